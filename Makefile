@@ -1,0 +1,33 @@
+# The two set-up commands of the README: `make demo` and `make test`.
+# Each creates the virtual environment in .venv when it is missing (or older than pyproject.toml).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test venv lint bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	# The CPU build of torch that lies on this machine's disk; a plain `torch` pulls a multi-GB CUDA build.
+	$(BIN)/python -m pip install -q "torch==2.13.0" || echo "torch 2.13.0 not available: torch tests will be skipped"
+	$(BIN)/python -m pip install -q -e ".[dev,postgres,torch]"
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	rm -rf demo-out
+	$(BIN)/ndcg-labeling demo --db sqlite:///demo-out/demo.db --out demo-out
+
+test: $(STAMP)
+	$(BIN)/ruff check ndcg_labeling tests benchmarks migrations
+	$(BIN)/mypy ndcg_labeling
+	$(BIN)/python -m pytest -n 2 -q tests
+
+bench: $(STAMP)
+	for f in benchmarks/bench_*.py; do $(BIN)/python $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) demo-out build dist *.egg-info

@@ -1,0 +1,3 @@
+from ndcg_labeling.cli import main
+
+main()

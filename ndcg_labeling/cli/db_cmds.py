@@ -1,0 +1,84 @@
+"""``db upgrade | downgrade | current`` and ``status``."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from typing import Annotated
+
+import typer
+
+from ndcg_labeling.cli.common import DbOption, console, engine_for, handle_errors, open_session
+
+db_app = typer.Typer(help="Create and migrate the database schema (Alembic).", no_args_is_help=True)
+
+
+class StatusFormat(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+@db_app.command("upgrade")
+def upgrade(revision: Annotated[str, typer.Argument(help="Target revision.")] = "head", db: DbOption = None) -> None:
+    """Create or upgrade the schema to REVISION (default: head)."""
+    from ndcg_labeling.db import migrate
+
+    with handle_errors():
+        engine = engine_for(db, check_head=False)
+        migrate.upgrade(engine, revision)
+        console.print(f"database at revision {migrate.current_revision(engine)}")
+
+
+@db_app.command("downgrade")
+def downgrade(revision: Annotated[str, typer.Argument(help="Target revision, or 'base' for an empty database.")],
+              db: DbOption = None) -> None:
+    """Downgrade the schema to REVISION."""
+    from ndcg_labeling.db import migrate
+
+    with handle_errors():
+        engine = engine_for(db, check_head=False)
+        migrate.downgrade(engine, revision)
+        console.print(f"database at revision {migrate.current_revision(engine) or 'base'}")
+
+
+@db_app.command("current")
+def current(db: DbOption = None) -> None:
+    """Print the schema revision of the database and the head revision of this tool."""
+    from ndcg_labeling.db import migrate
+
+    with handle_errors():
+        engine = engine_for(db, check_head=False)
+        rev = migrate.current_revision(engine)
+        head = migrate.head_revision(engine)
+        state = "at head" if rev == head else "not at head: run `ndcg-labeling db upgrade`"
+        typer.echo(f"{rev or 'base'} (head {head}; {state})")
+
+
+def status(db: DbOption = None,
+           fmt: Annotated[StatusFormat, typer.Option("--format", help="Output format.")] = StatusFormat.table) -> None:
+    """Counts of queries, documents, graders, systems, rankings, judgments and consensus labels."""
+    from ndcg_labeling.pipeline.status import database_status
+
+    with open_session(db) as session:
+        counts = database_status(session=session)
+    if fmt is StatusFormat.json:
+        typer.echo(json.dumps(counts))
+    elif fmt is StatusFormat.csv:
+        typer.echo("table,count")
+        for key, value in counts.items():
+            typer.echo(f"{key},{value}")
+    else:
+        from rich.table import Table
+
+        table = Table(title="ndcg-labeling database")
+        table.add_column("table")
+        table.add_column("rows", justify="right")
+        for key, value in counts.items():
+            table.add_row(key, f"{value:,}")
+        console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(db_app, name="db")
+    app.command("status")(status)

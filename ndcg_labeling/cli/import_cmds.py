@@ -1,0 +1,135 @@
+"""``import queries|documents|graders|run|judgments`` and ``graders add|list``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ndcg_labeling.cli.common import DbOption, FormatOption, TableFormat, err_console, open_session, render_rows, write_output
+
+import_app = typer.Typer(help="Import queries, documents, graders, system runs and judgments.", no_args_is_help=True)
+graders_app = typer.Typer(help="Add and list graders.", no_args_is_help=True)
+
+FileArg = Annotated[Path, typer.Argument(help="The file to import.", show_default=False)]
+InFormat = Annotated[str | None, typer.Option("--format", help="File format; default from the extension.")]
+JsonSummary = Annotated[bool, typer.Option("--json", help="Print the summary as a JSON object.")]
+
+
+@contextmanager
+def _progress(label: str) -> Iterator[Callable[[int], None]]:
+    """A Rich progress display of rows written (shown on a terminal only)."""
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(SpinnerColumn(), TextColumn(f"{label}"), BarColumn(), TextColumn("{task.completed:,} rows"),
+                  TimeElapsedColumn(), console=err_console, transient=True,
+                  disable=not err_console.is_terminal) as bar:
+        task = bar.add_task(label, total=None)
+        yield lambda n: bar.update(task, completed=n)
+
+
+def _done(summary: object, as_json: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps(summary.as_dict()))  # type: ignore[attr-defined]
+    else:
+        typer.echo(str(summary))
+
+
+@import_app.command("queries")
+def import_queries(file: FileArg, fmt: InFormat = None, db: DbOption = None, as_json: JsonSummary = False) -> None:
+    """Import queries: columns query_id,text,query_type."""
+    from ndcg_labeling.pipeline.importing import import_queries as run
+
+    with open_session(db) as session:
+        summary = run(file, session=session, fmt=fmt)
+    _done(summary, as_json)
+
+
+@import_app.command("documents")
+def import_documents(file: FileArg, fmt: InFormat = None, db: DbOption = None, as_json: JsonSummary = False) -> None:
+    """Import documents: columns doc_id,title and body and/or url (other columns become metadata)."""
+    from ndcg_labeling.pipeline.importing import import_documents as run
+
+    with open_session(db) as session:
+        summary = run(file, session=session, fmt=fmt)
+    _done(summary, as_json)
+
+
+@import_app.command("graders")
+def import_graders(file: FileArg, fmt: InFormat = None, db: DbOption = None, as_json: JsonSummary = False) -> None:
+    """Import graders: columns grader[,display_name]."""
+    from ndcg_labeling.pipeline.importing import import_graders as run
+
+    with open_session(db) as session:
+        summary = run(file, session=session, fmt=fmt)
+    _done(summary, as_json)
+
+
+@import_app.command("run")
+def import_run(
+    file: FileArg,
+    system: Annotated[str, typer.Option("--system", help="The system (ranker) this run belongs to.")],
+    fmt: Annotated[str | None, typer.Option("--format", help="trec or csv/tsv/jsonl/parquet; default: by extension (.csv etc. are tables, anything else TREC).")] = None,
+    replace: Annotated[bool, typer.Option("--replace", help="Replace the stored list of a query that differs.")] = False,
+    description: Annotated[str | None, typer.Option("--description", help="Description of a new system.")] = None,
+    db: DbOption = None,
+    as_json: JsonSummary = False,
+) -> None:
+    """Import a system's ranking: TREC run (qid Q0 docid rank score tag) or CSV (query_id,doc_id,rank[,score])."""
+    from ndcg_labeling.pipeline.importing import import_run as run
+
+    with open_session(db) as session, _progress(f"importing {file.name}") as progress:
+        summary = run(file, system=system, session=session, fmt=fmt, replace=replace, description=description,
+                      progress=progress)
+    _done(summary, as_json)
+
+
+@import_app.command("judgments")
+def import_judgments(
+    file: FileArg,
+    scale: Annotated[str, typer.Option("--scale", help="Grading scale: 0-3 or 0-4.")],
+    fmt: Annotated[str | None, typer.Option("--format", help="csv, tsv, jsonl, parquet or trec-qrels; default by extension.")] = None,
+    grader: Annotated[str | None, typer.Option("--grader", help="The grader of a TREC qrels file.")] = None,
+    replace: Annotated[bool, typer.Option("--replace", help="Overwrite existing judgments whose grade differs.")] = False,
+    create_graders: Annotated[bool, typer.Option("--create-graders", help="Add graders the file names that are unknown.")] = False,
+    db: DbOption = None,
+    as_json: JsonSummary = False,
+) -> None:
+    """Import judgments: long format query_id,doc_id,grader,grade[,batch], or TREC qrels with --grader."""
+    from ndcg_labeling.pipeline.importing import import_judgments as run
+
+    with open_session(db) as session, _progress(f"importing {file.name}") as progress:
+        summary = run(file, scale=scale, session=session, fmt=fmt, grader=grader, replace=replace,
+                      create_graders=create_graders, progress=progress)
+    _done(summary, as_json)
+
+
+@graders_app.command("add")
+def graders_add(names: Annotated[list[str], typer.Argument(help="Grader names.")], db: DbOption = None) -> None:
+    """Add graders by name."""
+    from ndcg_labeling.pipeline.importing import add_graders
+
+    with open_session(db) as session:
+        summary = add_graders(names, session=session)
+    typer.echo(f"graders: {summary.new} new, {summary.unchanged} unchanged")
+
+
+@graders_app.command("list")
+def graders_list(db: DbOption = None, fmt: FormatOption = TableFormat.table, out: Annotated[str | None, typer.Option("--out")] = None) -> None:
+    """List graders with their number of judgments."""
+    from ndcg_labeling.pipeline.importing import list_graders
+
+    with open_session(db) as session:
+        rows = list_graders(session=session)
+    text = render_rows(rows, fmt, title="graders", columns=["grader", "display_name", "active", "judgments"])
+    if text is not None:
+        write_output(text, out)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(import_app, name="import")
+    app.add_typer(graders_app, name="graders")

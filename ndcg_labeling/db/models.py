@@ -1,0 +1,212 @@
+"""SQLAlchemy 2 typed ORM models: the schema of an ndcg-labeling database.
+
+The schema is built by the Alembic migrations in ``migrations/versions``; these models describe the
+head revision (a test checks that autogenerate finds no difference).
+
+External ids (``query_id``, ``doc_id`` in files) are stored as ``external_id``; the integer primary
+keys are internal. ``batch`` on a judgment is the batch *name* ("" for judgments outside any batch), so
+that the uniqueness of (grader, query, document, batch) holds on every backend (NULLs are distinct).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from ndcg_labeling.db.base import Base
+
+ID_LENGTH = 512  # external ids longer than this are refused at import, with a message
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+class Scale(Base):
+    """A grading scale (``0-3``, ``0-4``); its grades and their names are in :class:`ScaleGrade`."""
+
+    __tablename__ = "scales"
+    name: Mapped[str] = mapped_column(String(16), primary_key=True)
+    min_grade: Mapped[int] = mapped_column(Integer)
+    max_grade: Mapped[int] = mapped_column(Integer)
+
+
+class ScaleGrade(Base):
+    __tablename__ = "scale_grades"
+    scale: Mapped[str] = mapped_column(ForeignKey("scales.name", ondelete="CASCADE"), primary_key=True)
+    grade: Mapped[int] = mapped_column(Integer, primary_key=True)
+    label: Mapped[str] = mapped_column(String(64))
+
+
+class Query(Base):
+    __tablename__ = "queries"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    external_id: Mapped[str] = mapped_column(String(ID_LENGTH), unique=True)
+    text: Mapped[str | None] = mapped_column(Text)
+    query_type: Mapped[str | None] = mapped_column(String(64), index=True)
+
+
+class Document(Base):
+    __tablename__ = "documents"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    external_id: Mapped[str] = mapped_column(String(ID_LENGTH), unique=True)
+    title: Mapped[str | None] = mapped_column(Text)
+    body: Mapped[str | None] = mapped_column(Text)
+    url: Mapped[str | None] = mapped_column(Text)
+    meta: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+
+
+class Grader(Base):
+    __tablename__ = "graders"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(128), unique=True)
+    display_name: Mapped[str | None] = mapped_column(String(256))
+    active: Mapped[bool] = mapped_column(Boolean, default=True, server_default="1")
+
+
+class System(Base):
+    __tablename__ = "systems"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(128), unique=True)
+    description: Mapped[str | None] = mapped_column(Text)
+
+
+class RankingEntry(Base):
+    """One document of a system's stored ranking for a query: rank 1 is the top."""
+
+    __tablename__ = "ranking_entries"
+    __table_args__ = (
+        UniqueConstraint("system_id", "query_id", "document_id"),
+        UniqueConstraint("system_id", "query_id", "rank"),
+        CheckConstraint("rank >= 1", name="rank_positive"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    system_id: Mapped[int] = mapped_column(ForeignKey("systems.id", ondelete="CASCADE"))
+    query_id: Mapped[int] = mapped_column(ForeignKey("queries.id"), index=True)
+    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id"))
+    rank: Mapped[int] = mapped_column(Integer)
+    score: Mapped[float | None] = mapped_column(Float)
+
+
+class Judgment(Base):
+    """One grade by one grader of one (query, document), on a scale, optionally inside a batch."""
+
+    __tablename__ = "judgments"
+    __table_args__ = (
+        UniqueConstraint("grader_id", "query_id", "document_id", "batch"),
+        Index("ix_judgments_query_id_document_id", "query_id", "document_id"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    grader_id: Mapped[int] = mapped_column(ForeignKey("graders.id"))
+    query_id: Mapped[int] = mapped_column(ForeignKey("queries.id"))
+    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id"))
+    grade: Mapped[int] = mapped_column(Integer)
+    scale: Mapped[str] = mapped_column(ForeignKey("scales.name"))
+    batch: Mapped[str] = mapped_column(String(128), default="", server_default="", index=True)
+    source_file: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class ConsensusLabel(Base):
+    """The relevance value of one (query, document) aggregated from its judgments."""
+
+    __tablename__ = "consensus_labels"
+    __table_args__ = (UniqueConstraint("query_id", "document_id"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    query_id: Mapped[int] = mapped_column(ForeignKey("queries.id"))
+    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id"))
+    value: Mapped[float | None] = mapped_column(Float)
+    method: Mapped[str] = mapped_column(String(32))
+    scale: Mapped[str | None] = mapped_column(ForeignKey("scales.name"))
+    batch: Mapped[str] = mapped_column(String(128), default="", server_default="", index=True)
+    n_graders: Mapped[int] = mapped_column(Integer)
+    spread: Mapped[float | None] = mapped_column(Float)
+    needs_adjudication: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
+    reason: Mapped[str | None] = mapped_column(String(128))
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+# --- revision 0002: position-blind grading batches --------------------------------------------
+
+
+class GradingBatch(Base):
+    """A pool of (query, document) items to grade, with the scale and the guideline it uses."""
+
+    __tablename__ = "grading_batches"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(128), unique=True)
+    scale: Mapped[str] = mapped_column(ForeignKey("scales.name"))
+    depth: Mapped[int] = mapped_column(Integer)
+    overlap: Mapped[int] = mapped_column(Integer)
+    seed: Mapped[int | None] = mapped_column(Integer)
+    systems: Mapped[list[str] | None] = mapped_column(JSON)
+    guideline_path: Mapped[str] = mapped_column(Text)
+    guideline_version: Mapped[str | None] = mapped_column(String(64))
+    guideline_sha256: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class BatchItem(Base):
+    """One (query, document) of a batch; ``item_key`` is the opaque id graders see."""
+
+    __tablename__ = "batch_items"
+    __table_args__ = (UniqueConstraint("batch_id", "query_id", "document_id"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    batch_id: Mapped[int] = mapped_column(ForeignKey("grading_batches.id", ondelete="CASCADE"), index=True)
+    item_key: Mapped[str] = mapped_column(String(64), unique=True)
+    query_id: Mapped[int] = mapped_column(ForeignKey("queries.id"))
+    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id"))
+
+
+class Assignment(Base):
+    """An item given to one grader, at a position in that grader's own shuffled order."""
+
+    __tablename__ = "assignments"
+    __table_args__ = (
+        UniqueConstraint("item_id", "grader_id"),
+        UniqueConstraint("batch_id", "grader_id", "position"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    batch_id: Mapped[int] = mapped_column(ForeignKey("grading_batches.id", ondelete="CASCADE"))
+    item_id: Mapped[int] = mapped_column(ForeignKey("batch_items.id", ondelete="CASCADE"))
+    grader_id: Mapped[int] = mapped_column(ForeignKey("graders.id"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(16), default="open", server_default="open")
+    skip_reason: Mapped[str | None] = mapped_column(Text)
+    updated_at: Mapped[datetime | None] = mapped_column(DateTime)
+
+
+# --- revision 0003: adjudication ----------------------------------------------------------------
+
+
+class Adjudication(Base):
+    """A final grade set by a person for one (query, document); it overrides the consensus.
+
+    Rows are never updated or deleted: the newest row of a (query, document) is in force and the
+    older ones are its history.
+    """
+
+    __tablename__ = "adjudications"
+    __table_args__ = (Index("ix_adjudications_query_id_document_id", "query_id", "document_id"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    query_id: Mapped[int] = mapped_column(ForeignKey("queries.id"))
+    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id"))
+    grade: Mapped[float] = mapped_column(Float)
+    adjudicator: Mapped[str] = mapped_column(String(128))
+    note: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)

@@ -1,0 +1,74 @@
+"""Engines and sessions. The database URL has one source: ``--db URL``, else ``NDCG_LABELING_DB``,
+else ``sqlite:///ndcg_labeling.db`` in the current folder. No engine is created at import time."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+ENV_VAR = "NDCG_LABELING_DB"
+DEFAULT_URL = "sqlite:///ndcg_labeling.db"
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+
+def resolve_url(url: str | None = None) -> str:
+    """The database URL to use: the given one, else ``$NDCG_LABELING_DB``, else the SQLite default."""
+    if url:
+        return url
+    return os.environ.get(ENV_VAR) or DEFAULT_URL
+
+
+def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
+    # Foreign keys are off by default in SQLite; concurrent writers wait instead of failing at once.
+    dbapi_connection.isolation_level = None  # let SQLAlchemy's BEGIN below own the transaction
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    cursor.close()
+
+
+def _sqlite_begin(conn: Any) -> None:
+    # BEGIN IMMEDIATE takes the write lock at the start of the transaction, so two writers queue
+    # on the busy timeout instead of one failing with "database is locked" at its first write.
+    conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def make_engine(url: str | None = None, **kwargs: Any) -> Engine:
+    """Create an engine for ``url`` (resolved by :func:`resolve_url`).
+
+    SQLite: foreign keys on, a busy timeout, and ``BEGIN IMMEDIATE`` transactions; the folder of a
+    file database is created if missing.
+    """
+    resolved = make_url(resolve_url(url))
+    if resolved.get_backend_name() == "sqlite":
+        database = resolved.database
+        if database and database != ":memory:" and not database.startswith("file:"):
+            Path(database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(resolved, **kwargs)
+        event.listen(engine, "connect", _sqlite_on_connect)
+        event.listen(engine, "begin", _sqlite_begin)
+        return engine
+    return create_engine(resolved, **kwargs)
+
+
+@contextmanager
+def session_scope(engine: Engine) -> Iterator[Session]:
+    """One transaction: commit when the block ends normally, roll back on any exception
+    (KeyboardInterrupt included), so a command leaves the database as it was or fully done."""
+    factory = sessionmaker(bind=engine, expire_on_commit=False)
+    session = factory()
+    try:
+        yield session
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        session.close()

@@ -1,0 +1,462 @@
+"""Import use cases: queries, documents, graders, system runs and judgments into the database.
+
+Each function validates the whole file before it writes anything and raises
+:class:`~ndcg_labeling.errors.InputFileError` (file, line, problem) on the first bad row; the
+caller's transaction then rolls back, so a failed import leaves every table unchanged.
+Re-importing the same file adds nothing ("0 new, N unchanged").
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import select, tuple_
+from sqlalchemy.orm import Session
+
+from ndcg_labeling.db import models as m
+from ndcg_labeling.db import repository as repo
+from ndcg_labeling.errors import ConflictError, InputFileError, NotFoundError
+from ndcg_labeling.io.tables import InputTable, read_table
+from ndcg_labeling.scales import Scale, get_scale
+
+MAX_ID_LENGTH = m.ID_LENGTH
+Progress = Callable[[int], None]
+
+
+@dataclass
+class ImportSummary:
+    """What an import did; ``str()`` is the one-line summary the CLI prints."""
+
+    kind: str
+    path: str
+    new: int = 0
+    unchanged: int = 0
+    updated: int = 0
+    created: dict[str, int] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        parts = [f"{self.new} new", f"{self.unchanged} unchanged"]
+        if self.updated:
+            parts.append(f"{self.updated} updated")
+        text = f"{self.kind} from {self.path}: " + ", ".join(parts)
+        extra = [f"{n} {what} created without text" for what, n in self.created.items() if n]
+        if extra:
+            text += "; " + ", ".join(extra)
+        return text
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "path": self.path, "new": self.new, "unchanged": self.unchanged,
+                "updated": self.updated, "created": dict(self.created)}
+
+
+# --- shared row checks --------------------------------------------------------------------------
+
+
+def _check_ids(table: InputTable, column: str) -> pd.Series:
+    values = table.frame[column]
+    empty = values == ""
+    if empty.any():
+        raise table.error(int(np.flatnonzero(empty.to_numpy())[0]), f"empty {column}")
+    too_long = values.str.len() > MAX_ID_LENGTH
+    if too_long.any():
+        row = int(np.flatnonzero(too_long.to_numpy())[0])
+        raise table.error(row, f"{column} is {len(values.iloc[row])} characters long; the limit is {MAX_ID_LENGTH}")
+    return values
+
+
+def _check_unique(table: InputTable, columns: list[str], what: str) -> None:
+    dup = table.frame.duplicated(subset=columns, keep="first")
+    if dup.any():
+        row = int(np.flatnonzero(dup.to_numpy())[0])
+        key = ", ".join(f"{c}={table.frame[c].iloc[row]!r}" for c in columns)
+        first = int(np.flatnonzero(
+            (table.frame[columns] == table.frame[columns].iloc[row]).all(axis=1).to_numpy())[0])
+        first_line = table.line_of(first)
+        where = f"line {first_line}" if first_line is not None else f"row {first + 1}"
+        raise table.error(row, f"duplicate {what} ({key}), first seen at {where}")
+
+
+def _optional_text(table: InputTable, column: str) -> list[str | None]:
+    if column not in table.frame.columns:
+        return [None] * len(table.frame)
+    return [v if v != "" else None for v in table.frame[column].tolist()]
+
+
+# --- queries and documents -----------------------------------------------------------------------
+
+
+def import_queries(path: str | Path, *, session: Session, fmt: str | None = None) -> ImportSummary:
+    """Import ``query_id,text,query_type``. Existing queries get the file's text and type."""
+    table = read_table(path, fmt)
+    table.require_columns(["query_id", "text", "query_type"])
+    ids = _check_ids(table, "query_id")
+    _check_unique(table, ["query_id"], "query_id")
+    texts = _optional_text(table, "text")
+    types = _optional_text(table, "query_type")
+    return _upsert_by_external_id(m.Query, "queries", table, ids.tolist(),
+                                  {"text": texts, "query_type": types}, session=session)
+
+
+def import_documents(path: str | Path, *, session: Session, fmt: str | None = None) -> ImportSummary:
+    """Import ``doc_id,title`` and ``body`` and/or ``url``; other columns become free metadata."""
+    table = read_table(path, fmt)
+    table.require_columns(["doc_id", "title"], optional=["body", "url"])
+    if "body" not in table.frame.columns and "url" not in table.frame.columns:
+        raise InputFileError(table.path, "missing column body or url: expected doc_id,title,body or doc_id,title,url",
+                             line=1 if table.fmt in ("csv", "tsv") else None)
+    ids = _check_ids(table, "doc_id")
+    _check_unique(table, ["doc_id"], "doc_id")
+    known = {"doc_id", "title", "body", "url"}
+    extra = [c for c in table.frame.columns if c not in known]
+    metas: list[str | None]
+    if extra:
+        sub = table.frame[extra]
+        metas = [json.dumps(row, ensure_ascii=False) for row in sub.to_dict(orient="records")]
+    else:
+        metas = [None] * len(table.frame)
+    values = {"title": _optional_text(table, "title"), "body": _optional_text(table, "body"),
+              "url": _optional_text(table, "url"), "meta": metas}
+    return _upsert_by_external_id(m.Document, "documents", table, ids.tolist(), values, session=session)
+
+
+def _upsert_by_external_id(model: Any, kind: str, table: InputTable, ids: list[str],
+                           values: dict[str, list[Any]], *, session: Session) -> ImportSummary:
+    summary = ImportSummary(kind, table.path)
+    columns = list(values)
+    existing: dict[str, tuple[Any, ...]] = {}
+    for start in range(0, len(ids), 10_000):
+        part = ids[start : start + 10_000]
+        stmt = select(model.external_id, *(getattr(model, c) for c in columns)).where(model.external_id.in_(part))
+        for row in session.execute(stmt):
+            existing[row[0]] = tuple(row[1:])
+    new_rows = []
+    updates = []
+    for i, ext in enumerate(ids):
+        row_values = tuple(values[c][i] for c in columns)
+        if ext not in existing:
+            new_rows.append((ext, *row_values))
+            continue
+        old = existing[ext]
+        comparable_old = tuple(json.dumps(v, ensure_ascii=False) if isinstance(v, dict) else v for v in old)
+        if comparable_old == row_values:
+            summary.unchanged += 1
+        else:
+            updates.append((ext, row_values))
+    if new_rows:
+        summary.new = repo.bulk_insert(model, ["external_id", *columns], new_rows, session=session)
+    for ext, row_values in updates:
+        obj = session.execute(select(model).where(model.external_id == ext)).scalar_one()
+        for c, v in zip(columns, row_values, strict=True):
+            setattr(obj, c, json.loads(v) if c == "meta" and v is not None else v)
+    summary.updated = len(updates)
+    session.flush()
+    return summary
+
+
+# --- graders -------------------------------------------------------------------------------------
+
+
+def add_graders(names: list[str], *, session: Session) -> ImportSummary:
+    """Add graders by name; existing names are left unchanged."""
+    summary = ImportSummary("graders", "(command line)")
+    known = repo.grader_map(session=session)
+    for raw in names:
+        name = raw.strip()
+        if not name:
+            raise InputFileError("(command line)", "empty grader name")
+        if name in known:
+            summary.unchanged += 1
+            continue
+        grader = m.Grader(name=name, active=True)
+        session.add(grader)
+        session.flush()
+        known[name] = grader.id
+        summary.new += 1
+    return summary
+
+
+def import_graders(path: str | Path, *, session: Session, fmt: str | None = None) -> ImportSummary:
+    """Import ``grader[,display_name]``."""
+    table = read_table(path, fmt)
+    table.require_columns(["grader"], optional=["display_name"])
+    names = _check_ids(table, "grader")
+    _check_unique(table, ["grader"], "grader")
+    displays = _optional_text(table, "display_name")
+    summary = ImportSummary("graders", table.path)
+    existing = {g.name: g for g in session.execute(select(m.Grader)).scalars()}
+    for name, display in zip(names.tolist(), displays, strict=True):
+        grader = existing.get(name)
+        if grader is None:
+            session.add(m.Grader(name=name, display_name=display, active=True))
+            summary.new += 1
+        elif grader.display_name == display or display is None:
+            summary.unchanged += 1
+        else:
+            grader.display_name = display
+            summary.updated += 1
+    session.flush()
+    return summary
+
+
+def list_graders(*, session: Session) -> list[dict[str, Any]]:
+    from sqlalchemy import func
+
+    counts = dict(session.execute(select(m.Judgment.grader_id, func.count()).group_by(m.Judgment.grader_id)).tuples().all())
+    return [{"grader": g.name, "display_name": g.display_name, "active": g.active, "judgments": counts.get(g.id, 0)}
+            for g in session.execute(select(m.Grader).order_by(m.Grader.name)).scalars()]
+
+
+# --- runs ----------------------------------------------------------------------------------------
+
+
+def _read_run(path: str, fmt: str | None) -> tuple[InputTable, pd.DataFrame]:
+    """A run as columns query_id, doc_id, rank (int), score (float or NaN) in ranked order."""
+    fmt_l = (fmt or "").lower()
+    is_trec = fmt_l in ("trec", "trec-run") or (not fmt_l and Path(path).suffix.lower() not in (".csv", ".tsv", ".jsonl", ".parquet"))
+    if is_trec:
+        from ndcg_labeling.io.trec import read_trec_run
+
+        run = read_trec_run(path)
+        table = InputTable(path, "trec", run)
+        # trec_eval's order: score descending, ties by document id descending; the rank column is ignored.
+        order = run.assign(_row=np.arange(len(run))).sort_values(
+            ["query_id", "score", "doc_id"], ascending=[True, False, False], kind="stable")
+        order["rank"] = order.groupby("query_id", sort=False).cumcount() + 1
+        return table, order[["query_id", "doc_id", "rank", "score", "_row"]]
+    table = read_table(path, fmt)
+    table.require_columns(["query_id", "doc_id", "rank"], optional=["score"])
+    frame = table.frame
+    ranks = pd.to_numeric(frame["rank"], errors="coerce")
+    bad = ranks.isna() | (ranks < 1) | (ranks != ranks.round())
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        raise table.error(row, f"rank {frame['rank'].iloc[row]!r} is not a whole number >= 1")
+    if "score" in frame.columns:
+        scores = pd.to_numeric(frame["score"].replace("", np.nan), errors="coerce")
+        bad_score = (scores.isna() & (frame["score"] != "")) | np.isinf(scores.fillna(0))
+        nan_text = frame["score"].str.lower().isin(["nan", "inf", "-inf", "infinity", "-infinity"])
+        bad_score = bad_score | nan_text
+        if bad_score.any():
+            row = int(np.flatnonzero(bad_score.to_numpy())[0])
+            raise table.error(row, f"score {frame['score'].iloc[row]!r} is not a finite number")
+    else:
+        scores = pd.Series(np.nan, index=frame.index)
+    out = pd.DataFrame({"query_id": frame["query_id"], "doc_id": frame["doc_id"],
+                        "rank": ranks.astype(np.int64), "score": scores.astype(float),
+                        "_row": np.arange(len(frame))})
+    return table, out
+
+
+def import_run(path: str | Path, *, system: str, session: Session, fmt: str | None = None,
+               replace: bool = False, description: str | None = None,
+               progress: Progress | None = None) -> ImportSummary:
+    """Import a system's ranking: a TREC run (``qid Q0 docid rank score tag``) or a CSV
+    (``query_id,doc_id,rank[,score]``).
+
+    A query already stored for the system with a different list is an error unless ``replace``
+    (then that query's list is replaced whole). Same list: unchanged.
+    """
+    path_s = str(path)
+    if not system.strip():
+        raise InputFileError(path_s, "empty system name (--system)")
+    table, run = _read_run(path_s, fmt)
+    for col in ("query_id", "doc_id"):
+        values = run[col].astype(str)
+        empty = values.str.strip() == ""
+        if empty.any():
+            raise table.error(int(run["_row"].to_numpy()[np.flatnonzero(empty.to_numpy())[0]]), f"empty {col}")
+        too_long = values.str.len() > MAX_ID_LENGTH
+        if too_long.any():
+            row = int(run["_row"].to_numpy()[np.flatnonzero(too_long.to_numpy())[0]])
+            raise table.error(row, f"{col} is longer than {MAX_ID_LENGTH} characters")
+    dup_doc = run.duplicated(subset=["query_id", "doc_id"], keep="first")
+    if dup_doc.any():
+        r = run[dup_doc].iloc[0]
+        raise table.error(int(r["_row"]), f"document {r['doc_id']!r} appears twice for query {r['query_id']!r}")
+    dup_rank = run.duplicated(subset=["query_id", "rank"], keep="first")
+    if dup_rank.any():
+        r = run[dup_rank].iloc[0]
+        raise table.error(int(r["_row"]), f"duplicate rank {int(r['rank'])} for query {r['query_id']!r}")
+
+    sys_obj, _created = repo.get_or_create_system(system.strip(), session=session, description=description)
+    qmap, new_q = repo.ensure_external_ids(m.Query, run["query_id"].unique(), session=session)
+    dmap, new_d = repo.ensure_external_ids(m.Document, run["doc_id"].unique(), session=session)
+    run = run.assign(qid=run["query_id"].map(qmap).astype(np.int64), did=run["doc_id"].map(dmap).astype(np.int64))
+
+    summary = ImportSummary("run rows", path_s, created={"queries": new_q, "documents": new_d})
+    existing = pd.DataFrame(
+        session.execute(select(m.RankingEntry.query_id, m.RankingEntry.document_id, m.RankingEntry.rank,
+                               m.RankingEntry.score).where(m.RankingEntry.system_id == sys_obj.id)).tuples().all(),
+        columns=["qid", "did", "rank", "score"])
+    to_insert = run
+    if not existing.empty:
+        touched = existing[existing["qid"].isin(run["qid"].unique())]
+        if not touched.empty:
+            key = ["qid", "did", "rank"]
+            new_sorted = run[key].sort_values(key).reset_index(drop=True)
+            same_queries = []
+            changed_queries = []
+            old_groups = {q: g[key].sort_values(key).reset_index(drop=True) for q, g in touched.groupby("qid")}
+            for q, g in new_sorted.groupby("qid"):
+                old = old_groups.get(q)
+                if old is None:
+                    continue
+                if old.reset_index(drop=True).equals(g.reset_index(drop=True)):
+                    same_queries.append(q)
+                else:
+                    changed_queries.append(q)
+            if changed_queries and not replace:
+                qext = {v: k for k, v in qmap.items()}[changed_queries[0]]
+                raise ConflictError(f"{path_s}: system {system!r} already has a different ranking for query "
+                                    f"{qext!r} ({len(changed_queries)} queries differ); use --replace to replace them")
+            if changed_queries:
+                session.execute(m.RankingEntry.__table__.delete().where(
+                    (m.RankingEntry.system_id == sys_obj.id) & (m.RankingEntry.query_id.in_(changed_queries))))
+                summary.updated = int(run["qid"].isin(changed_queries).sum())
+            summary.unchanged = int(run["qid"].isin(same_queries).sum())
+            to_insert = run[~run["qid"].isin(same_queries)]
+    scores = to_insert["score"].to_numpy(dtype=float)
+    rows = zip([sys_obj.id] * len(to_insert), to_insert["qid"].tolist(), to_insert["did"].tolist(),
+               to_insert["rank"].tolist(), [None if s != s else float(s) for s in scores], strict=True)
+    written = repo.bulk_insert(m.RankingEntry, ["system_id", "query_id", "document_id", "rank", "score"], rows,
+                               session=session, progress=progress)
+    summary.new = written - summary.updated
+    return summary
+
+
+# --- judgments ---------------------------------------------------------------------------------
+
+
+def _grades(table: InputTable, column: str, scale: Scale) -> np.ndarray:
+    raw = table.frame[column]
+    numeric = pd.to_numeric(raw, errors="coerce")
+    bad_text = numeric.isna() | ~np.isfinite(numeric.fillna(0))
+    if bad_text.any():
+        row = int(np.flatnonzero(bad_text.to_numpy())[0])
+        value = raw.iloc[row]
+        raise table.error(row, "empty grade" if value == "" else f"grade {value!r} is not an integer")
+    frac = numeric != numeric.round()
+    if frac.any():
+        row = int(np.flatnonzero(frac.to_numpy())[0])
+        raise table.error(row, f"grade {raw.iloc[row]!r} is not an integer")
+    out = numeric.to_numpy(dtype=float).astype(np.int64)
+    outside = (out < scale.min_grade) | (out > scale.max_grade)
+    if outside.any():
+        row = int(np.flatnonzero(outside)[0])
+        raise table.error(row, f"grade {out[row]} is outside the scale {scale.name} ({scale.min_grade}..{scale.max_grade})")
+    return out
+
+
+def read_judgments_file(path: str, *, fmt: str | None, grader: str | None, scale: Scale) -> tuple[InputTable, pd.DataFrame]:
+    """Read and check a judgments file: columns query_id, doc_id, grader, grade (int), batch, _row."""
+    fmt_l = (fmt or "").lower()
+    if fmt_l in ("trec-qrels", "qrels", "trec"):
+        if not grader:
+            raise InputFileError(path, "a TREC qrels file names no grader: pass --grader NAME")
+        from ndcg_labeling.io.trec import read_trec_qrels
+
+        qrels = read_trec_qrels(path)
+        table = InputTable(path, "trec", pd.DataFrame({
+            "query_id": qrels["query_id"].astype(str), "doc_id": qrels["doc_id"].astype(str),
+            "grader": grader, "grade": qrels["relevance"].astype(str), "batch": ""}))
+    else:
+        table = read_table(path, fmt)
+        table.require_columns(["query_id", "doc_id", "grader", "grade"], optional=["batch"])
+        if grader:
+            raise InputFileError(path, "--grader is for TREC qrels files; this file has a grader column")
+        if "batch" not in table.frame.columns:
+            table.frame["batch"] = ""
+    for col in ("query_id", "doc_id", "grader"):
+        _check_ids(table, col)
+    grades = _grades(table, "grade", scale)
+    _check_unique(table, ["query_id", "doc_id", "grader", "batch"], "judgment")
+    frame = table.frame[["query_id", "doc_id", "grader", "batch"]].assign(grade=grades, _row=np.arange(len(table.frame)))
+    return table, frame
+
+
+def import_judgments(path: str | Path, *, scale: str, session: Session, fmt: str | None = None,
+                     grader: str | None = None, replace: bool = False, create_graders: bool = False,
+                     progress: Progress | None = None) -> ImportSummary:
+    """Import judgments ``query_id,doc_id,grader,grade[,batch]`` (or TREC qrels with ``grader``).
+
+    A judgment is keyed by (grader, query, document, batch). Same grade and scale again: unchanged.
+    A different grade for an existing key is a :class:`ConflictError` unless ``replace``.
+    Unknown graders are an error unless ``create_graders``.
+    """
+    path_s = str(path)
+    try:
+        scale_obj = get_scale(scale)
+    except ValueError as exc:
+        raise InputFileError(path_s, str(exc)) from None
+    table, frame = read_judgments_file(path_s, fmt=fmt, grader=grader, scale=scale_obj)
+
+    gmap = repo.grader_map(session=session)
+    unknown = sorted(set(frame["grader"].unique()) - gmap.keys())
+    if unknown and not create_graders:
+        row = int(np.flatnonzero(frame["grader"].isin(unknown).to_numpy())[0])
+        raise table.error(row, f"unknown grader {unknown[0]!r} ({len(unknown)} unknown); add it with "
+                               f"`ndcg-labeling graders add {unknown[0]}` or pass --create-graders")
+    if unknown:
+        add_graders(unknown, session=session)
+        gmap = repo.grader_map(session=session)
+    qmap, new_q = repo.ensure_external_ids(m.Query, frame["query_id"].unique(), session=session)
+    dmap, new_d = repo.ensure_external_ids(m.Document, frame["doc_id"].unique(), session=session)
+    frame = frame.assign(gid=frame["grader"].map(gmap).astype(np.int64), qid=frame["query_id"].map(qmap).astype(np.int64),
+                         did=frame["doc_id"].map(dmap).astype(np.int64))
+    summary = ImportSummary("judgments", path_s, created={"queries": new_q, "documents": new_d})
+
+    existing = _existing_judgments(frame, session=session)
+    if not existing.empty:
+        merged = frame.merge(existing, on=["gid", "qid", "did", "batch"], how="left", suffixes=("", "_old"))
+        seen = merged["id_old"].notna().to_numpy()
+        differs = seen & ((merged["grade_old"].to_numpy() != merged["grade"].to_numpy())
+                          | (merged["scale_old"].to_numpy() != scale_obj.name))
+        if differs.any() and not replace:
+            i = int(np.flatnonzero(differs)[0])
+            r = merged.iloc[i]
+            raise table.error(int(r["_row"]), f"grader {r['grader']!r} already graded ({r['query_id']!r}, "
+                              f"{r['doc_id']!r}) as {int(r['grade_old'])} on {r['scale_old']}, not {int(r['grade'])}; "
+                              f"use --replace to overwrite")
+        if differs.any():
+            ids = merged.loc[differs, "id_old"].astype(np.int64).tolist()
+            for start in range(0, len(ids), 10_000):
+                session.execute(m.Judgment.__table__.delete().where(m.Judgment.id.in_(ids[start : start + 10_000])))
+            summary.updated = int(differs.sum())
+        summary.unchanged = int((seen & ~differs).sum())
+        frame = frame[~(seen & ~differs)]
+    now = repo.db_datetime(session, m.utcnow())
+    n = len(frame)
+    rows = zip(frame["gid"].tolist(), frame["qid"].tolist(), frame["did"].tolist(), frame["grade"].tolist(),
+               [scale_obj.name] * n, frame["batch"].tolist(), [path_s] * n, [now] * n, strict=True)
+    written = repo.bulk_insert(m.Judgment, ["grader_id", "query_id", "document_id", "grade", "scale", "batch",
+                                            "source_file", "created_at"], rows, session=session, progress=progress)
+    summary.new = written - summary.updated
+    return summary
+
+
+def _existing_judgments(frame: pd.DataFrame, *, session: Session) -> pd.DataFrame:
+    """Stored judgments of the file's graders that share a (query, document) with the file."""
+    cols = ["id_old", "gid", "qid", "did", "batch", "grade_old", "scale_old"]
+    if session.execute(select(m.Judgment.id).limit(1)).first() is None:
+        return pd.DataFrame(columns=cols)
+    graders = [int(g) for g in frame["gid"].unique()]
+    stmt = select(m.Judgment.id, m.Judgment.grader_id, m.Judgment.query_id, m.Judgment.document_id,
+                  m.Judgment.batch, m.Judgment.grade, m.Judgment.scale).where(m.Judgment.grader_id.in_(graders))
+    pairs = frame[["qid", "did"]].drop_duplicates()
+    if len(pairs) <= 5_000:
+        stmt = stmt.where(tuple_(m.Judgment.query_id, m.Judgment.document_id).in_(list(pairs.itertuples(index=False, name=None))))
+    out = pd.DataFrame(session.execute(stmt).tuples().all(), columns=cols)
+    return out.astype({"gid": np.int64, "qid": np.int64, "did": np.int64})
+
+
+def require_grader(name: str, *, session: Session) -> m.Grader:
+    grader = session.execute(select(m.Grader).where(m.Grader.name == name)).scalar_one_or_none()
+    if grader is None:
+        raise NotFoundError(f"unknown grader {name!r}; add it with `ndcg-labeling graders add {name}`")
+    return grader
