@@ -1,0 +1,183 @@
+"""One sort per call: rank the documents once, then compute any number of metrics at any cut-offs.
+
+:func:`prepare` validates the arrays and returns a :class:`Ranking` - the labels in rank order for
+the top ``K`` positions and the ideal labels in descending order - held as NumPy arrays, or as torch
+tensors when torch tensors came in. The ``*_from_ranking`` functions are the per-metric kernels:
+a few vectorised operations on ``(queries, K)`` arrays written once for both backends (``xp`` is
+``numpy`` or ``torch``; both spell ``where``, ``isnan``, ``nan_to_num``, ``exp2`` alike).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ndcg_labeling.metrics import _kernels
+from ndcg_labeling.metrics._validation import (
+    FloatArray,
+    as_2d,
+    bad_label_error,
+    check_labels,
+    check_rows,
+    check_same_shape,
+    is_torch,
+)
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """The result of one sort (see module docstring). Shapes: ``n`` queries, ``K`` ranked positions."""
+
+    xp: Any
+    ranked: Any  # (n, K) labels in rank order; NaN where unjudged or past the end of the list
+    present: Any  # (n, K) bool: a document is at this rank
+    ideal: Any  # (n, Ki) every judged label of the query, descending; 0 past the end
+    n_relevant: Any  # callable threshold -> (n,) number of relevant judged documents
+    discount: Any  # (max(K, Ki),) 1 / log2(rank + 1)
+    width: int  # list length (columns of scores)
+    func: str
+
+    @property
+    def k_ranked(self) -> int:
+        return int(self.ranked.shape[1])
+
+    @property
+    def k_ideal(self) -> int:
+        return int(self.ideal.shape[1])
+
+
+def prepare(
+    func: str,
+    scores: Any,
+    labels: Any,
+    *,
+    k_max: int | None,
+    ideal_labels: Any = None,
+) -> Ranking:
+    """Validate and sort. ``k_max`` None means the whole list (and the whole ideal list)."""
+    if is_torch(scores) or is_torch(labels) or is_torch(ideal_labels):
+        from ndcg_labeling.metrics import _torch
+
+        return _torch.prepare_torch(func, scores, labels, k_max=k_max, ideal_labels=ideal_labels)
+    s = as_2d(func, "scores", scores)
+    lab = as_2d(func, "labels", labels)
+    check_same_shape(func, s.shape, lab.shape)
+    n, width = s.shape
+    k_rank = width if k_max is None else max(1, min(k_max, width))
+    order = _kernels.rank_top_k(s, k_rank)
+    present = order >= 0
+    ranked = np.take_along_axis(lab, np.where(present, order, 0), axis=1)
+    ranked = np.where(present, ranked, np.nan)
+
+    if ideal_labels is None:
+        ideal_src, mask, ideal_name = lab, s, "labels"
+    else:
+        ideal_src = as_2d(func, "ideal_labels", ideal_labels)
+        check_rows(func, s.shape, ideal_src.shape)
+        check_labels(func, "labels", lab)
+        mask, ideal_name = None, "ideal_labels"
+    ideal_width = ideal_src.shape[1]
+    k_id = max(1, ideal_width if k_max is None else min(k_max, ideal_width))
+    ideal, bad = _kernels.top_k_values(ideal_src, k_id, mask)
+    bad_rows = np.flatnonzero(bad >= 0)
+    if bad_rows.size:
+        row = int(bad_rows[0])
+        raise bad_label_error(func, ideal_name, ideal_src, row, int(bad[row]))
+
+    def n_relevant(threshold: float) -> FloatArray:
+        with np.errstate(invalid="ignore"):
+            rel = ideal_src >= threshold
+        if mask is not None:
+            rel &= ~np.isnan(mask)
+        counts: FloatArray = rel.sum(axis=1).astype(np.float64)
+        return counts
+
+    size = max(k_rank, ideal.shape[1])
+    discount = 1.0 / np.log2(np.arange(2, size + 2, dtype=np.float64))
+    return Ranking(np, ranked, present, ideal, n_relevant, discount, width, func)
+
+
+def _gain(xp: Any, x: Any, gain: str) -> Any:
+    return x if gain == "linear" else xp.exp2(x) - 1.0
+
+
+def _cut(k: int | None, available: int) -> int:
+    return available if k is None else min(k, available)
+
+
+def _fill(xp: Any, ok: Any, num: Any, den: Any, empty: str) -> Any:
+    """``num / den`` where ``ok``; 0 or NaN elsewhere (never a division by zero)."""
+    safe = xp.where(ok, den, 1.0 + 0.0 * den)
+    value = num / safe
+    return xp.where(ok, value, (0.0 if empty == "zero" else float("nan")) + 0.0 * value)
+
+
+def dcg_from_ranking(r: Ranking, k: int | None, gain: str) -> Any:
+    kk = _cut(k, r.k_ranked)
+    g = _gain(r.xp, r.xp.nan_to_num(r.ranked[:, :kk], nan=0.0), gain)
+    return (g * r.discount[:kk]).sum(1)
+
+
+def ideal_dcg_from_ranking(r: Ranking, k: int | None, gain: str) -> Any:
+    ki = _cut(k, r.k_ideal)
+    return (_gain(r.xp, r.ideal[:, :ki], gain) * r.discount[:ki]).sum(1)
+
+
+def ndcg_from_ranking(r: Ranking, k: int | None, gain: str, empty: str) -> Any:
+    dcg = dcg_from_ranking(r, k, gain)
+    idcg = ideal_dcg_from_ranking(r, k, gain)
+    return _fill(r.xp, idcg > 0, dcg, idcg, empty)
+
+
+def _relevant(r: Ranking, k: int | None, threshold: float) -> Any:
+    kk = _cut(k, r.k_ranked)
+    return (r.ranked[:, :kk] >= threshold) * 1.0  # NaN (unjudged, missing) compares False
+
+
+def mrr_from_ranking(r: Ranking, k: int | None, threshold: float, empty: str) -> Any:
+    rel = _relevant(r, k, threshold)
+    xp = r.xp
+    if rel.shape[1] == 0:
+        rr = rel.sum(1)
+    else:
+        first = rel.argmax(1) * 1.0
+        rr = xp.where(rel.sum(1) > 0, 1.0 / (first + 1.0), 0.0 * first)
+    return _fill(xp, r.n_relevant(threshold) > 0, rr, 1.0 + 0.0 * rr, empty)
+
+
+def average_precision_from_ranking(r: Ranking, k: int | None, threshold: float, empty: str) -> Any:
+    rel = _relevant(r, k, threshold)
+    xp = r.xp
+    ranks = xp.arange(1, rel.shape[1] + 1, dtype=rel.dtype, **_device(r, rel))
+    precision_at = rel.cumsum(1) / ranks
+    n_rel = r.n_relevant(threshold)
+    return _fill(xp, n_rel > 0, (precision_at * rel).sum(1), n_rel, empty)
+
+
+def precision_from_ranking(r: Ranking, k: int | None, threshold: float, empty: str) -> Any:
+    rel = _relevant(r, k, threshold)
+    hits = rel.sum(1)
+    if k is None:
+        den = r.present.sum(1) * 1.0
+    else:
+        den = 0.0 * hits + float(k)  # trec_eval: divide by k even when the list is shorter
+    value = _fill(r.xp, den > 0, hits, den, "zero")
+    return _fill(r.xp, r.n_relevant(threshold) > 0, value, 1.0 + 0.0 * value, empty)
+
+
+def recall_from_ranking(r: Ranking, k: int | None, threshold: float, empty: str) -> Any:
+    rel = _relevant(r, k, threshold)
+    return _fill(r.xp, r.n_relevant(threshold) > 0, rel.sum(1), r.n_relevant(threshold), empty)
+
+
+def judged_from_ranking(r: Ranking, k: int | None, empty: str) -> Any:
+    kk = _cut(k, r.k_ranked)
+    judged = (~r.xp.isnan(r.ranked[:, :kk])).sum(1) * 1.0
+    shown = r.present[:, :kk].sum(1) * 1.0
+    return _fill(r.xp, shown > 0, judged, shown, empty)
+
+
+def _device(r: Ranking, like: Any) -> dict[str, Any]:
+    return {"device": like.device} if r.xp is not np else {}

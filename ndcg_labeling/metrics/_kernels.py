@@ -1,0 +1,247 @@
+"""The two sorting kernels every metric is built on, compiled with numba when it loads.
+
+* :func:`rank_top_k` - for each row, the column indices of the ``K`` best scores: score descending,
+  equal scores in column order (a stable sort), NaN scores (padding) left out, ``-1`` past the end.
+* :func:`top_k_values` - for each row, the ``K`` largest values in descending order (NaN left out,
+  ``0`` past the end): the ideal ranking's labels.
+
+Why numba: NDCG@10 over 50 documents needs the top 10 only. A per-row insertion into a 10-slot
+buffer touches each score once and sorts 10 items, where ``np.argsort`` sorts all 50 and
+``np.argpartition`` cannot keep equal scores in order. Rows are independent, so ``prange`` spreads
+them over the cores. The compiled code is cached on disk (``cache=True``) so a CLI call does not
+recompile; where no cache directory is writable it compiles in memory instead. Where numba cannot be
+imported at all the same results come from a NumPy fallback (slower, same numbers).
+
+numba is imported on first use, not when :mod:`ndcg_labeling.metrics` is imported.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import sys
+import threading
+import types
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+_lock = threading.Lock()
+_compiled: dict[str, Callable[..., Any]] | None = None
+_numba_failed = False
+
+# Above this many requested positions the insertion buffer loses to a full stable sort of the row.
+_INSERTION_MAX_K = 64
+
+# Plain range in the Python bodies; numba.prange in the compiled ones.
+_prange = range
+
+
+def _import_numba() -> Any:
+    """Import numba, working around coverage < 7 (pinned by irrCAC), which breaks numba >= 0.61 at import.
+
+    numba's optional line-coverage hook subclasses ``coverage.types.Tracer``, which exists only in
+    coverage 7. Hiding coverage while numba imports turns the hook off and changes nothing else.
+    """
+    if "numba" in sys.modules:
+        return sys.modules["numba"]
+    try:
+        old_coverage = int(importlib.metadata.version("coverage").split(".")[0]) < 7
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        old_coverage = False
+    if not old_coverage:
+        import numba
+
+        return numba
+    saved = sys.modules.get("coverage")
+    sys.modules["coverage"] = None  # type: ignore[assignment]  # makes `import coverage` raise ImportError
+    try:
+        import numba
+
+        return numba
+    finally:
+        if saved is not None:
+            sys.modules["coverage"] = saved
+        else:
+            del sys.modules["coverage"]
+
+
+def _rank_top_k_py(scores: FloatArray, k: int, out: IntArray) -> None:  # pragma: no cover - compiled
+    n, m = scores.shape
+    for i in _prange(n):
+        row = scores[i]
+        dest = out[i]
+        if k > _INSERTION_MAX_K:
+            # Stable descending order: mergesort of the negated scores keeps equal scores in column order.
+            cnt = 0
+            for j in range(m):
+                if row[j] == row[j]:
+                    cnt += 1
+            idx = np.empty(cnt, np.int64)
+            neg = np.empty(cnt, np.float64)
+            c = 0
+            for j in range(m):
+                if row[j] == row[j]:
+                    idx[c] = j
+                    neg[c] = -row[j]
+                    c += 1
+            order = np.argsort(neg, kind="mergesort")
+            for p in range(min(cnt, k)):
+                dest[p] = idx[order[p]]
+            for p in range(min(cnt, k), k):
+                dest[p] = -1
+            continue
+        cnt = 0
+        thr = -np.inf  # score of the last buffered item once the buffer is full
+        for j in range(m):
+            s = row[j]
+            if s != s:  # NaN: padding
+                continue
+            if cnt == k:
+                # A later column with an equal score ranks lower: it enters only when strictly better.
+                if not (s > thr):
+                    continue
+                pos = k - 1
+            else:
+                pos = cnt
+                cnt += 1
+            while pos > 0 and s > row[dest[pos - 1]]:
+                dest[pos] = dest[pos - 1]
+                pos -= 1
+            dest[pos] = j
+            if cnt == k:
+                thr = row[dest[k - 1]]
+        for p in range(cnt, k):
+            dest[p] = -1
+
+
+def _top_k_values_py(
+    values: FloatArray, mask: FloatArray, use_mask: bool, k: int, out: FloatArray, bad: IntArray
+) -> None:  # pragma: no cover - compiled
+    n, m = values.shape
+    for i in _prange(n):
+        row = values[i]
+        dest = out[i]
+        cnt = 0
+        thr = 0.0  # smallest buffered value once the buffer is full
+        for j in range(m):
+            v = row[j]
+            if v != v:  # NaN: not judged / padding
+                continue
+            if use_mask and mask[i, j] != mask[i, j]:  # the score is NaN: this position is padding
+                continue
+            if v < 0.0 or v == np.inf:
+                if bad[i] < 0:
+                    bad[i] = j
+                continue
+            if cnt == k:
+                if not (v > thr):
+                    continue
+                pos = k - 1
+            else:
+                pos = cnt
+                cnt += 1
+            while pos > 0 and v > dest[pos - 1]:
+                dest[pos] = dest[pos - 1]
+                pos -= 1
+            dest[pos] = v
+            if cnt == k:
+                thr = dest[k - 1]
+        for p in range(cnt, k):
+            dest[p] = 0.0
+
+
+def _compile() -> dict[str, Callable[..., Any]] | None:
+    global _compiled, _numba_failed
+    if _compiled is not None or _numba_failed:
+        return _compiled
+    with _lock:
+        if _compiled is not None or _numba_failed:
+            return _compiled
+        try:
+            numba = _import_numba()
+        except Exception:  # noqa: BLE001 - any import failure means: use the NumPy fallback
+            _numba_failed = True
+            return None
+        def jit(fn: Callable[..., Any]) -> Callable[..., Any]:
+            # The same body with _prange bound to numba.prange, so rows run in parallel.
+            glb = dict(fn.__globals__)
+            glb["_prange"] = numba.prange
+            compiled_fn = types.FunctionType(fn.__code__, glb, fn.__name__)
+            try:
+                return numba.njit(parallel=True, cache=True, nogil=True)(compiled_fn)  # type: ignore[no-any-return]
+            except RuntimeError:  # no writable cache directory: compile in memory
+                return numba.njit(parallel=True, cache=False, nogil=True)(compiled_fn)  # type: ignore[no-any-return]
+
+        _compiled = {"rank": jit(_rank_top_k_py), "values": jit(_top_k_values_py)}
+        return _compiled
+
+
+def numba_available() -> bool:
+    """Whether the compiled kernels are in use (False: the NumPy fallback computes the same numbers)."""
+    return _compile() is not None
+
+
+def rank_top_k(scores: FloatArray, k: int) -> IntArray:
+    """Column indices of the ``k`` best scores per row (stable, NaN left out, ``-1`` past the end)."""
+    n, m = scores.shape
+    out = np.empty((n, k), dtype=np.int64)
+    kernels = _compile()
+    if kernels is not None and n > 0:
+        kernels["rank"](scores, k, out)
+        return out
+    return _rank_top_k_numpy(scores, k)
+
+
+def top_k_values(values: FloatArray, k: int, mask: FloatArray | None = None) -> tuple[FloatArray, IntArray]:
+    """The ``k`` largest non-NaN values per row, descending, ``0`` past the end.
+
+    With ``mask`` (same shape), positions where ``mask`` is NaN (padding of the scores) are left out.
+
+    Also returns, per row, the column of a negative or infinite value (``-1`` when there is none), so
+    the caller can report bad labels without a second pass.
+    """
+    n, m = values.shape
+    out = np.empty((n, k), dtype=np.float64)
+    bad = np.full(n, -1, dtype=np.int64)
+    kernels = _compile()
+    if kernels is not None and n > 0:
+        use_mask = mask is not None
+        kernels["values"](values, mask if mask is not None else values, use_mask, k, out, bad)
+        return out, bad
+    if mask is not None:
+        values = np.where(np.isnan(mask), np.nan, values)
+    return _top_k_values_numpy(values, k)
+
+
+def _rank_top_k_numpy(scores: FloatArray, k: int) -> IntArray:
+    n, m = scores.shape
+    valid = ~np.isnan(scores)
+    key = np.where(valid, -scores, np.inf)
+    order = np.argsort(key, axis=1, kind="stable")
+    # A real score of -inf and padding share the key +inf: a second stable pass puts padding last.
+    order = np.take_along_axis(order, np.argsort(~np.take_along_axis(valid, order, 1), axis=1, kind="stable"), 1)
+    present = np.take_along_axis(valid, order, 1)
+    order = np.where(present, order, -1)
+    if k <= m:
+        return np.ascontiguousarray(order[:, :k], dtype=np.int64)
+    out = np.full((n, k), -1, dtype=np.int64)
+    out[:, :m] = order
+    return out
+
+
+def _top_k_values_numpy(values: FloatArray, k: int) -> tuple[FloatArray, IntArray]:
+    n, m = values.shape
+    with np.errstate(invalid="ignore"):
+        bad_mask = (values < 0) | np.isinf(values)
+    bad = np.where(bad_mask.any(axis=1), bad_mask.argmax(axis=1), -1).astype(np.int64)
+    clean = np.where(np.isnan(values) | bad_mask, 0.0, values)
+    srt = -np.sort(-clean, axis=1)
+    out = np.zeros((n, k), dtype=np.float64)
+    w = min(k, m)
+    out[:, :w] = srt[:, :w]
+    return out, bad

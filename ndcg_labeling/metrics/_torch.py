@@ -1,0 +1,77 @@
+"""The torch path of :func:`ndcg_labeling.metrics._core.prepare`: the same ranking, as tensors.
+
+Imported only when a torch tensor is passed in. Everything stays on the tensor's device; the sort
+is ``torch.sort(stable=True)`` (equal scores keep column order, like the NumPy path), so results
+match the NumPy path (float64: to rounding; float32: to float32 precision).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from ndcg_labeling.metrics._core import Ranking
+from ndcg_labeling.metrics._validation import check_rows, check_same_shape
+
+
+def _as_2d(func: str, name: str, x: Any, like: torch.Tensor | None) -> torch.Tensor:
+    if not isinstance(x, torch.Tensor):
+        x = torch.as_tensor(x, device=like.device if like is not None else None)
+    if x.ndim == 1:
+        x = x.unsqueeze(0)
+    if x.ndim != 2:
+        raise ValueError(f"{func}: {name} must be a 2-D array (queries, list length), got {x.ndim} dimensions")
+    tensor: torch.Tensor = x
+    return tensor
+
+
+def _check_labels(func: str, name: str, x: torch.Tensor) -> None:
+    bad = (x < 0) | torch.isinf(x)
+    if bool(bad.any()):
+        row, col = (int(v) for v in torch.nonzero(bad)[0])
+        value = float(x[row, col])
+        rule = "non-negative" if value < 0 else "finite"
+        shown: float | int = int(value) if value == value and abs(value) != float("inf") and value.is_integer() else value
+        raise ValueError(f"{func}: {name} must be {rule}, got {shown} at row {row}, column {col}")
+
+
+def prepare_torch(func: str, scores: Any, labels: Any, *, k_max: int | None, ideal_labels: Any) -> Ranking:
+    s = _as_2d(func, "scores", scores, None)
+    dtype = s.dtype if s.is_floating_point() else torch.float64
+    s = s.to(dtype)
+    lab = _as_2d(func, "labels", labels, s).to(device=s.device, dtype=dtype)
+    check_same_shape(func, tuple(s.shape), tuple(lab.shape))
+    n, width = s.shape
+    k_rank = width if k_max is None else max(1, min(k_max, width))
+
+    valid = ~torch.isnan(s)
+    key = torch.where(valid, s, torch.full_like(s, float("-inf")))
+    order = torch.sort(key, dim=1, descending=True, stable=True).indices
+    # A real score of -inf and padding share a key: a second stable pass puts padding last.
+    v_sorted = valid.gather(1, order).to(torch.int8)
+    order = order.gather(1, torch.sort(v_sorted, dim=1, descending=True, stable=True).indices)[:, :k_rank]
+    present = valid.gather(1, order)
+    ranked = torch.where(present, lab.gather(1, order), torch.full_like(order, 0, dtype=dtype) * float("nan"))
+
+    if ideal_labels is None:
+        ideal_src = torch.where(valid, lab, torch.full_like(lab, float("nan")))
+        _check_labels(func, "labels", ideal_src)
+    else:
+        ideal_src = _as_2d(func, "ideal_labels", ideal_labels, s).to(device=s.device, dtype=dtype)
+        check_rows(func, tuple(s.shape), tuple(ideal_src.shape))
+        _check_labels(func, "labels", torch.where(valid, lab, torch.full_like(lab, float("nan"))))
+        _check_labels(func, "ideal_labels", ideal_src)
+    ideal_width = ideal_src.shape[1]
+    k_id = max(1, ideal_width if k_max is None else min(k_max, ideal_width))
+    clean = torch.nan_to_num(ideal_src, nan=0.0)
+    ideal = torch.sort(clean, dim=1, descending=True).values[:, :k_id]
+    if ideal.shape[1] < k_id:  # zero-width ideal source
+        ideal = torch.zeros((n, k_id), dtype=dtype, device=s.device)
+
+    def n_relevant(threshold: float) -> torch.Tensor:
+        return (ideal_src >= threshold).sum(1).to(dtype)
+
+    size = max(k_rank, k_id)
+    discount = 1.0 / torch.log2(torch.arange(2, size + 2, dtype=dtype, device=s.device))
+    return Ranking(torch, ranked, present, ideal, n_relevant, discount, width, func)

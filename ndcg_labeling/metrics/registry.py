@@ -1,0 +1,143 @@
+"""Metric names such as ``ndcg@10`` parsed into callables, and several metrics from one sort.
+
+Grammar: ``family`` or ``family@k`` with ``k`` an integer >= 1; no ``@k`` means the whole list.
+Families (aliases in brackets): ``ndcg``, ``dcg``, ``mrr`` [``rr``, ``recip_rank``], ``map``
+[``ap``], ``p`` [``precision``], ``recall``, ``judged``. Names are case-insensitive.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ndcg_labeling.metrics import _core
+from ndcg_labeling.metrics._validation import EMPTIES, GAINS, check_choice, check_threshold
+
+
+@dataclass(frozen=True)
+class _Family:
+    kernel: Callable[[_core.Ranking, int | None, str, float, str], Any]
+    doc: str
+
+
+def _ndcg(r: _core.Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
+    return _core.ndcg_from_ranking(r, k, gain, empty)
+
+
+def _dcg(r: _core.Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
+    return _core.dcg_from_ranking(r, k, gain)
+
+
+def _mrr(r: _core.Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
+    return _core.mrr_from_ranking(r, k, t, empty)
+
+
+def _map(r: _core.Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
+    return _core.average_precision_from_ranking(r, k, t, empty)
+
+
+def _p(r: _core.Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
+    return _core.precision_from_ranking(r, k, t, empty)
+
+
+def _recall(r: _core.Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
+    return _core.recall_from_ranking(r, k, t, empty)
+
+
+def _judged(r: _core.Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
+    return _core.judged_from_ranking(r, k, empty)
+
+
+REGISTRY: dict[str, _Family] = {
+    "ndcg": _Family(_ndcg, "normalised DCG (batch_ndcg)"),
+    "dcg": _Family(_dcg, "discounted cumulative gain (batch_dcg)"),
+    "mrr": _Family(_mrr, "reciprocal rank (batch_mrr)"),
+    "map": _Family(_map, "average precision (batch_average_precision)"),
+    "p": _Family(_p, "precision (batch_precision)"),
+    "recall": _Family(_recall, "recall (batch_recall)"),
+    "judged": _Family(_judged, "share of judged documents (judged_at_k)"),
+}
+ALIASES = {"rr": "mrr", "recip_rank": "mrr", "ap": "map", "precision": "p"}
+
+_NAME = re.compile(r"^\s*([a-z_]+)\s*(?:@\s*(\d+))?\s*$")
+
+
+def known_metrics() -> list[str]:
+    """The metric families, for messages and help texts."""
+    return sorted(REGISTRY)
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A parsed metric name: ``family`` (canonical), cut-off ``k`` (None: whole list), and ``name``."""
+
+    family: str
+    k: int | None
+
+    @property
+    def name(self) -> str:
+        return self.family if self.k is None else f"{self.family}@{self.k}"
+
+    def __call__(
+        self,
+        scores: Any,
+        labels: Any,
+        *,
+        ideal_labels: Any = None,
+        gain: str = "exponential",
+        relevant_threshold: float = 1.0,
+        empty: str = "zero",
+    ) -> Any:
+        """The metric for each row; see :func:`compute_metrics` for the parameters."""
+        return compute_metrics([self], scores, labels, ideal_labels=ideal_labels, gain=gain,
+                               relevant_threshold=relevant_threshold, empty=empty)[self.name]
+
+
+def parse_metric(name: str | Metric) -> Metric:
+    """Parse ``"ndcg@10"``, ``"map"``, ``"P@5"``... into a :class:`Metric`.
+
+    Raises ``ValueError`` naming the known metrics for an unknown family, and for ``k < 1``.
+    """
+    if isinstance(name, Metric):
+        return name
+    if not isinstance(name, str):
+        raise ValueError(f"parse_metric: metric name must be a string like 'ndcg@10', got {name!r}")
+    m = _NAME.match(name.lower())
+    family = ALIASES.get(m.group(1), m.group(1)) if m else None
+    if m is None or family not in REGISTRY:
+        raise ValueError(
+            f"parse_metric: unknown metric {name!r}; known metrics: {', '.join(known_metrics())} "
+            "(optionally with @k, e.g. ndcg@10)"
+        )
+    k = None if m.group(2) is None else int(m.group(2))
+    if k is not None and k < 1:
+        raise ValueError(f"parse_metric: k must be >= 1, got {k} in {name!r}")
+    return Metric(family, k)
+
+
+def compute_metrics(
+    names: Iterable[str | Metric],
+    scores: Any,
+    labels: Any,
+    *,
+    ideal_labels: Any = None,
+    gain: str = "exponential",
+    relevant_threshold: float = 1.0,
+    empty: str = "zero",
+) -> dict[str, Any]:
+    """Several metrics from one sort: ``{metric name: per-query values}`` (in the order given).
+
+    ``gain`` applies to ndcg and dcg; ``relevant_threshold`` to mrr, map, p and recall; ``empty`` as
+    in the individual functions. Ties keep column order (``ties="ordered"``).
+    """
+    metrics = [parse_metric(n) for n in names]
+    if not metrics:
+        raise ValueError("compute_metrics: names must name at least one metric")
+    check_choice("compute_metrics", "gain", gain, GAINS)
+    check_choice("compute_metrics", "empty", empty, EMPTIES)
+    t = check_threshold("compute_metrics", relevant_threshold)
+    k_max = None if any(mt.k is None for mt in metrics) else max(mt.k for mt in metrics if mt.k is not None)
+    r = _core.prepare("compute_metrics", scores, labels, k_max=k_max, ideal_labels=ideal_labels)
+    return {mt.name: REGISTRY[mt.family].kernel(r, mt.k, gain, t, empty) for mt in metrics}
