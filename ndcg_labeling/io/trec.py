@@ -1,0 +1,180 @@
+"""Readers for TREC run and qrels files (whitespace separated, one judgment / result per line).
+
+Run line:   ``query_id  Q0  doc_id  rank  score  tag``  (trec_eval ignores fields after the sixth -
+            its own test run ``results.trunc`` has them - and so do we; fewer fields are an error)
+Qrels line: ``query_id  iteration  doc_id  relevance``  (exactly four fields; relevance an integer,
+            negative values allowed: trec_eval reads them as "in the pool, not judged")
+
+The fast path is pandas' C parser. When it fails, or a check on the parsed columns fails, the file is
+scanned line by line to report the first bad line exactly (1-based, blank lines counted), so a
+valid 10-million-line file is read at C speed and a bad one gets a precise message.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ndcg_labeling.errors import InputFileError
+
+RUN_COLUMNS = ["query_id", "q0", "doc_id", "rank", "score", "tag"]
+QRELS_COLUMNS = ["query_id", "iteration", "doc_id", "relevance"]
+
+
+def read_trec_run(path: str | Path) -> pd.DataFrame:
+    """Read a TREC run file.
+
+    Returns a DataFrame with columns ``query_id`` (str), ``doc_id`` (str), ``rank`` (int64),
+    ``score`` (float64) and ``tag`` (str), one row per line, in file order (the ``Q0`` column is
+    dropped). Raises :class:`~ndcg_labeling.errors.InputFileError` naming the file and line for an
+    unreadable or non-UTF-8 file, an empty file, a line with fewer than 6 fields, a rank that is not
+    an integer, or a score that is not a finite number.
+    """
+    return _read_run(path, RUN_COLUMNS)[["query_id", "doc_id", "rank", "score", "tag"]]
+
+
+def read_trec_run_scores(path: str | Path) -> pd.DataFrame:
+    """The ``query_id``, ``doc_id`` and ``score`` columns of a run, checked as :func:`read_trec_run`.
+
+    Skips building the rank and tag columns: what ``eval`` needs, at less memory for large runs.
+    """
+    return _read_run(path, ["query_id", "doc_id", "score"])
+
+
+def read_trec_qrels(path: str | Path) -> pd.DataFrame:
+    """Read a TREC qrels file.
+
+    Returns a DataFrame with columns ``query_id`` (str), ``iteration`` (str), ``doc_id`` (str) and
+    ``relevance`` (int64), one row per line, in file order. Raises
+    :class:`~ndcg_labeling.errors.InputFileError` naming the file and line for an unreadable or
+    non-UTF-8 file, an empty file, a line without exactly 4 fields, or a relevance that is not an
+    integer.
+    """
+    path = str(path)
+    frame = _read_table(path, QRELS_COLUMNS, QRELS_COLUMNS, {"relevance": "float64"}, _qrels_line_problem, 4)
+    rel = frame["relevance"].to_numpy()
+    bad = ~np.isfinite(rel) | (rel != np.round(rel))
+    if bad.any():
+        _raise_first_bad_line(path, _qrels_line_problem)
+    frame["relevance"] = rel.astype(np.int64)
+    return frame
+
+
+def _read_run(path: str | Path, wanted: Sequence[str]) -> pd.DataFrame:
+    path = str(path)
+    frame = _read_table(path, RUN_COLUMNS, wanted, {"score": "float64", "rank": "float64"}, _run_line_problem, 6)
+    if "score" in frame:
+        if not np.isfinite(frame["score"].to_numpy()).all():
+            _raise_first_bad_line(path, _run_line_problem)
+    if "rank" in frame:
+        rank = frame["rank"].to_numpy()
+        if not (np.isfinite(rank) & (rank == np.round(rank))).all():
+            _raise_first_bad_line(path, _run_line_problem)
+        frame["rank"] = rank.astype(np.int64)
+    return frame
+
+
+def _read_table(
+    path: str,
+    names: list[str],
+    wanted: Sequence[str],
+    numeric: dict[str, str],
+    line_problem: Callable[[list[str]], str | None],
+    n_fields: int,
+) -> pd.DataFrame:
+    _check_readable(path)
+    last = names[n_fields - 1]
+    # The last field is always read, so a short line shows up as a missing value there.
+    usecols = [c for c in names if c in wanted or c == last]
+    dtype = {c: numeric.get(c, "category" if c == last and c not in wanted else "str") for c in usecols}
+    try:
+        frame = pd.read_csv(
+            path,
+            sep=r"\s+",
+            header=None,
+            names=names,
+            # qrels: exactly 4 fields (a 5th is a parse error); runs: fields after the 6th are ignored.
+            usecols=None if len(names) == 4 else usecols,
+            dtype=dtype,
+            engine="c",
+            encoding="utf-8",
+            keep_default_na=False,  # doc ids such as "NA" or "null" stay strings
+            na_values=[],
+        )
+    except pd.errors.EmptyDataError:
+        raise InputFileError(path, "the file is empty") from None
+    except (ValueError, UnicodeDecodeError, pd.errors.ParserError):
+        _raise_first_bad_line(path, line_problem)
+        raise  # pragma: no cover - the scan above always raises
+    if frame.empty:
+        raise InputFileError(path, "the file is empty")
+    tail = frame[last]
+    if tail.isna().any() or (tail.dtype != np.float64 and (tail == "").any()):
+        _raise_first_bad_line(path, line_problem)
+    return frame[list(wanted)].copy() if list(frame.columns) != list(wanted) else frame
+
+
+def _check_readable(path: str) -> None:
+    p = Path(path)
+    try:
+        with p.open("rb") as fh:
+            fh.read(1)
+    except IsADirectoryError:
+        raise InputFileError(path, "cannot read file: it is a directory") from None
+    except FileNotFoundError:
+        raise InputFileError(path, "cannot read file: no such file") from None
+    except OSError as exc:
+        raise InputFileError(path, f"cannot read file: {exc.strerror or exc}") from None
+
+
+def _is_int(text: str) -> bool:
+    try:
+        value = float(text)
+    except ValueError:
+        return False
+    return math.isfinite(value) and value == round(value)
+
+
+def _run_line_problem(fields: list[str]) -> str | None:
+    if len(fields) < 6:
+        return (
+            f"expected 6 whitespace-separated fields (query_id Q0 doc_id rank score tag), got {len(fields)}"
+        )
+    if not _is_int(fields[3]):
+        return f"rank must be an integer, got {fields[3]!r}"
+    try:
+        score = float(fields[4])
+    except ValueError:
+        return f"score must be a number, got {fields[4]!r}"
+    if not math.isfinite(score):
+        return f"score must be a finite number, got {fields[4]!r}"
+    return None
+
+
+def _qrels_line_problem(fields: list[str]) -> str | None:
+    if len(fields) != 4:
+        return f"expected 4 whitespace-separated fields (query_id iteration doc_id relevance), got {len(fields)}"
+    if not _is_int(fields[3]):
+        return f"relevance must be an integer, got {fields[3]!r}"
+    return None
+
+
+def _raise_first_bad_line(path: str, line_problem: Callable[[list[str]], str | None]) -> None:
+    """Scan the file and raise InputFileError for its first bad line."""
+    with open(path, "rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InputFileError(path, "the file is not UTF-8 text", number) from None
+            fields = text.split()
+            if not fields:
+                continue
+            problem = line_problem(fields)
+            if problem is not None:
+                raise InputFileError(path, problem, number)
+    raise InputFileError(path, "the file could not be parsed")
