@@ -86,12 +86,12 @@ def external_id_map(model: type[m.Query] | type[m.Document], *, session: Session
                     only: Iterable[str] | None = None) -> dict[str, int]:
     """``external_id -> id`` for every row (or for the ``only`` ids, looked up in chunks)."""
     if only is None:
-        return dict(session.execute(select(model.external_id, model.id)).tuples().all())
+        return dict(session.execute(select(model.external_id, model.id)).all())
     wanted = list(set(only))
     out: dict[str, int] = {}
     for start in range(0, len(wanted), 10_000):
         part = wanted[start : start + 10_000]
-        out.update(session.execute(select(model.external_id, model.id).where(model.external_id.in_(part))).tuples().all())
+        out.update(session.execute(select(model.external_id, model.id).where(model.external_id.in_(part))).all())
     return out
 
 
@@ -112,7 +112,7 @@ def ensure_external_ids(model: type[m.Query] | type[m.Document], ids: Iterable[s
 
 
 def grader_map(*, session: Session) -> dict[str, int]:
-    return dict(session.execute(select(m.Grader.name, m.Grader.id)).tuples().all())
+    return dict(session.execute(select(m.Grader.name, m.Grader.id)).all())
 
 
 def system_by_name(name: str, *, session: Session) -> m.System | None:

@@ -207,7 +207,7 @@ def import_graders(path: str | Path, *, session: Session, fmt: str | None = None
 def list_graders(*, session: Session) -> list[dict[str, Any]]:
     from sqlalchemy import func
 
-    counts = dict(session.execute(select(m.Judgment.grader_id, func.count()).group_by(m.Judgment.grader_id)).tuples().all())
+    counts = dict(session.execute(select(m.Judgment.grader_id, func.count()).group_by(m.Judgment.grader_id)).all())
     return [{"grader": g.name, "display_name": g.display_name, "active": g.active, "judgments": counts.get(g.id, 0)}
             for g in session.execute(select(m.Grader).order_by(m.Grader.name)).scalars()]
 
@@ -292,7 +292,7 @@ def import_run(path: str | Path, *, system: str, session: Session, fmt: str | No
     summary = ImportSummary("run rows", path_s, created={"queries": new_q, "documents": new_d})
     existing = pd.DataFrame(
         session.execute(select(m.RankingEntry.query_id, m.RankingEntry.document_id, m.RankingEntry.rank,
-                               m.RankingEntry.score).where(m.RankingEntry.system_id == sys_obj.id)).tuples().all(),
+                               m.RankingEntry.score).where(m.RankingEntry.system_id == sys_obj.id)).all(),
         columns=["qid", "did", "rank", "score"])
     to_insert = run
     if not existing.empty:
@@ -451,7 +451,7 @@ def _existing_judgments(frame: pd.DataFrame, *, session: Session) -> pd.DataFram
     pairs = frame[["qid", "did"]].drop_duplicates()
     if len(pairs) <= 5_000:
         stmt = stmt.where(tuple_(m.Judgment.query_id, m.Judgment.document_id).in_(list(pairs.itertuples(index=False, name=None))))
-    out = pd.DataFrame(session.execute(stmt).tuples().all(), columns=cols)
+    out = pd.DataFrame(session.execute(stmt).all(), columns=cols)
     return out.astype({"gid": np.int64, "qid": np.int64, "did": np.int64})
 
 
