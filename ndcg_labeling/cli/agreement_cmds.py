@@ -1,9 +1,184 @@
-"""Commands of this area (not written yet)."""
+"""``agreement``, ``consensus``, ``adjudicate list|set`` and ``export qrels``."""
 
 from __future__ import annotations
 
+import json
+from enum import StrEnum
+from typing import Annotated
+
 import typer
+
+from ndcg_labeling.cli.common import (
+    DbOption,
+    FormatOption,
+    OutOption,
+    TableFormat,
+    console,
+    err_console,
+    open_session,
+    render_rows,
+    write_output,
+)
+
+adjudicate_app = typer.Typer(help="List items flagged for adjudication and record final grades.",
+                             no_args_is_help=True)
+export_app = typer.Typer(help="Export the labels in force.", no_args_is_help=True)
+
+BatchOption = Annotated[str | None, typer.Option("--batch", help="Only the judgments of this batch.")]
+
+
+class Level(StrEnum):
+    ordinal = "ordinal"
+    interval = "interval"
+    nominal = "nominal"
+
+
+class ByScope(StrEnum):
+    query_type = "query-type"
+    query = "query"
+    grader = "grader"
+
+
+class Method(StrEnum):
+    median = "median"
+    mean = "mean"
+    majority = "majority"
+    dawid_skene = "dawid-skene"
+
+
+class Tie(StrEnum):
+    low = "low"
+    high = "high"
+
+
+class Point(StrEnum):
+    mean = "mean"
+    mode = "mode"
+
+
+class Rounding(StrEnum):
+    half_up = "half-up"
+    floor = "floor"
+
+
+TABLE_COLUMNS = ("scope", "alpha", "n_items", "n_graders", "n_grades", "percent_agreement", "ac1", "ac2", "reason")
+GRADER_TABLE_COLUMNS = ("scope", "alpha", "n_items", "n_grades", "mean_difference", "mean_kappa", "n_partners",
+                        "flagged", "reason")
+
+
+def agreement(
+    batch: BatchOption = None,
+    by: Annotated[ByScope | None, typer.Option("--by", help="One row per query type, query or grader.")] = None,
+    level: Annotated[Level, typer.Option("--level", help="Level of measurement for alpha.")] = Level.ordinal,
+    fmt: FormatOption = TableFormat.table,
+    out: OutOption = None,
+    db: DbOption = None,
+) -> None:
+    """Krippendorff's alpha, percent agreement and Gwet's AC1/AC2 of the judgments (row 'all' first)."""
+    from ndcg_labeling.pipeline.agreement import agreement_report
+
+    with open_session(db) as session:
+        report = agreement_report(session=session, batch=batch, by=by.value if by else None,
+                                  level=level.value)
+    columns = list(report.columns)
+    if fmt is TableFormat.json and report.by == "grader":
+        columns.append("kappa")
+    if fmt is TableFormat.table:  # narrower: the notes are printed under the table instead
+        columns = list(GRADER_TABLE_COLUMNS if report.by == "grader" else TABLE_COLUMNS)
+    scope = f"batch {report.batch}" if report.batch is not None else "all judgments"
+    text = render_rows(report.rows, fmt, columns=columns,
+                       title=f"agreement ({report.level}, scale {report.scale}, {scope})")
+    if text is not None:
+        write_output(text, out)
+    else:
+        for note in report.notes:
+            console.print(f"Note: {note}", markup=False, highlight=False)
+
+
+def consensus_cmd(
+    method: Annotated[Method, typer.Option("--method", help="How the grades of an item are combined.")],
+    batch: BatchOption = None,
+    tie: Annotated[Tie, typer.Option("--tie", help="Median/majority tie: the lower or the higher grade.")] = Tie.low,
+    min_graders: Annotated[int, typer.Option("--min-graders", help="Flag items with fewer grades.")] = 2,
+    max_spread: Annotated[int, typer.Option("--max-spread", help="Flag items whose max - min grade is above this.")] = 1,
+    point: Annotated[Point, typer.Option("--point", help="Dawid-Skene value: posterior mean or mode.")] = Point.mean,
+    fmt: FormatOption = TableFormat.table,
+    db: DbOption = None,
+) -> None:
+    """Write one consensus label per (query, document), replacing the previous ones of the scope."""
+    from ndcg_labeling.pipeline.consensus import run_consensus
+
+    with open_session(db) as session:
+        summary = run_consensus(session=session, batch=batch, method=method.value, tie=tie.value,
+                                min_graders=min_graders, max_spread=max_spread, point=point.value)
+    if fmt is TableFormat.json:
+        typer.echo(json.dumps(summary.as_dict()))
+        return
+    if fmt is TableFormat.table:
+        typer.echo(str(summary))
+    text = render_rows(summary.as_rows(), fmt, columns=["reason", "items"], title="consensus labels")
+    if text is not None:
+        write_output(text, None)
+
+
+@adjudicate_app.command("list")
+def adjudicate_list(batch: BatchOption = None, fmt: FormatOption = TableFormat.table, out: OutOption = None,
+                    db: DbOption = None) -> None:
+    """Items flagged for adjudication, with every grade (grader: grade) and the current consensus."""
+    from ndcg_labeling.pipeline.consensus import flagged_items
+
+    with open_session(db) as session:
+        rows = flagged_items(session=session, batch=batch)
+    columns = ["query_id", "doc_id", "batch", "consensus", "method", "n_graders", "spread", "reason", "grades",
+               "adjudicated", "adjudicator"]
+    if not rows and fmt is TableFormat.table:
+        typer.echo("no items flagged for adjudication")
+        return
+    text = render_rows(rows, fmt, columns=columns, title=f"{len(rows)} items flagged for adjudication")
+    if text is not None:
+        write_output(text, out)
+
+
+@adjudicate_app.command("set")
+def adjudicate_set(
+    query_id: Annotated[str, typer.Argument(help="External query id.")],
+    doc_id: Annotated[str, typer.Argument(help="External document id.")],
+    grade: Annotated[int, typer.Argument(help="The final grade, on the item's scale.")],
+    by: Annotated[str, typer.Option("--by", help="Name of the adjudicator.")],
+    note: Annotated[str | None, typer.Option("--note", help="Why.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Record the final GRADE of (QUERY_ID, DOC_ID); it overrides the consensus (history is kept)."""
+    from ndcg_labeling.pipeline.consensus import set_adjudication
+
+    with open_session(db) as session:
+        record = set_adjudication(query_id, doc_id, grade, adjudicator=by, note=note, session=session)
+    typer.echo(str(record))
+
+
+@export_app.command("qrels")
+def export_qrels(
+    out: OutOption = None,
+    rounding: Annotated[Rounding | None, typer.Option("--round", help="Rounding rule for fractional labels.")] = None,
+    keep_fraction: Annotated[bool, typer.Option("--keep-fraction", help="Write fractional labels as they are.")] = False,
+    db: DbOption = None,
+) -> None:
+    """Write the labels in force (adjudication, else consensus) as TREC qrels: qid 0 docid rel."""
+    from ndcg_labeling.pipeline.consensus import export_qrels as run
+
+    with open_session(db) as session:
+        result = run(session=session, rounding=rounding.value if rounding else None,
+                     keep_fraction=keep_fraction)
+    if result.warning:
+        err_console.print(f"Warning: {result.warning}", markup=False)
+    write_output(result.text, out)
+    if out:
+        err_console.print(f"{result.n_labels} qrels lines written to {out}", markup=False)
 
 
 def register(app: typer.Typer) -> None:
     """Add this area's commands to ``app``."""
+    app.command("agreement")(agreement)
+    app.command("consensus")(consensus_cmd)
+    app.add_typer(adjudicate_app, name="adjudicate")
+    app.add_typer(export_app, name="export")

@@ -1,0 +1,331 @@
+"""Consensus, adjudication and qrels export: from stored judgments to one label per (query, document).
+
+* :func:`run_consensus` aggregates the selected judgments (a batch, or all) with the kernel
+  :func:`ndcg_labeling.consensus.consensus` and *replaces* the consensus of that scope: it deletes the
+  scope's rows (every label of the batch and every label of a (query, document) the batch grades, or
+  every label without a batch) and bulk-inserts the new ones, in the caller's transaction.
+* :func:`set_adjudication` records a person's final grade; rows are never updated, the newest row of
+  a (query, document) is in force.
+* :func:`effective_labels` is the label each (query, document) ends up with: the newest adjudication,
+  else the consensus value. The report and :func:`export_qrels` read it.
+
+Grade selection, the one-scale rule and grades superseded across batches are those of
+:func:`ndcg_labeling.pipeline.agreement.load_grades`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import and_, delete, exists, select
+from sqlalchemy.orm import Session
+
+from ndcg_labeling.consensus import consensus
+from ndcg_labeling.db import models as m
+from ndcg_labeling.db import repository as repo
+from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
+from ndcg_labeling.pipeline.agreement import load_grades
+from ndcg_labeling.scales import get_scale
+
+Rounding = Literal["half-up", "floor"]
+ROUNDINGS: tuple[str, ...] = ("half-up", "floor")
+
+#: Columns of :func:`effective_labels`, a stable interface (the report reads them).
+EFFECTIVE_COLUMNS: tuple[str, ...] = ("query_id", "doc_id", "value", "query_type", "source")
+
+LABEL_COLUMNS = ["query_id", "document_id", "value", "method", "scale", "batch", "n_graders", "spread",
+                 "needs_adjudication", "reason", "created_at"]
+
+
+@dataclass
+class ConsensusSummary:
+    """What :func:`run_consensus` wrote; ``str()`` is the summary the CLI prints."""
+
+    method: str
+    scale: str
+    batch: str | None
+    items: int
+    flagged: int
+    replaced: int
+    n_grades: int
+    by_reason: dict[str, int] = field(default_factory=dict)
+    n_superseded: int = 0
+
+    def __str__(self) -> str:
+        scope = f"batch {self.batch!r}" if self.batch is not None else "all judgments"
+        text = (f"consensus ({self.method}, scale {self.scale}) of {scope}: {self.items} items from "
+                f"{self.n_grades} grades, {self.flagged} flagged for adjudication, {self.replaced} previous "
+                f"labels replaced")
+        if self.n_superseded:
+            text += f"; {self.n_superseded} older grades superseded by a newer grade of the same grader"
+        return text
+
+    def as_rows(self) -> list[dict[str, Any]]:
+        """The summary as rows ``reason, items`` (the ``all``-items row first)."""
+        rows: list[dict[str, Any]] = [{"reason": "(all items)", "items": self.items},
+                                      {"reason": "(flagged)", "items": self.flagged}]
+        rows += [{"reason": r, "items": n} for r, n in sorted(self.by_reason.items())]
+        return rows
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"method": self.method, "scale": self.scale, "batch": self.batch, "items": self.items,
+                "flagged": self.flagged, "replaced": self.replaced, "n_grades": self.n_grades,
+                "by_reason": dict(self.by_reason), "n_superseded": self.n_superseded}
+
+
+def _none_if_nan(x: float) -> float | None:
+    return None if math.isnan(x) else float(x)
+
+
+def run_consensus(*, session: Session, batch: str | None = None, method: str = "median", tie: str = "low",
+                  min_graders: int = 2, max_spread: int | None = 1, point: str = "mean") -> ConsensusSummary:
+    """Compute and store one consensus label per graded (query, document) of the selection.
+
+    ``batch``: only that batch's grades count and the labels are stored with that batch name; ``None``:
+    every grade counts (a pair graded in two batches pools both) and labels get batch ``""``.
+    Replaces the previous labels of the scope (see the module docstring). Flags: fewer than
+    ``min_graders`` grades, ``max - min`` above ``max_spread`` (``None``: no spread check).
+    """
+    if method not in ("median", "mean", "majority", "dawid-skene"):
+        raise NdcgLabelingError(f"unknown method {method!r}; use median, mean, majority or dawid-skene")
+    if tie not in ("low", "high"):
+        raise NdcgLabelingError(f"unknown tie rule {tie!r}; use low or high")
+    if point not in ("mean", "mode"):
+        raise NdcgLabelingError(f"unknown point {point!r}; use mean or mode")
+    if min_graders < 1:
+        raise NdcgLabelingError(f"--min-graders must be at least 1, got {min_graders}")
+    if max_spread is not None and max_spread < 0:
+        raise NdcgLabelingError(f"--max-spread must be non-negative, got {max_spread}")
+    sel = load_grades(session=session, batch=batch)
+    result = consensus(sel.item, sel.grader, sel.grade, sel.scale.values, method,  # type: ignore[arg-type]
+                       tie=tie, min_graders=min_graders, max_spread=max_spread,  # type: ignore[arg-type]
+                       point=point, n_items=sel.n_items)  # type: ignore[arg-type]
+
+    label = m.ConsensusLabel
+    if batch is None:
+        stmt = delete(label)
+    else:
+        in_batch = exists().where(and_(m.Judgment.batch == batch, m.Judgment.query_id == label.query_id,
+                                       m.Judgment.document_id == label.document_id))
+        stmt = delete(label).where((label.batch == batch) | in_batch)
+    deleted = session.execute(stmt.execution_options(synchronize_session=False))
+    replaced = getattr(deleted, "rowcount", 0) or 0
+
+    now = repo.db_datetime(session, m.utcnow())
+    n = sel.n_items
+    reasons = [r if r else None for r in result.reason.tolist()]
+    rows = zip(sel.item_query_id.tolist(), sel.item_document_id.tolist(),
+               [_none_if_nan(v) for v in result.value.tolist()], [method] * n, [sel.scale.name] * n,
+               [batch or ""] * n, result.n_graders.tolist(), [_none_if_nan(v) for v in result.spread.tolist()],
+               result.needs_adjudication.tolist(), reasons, [now] * n, strict=True)
+    written = repo.bulk_insert(label, LABEL_COLUMNS, rows, session=session)
+
+    by_reason: Counter[str] = Counter()
+    for text in reasons:
+        if text:
+            for part in text.split("; "):
+                by_reason[part] += 1
+    return ConsensusSummary(method=method, scale=sel.scale.name, batch=batch, items=written,
+                            flagged=int(result.needs_adjudication.sum()), replaced=int(replaced),
+                            n_grades=sel.n_grades, by_reason=dict(by_reason), n_superseded=sel.n_superseded)
+
+
+# --- adjudication --------------------------------------------------------------------------------
+
+
+def _latest_adjudications(session: Session) -> pd.DataFrame:
+    """The adjudication in force per (query, document): columns qid, did, grade, adjudicator, note."""
+    rows = session.execute(select(m.Adjudication.id, m.Adjudication.query_id, m.Adjudication.document_id,
+                                  m.Adjudication.grade, m.Adjudication.adjudicator, m.Adjudication.note)).tuples().all()
+    frame = pd.DataFrame(rows, columns=["id", "qid", "did", "grade", "adjudicator", "note"])
+    # ids grow with every insert, so the highest id of a pair is its newest row (created_at can tie)
+    return frame.sort_values("id").drop_duplicates(["qid", "did"], keep="last").drop(columns="id")
+
+
+def flagged_items(*, session: Session, batch: str | None = None) -> list[dict[str, Any]]:
+    """Consensus labels flagged for adjudication, with every grade that counted and any adjudication.
+
+    Rows: query_id, doc_id (external ids), batch, consensus, method, n_graders, spread, reason, grades
+    (``"alice: 2, bob: 3"``, graders by name), adjudicated (the grade in force, or None), adjudicator.
+    Sorted by query id then doc id. ``batch``: only labels of that batch.
+    """
+    label = m.ConsensusLabel
+    stmt = (select(label.query_id, label.document_id, m.Query.external_id, m.Document.external_id, label.batch,
+                   label.value, label.method, label.n_graders, label.spread, label.reason)
+            .join(m.Query, m.Query.id == label.query_id).join(m.Document, m.Document.id == label.document_id)
+            .where(label.needs_adjudication.is_(True)))
+    if batch is not None:
+        stmt = stmt.where(label.batch == batch)
+    labels = session.execute(stmt).tuples().all()
+    if not labels:
+        return []
+    grade_stmt = (select(m.Judgment.query_id, m.Judgment.document_id, m.Judgment.batch, m.Grader.name,
+                         m.Judgment.grade)
+                  .join(m.Grader, m.Grader.id == m.Judgment.grader_id)
+                  .join(label, and_(label.query_id == m.Judgment.query_id,
+                                    label.document_id == m.Judgment.document_id))
+                  .where(label.needs_adjudication.is_(True))
+                  .where((label.batch == "") | (label.batch == m.Judgment.batch)))
+    if batch is not None:
+        grade_stmt = grade_stmt.where(label.batch == batch)
+    grades: dict[tuple[int, int], list[tuple[str, int]]] = {}
+    for qid, did, _jbatch, name, grade in session.execute(grade_stmt).tuples():
+        grades.setdefault((qid, did), []).append((name, grade))
+    adjudicated = {(int(r.qid), int(r.did)): r for r in _latest_adjudications(session).itertuples()}
+    out = []
+    for qid, did, q_ext, d_ext, lbatch, value, method, n_graders, spread, reason in labels:
+        adj = adjudicated.get((qid, did))
+        out.append({
+            "query_id": q_ext, "doc_id": d_ext, "batch": lbatch, "consensus": value, "method": method,
+            "n_graders": n_graders, "spread": spread, "reason": reason,
+            "grades": ", ".join(f"{name}: {g}" for name, g in sorted(grades.get((qid, did), []))),
+            "adjudicated": None if adj is None else float(adj.grade),
+            "adjudicator": None if adj is None else adj.adjudicator,
+        })
+    out.sort(key=lambda r: (r["query_id"], r["doc_id"]))
+    return out
+
+
+@dataclass
+class AdjudicationRecord:
+    query_id: str
+    doc_id: str
+    grade: int
+    adjudicator: str
+    scale: str
+    previous: float | None  # the label in force before (adjudication or consensus value), None if none
+    history: int  # adjudications of this pair, this one included
+
+    def __str__(self) -> str:
+        before = "no label" if self.previous is None else f"{self.previous:g}"
+        return (f"adjudicated ({self.query_id}, {self.doc_id}) = {self.grade} on scale {self.scale} by "
+                f"{self.adjudicator} (was {before}; {self.history} adjudication(s) on record)")
+
+
+def set_adjudication(query_id: str, doc_id: str, grade: int, *, adjudicator: str, session: Session,
+                     note: str | None = None) -> AdjudicationRecord:
+    """Record ``grade`` as the final label of (``query_id``, ``doc_id``) (external ids), by ``adjudicator``.
+
+    The grade must be on the item's scale: the scale of its consensus label, else of its judgments.
+    Always inserts a new row; the older rows stay as history. NotFoundError for an unknown query,
+    document, or a pair without judgments or consensus.
+    """
+    adjudicator = adjudicator.strip()
+    if not adjudicator:
+        raise NdcgLabelingError("--by needs the adjudicator's name")
+    qid = session.execute(select(m.Query.id).where(m.Query.external_id == query_id)).scalar_one_or_none()
+    if qid is None:
+        raise NotFoundError(f"unknown query {query_id!r}")
+    did = session.execute(select(m.Document.id).where(m.Document.external_id == doc_id)).scalar_one_or_none()
+    if did is None:
+        raise NotFoundError(f"unknown document {doc_id!r}")
+    current = session.execute(select(m.ConsensusLabel.scale, m.ConsensusLabel.value).where(
+        (m.ConsensusLabel.query_id == qid) & (m.ConsensusLabel.document_id == did))).first()
+    scale_name = current[0] if current is not None else None
+    if scale_name is None:
+        scales = session.execute(select(m.Judgment.scale).distinct().where(
+            (m.Judgment.query_id == qid) & (m.Judgment.document_id == did))).scalars().all()
+        if not scales:
+            raise NotFoundError(f"({query_id}, {doc_id}) has no judgments and no consensus label: nothing to adjudicate")
+        if len(scales) > 1:
+            raise NdcgLabelingError(f"({query_id}, {doc_id}) is graded on several scales ({', '.join(sorted(scales))}); "
+                                    f"run consensus for one batch first")
+        scale_name = scales[0]
+    scale = get_scale(scale_name)
+    if not scale.contains(grade):
+        raise NdcgLabelingError(f"grade {grade} is outside the scale {scale.name} ({scale.min_grade}..{scale.max_grade}) "
+                                f"of ({query_id}, {doc_id})")
+    history = session.execute(select(m.Adjudication.grade).where(
+        (m.Adjudication.query_id == qid) & (m.Adjudication.document_id == did)).order_by(m.Adjudication.id.desc())
+    ).scalars().all()
+    previous = history[0] if history else (current[1] if current is not None else None)
+    session.add(m.Adjudication(query_id=qid, document_id=did, grade=float(grade), adjudicator=adjudicator,
+                               note=note))
+    session.flush()
+    return AdjudicationRecord(query_id, doc_id, grade, adjudicator, scale.name, previous, len(history) + 1)
+
+
+# --- effective labels and qrels ----------------------------------------------------------------------
+
+
+def effective_labels(*, session: Session) -> pd.DataFrame:
+    """The label in force of every labelled (query, document), sorted by query_id then doc_id.
+
+    Columns (stable; the report reads them): ``query_id`` and ``doc_id`` (external ids, str),
+    ``value`` (float: the newest adjudication if any, else the consensus value), ``query_type`` (str or
+    None), ``source`` (``"adjudication"`` or ``"consensus"``). A pair adjudicated without a consensus
+    label is included; a consensus label without a value (no grades) is left out.
+    """
+    label = m.ConsensusLabel
+    cons = pd.DataFrame(session.execute(select(label.query_id, label.document_id, label.value)).tuples().all(),
+                        columns=["qid", "did", "value"])
+    adj = _latest_adjudications(session)[["qid", "did", "grade"]]
+    merged = cons.merge(adj, on=["qid", "did"], how="outer")
+    has_adj = merged["grade"].notna()
+    merged["value"] = np.where(has_adj, merged["grade"], merged["value"]).astype(float)
+    merged["source"] = np.where(has_adj, "adjudication", "consensus")
+    merged = merged[merged["value"].notna()]
+    if merged.empty:
+        return pd.DataFrame({c: pd.Series(dtype=float if c == "value" else object) for c in EFFECTIVE_COLUMNS})
+    queries = pd.DataFrame(session.execute(select(m.Query.id, m.Query.external_id, m.Query.query_type).where(
+        m.Query.id.in_(select(label.query_id).union(select(m.Adjudication.query_id))))).tuples().all(),
+        columns=["qid", "query_id", "query_type"])
+    docs = pd.DataFrame(session.execute(select(m.Document.id, m.Document.external_id).where(
+        m.Document.id.in_(select(label.document_id).union(select(m.Adjudication.document_id))))).tuples().all(),
+        columns=["did", "doc_id"])
+    out = merged.merge(queries, on="qid").merge(docs, on="did")
+    out = out.sort_values(["query_id", "doc_id"], kind="stable").reset_index(drop=True)
+    out["query_type"] = out["query_type"].astype(object).where(out["query_type"].notna(), None)
+    return out[list(EFFECTIVE_COLUMNS)]
+
+
+@dataclass
+class QrelsExport:
+    text: str
+    n_labels: int
+    n_fractional: int
+    warning: str | None = None
+
+
+def _format_relevance(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else format(value, ".6g")
+
+
+def export_qrels(*, session: Session, rounding: Rounding | None = None, keep_fraction: bool = False) -> QrelsExport:
+    """The effective labels as TREC qrels text: ``qid 0 docid rel``, sorted by query id then doc id.
+
+    A fractional value (mean, Dawid-Skene ``point=mean``) needs a rule: ``rounding="half-up"``
+    (``floor(v + 0.5)``: 1.5 -> 2) or ``"floor"`` (1.5 -> 1); or ``keep_fraction`` writes it as is, with a
+    warning, since trec_eval reads relevance as an integer. Neither: NdcgLabelingError naming the options.
+    """
+    if rounding is not None and rounding not in ROUNDINGS:
+        raise NdcgLabelingError(f"unknown rounding {rounding!r}; use half-up or floor")
+    if rounding is not None and keep_fraction:
+        raise NdcgLabelingError("--round and --keep-fraction exclude each other: choose one")
+    labels = effective_labels(session=session)
+    if labels.empty:
+        raise NotFoundError("no labels to export: run `ndcg-labeling consensus` first")
+    values = labels["value"].to_numpy(dtype=float)
+    fractional = values != np.floor(values)
+    n_frac = int(fractional.sum())
+    warning = None
+    if n_frac and rounding is None and not keep_fraction:
+        i = int(np.flatnonzero(fractional)[0])
+        raise NdcgLabelingError(
+            f"{n_frac} labels are fractional (e.g. {labels['query_id'].iloc[i]} {labels['doc_id'].iloc[i]} = "
+            f"{values[i]:g}); choose a rule with --round half-up|floor, or pass --keep-fraction")
+    if rounding == "half-up":
+        values = np.floor(values + 0.5)
+    elif rounding == "floor":
+        values = np.floor(values)
+    elif n_frac:
+        warning = (f"{n_frac} fractional relevance values written as they are; trec_eval expects integer "
+                   f"relevance (use --round half-up|floor for it)")
+    lines = [f"{q} 0 {d} {_format_relevance(v)}\n"
+             for q, d, v in zip(labels["query_id"].tolist(), labels["doc_id"].tolist(), values.tolist(), strict=True)]
+    return QrelsExport(text="".join(lines), n_labels=len(lines), n_fractional=n_frac, warning=warning)
