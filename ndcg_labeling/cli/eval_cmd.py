@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import Annotated
 
 import typer
@@ -10,7 +10,7 @@ import typer
 from ndcg_labeling.cli.common import handle_errors, write_output
 
 
-class EvalFormat(str, Enum):
+class EvalFormat(StrEnum):
     trec = "trec"
     csv = "csv"
     json = "json"

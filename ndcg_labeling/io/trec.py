@@ -89,15 +89,15 @@ def _read_table(
     _check_readable(path)
     last = names[n_fields - 1]
     # The last field is always read, so a short line shows up as a missing value there.
-    usecols = [c for c in names if c in wanted or c == last]
-    dtype = {c: numeric.get(c, "category" if c == last and c not in wanted else "str") for c in usecols}
+    usecols = [i for i, c in enumerate(names) if c in wanted or c == last]
+    dtype = {i: numeric.get(names[i], "category" if names[i] == last and last not in wanted else "str") for i in usecols}
     try:
         frame = pd.read_csv(
             path,
             sep=r"\s+",
             header=None,
-            names=names,
-            # qrels: exactly 4 fields (a 5th is a parse error); runs: fields after the 6th are ignored.
+            # qrels: exactly 4 fields (a 5th is a parse error); runs: fields after the 6th are ignored
+            # (positional usecols; named ones would make pandas reject the longer lines).
             usecols=None if len(names) == 4 else usecols,
             dtype=dtype,
             engine="c",
@@ -112,6 +112,7 @@ def _read_table(
         raise  # pragma: no cover - the scan above always raises
     if frame.empty:
         raise InputFileError(path, "the file is empty")
+    frame.columns = [names[i] for i in frame.columns]
     tail = frame[last]
     if tail.isna().any() or (tail.dtype != np.float64 and (tail == "").any()):
         _raise_first_bad_line(path, line_problem)
