@@ -85,7 +85,7 @@ def selection_scale(*, session: Session, batch: str | None) -> Scale:
     stmt = select(m.Judgment.scale, func.count()).group_by(m.Judgment.scale).order_by(m.Judgment.scale)
     if batch is not None:
         stmt = stmt.where(m.Judgment.batch == batch)
-    scales = session.execute(stmt).tuples().all()
+    scales = session.execute(stmt).all()
     if not scales:
         if batch is not None:
             raise NotFoundError(f"no judgments in batch {batch!r}")
@@ -112,7 +112,7 @@ def load_grades(*, session: Session, batch: str | None = None) -> GradeSelection
                   m.Judgment.grade)
     if batch is not None:
         stmt = stmt.where(m.Judgment.batch == batch)
-    data = _int_columns(list(session.execute(stmt).tuples()), 5)
+    data = _int_columns(list(session.execute(stmt)), 5)
     jid, qid, did, gid, grade = (np.ascontiguousarray(data[:, k]) for k in range(5))
     del data
     span = int(did.max()) + 1 if did.size else 1
@@ -188,7 +188,7 @@ def _query_info(session: Session, ids: NDArray[np.int64]) -> tuple[dict[int, str
     ext: dict[int, str] = {}
     qtype: dict[int, str] = {}
     for qid, external_id, query_type in session.execute(
-            select(m.Query.id, m.Query.external_id, m.Query.query_type)).tuples():
+            select(m.Query.id, m.Query.external_id, m.Query.query_type)):
         if qid in wanted:
             ext[qid] = external_id
             qtype[qid] = query_type if query_type else NO_QUERY_TYPE
@@ -243,7 +243,7 @@ def agreement_report(*, session: Session, batch: str | None = None, by: By | Non
 
 
 def _grader_rows(session: Session, sel: GradeSelection, level: str, notes: list[str]) -> list[dict[str, Any]]:
-    names = dict(session.execute(select(m.Grader.id, m.Grader.name)).tuples().all())
+    names = dict(session.execute(select(m.Grader.id, m.Grader.name)).all())
     try:
         gs = grader_stats(sel.item, sel.grader, sel.grade, sel.scale.values, n_graders=len(sel.grader_ids))
     except ValueError as exc:  # e.g. more graders than the pairwise matrix allows

@@ -141,7 +141,7 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
 def _latest_adjudications(session: Session) -> pd.DataFrame:
     """The adjudication in force per (query, document): columns qid, did, grade, adjudicator, note."""
     rows = session.execute(select(m.Adjudication.id, m.Adjudication.query_id, m.Adjudication.document_id,
-                                  m.Adjudication.grade, m.Adjudication.adjudicator, m.Adjudication.note)).tuples().all()
+                                  m.Adjudication.grade, m.Adjudication.adjudicator, m.Adjudication.note)).all()
     frame = pd.DataFrame(rows, columns=["id", "qid", "did", "grade", "adjudicator", "note"])
     # ids grow with every insert, so the highest id of a pair is its newest row (created_at can tie)
     return frame.sort_values("id").drop_duplicates(["qid", "did"], keep="last").drop(columns="id")
@@ -161,7 +161,7 @@ def flagged_items(*, session: Session, batch: str | None = None) -> list[dict[st
             .where(label.needs_adjudication.is_(True)))
     if batch is not None:
         stmt = stmt.where(label.batch == batch)
-    labels = session.execute(stmt).tuples().all()
+    labels = session.execute(stmt).all()
     if not labels:
         return []
     grade_stmt = (select(m.Judgment.query_id, m.Judgment.document_id, m.Judgment.batch, m.Grader.name,
@@ -174,7 +174,7 @@ def flagged_items(*, session: Session, batch: str | None = None) -> list[dict[st
     if batch is not None:
         grade_stmt = grade_stmt.where(label.batch == batch)
     grades: dict[tuple[int, int], list[tuple[str, int]]] = {}
-    for qid, did, _jbatch, name, grade in session.execute(grade_stmt).tuples():
+    for qid, did, _jbatch, name, grade in session.execute(grade_stmt):
         grades.setdefault((qid, did), []).append((name, grade))
     adjudicated = {(int(r.qid), int(r.did)): r for r in _latest_adjudications(session).itertuples()}
     out = []
@@ -262,7 +262,7 @@ def effective_labels(*, session: Session) -> pd.DataFrame:
     label is included; a consensus label without a value (no grades) is left out.
     """
     label = m.ConsensusLabel
-    cons = pd.DataFrame(session.execute(select(label.query_id, label.document_id, label.value)).tuples().all(),
+    cons = pd.DataFrame(session.execute(select(label.query_id, label.document_id, label.value)).all(),
                         columns=["qid", "did", "value"])
     adj = _latest_adjudications(session)[["qid", "did", "grade"]]
     merged = cons.merge(adj, on=["qid", "did"], how="outer")
@@ -273,10 +273,10 @@ def effective_labels(*, session: Session) -> pd.DataFrame:
     if merged.empty:
         return pd.DataFrame({c: pd.Series(dtype=float if c == "value" else object) for c in EFFECTIVE_COLUMNS})
     queries = pd.DataFrame(session.execute(select(m.Query.id, m.Query.external_id, m.Query.query_type).where(
-        m.Query.id.in_(select(label.query_id).union(select(m.Adjudication.query_id))))).tuples().all(),
+        m.Query.id.in_(select(label.query_id).union(select(m.Adjudication.query_id))))).all(),
         columns=["qid", "query_id", "query_type"])
     docs = pd.DataFrame(session.execute(select(m.Document.id, m.Document.external_id).where(
-        m.Document.id.in_(select(label.document_id).union(select(m.Adjudication.document_id))))).tuples().all(),
+        m.Document.id.in_(select(label.document_id).union(select(m.Adjudication.document_id))))).all(),
         columns=["did", "doc_id"])
     out = merged.merge(queries, on="qid").merge(docs, on="did")
     out = out.sort_values(["query_id", "doc_id"], kind="stable").reset_index(drop=True)
