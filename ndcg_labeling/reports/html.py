@@ -1,0 +1,221 @@
+"""A self-contained HTML report: plots embedded as base64 PNG, tables, notes and warnings.
+
+One file, no network: the page opens from disk anywhere. Plots (matplotlib, Agg backend):
+
+* the mean of each metric per query type and system, with its bootstrap interval;
+* the judged@k coverage per query type and system, with the 0.9 line below which comparisons are unsafe;
+* the distribution of the effective labels per query type;
+* Krippendorff's alpha per query type (when agreement rows are given).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ndcg_labeling.reports.text import P_LEGEND, comparison_cells, coverage_cells, summary_cells
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from ndcg_labeling.pipeline.report import ReportResult
+
+Array = NDArray[Any]
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1100px;
+color:#222;line-height:1.4;padding:0 1em}
+h1{font-size:1.7em;margin-bottom:.2em}h2{margin-top:1.6em;border-bottom:1px solid #ddd;padding-bottom:.2em}
+table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
+th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}th{background:#f3f3f3}
+td:first-child,td:nth-child(2),th:first-child,th:nth-child(2){text-align:left}
+.warning{background:#fff3cd;border:1px solid #e0b100;padding:.6em 1em;border-radius:4px}
+.note{color:#555}img{max-width:100%;height:auto}.muted{color:#777;font-size:.9em}
+"""
+
+
+def _png(fig: Figure) -> str:
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _img(src: str, alt: str) -> str:
+    return f'<img src="{src}" alt="{html.escape(alt)}">'
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _grouped_bars(ax: Any, groups: Sequence[str], series: dict[str, tuple[Array, Array, Array]],
+                  title: str) -> None:
+    """Bars per group, one colour per series, with asymmetric error bars ``(value, low, high)``."""
+    x = np.arange(len(groups))
+    width = 0.8 / max(len(series), 1)
+    for i, (name, (value, low, high)) in enumerate(series.items()):
+        err = np.vstack([np.nan_to_num(value - low), np.nan_to_num(high - value)])
+        ax.bar(x + (i - (len(series) - 1) / 2) * width, np.nan_to_num(value), width, yerr=err, capsize=3,
+               label=name)
+    ax.set_xticks(x)
+    ax.set_xticklabels(groups, rotation=20, ha="right")
+    ax.set_title(title)
+    ax.set_ylim(0, 1.05)
+    ax.grid(axis="y", alpha=0.3)
+
+
+def metric_plot(result: ReportResult) -> str:
+    plt = _pyplot()
+    metrics = [mt for mt in result.metrics if not mt.startswith("judged")] or result.metrics
+    groups = result.query_types + ["all"]
+    cols = min(3, len(metrics))
+    rows = math.ceil(len(metrics) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.6 * rows), squeeze=False)
+    s = result.summary.set_index(["system", "metric", "query_type"])
+    for ax, metric in zip(axes.ravel(), metrics, strict=False):
+        series = {}
+        for system in result.systems:
+            sub = s.loc[(system, metric)].reindex(groups)
+            series[system] = (sub["value"].to_numpy(float), sub["ci_low"].to_numpy(float),
+                              sub["ci_high"].to_numpy(float))
+        _grouped_bars(ax, groups, series, metric)
+    for ax in axes.ravel()[len(metrics):]:
+        ax.set_visible(False)
+    axes.ravel()[0].legend(fontsize=8)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def coverage_plot(result: ReportResult) -> str:
+    plt = _pyplot()
+    groups = result.query_types + ["all"]
+    cov = result.coverage.set_index(["system", "query_type"])
+    fig, ax = plt.subplots(figsize=(8, 3.4))
+    series = {}
+    for system in result.systems:
+        v = cov.loc[system].reindex(groups)["judged"].to_numpy(float)
+        series[system] = (v, v, v)
+    _grouped_bars(ax, groups, series, f"judged@{result.coverage_k}")
+    ax.axhline(0.9, color="red", linestyle="--", linewidth=1, label="0.9")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def grade_plot(result: ReportResult) -> tuple[str, list[list[str]]]:
+    """Share of labels at each (rounded) grade per query type: the plot and the count table rows."""
+    plt = _pyplot()
+    labels = result.labels.assign(grade=np.round(result.labels["value"].to_numpy(float)).astype(int))
+    table = labels.groupby(["query_type", "grade"]).size().unstack(fill_value=0).sort_index()
+    grades = list(table.columns)
+    shares = table.div(table.sum(axis=1), axis=0)
+    fig, ax = plt.subplots(figsize=(8, 0.5 * len(table) + 1.4))
+    left = np.zeros(len(table))
+    cmap = plt.get_cmap("viridis")
+    for i, g in enumerate(grades):
+        vals = shares[g].to_numpy(float)
+        ax.barh(list(table.index), vals, left=left, label=f"grade {g}",
+                color=cmap(i / max(len(grades) - 1, 1)))
+        left += vals
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("share of labels")
+    ax.set_title("effective labels per query type")
+    ax.legend(fontsize=8, ncol=len(grades), loc="lower center", bbox_to_anchor=(0.5, 1.08))
+    fig.tight_layout()
+    rows = [[str(qt)] + [str(int(table.loc[qt, g])) for g in grades] + [str(int(table.loc[qt].sum()))]
+            for qt in table.index]
+    header = ["query type"] + [f"grade {g}" for g in grades] + ["labels"]
+    return _png(fig), [header, *rows]
+
+
+def agreement_plot(rows: Sequence[dict[str, Any]]) -> str:
+    plt = _pyplot()
+    names = [str(r["scope"]) for r in rows]
+    alpha = np.array([np.nan if r.get("alpha") is None else float(r["alpha"]) for r in rows])
+    fig, ax = plt.subplots(figsize=(8, 3.2))
+    ax.bar(names, np.nan_to_num(alpha), color="#4c72b0")
+    ax.axhline(0.667, color="red", linestyle="--", linewidth=1, label="0.667 (tentative conclusions)")
+    ax.set_ylim(min(0.0, float(np.nanmin(alpha)) if np.isfinite(alpha).any() else 0.0), 1.0)
+    ax.set_title("Krippendorff's alpha (ordinal) per query type")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def render_html(result: ReportResult, *, agreement: Sequence[dict[str, Any]] | None = None,
+                agreement_note: str | None = None, title: str = "ndcg-labeling report") -> str:
+    """One self-contained HTML page. ``agreement``: rows with ``scope`` and ``alpha`` (and optionally
+    ``percent_agreement``, ``ac1``, ``n_items``) per query type, the ``all`` row included; None leaves
+    the agreement section out with ``agreement_note`` saying why."""
+    o = result.options
+    parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
+             f"<style>{_CSS}</style></head><body>", f"<h1>{html.escape(title)}</h1>"]
+    parts.append(f'<p class="muted">systems: {html.escape(", ".join(result.systems))}; baseline: '
+                 f'{html.escape(str(result.baseline))}; gain: {o.gain}; relevant threshold: {o.relevant_threshold:g}; '
+                 f'{o.confidence:.0%} percentile bootstrap intervals ({o.n_bootstrap:,} resamples).</p>')
+    for w in result.warnings:
+        parts.append(f'<p class="warning"><strong>Warning:</strong> {html.escape(w)}</p>')
+
+    parts.append("<h2>Metrics per query type</h2>")
+    parts.append(_img(metric_plot(result), "metrics per query type with intervals"))
+    header, rows = summary_cells(result)
+    parts.append(_table(header, rows))
+
+    header, rows = comparison_cells(result)
+    if rows:
+        parts.append(f"<h2>Difference to the baseline {html.escape(str(result.baseline))}</h2>")
+        parts.append(_table(header, rows))
+        parts.append(f'<p class="note">{html.escape(P_LEGEND)}.</p>')
+
+    parts.append(f"<h2>Judged@{result.coverage_k} coverage</h2>")
+    parts.append(_img(coverage_plot(result), "judged coverage"))
+    header, rows = coverage_cells(result)
+    parts.append(_table(header, rows))
+
+    parts.append("<h2>Grade distribution</h2>")
+    src, grade_rows = grade_plot(result)
+    parts.append(_img(src, "grade distribution per query type"))
+    parts.append(_table(grade_rows[0], grade_rows[1:]))
+
+    parts.append("<h2>Agreement</h2>")
+    if agreement:
+        parts.append(_img(agreement_plot(agreement), "agreement per query type"))
+        cols = ["scope", "alpha", "percent_agreement", "ac1", "n_items", "n_graders"]
+        arows = [[_cell(r.get(c)) for c in cols] for r in agreement]
+        parts.append(_table(["query type", "alpha", "% agreement", "AC1", "items", "graders"], arows))
+    if agreement_note:
+        parts.append(f'<p class="note">{html.escape(agreement_note)}</p>')
+
+    parts.append("<h2>Notes</h2><ul>")
+    parts.extend(f"<li>{html.escape(n)}</li>" for n in result.notes)
+    parts.append("</ul></body></html>")
+    return "\n".join(parts)
+
+
+def _cell(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return "-" if math.isnan(v) else f"{v:.3f}"
+    return str(v)

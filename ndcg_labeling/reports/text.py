@@ -1,0 +1,209 @@
+"""Text renderers: Rich tables for the terminal, CSV (long format), JSON and Markdown."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ndcg_labeling.pipeline.report import ReportResult
+
+SUMMARY_COLUMNS = ["system", "query_type", "metric", "value", "n_queries", "ci_low", "ci_high"]
+PER_QUERY_COLUMNS = ["system", "query_id", "query_type", "metric", "value"]
+P_LEGEND = ("diff = system - baseline (mean over the queries both scored); p = paired randomization test "
+            "(sign flips), Holm-corrected over the systems compared with the baseline; W/T/L = queries won, "
+            "tied, lost")
+
+
+def _full(value: Any) -> str:
+    """A number at full precision (``repr`` of the float), empty for NaN/None."""
+    if value is None:
+        return ""
+    if isinstance(value, float) or hasattr(value, "dtype") and value.dtype.kind == "f":
+        f = float(value)
+        return "" if math.isnan(f) else repr(f)
+    if hasattr(value, "item"):
+        return str(value.item())
+    return str(value)
+
+
+def _per_query_wanted(result: ReportResult) -> bool:
+    return result.options.per_query or result.options.by == "query"
+
+
+def render_csv(result: ReportResult) -> str:
+    """Long format: ``system,query_type,metric,value,n_queries,ci_low,ci_high`` (``all`` = overall), or with
+    per-query output ``system,query_id,query_type,metric,value``. Floats at full precision."""
+    per_query = _per_query_wanted(result)
+    frame = result.per_query if per_query else result.summary
+    columns = PER_QUERY_COLUMNS if per_query else SUMMARY_COLUMNS
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(columns)
+    for row in frame[columns].itertuples(index=False, name=None):
+        writer.writerow([_full(v) for v in row])
+    return buf.getvalue()
+
+
+def render_json(result: ReportResult) -> str:
+    """The summary, comparisons, coverage, notes and warnings (and per-query rows when asked) as JSON."""
+    from ndcg_labeling.pipeline.report import report_as_dict
+
+    return json.dumps(report_as_dict(result), indent=2, allow_nan=False, default=str)
+
+
+def _fmt(v: float, digits: int = 3) -> str:
+    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{digits}f}"
+
+
+def _p(v: float) -> str:
+    if v is None or math.isnan(v):
+        return "-"
+    return "<0.001" if v < 0.001 else f"{v:.3f}"
+
+
+def summary_cells(result: ReportResult) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the summary table: query type, system, n, then ``mean [ci_low, ci_high]`` per metric."""
+    s = result.summary
+    header = ["query type", "system", "n"] + result.metrics
+    rows = []
+    order = result.query_types + ["all"]
+    indexed = s.set_index(["query_type", "system", "metric"])
+    for qt in order:
+        for system in result.systems:
+            cells = [qt, system]
+            ns = []
+            for metric in result.metrics:
+                r = indexed.loc[(qt, system, metric)]
+                ns.append(int(r["n_queries"]))
+                cells.append(f"{_fmt(r['value'])} [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]")
+            cells.insert(2, str(max(ns)) if ns else "0")
+            rows.append(cells)
+    return header, rows
+
+
+def comparison_cells(result: ReportResult) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the comparison table (empty with fewer than two systems)."""
+    c = result.comparisons
+    if c.empty:
+        return [], []
+    p_col = "rand_p_holm"
+    first = result.metrics[0]
+    header = ["query type", "system vs " + str(result.baseline)] + result.metrics + [f"W/T/L {first}"]
+    rows = []
+    indexed = c.set_index(["query_type", "system", "metric"])
+    for qt in result.query_types + ["all"]:
+        for system in result.systems:
+            if system == result.baseline:
+                continue
+            cells = [qt, system]
+            for metric in result.metrics:
+                r = indexed.loc[(qt, system, metric)]
+                mark = " *" if not math.isnan(r[p_col]) and r[p_col] < 0.05 else ""
+                diff = r["diff"]
+                cells.append("-" if math.isnan(diff) else f"{diff:+.3f} (p {_p(r[p_col])}){mark}")
+            r0 = indexed.loc[(qt, system, first)]
+            cells.append(f"{int(r0['wins'])}/{int(r0['ties'])}/{int(r0['losses'])}")
+            rows.append(cells)
+    return header, rows
+
+
+def coverage_cells(result: ReportResult) -> tuple[list[str], list[list[str]]]:
+    cov = result.coverage.set_index(["query_type", "system"])
+    header = ["query type"] + result.systems
+    rows = []
+    for qt in result.query_types + ["all"]:
+        rows.append([qt] + [_fmt(float(cov.loc[(qt, s), "judged"]), 2) for s in result.systems])
+    return header, rows
+
+
+def render_table(result: ReportResult, console: Console | None = None) -> None:
+    """Print the report as Rich tables (notes and warnings included) on ``console``."""
+    from rich.console import Console
+    from rich.table import Table
+
+    con = console or Console()
+    ci = f"{result.options.confidence:.0%}"
+    if _per_query_wanted(result):
+        table = Table(title="per query")
+        pq = result.per_query.pivot_table(index=["query_id", "query_type", "system"], columns="metric",
+                                          values="value", sort=True)
+        for col in ["query", "query type", "system"] + result.metrics:
+            table.add_column(col, justify="right" if col in result.metrics else "left")
+        for (qid, qt, system), row in pq.iterrows():
+            table.add_row(str(qid), str(qt), str(system),
+                          *(_fmt(row.get(mt, float("nan")), 4) for mt in result.metrics))
+        con.print(table)
+    header, rows = summary_cells(result)
+    table = Table(title=f"mean per query type with {ci} bootstrap interval ({result.options.gain} gain)")
+    for i, col in enumerate(header):
+        table.add_column(col, justify="right" if i >= 2 else "left")
+    previous = None
+    for r in rows:
+        if previous is not None and r[0] != previous:
+            table.add_section()
+        previous = r[0]
+        table.add_row(*r)
+    con.print(table)
+    header, rows = comparison_cells(result)
+    if rows:
+        table = Table(title=f"difference to the baseline {result.baseline}", caption=P_LEGEND)
+        for i, col in enumerate(header):
+            table.add_column(col, justify="right" if i >= 2 else "left")
+        for r in rows:
+            table.add_row(*r)
+        con.print(table)
+    for note in result.notes:
+        con.print(f"note: {note}", markup=False, highlight=False)
+    for warning in result.warnings:
+        con.print(f"[bold red]warning:[/] {warning}", highlight=False)
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> str:
+    def esc(x: str) -> str:
+        return x.replace("|", "\\|")
+
+    lines = ["| " + " | ".join(esc(h) for h in header) + " |",
+             "|" + "|".join("---" if i < 2 else "---:" for i in range(len(header))) + "|"]
+    lines += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(result: ReportResult) -> str:
+    """The report as Markdown: warnings first, then the summary, comparison and judged@k tables."""
+    parts = ["# ndcg-labeling report\n"]
+    for warning in result.warnings:
+        parts.append(f"> **Warning:** {warning}\n")
+    ci = f"{result.options.confidence:.0%}"
+    header, rows = summary_cells(result)
+    parts.append(f"## Mean per query type ({ci} bootstrap interval, {result.options.gain} gain)\n")
+    parts.append(_md_table(header, rows))
+    header, rows = comparison_cells(result)
+    if rows:
+        parts.append(f"## Difference to the baseline {result.baseline}\n")
+        parts.append(_md_table(header, rows))
+        parts.append(f"{P_LEGEND}.\n")
+    header, rows = coverage_cells(result)
+    parts.append(f"## Judged@{result.coverage_k} coverage\n")
+    parts.append(_md_table(header, rows))
+    if _per_query_wanted(result):
+        pq = result.per_query.pivot_table(index=["query_id", "query_type", "system"], columns="metric",
+                                          values="value", sort=True)
+        parts.append("## Per query\n")
+        prow = [[str(q), str(t), str(s)] + [_fmt(r.get(mt, float("nan")), 4) for mt in result.metrics]
+                for (q, t, s), r in pq.iterrows()]
+        parts.append(_md_table(["query", "query type", "system"] + result.metrics, prow))
+    parts.append("## Notes\n")
+    parts.extend(f"- {n}\n" for n in result.notes)
+    return "\n".join(parts)
+
+
+def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return list(frame.to_dict(orient="records"))
