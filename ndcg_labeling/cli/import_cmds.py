@@ -22,8 +22,22 @@ JsonSummary = Annotated[bool, typer.Option("--json", help="Print the summary as 
 
 @contextmanager
 def _progress(label: str) -> Iterator[Callable[[int], None]]:
-    """A Rich progress display of rows written (shown on a terminal only)."""
+    """A Rich progress display of rows written (shown on a terminal only).
+
+    With ``NDCG_LABELING_PROGRESS=plain`` the progress is printed as plain ``progress: N rows`` lines
+    on stderr instead (for logs, and for the test that interrupts an import half way).
+    """
+    import os
+
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    if os.environ.get("NDCG_LABELING_PROGRESS") == "plain":
+        def plain(n: int) -> None:
+            err_console.file.write(f"progress: {n} rows\n")
+            err_console.file.flush()
+
+        yield plain
+        return
 
     with Progress(SpinnerColumn(), TextColumn(f"{label}"), BarColumn(), TextColumn("{task.completed:,} rows"),
                   TimeElapsedColumn(), console=err_console, transient=True,

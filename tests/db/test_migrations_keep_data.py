@@ -1,0 +1,61 @@
+"""A database filled at each earlier revision keeps every row through upgrade to head, and through
+downgrade back to that revision and up again."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import text
+
+from ndcg_labeling.db import migrate
+
+T = "'2026-01-02 03:04:05'"
+ROWS_0001 = {
+    "queries": ["INSERT INTO queries (id, external_id, text, query_type) VALUES (1, 'q1', 'cheap flights', 'transactional')",
+                "INSERT INTO queries (id, external_id, text, query_type) VALUES (2, 'q2', NULL, NULL)"],
+    "documents": ["INSERT INTO documents (id, external_id, title, body, url) VALUES (1, 'd1', 'Flights', 'Cheap', NULL)",
+                  "INSERT INTO documents (id, external_id, title, body, url) VALUES (2, 'd2', '東京', NULL, 'https://x.test/')"],
+    "graders": ["INSERT INTO graders (id, name, display_name, active) VALUES (1, 'alice', 'Alice A.', TRUE)"],
+    "systems": ["INSERT INTO systems (id, name, description) VALUES (1, 'bm25', 'baseline')"],
+    "ranking_entries": ["INSERT INTO ranking_entries (id, system_id, query_id, document_id, rank, score) VALUES (1, 1, 1, 1, 1, 2.5)",
+                        "INSERT INTO ranking_entries (id, system_id, query_id, document_id, rank, score) VALUES (2, 1, 1, 2, 2, NULL)"],
+    "judgments": [f"INSERT INTO judgments (id, grader_id, query_id, document_id, grade, scale, batch, source_file, created_at) "
+                  f"VALUES (1, 1, 1, 1, 3, '0-3', 'b1', 'j.csv', {T})"],
+    "consensus_labels": [f"INSERT INTO consensus_labels (id, query_id, document_id, value, method, scale, batch, n_graders, "
+                         f"spread, needs_adjudication, reason, created_at) VALUES (1, 1, 1, 2.5, 'mean', '0-3', '', 2, 1.0, "
+                         f"FALSE, NULL, {T})"],
+}
+ROWS_0002 = {
+    "grading_batches": [f"INSERT INTO grading_batches (id, name, scale, depth, overlap, seed, guideline_path, guideline_version, "
+                        f"guideline_sha256, created_at) VALUES (1, 'b1', '0-3', 10, 1, 7, 'guidelines/relevance-0-3.md', "
+                        f"'1.0', '{'a' * 64}', {T})"],
+    "batch_items": ["INSERT INTO batch_items (id, batch_id, item_key, query_id, document_id) VALUES (1, 1, 'k9f3', 1, 1)"],
+    "assignments": ["INSERT INTO assignments (id, batch_id, item_id, grader_id, position, status, skip_reason) "
+                    "VALUES (1, 1, 1, 1, 0, 'done', NULL)"],
+}
+
+
+def _dump(engine, tables) -> dict[str, list[tuple]]:
+    with engine.connect() as conn:
+        return {t: [tuple(r) for r in conn.execute(text(f"SELECT * FROM {t} ORDER BY 1"))] for t in tables}
+
+
+@pytest.mark.parametrize("revision", ["0001", "0002"])
+def test_rows_survive_upgrade_and_round_trip(empty_db, revision):
+    engine = empty_db.engine
+    migrate.upgrade(engine, revision)
+    rows = dict(ROWS_0001)
+    if revision >= "0002":
+        rows.update(ROWS_0002)
+    with engine.begin() as conn:
+        for statements in rows.values():
+            for sql in statements:
+                conn.execute(text(sql))
+    before = _dump(engine, rows)
+    assert all(before[t] for t in rows)
+    migrate.upgrade(engine)
+    assert migrate.current_revision(engine) == migrate.head_revision(engine)
+    assert _dump(engine, rows) == before
+    migrate.downgrade(engine, revision)
+    assert _dump(engine, rows) == before
+    migrate.upgrade(engine)
+    assert _dump(engine, rows) == before
