@@ -1,0 +1,173 @@
+"""Task files for graders: writing a grader's open items, reading the files they fill in.
+
+Formats:
+
+- ``csv``: header ``item_id,query,title,body,url,grade``; the grade column is empty on export.
+- ``jsonl``: one object per line with the same keys.
+- ``label-studio``: on export, a Label Studio task-import JSON list
+  ``[{"data": {"item_id": ..., "query": ..., "title": ..., "body": ..., "url": ...}}]``; on import,
+  a Label Studio JSON export: a list of tasks with ``data.item_id`` and the grade in
+  ``annotations[-1].result[i].value.choices[0]`` (``"2"`` or a grade name such as ``"Highly relevant"``).
+
+Exported files hold nothing that hints at a rank: no rank, score, system or other grader's grade.
+Reading returns every row with where it came from (``FILE:LINE`` for CSV/JSONL, ``FILE: task I`` for
+JSON, ``I`` the 0-based index in the list) so that the importer can report every bad row.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ndcg_labeling.errors import InputFileError
+from ndcg_labeling.io.tables import read_table
+
+TASK_COLUMNS = ("item_id", "query", "title", "body", "url", "grade")
+LABEL_STUDIO_FIELDS = ("item_id", "query", "title", "body", "url")
+TASK_FORMATS = ("csv", "jsonl", "label-studio")
+_EXTENSIONS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "label-studio"}
+
+
+def task_format(path: str | Path, fmt: str | None) -> str:
+    """The task file format: ``fmt`` if given, else from the extension (.csv, .jsonl, .json)."""
+    if fmt:
+        fmt_l = fmt.lower().replace("_", "-")
+        if fmt_l in ("labelstudio", "ls"):
+            fmt_l = "label-studio"
+        if fmt_l not in TASK_FORMATS:
+            raise InputFileError(str(path), f"unknown task file format {fmt!r}; expected one of {', '.join(TASK_FORMATS)}")
+        return fmt_l
+    suffix = Path(path).suffix.lower()
+    if suffix not in _EXTENSIONS:
+        raise InputFileError(str(path), f"cannot tell the format from the extension {suffix or '(none)'!r}; "
+                             f"use .csv, .jsonl or .json (Label Studio) or pass --format")
+    return _EXTENSIONS[suffix]
+
+
+def write_tasks(rows: Sequence[dict[str, Any]], path: str | Path, fmt: str | None = None) -> str:
+    """Write task rows (dicts with the keys of :data:`TASK_COLUMNS`) to ``path``; returns the format.
+
+    Only the task columns are written, whatever else the dicts hold.
+    """
+    fmt_n = task_format(path, fmt)
+    clean = [{c: ("" if row.get(c) is None else str(row.get(c))) for c in TASK_COLUMNS} for row in rows]
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        if fmt_n == "csv":
+            writer = csv.DictWriter(fh, fieldnames=list(TASK_COLUMNS), lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(clean)
+        elif fmt_n == "jsonl":
+            for row in clean:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        else:
+            tasks = [{"data": {c: row[c] for c in LABEL_STUDIO_FIELDS}} for row in clean]
+            json.dump(tasks, fh, ensure_ascii=False, indent=1)
+            fh.write("\n")
+    return fmt_n
+
+
+@dataclass(frozen=True)
+class GradedRow:
+    """One row of a filled task file: ``grade`` is the raw text ("" when left empty).
+
+    ``line`` is the 1-based file line (CSV/JSONL); ``where`` names the row where there is no line
+    (``task 3`` for the 0-based index of a Label Studio task).
+    """
+
+    index: int
+    where: str
+    line: int | None
+    item_id: str
+    grade: str
+
+
+@dataclass
+class GradedFile:
+    """The rows of a filled task file, and the problems found while reading its structure
+    (``(row index, error)``, one per bad row; those rows are not in ``rows``)."""
+
+    path: str
+    fmt: str
+    rows: list[GradedRow] = field(default_factory=list)
+    problems: list[tuple[int, InputFileError]] = field(default_factory=list)
+
+
+def read_graded(path: str | Path, fmt: str | None = None) -> GradedFile:
+    """Read a filled task file (CSV/JSONL with ``item_id`` and ``grade``, or a Label Studio export).
+
+    Raises :class:`InputFileError` when the file as a whole is unreadable; problems of single rows are
+    collected in ``problems`` (one per row) and the row is left out.
+    """
+    path_s = str(path)
+    fmt_n = task_format(path_s, fmt)
+    if fmt_n == "label-studio":
+        return _read_label_studio(path_s)
+    table = read_table(path_s, fmt_n)
+    table.require_columns(["item_id", "grade"])
+    out = GradedFile(path_s, fmt_n)
+    items = table.frame["item_id"].tolist()
+    grades = table.frame["grade"].tolist()
+    for i, (item, grade) in enumerate(zip(items, grades, strict=True)):
+        line = table.line_of(i)
+        out.rows.append(GradedRow(i, f"row {i + 1}", line, item, grade))
+    return out
+
+
+def _read_label_studio(path: str) -> GradedFile:
+    p = Path(path)
+    if not p.is_file():
+        raise InputFileError(path, "no such file")
+    try:
+        tasks = json.loads(p.read_text(encoding="utf-8-sig"))
+    except UnicodeDecodeError:
+        raise InputFileError(path, "not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise InputFileError(path, f"not a Label Studio JSON export: {exc.msg}", line=exc.lineno) from None
+    if not isinstance(tasks, list):
+        raise InputFileError(path, f"not a Label Studio JSON export: expected a list of tasks, got {type(tasks).__name__}")
+    out = GradedFile(path, "label-studio")
+    for i, task in enumerate(tasks):
+        data = task.get("data") if isinstance(task, dict) else None
+        item = data.get("item_id") if isinstance(data, dict) else None
+        if item is None or str(item).strip() == "":
+            out.problems.append((i, InputFileError(path, f"task {i}: no data.item_id")))
+            continue
+        try:
+            grade = _label_studio_choice(task)
+        except ValueError as exc:
+            out.problems.append((i, InputFileError(path, f"task {i}: {exc}")))
+            continue
+        out.rows.append(GradedRow(i, f"task {i}", None, str(item).strip(), grade))
+    return out
+
+
+def _label_studio_choice(task: dict[str, Any]) -> str:
+    """The chosen grade of the task's latest annotation ("" when not annotated)."""
+    annotations = task.get("annotations") or []
+    if not isinstance(annotations, list):
+        raise ValueError("annotations is not a list")
+    if not annotations:
+        return ""
+    latest = annotations[-1]
+    results = latest.get("result") if isinstance(latest, dict) else None
+    if not results:
+        return ""
+    if not isinstance(results, list):
+        raise ValueError("annotations[-1].result is not a list")
+    for result in results:
+        value = result.get("value") if isinstance(result, dict) else None
+        choices = value.get("choices") if isinstance(value, dict) else None
+        if isinstance(choices, list) and choices:
+            return str(choices[0]).strip()
+    return ""
+
+
+def row_error(path: str, row: GradedRow, problem: str) -> InputFileError:
+    """``FILE:LINE: problem`` for a CSV/JSONL row, ``FILE: task I: problem`` for a JSON task."""
+    if row.line is not None:
+        return InputFileError(path, problem, line=row.line)
+    return InputFileError(path, f"{row.where}: {problem}")
