@@ -131,9 +131,14 @@ def ndcg_from_ranking(r: Ranking, k: int | None, gain: str, empty: str) -> Any:
     return _fill(r.xp, idcg > 0, dcg, idcg, empty)
 
 
+def _f(r: Ranking, x: Any) -> Any:
+    """``x`` (bool or int) in the ranking's float dtype (torch's ``* 1.0`` would give float32)."""
+    return x.astype(np.float64) if r.xp is np else x.to(r.ranked.dtype)
+
+
 def _relevant(r: Ranking, k: int | None, threshold: float) -> Any:
     kk = _cut(k, r.k_ranked)
-    return (r.ranked[:, :kk] >= threshold) * 1.0  # NaN (unjudged, missing) compares False
+    return _f(r, r.ranked[:, :kk] >= threshold)  # NaN (unjudged, missing) compares False
 
 
 def mrr_from_ranking(r: Ranking, k: int | None, threshold: float, empty: str) -> Any:
@@ -142,7 +147,7 @@ def mrr_from_ranking(r: Ranking, k: int | None, threshold: float, empty: str) ->
     if rel.shape[1] == 0:
         rr = rel.sum(1)
     else:
-        first = rel.argmax(1) * 1.0
+        first = _f(r, rel.argmax(1))
         rr = xp.where(rel.sum(1) > 0, 1.0 / (first + 1.0), 0.0 * first)
     return _fill(xp, r.n_relevant(threshold) > 0, rr, 1.0 + 0.0 * rr, empty)
 
@@ -160,7 +165,7 @@ def precision_from_ranking(r: Ranking, k: int | None, threshold: float, empty: s
     rel = _relevant(r, k, threshold)
     hits = rel.sum(1)
     if k is None:
-        den = r.present.sum(1) * 1.0
+        den = _f(r, r.present.sum(1))
     else:
         den = 0.0 * hits + float(k)  # trec_eval: divide by k even when the list is shorter
     value = _fill(r.xp, den > 0, hits, den, "zero")
@@ -174,8 +179,8 @@ def recall_from_ranking(r: Ranking, k: int | None, threshold: float, empty: str)
 
 def judged_from_ranking(r: Ranking, k: int | None, empty: str) -> Any:
     kk = _cut(k, r.k_ranked)
-    judged = (~r.xp.isnan(r.ranked[:, :kk])).sum(1) * 1.0
-    shown = r.present[:, :kk].sum(1) * 1.0
+    judged = _f(r, (~r.xp.isnan(r.ranked[:, :kk])).sum(1))
+    shown = _f(r, r.present[:, :kk].sum(1))
     return _fill(r.xp, shown > 0, judged, shown, empty)
 
 
