@@ -49,7 +49,7 @@ def make_files(folder: Path, n: int, seed: int = 7) -> tuple[Path, Path, list[st
     per_query = 100
     rq = np.repeat(np.arange(n // per_query), per_query)
     rank = np.tile(np.arange(1, per_query + 1), n // per_query)
-    run = pd.DataFrame({"query_id": [f"q{q}" for q in rq], "Q0": "Q0", "doc_id": [f"r{q}_{r}" for q, r in zip(rq, rank)],
+    run = pd.DataFrame({"query_id": [f"q{q}" for q in rq], "Q0": "Q0", "doc_id": [f"r{q}_{r}" for q, r in zip(rq, rank, strict=True)],
                         "rank": rank, "score": (1000.0 - rank), "tag": "bench"})
     rpath = folder / "run.txt"
     run.to_csv(rpath, sep=" ", header=False, index=False)

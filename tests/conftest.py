@@ -55,8 +55,8 @@ class Database:
 
     def counts(self) -> dict[str, int]:
         """Row count of every table (to check that a failed command changed nothing)."""
-        from ndcg_labeling.db.base import Base
         import ndcg_labeling.db.models  # noqa: F401
+        from ndcg_labeling.db.base import Base
 
         out = {}
         with self.engine.connect() as conn:

@@ -10,7 +10,15 @@ from typing import Annotated
 
 import typer
 
-from ndcg_labeling.cli.common import DbOption, FormatOption, TableFormat, err_console, open_session, render_rows, write_output
+from ndcg_labeling.cli.common import (
+    DbOption,
+    FormatOption,
+    TableFormat,
+    err_console,
+    open_session,
+    render_rows,
+    write_output,
+)
 
 import_app = typer.Typer(help="Import queries, documents, graders, system runs and judgments.", no_args_is_help=True)
 graders_app = typer.Typer(help="Add and list graders.", no_args_is_help=True)

@@ -7,11 +7,10 @@ PostgreSQL, never one ORM object per row.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
-
-import uuid
 
 from sqlalchemy import Table, column, func, select, table
 from sqlalchemy.orm import Session
@@ -39,14 +38,14 @@ def bulk_insert(
     PostgreSQL: ``COPY ... FROM STDIN`` through psycopg 3. Other backends: the DBAPI ``executemany``
     in chunks of 50,000 rows. ``progress(n)`` is called with the number of rows written so far.
     """
-    tbl: Table = table.__table__ if hasattr(table, "__table__") else table
+    name: str = getattr(table, "__tablename__", None) or table.name
     cols = ", ".join(columns)
     conn = session.connection()
     count = 0
     if dialect_name(session) == "postgresql":
         raw = conn.connection.driver_connection
         assert raw is not None  # noqa: S101 - a live connection always has a driver connection
-        with raw.cursor() as cursor, cursor.copy(f"COPY {tbl.name} ({cols}) FROM STDIN") as copy:
+        with raw.cursor() as cursor, cursor.copy(f"COPY {name} ({cols}) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(row)
                 count += 1
@@ -54,7 +53,7 @@ def bulk_insert(
                     progress(count)
     else:
         placeholders = ", ".join("?" for _ in columns)
-        sql = f"INSERT INTO {tbl.name} ({cols}) VALUES ({placeholders})"
+        sql = f"INSERT INTO {name} ({cols}) VALUES ({placeholders})"
         cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
         chunk: list[Sequence[Any]] = []
         for row in rows:
@@ -115,7 +114,7 @@ def ensure_external_ids(model: type[m.Query] | type[m.Document], ids: Iterable[s
             bulk_insert(model, ["external_id"], ((x,) for x in missing), session=session)
             existing.update(external_id_map(model, session=session, only=missing))
         return existing, len(missing)
-    target = model.__table__.name
+    target = model.__tablename__
     temp = f"tmp_ids_{uuid.uuid4().hex[:10]}"
     conn = session.connection()
     conn.exec_driver_sql(f"CREATE TEMPORARY TABLE {temp} (external_id VARCHAR({m.ID_LENGTH}) PRIMARY KEY)")

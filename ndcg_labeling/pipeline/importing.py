@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import select, tuple_
+from numpy.typing import NDArray
+from sqlalchemy import delete, select, tuple_
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
@@ -316,7 +317,7 @@ def import_run(path: str | Path, *, system: str, session: Session, fmt: str | No
                 raise ConflictError(f"{path_s}: system {system!r} already has a different ranking for query "
                                     f"{qext!r} ({len(changed_queries)} queries differ); use --replace to replace them")
             if changed_queries:
-                session.execute(m.RankingEntry.__table__.delete().where(
+                session.execute(delete(m.RankingEntry).where(
                     (m.RankingEntry.system_id == sys_obj.id) & (m.RankingEntry.query_id.in_(changed_queries))))
                 summary.updated = int(run["qid"].isin(changed_queries).sum())
             summary.unchanged = int(run["qid"].isin(same_queries).sum())
@@ -333,7 +334,7 @@ def import_run(path: str | Path, *, system: str, session: Session, fmt: str | No
 # --- judgments ---------------------------------------------------------------------------------
 
 
-def _grades(table: InputTable, column: str, scale: Scale) -> np.ndarray:
+def _grades(table: InputTable, column: str, scale: Scale) -> NDArray[np.int64]:
     raw = table.frame[column]
     numeric = pd.to_numeric(raw, errors="coerce")
     bad_text = numeric.isna() | ~np.isfinite(numeric.fillna(0))
@@ -345,7 +346,7 @@ def _grades(table: InputTable, column: str, scale: Scale) -> np.ndarray:
     if frac.any():
         row = int(np.flatnonzero(frac.to_numpy())[0])
         raise table.error(row, f"grade {raw.iloc[row]!r} is not an integer")
-    out = numeric.to_numpy(dtype=float).astype(np.int64)
+    out: NDArray[np.int64] = numeric.to_numpy(dtype=float).astype(np.int64)
     outside = (out < scale.min_grade) | (out > scale.max_grade)
     if outside.any():
         row = int(np.flatnonzero(outside)[0])
@@ -426,7 +427,7 @@ def import_judgments(path: str | Path, *, scale: str, session: Session, fmt: str
         if differs.any():
             ids = merged.loc[differs, "id_old"].astype(np.int64).tolist()
             for start in range(0, len(ids), 10_000):
-                session.execute(m.Judgment.__table__.delete().where(m.Judgment.id.in_(ids[start : start + 10_000])))
+                session.execute(delete(m.Judgment).where(m.Judgment.id.in_(ids[start : start + 10_000])))
             summary.updated = int(differs.sum())
         summary.unchanged = int((seen & ~differs).sum())
         frame = frame[~(seen & ~differs)]
