@@ -1,9 +1,169 @@
-"""Commands of this area (not written yet)."""
+"""``tasks create | status | list | export | import`` and the interactive ``grade`` command."""
 
 from __future__ import annotations
 
+import json
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
 import typer
+
+from ndcg_labeling.cli.common import (
+    DbOption,
+    FormatOption,
+    TableFormat,
+    console,
+    err_console,
+    open_session,
+    render_rows,
+    write_output,
+)
+
+tasks_app = typer.Typer(help="Position-blind grading batches: pool, assign, export, import, track progress.",
+                        no_args_is_help=True)
+
+BatchArg = Annotated[str, typer.Argument(help="The batch name.", show_default=False)]
+GraderOption = Annotated[str, typer.Option("--grader", help="The grader (as added with `graders add`).")]
+
+
+class TaskFileFormat(str, Enum):
+    csv = "csv"
+    jsonl = "jsonl"
+    label_studio = "label-studio"
+
+
+def _warn(lines: list[str]) -> None:
+    for line in lines:
+        err_console.print(f"Warning: {line}", markup=False)
+
+
+@tasks_app.command("create")
+def create(
+    batch: BatchArg,
+    scale: Annotated[str, typer.Option("--scale", help="Grading scale: 0-3 or 0-4.")],
+    depth: Annotated[int, typer.Option("--depth", help="Pool depth K: the top-K documents of each system per query.")],
+    overlap: Annotated[int, typer.Option("--overlap", help="Graders per item (N distinct graders).")],
+    graders: Annotated[str, typer.Option("--graders", help="Comma-separated grader names: a,b,c.")],
+    system: Annotated[list[str] | None, typer.Option("--system", help="A system to pool from (repeat); default: all.")] = None,
+    query_type: Annotated[list[str] | None, typer.Option("--query-type", help="Only queries of this type (repeat).")] = None,
+    query_id: Annotated[list[str] | None, typer.Option("--query-id", help="Only this query (repeat).")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Random seed of assignment, order and item ids; default: random (recorded).")] = None,
+    db: DbOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as a JSON object.")] = False,
+) -> None:
+    """Pool the top-K documents of the systems, leave out pairs already judged N times, and give each
+    item to N graders, load-balanced, in each grader's own random order."""
+    from ndcg_labeling.pipeline.tasks import create_batch
+
+    names = [g for g in (part.strip() for part in graders.split(",")) if g]
+    with open_session(db) as session:
+        result = create_batch(batch, scale=scale, depth=depth, overlap=overlap, graders=names, session=session,
+                              systems=system, query_types=query_type, query_ids=query_id, seed=seed)
+    typer.echo(json.dumps(result.as_dict()) if as_json else str(result))
+
+
+@tasks_app.command("status")
+def status(batch: BatchArg, fmt: FormatOption = TableFormat.table, db: DbOption = None) -> None:
+    """Progress of a batch: per grader done/skipped/total; items with all N grades; items still open."""
+    from ndcg_labeling.pipeline.tasks import batch_status
+
+    with open_session(db) as session:
+        result = batch_status(batch, session=session)
+    _warn(result.warnings)
+    if fmt is TableFormat.json:
+        typer.echo(json.dumps(result.as_dict()))
+        return
+    rows: list[dict[str, object]] = [
+        {"grader": g.grader, "done": g.done, "skipped": g.skipped, "open": g.open, "total": g.total}
+        for g in result.graders]
+    done = sum(g.done for g in result.graders)
+    skipped = sum(g.skipped for g in result.graders)
+    total = sum(g.total for g in result.graders)
+    rows.append({"grader": "(all)", "done": done, "skipped": skipped, "open": total - done - skipped, "total": total,
+                 "complete_items": result.complete_items, "open_items": result.open_items, "items": result.items})
+    columns = ["grader", "done", "skipped", "open", "total"]
+    if fmt is TableFormat.csv:
+        write_output(render_rows(rows, fmt, columns=[*columns, "items", "complete_items", "open_items"]) or "", None)
+        return
+    render_rows(rows, fmt, title=f"batch {result.batch} (scale {result.scale}, overlap {result.overlap})", columns=columns)
+    console.print(f"items: {result.items:,}; complete (all {result.overlap} grades): {result.complete_items:,}; "
+                  f"still open: {result.open_items:,}", markup=False, highlight=False)
+
+
+@tasks_app.command("list")
+def list_cmd(fmt: FormatOption = TableFormat.table, db: DbOption = None) -> None:
+    """List grading batches with their scale, size and progress."""
+    from ndcg_labeling.pipeline.tasks import list_batches
+
+    with open_session(db) as session:
+        rows = list_batches(session=session)
+    columns = ["batch", "scale", "items", "graders", "overlap", "done", "total", "progress", "guideline_version",
+               "guideline_changed", "created_at"]
+    if fmt is TableFormat.table:
+        if not rows:
+            typer.echo("no grading batches yet; create one with `ndcg-labeling tasks create`")
+            return
+        shown = [{"batch": r["batch"], "scale": r["scale"], "items": f"{r['items']:,}", "graders": r["graders"],
+                  "overlap": r["overlap"], "progress": f"{r['done']:,}/{r['total']:,} ({r['progress']:.1%})",
+                  "guideline": f"{r['guideline_version'] or '?'}{' (changed since)' if r['guideline_changed'] else ''}"}
+                 for r in rows]
+        render_rows(shown, fmt, title="grading batches",
+                    columns=["batch", "scale", "items", "graders", "overlap", "progress", "guideline"])
+        return
+    write_output(render_rows(rows, fmt, columns=columns) or "", None)
+
+
+@tasks_app.command("export")
+def export(
+    batch: BatchArg,
+    grader: GraderOption,
+    out: Annotated[Path, typer.Option("--out", "-o", help="The task file to write.")],
+    fmt: Annotated[TaskFileFormat | None, typer.Option("--format", help="Default: from the extension (.csv, .jsonl, .json = label-studio).")] = None,
+    db: DbOption = None,
+) -> None:
+    """Write the grader's open items, in the grader's order: item_id,query,title,body,url,grade (empty)."""
+    from ndcg_labeling.pipeline.tasks import export_tasks_file
+
+    with open_session(db) as session:
+        result = export_tasks_file(batch, grader=grader, out=out, session=session, fmt=fmt.value if fmt else None)
+    _warn(result.warnings)
+    typer.echo(str(result))
+
+
+@tasks_app.command("import")
+def import_cmd(
+    file: Annotated[Path, typer.Argument(help="The filled task file.", show_default=False)],
+    grader: GraderOption,
+    fmt: Annotated[TaskFileFormat | None, typer.Option("--format", help="Default: from the extension (.csv, .jsonl, .json = label-studio).")] = None,
+    batch: Annotated[str | None, typer.Option("--batch", help="The batch the file must belong to; default: the batch of its items.")] = None,
+    db: DbOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as a JSON object.")] = False,
+) -> None:
+    """Import a filled task file (CSV/JSONL with item_id,grade or a Label Studio JSON export) as judgments."""
+    from ndcg_labeling.pipeline.tasks import GradedFileError, import_graded
+
+    with open_session(db) as session:
+        try:
+            result = import_graded(file, grader=grader, session=session, fmt=fmt.value if fmt else None, batch=batch)
+        except GradedFileError as exc:
+            for line in exc.lines:
+                err_console.print(f"Error: {line}", markup=False)
+            raise typer.Exit(1) from None  # the transaction rolls back: nothing is written
+    typer.echo(json.dumps(result.as_dict()) if as_json else str(result))
+
+
+def grade(batch: BatchArg, grader: GraderOption, db: DbOption = None) -> None:
+    """Grade a batch in the terminal: digits grade, s skips, u undoes, ? shows the guideline, q quits.
+
+    Each grade is saved at once; a later session resumes at the grader's first open item.
+    """
+    from ndcg_labeling.cli.grade_session import run_grading_session
+
+    run_grading_session(batch, grader=grader, db=db)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this area's commands to ``app``."""
+    """Add the ``tasks`` sub-app and the top-level ``grade`` command to ``app``."""
+    app.add_typer(tasks_app, name="tasks")
+    app.command("grade")(grade)
