@@ -87,7 +87,7 @@ def _decode_check(path: str, data: bytes) -> str:
 def _row_start_lines(path: str, fmt: str) -> list[int]:
     """Start line of every data row, following quoted newlines as the csv module does."""
     text = _decode_check(path, Path(path).read_bytes())
-    if fmt == "jsonl":
+    if fmt in ("jsonl", "trec"):
         return [i + 1 for i, line in enumerate(text.splitlines()) if line.strip()]
     reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t" if fmt == "tsv" else ",")
     starts: list[int] = []
@@ -170,6 +170,14 @@ def _read_jsonl(path: str, text: str) -> pd.DataFrame:
 
 
 def _read_parquet(path: str) -> pd.DataFrame:
+    with open(path, "rb") as fh:
+        head = fh.read(4)
+        fh.seek(0, 2)
+        size = fh.tell()
+        fh.seek(max(0, size - 4))
+        tail = fh.read(4)
+    if size < 12 or head != b"PAR1" or tail != b"PAR1":
+        raise InputFileError(path, "not a readable Parquet file: truncated, or not Parquet (no PAR1 marks at start and end)")
     try:
         frame = pd.read_parquet(path)
     except Exception as exc:  # pyarrow raises many types for a broken file
