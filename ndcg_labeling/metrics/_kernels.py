@@ -37,6 +37,10 @@ _numba_failed = False
 # Above this many requested positions the insertion buffer loses to a full stable sort of the row.
 _INSERTION_MAX_K = 64
 
+# Below this many array elements a parallel region costs more than it saves (thread wake-up, and a
+# busy sibling core makes the barrier wait): the serial build runs instead.
+_PARALLEL_MIN_SIZE = 200_000
+
 # Plain range in the Python bodies; numba.prange in the compiled ones.
 _prange = range
 
@@ -167,17 +171,24 @@ def _compile() -> dict[str, Callable[..., Any]] | None:
         except Exception:  # noqa: BLE001 - any import failure means: use the NumPy fallback
             _numba_failed = True
             return None
-        def jit(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def jit(fn: Callable[..., Any], parallel: bool) -> Callable[..., Any]:
             # The same body with _prange bound to numba.prange, so rows run in parallel.
             glb = dict(fn.__globals__)
-            glb["_prange"] = numba.prange
+            glb["_prange"] = numba.prange if parallel else range
             compiled_fn = types.FunctionType(fn.__code__, glb, fn.__name__)
+            # Distinct names give the two builds distinct on-disk cache entries.
+            compiled_fn.__qualname__ = f"{fn.__name__}_{'parallel' if parallel else 'serial'}"
             try:
-                return numba.njit(parallel=True, cache=True, nogil=True)(compiled_fn)  # type: ignore[no-any-return]
+                return numba.njit(parallel=parallel, cache=True, nogil=True)(compiled_fn)  # type: ignore[no-any-return]
             except RuntimeError:  # no writable cache directory: compile in memory
-                return numba.njit(parallel=True, cache=False, nogil=True)(compiled_fn)  # type: ignore[no-any-return]
+                return numba.njit(parallel=parallel, cache=False, nogil=True)(compiled_fn)  # type: ignore[no-any-return]
 
-        _compiled = {"rank": jit(_rank_top_k_py), "values": jit(_top_k_values_py)}
+        _compiled = {
+            "rank": jit(_rank_top_k_py, True),
+            "values": jit(_top_k_values_py, True),
+            "rank_serial": jit(_rank_top_k_py, False),
+            "values_serial": jit(_top_k_values_py, False),
+        }
         return _compiled
 
 
@@ -192,7 +203,7 @@ def rank_top_k(scores: FloatArray, k: int) -> IntArray:
     out = np.empty((n, k), dtype=np.int64)
     kernels = _compile()
     if kernels is not None and n > 0:
-        kernels["rank"](scores, k, out)
+        kernels["rank" if scores.size >= _PARALLEL_MIN_SIZE else "rank_serial"](scores, k, out)
         return out
     return _rank_top_k_numpy(scores, k)
 
@@ -211,7 +222,8 @@ def top_k_values(values: FloatArray, k: int, mask: FloatArray | None = None) -> 
     kernels = _compile()
     if kernels is not None and n > 0:
         use_mask = mask is not None
-        kernels["values"](values, mask if mask is not None else values, use_mask, k, out, bad)
+        name = "values" if values.size >= _PARALLEL_MIN_SIZE else "values_serial"
+        kernels[name](values, mask if mask is not None else values, use_mask, k, out, bad)
         return out, bad
     if mask is not None:
         values = np.where(np.isnan(mask), np.nan, values)

@@ -36,21 +36,20 @@ def test_ndcg_is_between_zero_and_one(data, gain, k, ties):
 @SETTINGS
 @given(_lists(2), st.data())
 def test_moving_a_more_relevant_document_up_never_lowers_ndcg(data, draw):
-    scores, labels = data
-    m = scores.shape[1]
-    labels = np.nan_to_num(labels)
-    order = np.argsort(-scores[0], kind="stable")
+    _, labels = data
+    m = labels.shape[1]
+    ranked = np.tile(-np.arange(m, dtype=float), (1, 1))  # column j is at rank j + 1
+    labels = labels[:1]
     a, b = sorted(draw.draw(st.lists(st.integers(0, m - 1), min_size=2, max_size=2, unique=True)))
-    hi, lo = order[a], order[b]  # hi is ranked above lo
-    if labels[0, lo] <= labels[0, hi]:
+    if not np.nan_to_num(labels[0, b]) > np.nan_to_num(labels[0, a]):
         return
-    # Swap the documents' positions by swapping their scores: the more relevant one moves up.
-    swapped = scores.copy()
-    swapped[0, hi], swapped[0, lo] = scores[0, lo], scores[0, hi]
-    for k in (1, 3, None):
-        before = batch_ndcg(scores[:1], labels[:1], k)[0]
-        after = batch_ndcg(swapped[:1], labels[:1], k)[0]
-        assert after >= before - 1e-12
+    swapped = labels.copy()  # the more relevant document (rank b + 1) trades places with rank a + 1
+    swapped[0, a], swapped[0, b] = labels[0, b], labels[0, a]
+    for gain in ("exponential", "linear"):
+        for k in (1, 2, 5, None):
+            before = batch_ndcg(ranked, labels, k, gain=gain)[0]
+            after = batch_ndcg(ranked, swapped, k, gain=gain)[0]
+            assert after >= before - 1e-12
 
 
 @SETTINGS
