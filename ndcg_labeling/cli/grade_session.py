@@ -92,7 +92,7 @@ class GradingSession:
         """One line of input; None at the end of input (treated as quit)."""
         try:
             value: str = typer.prompt(text, default=default, show_default=bool(default), prompt_suffix=" ")
-        except (click.exceptions.Abort, EOFError):
+        except (click.exceptions.Abort, typer.Abort, EOFError):
             return None
         return value.strip()
 
