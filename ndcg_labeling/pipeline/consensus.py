@@ -15,13 +15,13 @@ Grade selection, the one-scale rule and grades superseded across batches are tho
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 from sqlalchemy import and_, delete, exists, select
 from sqlalchemy.orm import Session
 
@@ -78,8 +78,14 @@ class ConsensusSummary:
                 "by_reason": dict(self.by_reason), "n_superseded": self.n_superseded}
 
 
-def _none_if_nan(x: float) -> float | None:
-    return None if math.isnan(x) else float(x)
+def _floats_or_none(values: NDArray[np.float64]) -> list[float | None]:
+    """``values`` as a list of floats with NaN as None (SQL NULL), without a Python call per value."""
+    nan = np.isnan(values)
+    if not nan.any():
+        return values.tolist()  # type: ignore[no-any-return]
+    out = values.astype(object)
+    out[nan] = None
+    return out.tolist()  # type: ignore[no-any-return]
 
 
 def run_consensus(*, session: Session, batch: str | None = None, method: str = "median", tie: str = "low",
@@ -120,8 +126,8 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
     n = sel.n_items
     reasons = [r if r else None for r in result.reason.tolist()]
     rows = zip(sel.item_query_id.tolist(), sel.item_document_id.tolist(),
-               [_none_if_nan(v) for v in result.value.tolist()], [method] * n, [sel.scale.name] * n,
-               [batch or ""] * n, result.n_graders.tolist(), [_none_if_nan(v) for v in result.spread.tolist()],
+               _floats_or_none(result.value), [method] * n, [sel.scale.name] * n,
+               [batch or ""] * n, result.n_graders.tolist(), _floats_or_none(result.spread),
                result.needs_adjudication.tolist(), reasons, [now] * n, strict=True)
     written = repo.bulk_insert(label, LABEL_COLUMNS, rows, session=session)
 
