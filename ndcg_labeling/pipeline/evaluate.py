@@ -35,15 +35,15 @@ from ndcg_labeling.metrics import compute_metrics
 DEFAULT_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 DEFAULT_MEASURES = ("map", "recip_rank", "P.10", "recall.10", "ndcg", "ndcg_cut.10")
 
-# trec_eval measure -> (engine metric family, needs cut-offs)
+# trec_eval measure -> (engine metric family, needs cut-offs), in trec_eval's output order.
 _MEASURES: dict[str, tuple[str, bool]] = {
+    "map": ("map", False),
+    "recip_rank": ("mrr", False),
+    "P": ("p", True),
+    "recall": ("recall", True),
     "ndcg": ("ndcg", False),
     "ndcg_cut": ("ndcg", True),
-    "map": ("map", False),
     "map_cut": ("map", True),
-    "P": ("p", True),
-    "recip_rank": ("mrr", False),
-    "recall": ("recall", True),
 }
 
 
@@ -56,8 +56,13 @@ class Measure:
 
 
 def parse_measures(specs: Sequence[str] | None) -> list[Measure]:
-    """trec_eval ``-m`` values (``ndcg_cut.10``, ``P.5,10``, ``map``...) as measures, in order, deduplicated."""
-    out: list[Measure] = []
+    """trec_eval ``-m`` values (``ndcg_cut.10``, ``P.5,10``, ``map``...) as measures.
+
+    Ordered as trec_eval prints them, whatever the order given: by measure (map, recip_rank, P,
+    recall, ndcg, ndcg_cut, map_cut), then cut-off ascending; duplicates dropped.
+    """
+    out: list[tuple[int, int, Measure]] = []
+    rank = {name: i for i, name in enumerate(_MEASURES)}
     for spec in specs or DEFAULT_MEASURES:
         name, _, params = spec.strip().partition(".")
         if name not in _MEASURES:
@@ -67,7 +72,7 @@ def parse_measures(specs: Sequence[str] | None) -> list[Measure]:
         if not needs_cut:
             if params:
                 raise NdcgLabelingError(f"measure {name!r} takes no parameters, got {spec!r}")
-            out.append(Measure(name, family))
+            out.append((rank[name], 0, Measure(name, family)))
             continue
         cutoffs: list[int] = []
         for part in params.split(",") if params else [str(c) for c in DEFAULT_CUTOFFS]:
@@ -79,10 +84,10 @@ def parse_measures(specs: Sequence[str] | None) -> list[Measure]:
                 raise NdcgLabelingError(f"measure {spec!r}: cut-offs must be integers >= 1, got {part!r}")
             cutoffs.append(int(value))
         for c in cutoffs:
-            out.append(Measure(f"{name}_{c}", f"{family}@{c}"))
+            out.append((rank[name], c, Measure(f"{name}_{c}", f"{family}@{c}")))
     seen: set[str] = set()
     unique = []
-    for m in out:
+    for _, _, m in sorted(out, key=lambda item: (item[0], item[1])):
         if m.trec_name not in seen:
             seen.add(m.trec_name)
             unique.append(m)

@@ -1,0 +1,165 @@
+"""`ndcg-labeling eval` against trec_eval's own test outputs and against pytrec_eval on random files."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from ndcg_labeling.cli import app
+
+REFERENCE = Path(__file__).resolve().parents[1] / ".." / "shared" / "reference" / "trec_eval"
+MEASURES = ["-m", "ndcg", "-m", "ndcg_cut", "-m", "map", "-m", "map_cut", "-m", "P", "-m", "recip_rank", "-m", "recall"]
+WANTED = ("ndcg", "ndcg_cut_", "map", "map_cut_", "P_", "recip_rank", "recall_")
+
+runner = CliRunner()
+
+
+def _invoke(*args: str):
+    return runner.invoke(app, ["eval", *args])
+
+
+def _csv_values(output: str) -> dict[tuple[str, str], float]:
+    rows = list(csv.DictReader(io.StringIO(output)))
+    return {(r["measure"], r["query_id"]): float(r["value"]) for r in rows}
+
+
+def _reference(name: str) -> dict[tuple[str, str], float]:
+    out = {}
+    for line in (REFERENCE / name).read_text().splitlines():
+        measure, qid, value = (part.strip() for part in line.split("\t"))
+        if measure == "ndcg" or measure == "map" or measure == "recip_rank" or (
+            measure.startswith(WANTED) and measure.split("_")[-1].isdigit()
+        ):
+            out[(measure, qid)] = float(value)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("expected", "run", "flags"),
+    [("out.test.aq", "results.test", ["-q"]), ("out.test.aqc", "results.trunc", ["-q", "-c"])],
+)
+def test_matches_trec_eval_reference_outputs(expected, run, flags):
+    if not REFERENCE.is_dir():
+        pytest.skip("trec_eval reference files not present")
+    ref = _reference(expected)
+    assert len(ref) == 4 * (3 + 4 * 9)  # ndcg, map, recip_rank + 4 families x 9 cut-offs; 3 queries + all
+    result = _invoke(str(REFERENCE / "qrels.test"), str(REFERENCE / run), *flags, *MEASURES, "--format", "csv")
+    assert result.exit_code == 0, result.output
+    ours = _csv_values(result.stdout)
+    assert set(ours) == set(ref)
+    for key, value in ref.items():
+        assert abs(ours[key] - value) <= 5e-5 + 1e-12, key
+    # The trec layout prints the same rows as trec_eval, 4 decimals, in trec_eval's order.
+    trec = _invoke(str(REFERENCE / "qrels.test"), str(REFERENCE / run), *flags, "-m", "ndcg", "-m", "P.5")
+    ref_lines = [line for line in (REFERENCE / expected).read_text().splitlines()
+                 if line.split("\t")[0].strip() in ("ndcg", "P_5")]
+    assert trec.stdout.splitlines() == ref_lines
+
+
+def _random_files(tmp_path: Path, seed: int = 0, n_queries: int = 150):
+    rng = np.random.default_rng(seed)
+    qrels_lines, run_lines = [], []
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for q in range(n_queries):
+        qid = f"{q:03d}" if q % 3 else f"topic-{q}"
+        n_judged = int(rng.integers(1, 40))
+        judged = {f"D{int(d)}": int(rng.choice([-1, 0, 0, 1, 2, 3])) for d in rng.choice(80, n_judged, replace=False)}
+        if q % 17 == 0:
+            judged = {d: 0 for d in judged}  # judged, nothing relevant
+        if q % 10 != 9:  # a tenth of the queries are missing from the run
+            length = int(rng.integers(1, 60))
+            docs = [f"D{int(d)}" for d in rng.choice(100, length, replace=False)]
+            scores = rng.integers(0, 5, length) / 2.0  # heavy ties: broken by doc id descending
+            run[qid] = dict(zip(docs, scores.tolist(), strict=True))
+            for rank, (d, s) in enumerate(zip(docs, scores, strict=True)):
+                run_lines.append(f"{qid} Q0 {d} {rank} {s} tag")
+        qrels[qid] = judged
+        qrels_lines += [f"{qid} 0 {d} {rel}" for d, rel in judged.items()]
+    run["only-in-run"] = {"D1": 1.0}
+    run_lines.append("only-in-run Q0 D1 1 1.0 tag")
+    (tmp_path / "qrels").write_text("\n".join(qrels_lines) + "\n")
+    (tmp_path / "run").write_text("\n".join(run_lines) + "\n")
+    return str(tmp_path / "qrels"), str(tmp_path / "run"), qrels, run
+
+
+@pytest.mark.parametrize("complete", [False, True])
+def test_parity_with_pytrec_eval_on_random_files(tmp_path, complete):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    qrels_path, run_path, qrels, run = _random_files(tmp_path)
+    measures = {"ndcg", "ndcg_cut.5,10,100", "map", "P.5,20", "recip_rank", "recall.10,1000"}
+    flags = ["-q", *(["-c"] if complete else [])]
+    result = _invoke(qrels_path, run_path, *flags, "--format", "csv", *[a for m in sorted(measures) for a in ("-m", m)])
+    assert result.exit_code == 0, result.output
+    ours = _csv_values(result.stdout)
+    ref = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+    ref_queries = set(ref)
+    our_queries = {q for _, q in ours} - {"all"}
+    if complete:
+        assert our_queries == set(qrels) and len(our_queries) > len(ref_queries)
+    else:
+        assert our_queries == ref_queries and "only-in-run" not in our_queries
+    names = {m for m, _ in ours}
+    for name in names:
+        for qid in our_queries:
+            want = ref[qid][name] if qid in ref else 0.0
+            assert abs(ours[(name, qid)] - want) <= 1e-9, (name, qid)
+        mean = sum(ref[q][name] for q in ref) / len(our_queries)
+        assert abs(ours[(name, "all")] - mean) <= 1e-9, name
+
+
+def test_formats(tmp_path):
+    qrels_path, run_path, *_ = _random_files(tmp_path, seed=1, n_queries=5)
+    trec = _invoke(qrels_path, run_path, "-m", "ndcg_cut.10")
+    assert trec.exit_code == 0
+    assert len(trec.stdout.splitlines()) == 1  # only the mean without -q
+    measure, qid, value = trec.stdout.rstrip("\n").split("\t")
+    assert (measure.rstrip(), qid, len(value.split(".")[1])) == ("ndcg_cut_10", "all", 4)
+    as_json = json.loads(_invoke(qrels_path, run_path, "-m", "ndcg_cut.10", "-q", "--format", "json").stdout)
+    as_csv = _csv_values(_invoke(qrels_path, run_path, "-m", "ndcg_cut.10", "-q", "--format", "csv").stdout)
+    assert {(r["measure"], r["query_id"]): r["value"] for r in as_json} == as_csv
+    assert abs(as_csv[("ndcg_cut_10", "all")] - float(value)) <= 5e-5
+
+
+def test_duplicate_document_in_run_is_an_error(tmp_path):
+    (tmp_path / "qrels").write_text("1 0 a 1\n")
+    (tmp_path / "run").write_text("1 Q0 a 1 2.0 t\n1 Q0 b 2 1.0 t\n\n1 Q0 a 3 0.5 t\n")
+    result = _invoke(str(tmp_path / "qrels"), str(tmp_path / "run"))
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: {tmp_path / 'run'}:4: document a appears twice for query 1 in the run\n"
+
+
+@pytest.mark.parametrize(
+    ("measure", "message"),
+    [
+        ("ndcg_cutt.10", "Error: unknown measure 'ndcg_cutt.10'; known measures: map, recip_rank, P.K, recall.K, ndcg, ndcg_cut.K, map_cut.K\n"),
+        ("P.0", "Error: measure 'P.0': cut-offs must be integers >= 1, got '0'\n"),
+        ("map.5", "Error: measure 'map' takes no parameters, got 'map.5'\n"),
+    ],
+)
+def test_bad_measures(tmp_path, measure, message):
+    (tmp_path / "qrels").write_text("1 0 a 1\n")
+    (tmp_path / "run").write_text("1 Q0 a 1 2.0 t\n")
+    result = _invoke(str(tmp_path / "qrels"), str(tmp_path / "run"), "-m", measure)
+    assert result.exit_code == 1
+    assert result.stderr == message
+
+
+def test_bad_files(tmp_path):
+    (tmp_path / "qrels").write_text("1 0 a 1\n")
+    (tmp_path / "run").write_text("1 Q0 a 1 2.0\n")
+    result = _invoke(str(tmp_path / "qrels"), str(tmp_path / "run"))
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"Error: {tmp_path / 'run'}:1: expected 6 whitespace-separated fields (query_id Q0 doc_id rank score tag), got 5\n"
+    )
+    (tmp_path / "run").write_text("2 Q0 a 1 2.0 t\n")
+    result = _invoke(str(tmp_path / "qrels"), str(tmp_path / "run"))
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: no query of {tmp_path / 'run'} has relevance judgments in {tmp_path / 'qrels'}\n"
