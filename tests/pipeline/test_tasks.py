@@ -473,3 +473,26 @@ def test_status_warns_when_the_guideline_changed(db, tmp_path):
     assert status.warnings == ["the guideline guidelines/relevance-0-3.md has changed since batch 'b1' was created "
                                "(it was version 1.0; its sha256 differs now): the grades of this batch follow the "
                                "text as it was then"]
+
+
+@pytest.mark.slow
+def test_a_batch_of_50k_items_is_created_in_seconds(sqlite_db, tmp_path):
+    import time
+
+    queries, docs = 500, 100
+    run = pd.DataFrame({"query_id": np.repeat([f"q{q}" for q in range(queries)], docs),
+                        "doc_id": [f"d{q}_{r}" for q in range(queries) for r in range(docs)],
+                        "rank": np.tile(np.arange(1, docs + 1), queries)})
+    run.to_csv(tmp_path / "run.csv", index=False)
+    with session_scope(sqlite_db.engine) as session:
+        importing.import_run(tmp_path / "run.csv", system="bm25", session=session)
+        importing.add_graders(["a", "b", "c", "d"], session=session)
+    start = time.perf_counter()
+    with session_scope(sqlite_db.engine) as session:
+        result = t.create_batch("big", scale="0-3", depth=docs, overlap=2, graders=["a", "b", "c", "d"],
+                                session=session, seed=1)
+    elapsed = time.perf_counter() - start
+    assert result.items == 50_000 and result.assignments == 100_000
+    assert elapsed < 30, f"creating 50k items took {elapsed:.1f} s"
+    counts = sqlite_db.counts()
+    assert (counts["batch_items"], counts["assignments"]) == (50_000, 100_000)
