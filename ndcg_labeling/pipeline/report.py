@@ -28,6 +28,7 @@ Conventions (decided here, documented in the README):
 from __future__ import annotations
 
 import io
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -158,6 +159,44 @@ def _effective_labels(session: Session) -> pd.DataFrame:
     return labels.reset_index(drop=True)
 
 
+def _load_rankings(session: Session, system_ids: list[int], k: int | None) -> Array:
+    """``(rows, 3)`` int64 ``system, query, document`` ordered by system, query, rank: the first ``k``
+    documents of every stored list (all of them for ``k=None``).
+
+    Only ranks ``<= k`` travel from the database. A list whose ranks have holes (a CSV run may skip
+    ranks) is read whole, so its first ``k`` documents are right all the same.
+    """
+    ids = ", ".join(str(i) for i in system_ids)
+    table = m.RankingEntry.__tablename__
+    cols = "system_id, query_id, document_id, rank"
+    if k is None:
+        rows = _fetch(session, f"SELECT {cols} FROM {table} WHERE system_id IN ({ids}) "
+                               "ORDER BY system_id, query_id, rank", 4).astype(np.int64)
+        return rows[:, :3]
+    rows = _fetch(session, f"SELECT {cols} FROM {table} WHERE system_id IN ({ids}) AND rank <= {int(k)} "
+                           "ORDER BY system_id, query_id, rank", 4).astype(np.int64)
+    gaps = _fetch(session, f"SELECT system_id, query_id FROM {table} WHERE system_id IN ({ids}) "
+                           "GROUP BY system_id, query_id HAVING max(rank) <> count(*)", 2).astype(np.int64)
+    if len(gaps) == 0:
+        return rows[:, :3]
+    span = int(max(rows[:, 1].max() if len(rows) else 0, gaps[:, 1].max())) + 1
+    gap_keys = gaps[:, 0] * span + gaps[:, 1]
+    parts = [rows[~np.isin(rows[:, 0] * span + rows[:, 1], gap_keys)]]
+    for sid in np.unique(gaps[:, 0]):
+        qs = gaps[gaps[:, 0] == sid, 1]
+        for start in range(0, len(qs), 5000):
+            q_list = ", ".join(str(int(q)) for q in qs[start : start + 5000])
+            parts.append(_fetch(session, f"SELECT {cols} FROM {table} WHERE system_id = {int(sid)} "
+                                         f"AND query_id IN ({q_list})", 4).astype(np.int64))
+    allrows = np.vstack(parts)
+    allrows = allrows[np.lexsort((allrows[:, 3], allrows[:, 1], allrows[:, 0]))]
+    key = allrows[:, 0] * span + allrows[:, 1]
+    starts = np.r_[0, np.flatnonzero(np.diff(key)) + 1]
+    pos = np.arange(len(allrows)) - np.repeat(starts, np.diff(np.r_[starts, len(allrows)]))
+    out: Array = allrows[pos < k, :3]
+    return out
+
+
 def _queries(session: Session) -> pd.DataFrame:
     conn = session.connection()
     rows = conn.exec_driver_sql(f"SELECT id, external_id, query_type FROM {m.Query.__tablename__}").fetchall()
@@ -210,22 +249,28 @@ def bootstrap_ci(values: Array, counts: Array, confidence: float) -> tuple[Array
 def randomization_p(diffs: Array, n_permutations: int, seed: int) -> Array:
     """Two-sided paired randomization test of mean ``diffs == 0`` for each column (n x c, no NaN).
 
-    Each permutation flips the sign of every query's difference at random (vectorised as a ±1
-    matrix times the differences); ``p = (1 + #{|mean*| >= |mean|}) / (1 + n_permutations)``.
+    Each permutation flips the sign of every query's difference at random. Vectorised: with random
+    bits ``b`` (0/1), the flipped sum is ``2 * (b @ d) - sum(d)``, one matrix product per block of
+    permutations for every column (metric x system) at once.
+    ``p = (1 + #{|mean*| >= |mean|}) / (1 + n_permutations)``.
     """
     n, c = diffs.shape
     if n == 0:
         return np.full(c, np.nan)
-    observed = np.abs(diffs.mean(axis=0))
+    total = diffs.sum(axis=0)
+    observed = np.abs(total)
+    tol = 1e-9 * np.maximum(1.0, np.abs(diffs).sum(axis=0))  # float noise on exact ties
     rng = np.random.default_rng(seed)
     hits = np.zeros(c)
     step = max(1, 4_000_000 // n)
     for start in range(0, n_permutations, step):
         b = min(step, n_permutations - start)
-        signs = rng.integers(0, 2, size=(b, n), dtype=np.int8).astype(np.float64) * 2 - 1
-        stats = np.abs(signs @ diffs) / n
-        hits += (stats >= observed - _EPS).sum(axis=0)
-    return (1 + hits) / (1 + n_permutations)
+        raw = np.frombuffer(rng.bytes((b * n + 7) // 8), dtype=np.uint8)
+        bits = np.unpackbits(raw)[: b * n].reshape(b, n).astype(np.float64)
+        flipped = np.abs(2.0 * (bits @ diffs) - total)
+        hits += (flipped >= observed - tol).sum(axis=0)
+    out: Array = (1 + hits) / (1 + n_permutations)
+    return out
 
 
 def holm(pvalues: Array) -> Array:
@@ -251,7 +296,8 @@ def _ttest_p(diffs: Array) -> Array:
         return out
     zero = np.all(np.abs(diffs) <= _EPS, axis=0)
     if (~zero).any():
-        with np.errstate(invalid="ignore", divide="ignore"):
+        with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # near-constant differences: p is still defined
             res = stats.ttest_rel(diffs[:, ~zero], np.zeros((n, int((~zero).sum()))), axis=0)
         out[~zero] = np.asarray(res.pvalue, dtype=np.float64)
     out[zero] = 1.0  # identical scores on every query: no evidence of a difference
@@ -354,9 +400,7 @@ def build_report(*, session: Session, options: ReportOptions | None = None) -> R
     ideal = _pad(row_of_lab[by_row], lab_v[by_row], nq)
 
     # rankings of the chosen systems, ordered, in one SELECT
-    ids = ", ".join(str(known[s]) for s in systems)
-    rank_rows = _fetch(session, f"SELECT system_id, query_id, document_id FROM {m.RankingEntry.__tablename__} "
-                                f"WHERE system_id IN ({ids}) ORDER BY system_id, query_id, rank", 3).astype(np.int64)
+    rank_rows = _load_rankings(session, [known[s] for s in systems], k_cut)
     ranked_queries = np.unique(rank_rows[:, 1]) if len(rank_rows) else np.empty(0, np.int64)
 
     per_system: dict[str, dict[str, Array]] = {}
@@ -491,39 +535,47 @@ def _groups(qtypes: Array, by: str) -> dict[str, Array]:
 
 def _compare(mats: dict[str, Array], systems: list[str], baseline: str, metric_names: list[str],
              gname: str, counts: Array, opts: ReportOptions, gi: int) -> list[pd.DataFrame]:
+    """Paired comparison of every other system with the baseline in one query group.
+
+    The differences of all systems and metrics are columns of one matrix, so the sign flips (and
+    the bootstrap resamples) are shared and computed with one matrix product.
+    """
+    others = [s for s in systems if s != baseline]
+    if not others:
+        return []
     base = mats[baseline]
-    out = []
-    for s in systems:
-        if s == baseline:
-            continue
-        other = mats[s]
-        both = np.isfinite(base) & np.isfinite(other)
-        diffs = np.where(both, other - base, np.nan)
-        n = both.sum(axis=0)
-        t_p = np.full(len(metric_names), np.nan)
-        r_p = np.full(len(metric_names), np.nan)
-        full = both.all(axis=0)
-        if full.any():  # the common case: every query scored for both systems; one vectorised test
-            t_p[full] = _ttest_p(diffs[:, full])
-            r_p[full] = randomization_p(diffs[:, full], opts.n_permutations, opts.seed + 7919 * (gi + 1))
-        for j in np.flatnonzero(~full):
-            d = diffs[both[:, j], j][:, None]
-            t_p[j] = _ttest_p(d)[0]
-            r_p[j] = randomization_p(d, opts.n_permutations, opts.seed + 7919 * (gi + 1) + j)[0]
-        with np.errstate(invalid="ignore"):
-            base_mean = np.nansum(np.where(both, base, 0), axis=0) / np.maximum(n, 1)
-            mean = np.nansum(np.where(both, other, 0), axis=0) / np.maximum(n, 1)
-        low, high = bootstrap_ci(diffs, counts, opts.confidence)
-        d0 = np.nan_to_num(diffs)
-        out.append(pd.DataFrame({
-            "system": s, "baseline": baseline, "query_type": gname, "metric": metric_names, "n_queries": n,
-            "baseline_value": np.where(n > 0, base_mean, np.nan), "value": np.where(n > 0, mean, np.nan),
-            "diff": np.where(n > 0, mean - base_mean, np.nan), "diff_ci_low": low, "diff_ci_high": high,
-            "t_p": t_p, "t_p_holm": np.nan, "rand_p": r_p, "rand_p_holm": np.nan,
-            "wins": (both & (d0 > _EPS)).sum(axis=0), "ties": (both & (np.abs(d0) <= _EPS)).sum(axis=0),
-            "losses": (both & (d0 < -_EPS)).sum(axis=0),
-        }))
-    return out
+    m_count = len(metric_names)
+    other = np.hstack([mats[s] for s in others])
+    base_rep = np.tile(base, (1, len(others)))
+    both = np.isfinite(base_rep) & np.isfinite(other)
+    diffs = np.where(both, other - base_rep, np.nan)
+    n = both.sum(axis=0)
+    t_p = np.full(diffs.shape[1], np.nan)
+    r_p = np.full(diffs.shape[1], np.nan)
+    full = both.all(axis=0)
+    seed = opts.seed + 7919 * (gi + 1)
+    if full.any():  # the common case: every query scored for both systems; one vectorised test
+        t_p[full] = _ttest_p(diffs[:, full])
+        r_p[full] = randomization_p(diffs[:, full], opts.n_permutations, seed)
+    for j in np.flatnonzero(~full):
+        d = diffs[both[:, j], j][:, None]
+        t_p[j] = _ttest_p(d)[0]
+        r_p[j] = randomization_p(d, opts.n_permutations, seed + 1 + int(j))[0]
+    with np.errstate(invalid="ignore"):
+        base_mean = np.where(both, base_rep, 0).sum(axis=0) / np.maximum(n, 1)
+        mean = np.where(both, other, 0).sum(axis=0) / np.maximum(n, 1)
+    low, high = bootstrap_ci(diffs, counts, opts.confidence)
+    d0 = np.nan_to_num(diffs)
+    frame = pd.DataFrame({
+        "system": np.repeat(others, m_count), "baseline": baseline, "query_type": gname,
+        "metric": metric_names * len(others), "n_queries": n,
+        "baseline_value": np.where(n > 0, base_mean, np.nan), "value": np.where(n > 0, mean, np.nan),
+        "diff": np.where(n > 0, mean - base_mean, np.nan), "diff_ci_low": low, "diff_ci_high": high,
+        "t_p": t_p, "t_p_holm": np.nan, "rand_p": r_p, "rand_p_holm": np.nan,
+        "wins": (both & (d0 > _EPS)).sum(axis=0), "ties": (both & (np.abs(d0) <= _EPS)).sum(axis=0),
+        "losses": (both & (d0 < -_EPS)).sum(axis=0),
+    })
+    return [frame]
 
 
 def _notes(c: dict[str, Any], opts: ReportOptions) -> list[str]:
@@ -531,7 +583,8 @@ def _notes(c: dict[str, Any], opts: ReportOptions) -> list[str]:
              f"{c['labels']:,} labels)"]
     k = c["no_relevant_queries"]
     if k:
-        verb = "are scored as 0 (--empty zero)" if opts.empty == "zero" else "are left out (--empty zero includes them)"
+        be = "is" if k == 1 else "are"
+        verb = f"{be} scored as 0 (--empty zero)" if opts.empty == "zero" else f"{be} left out (--empty zero includes them)"
         notes.append(f"{k} {'query has' if k == 1 else 'queries have'} no relevant document "
                      f"(label >= {opts.relevant_threshold:g}) and {verb}")
     for s, k in c["missing_by_system"].items():
