@@ -71,7 +71,7 @@ def test_corpus_is_complete():
     assert files == listed, f"unlisted: {files - listed}; missing: {listed - files}"
     assert len(files) >= 30
     formats = {p.split(".", 1)[1] for p in files}
-    assert {"csv", "tsv", "jsonl", "parquet", "txt"} <= formats
+    assert {"csv", "tsv", "jsonl", "parquet", "txt", "json"} <= formats
 
 
 def _seed(runner, db):
@@ -98,4 +98,44 @@ def test_bad_file_is_refused(runner, db, name):
 
 # --- tasks import: files whose item ids are filled in at test time ---------------------------------
 
-TASK_CORPUS: dict[str, str] = {}
+TASK_CORPUS: dict[str, tuple[list[str], str]] = {
+    "tasks_other_graders_item.csv": ([], ":3: item_id '{bob_b1}' is not assigned to grader 'alice'"),
+    "tasks_grade_outside_scale.csv": ([], ":2: grade 7 is outside the scale 0-3 (0..3)"),
+    "tasks_grade_fraction.jsonl": ([], ":1: grade '2.5' is not a grade of scale 0-3 (0..3 or a grade name)"),
+    "tasks_unknown_item.jsonl": ([], ":2: unknown item_id 'not-an-item'"),
+    "tasks_missing_grade_column.csv": ([], ":1: missing column(s) grade: expected item_id,grade, found item_id,relevance"),
+    "labelstudio_other_batch.json": (["--format", "label-studio", "--batch", "b1"],
+                                     ": task 1: item_id '{alice_b2}' belongs to batch 'b2', not 'b1'"),
+    "labelstudio_not_a_list.json": (["--format", "label-studio"],
+                                    ": not a Label Studio JSON export: expected a list of tasks, got dict"),
+}
+
+
+def _item_of(runner, db, tmp_path: Path, batch: str, grader: str) -> str:
+    out = tmp_path / f"{batch}-{grader}.csv"
+    assert invoke(runner, db, "tasks", "export", batch, "--grader", grader, "--out", str(out)).exit_code == 0
+    return out.read_text().splitlines()[1].split(",")[0]
+
+
+@pytest.mark.parametrize("name", sorted(TASK_CORPUS))
+def test_bad_graded_file_is_refused(runner, db, tmp_path, name):
+    _seed(runner, db)
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 d1 1 3 s\nq1 Q0 d2 2 2 s\nq2 Q0 d3 1 3 s\nq2 Q0 d4 2 2 s\n")
+    assert invoke(runner, db, "import", "run", str(run), "--system", "s").exit_code == 0
+    for batch, query, seed in (("b1", "q1", "1"), ("b2", "q2", "2")):
+        result = invoke(runner, db, "tasks", "create", batch, "--scale", "0-3", "--depth", "2", "--overlap", "1",
+                        "--graders", "alice,bob", "--query-id", query, "--seed", seed)
+        assert result.exit_code == 0, result.output
+    ids = {"alice_b1": _item_of(runner, db, tmp_path, "b1", "alice"), "bob_b1": _item_of(runner, db, tmp_path, "b1", "bob"),
+           "alice_b2": _item_of(runner, db, tmp_path, "b2", "alice")}
+    content = (BAD / name).read_text(encoding="utf-8")
+    options, expected = TASK_CORPUS[name]
+    for key, value in ids.items():
+        content = content.replace("{" + key + "}", value)
+        expected = expected.replace("{" + key + "}", value)
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    before = db.counts()
+    result = invoke(runner, db, "tasks", "import", str(path), "--grader", "alice", *options)
+    _check_refused(result, path, expected, before, db)

@@ -58,3 +58,16 @@ w("run_duplicate_doc.txt", "q1 Q0 d1 1 2.0 sys\nq1 Q0 d1 2 1.0 sys\n")
 w("run_empty.txt", "")
 w("run_duplicate_rank.csv", "query_id,doc_id,rank,score\nq1,d1,1,2.0\nq1,d2,1,1.0\n")
 w("run_missing_rank.csv", "query_id,doc_id,score\nq1,d1,2.0\n")
+# tasks import (graded task files); {alice_b1}, {bob_b1}, {alice_b2} are filled in by the test with
+# real item ids of a batch created there
+w("tasks_other_graders_item.csv", "item_id,query,title,body,url,grade\n{alice_b1},q,t,b,,2\n{bob_b1},q,t,b,,1\n")
+w("tasks_grade_outside_scale.csv", "item_id,grade\n{alice_b1},7\n")
+w("tasks_grade_fraction.jsonl", '{"item_id": "{alice_b1}", "grade": "2.5"}\n')
+w("tasks_unknown_item.jsonl", '{"item_id": "{alice_b1}", "grade": 1}\n{"item_id": "not-an-item", "grade": 1}\n')
+w("tasks_missing_grade_column.csv", "item_id,relevance\n{alice_b1},2\n")
+w("labelstudio_other_batch.json", """[
+  {"id": 1, "data": {"item_id": "{alice_b1}"}, "annotations": [{"result": [{"value": {"choices": ["2"]}}]}]},
+  {"id": 2, "data": {"item_id": "{alice_b2}"}, "annotations": [{"result": [{"value": {"choices": ["1"]}}]}]}
+]
+""")
+w("labelstudio_not_a_list.json", '{"data": {"item_id": "{alice_b1}"}}\n')
