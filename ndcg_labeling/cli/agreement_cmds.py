@@ -13,7 +13,6 @@ from ndcg_labeling.cli.common import (
     FormatOption,
     OutOption,
     TableFormat,
-    console,
     err_console,
     open_session,
     render_rows,
@@ -92,7 +91,7 @@ def agreement(
         write_output(text, out)
     else:
         for note in report.notes:
-            console.print(f"Note: {note}", markup=False, highlight=False)
+            typer.echo(f"Note: {note}")
 
 
 def consensus_cmd(
