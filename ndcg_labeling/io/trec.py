@@ -40,9 +40,11 @@ def read_trec_run(path: str | Path) -> pd.DataFrame:
 def read_trec_run_scores(path: str | Path) -> pd.DataFrame:
     """The ``query_id``, ``doc_id`` and ``score`` columns of a run, checked as :func:`read_trec_run`.
 
-    Skips building the rank and tag columns: what ``eval`` needs, at less memory for large runs.
+    What ``eval`` needs: ``query_id`` and ``doc_id`` come as pandas categoricals (the parser hashes
+    each distinct id once, so no per-line Python string is made and the codes are free), and the
+    rank and tag columns are not built. File order is kept.
     """
-    return _read_run(path, ["query_id", "doc_id", "score"])
+    return _read_run(path, ["query_id", "doc_id", "score"], categorical=True)
 
 
 def read_trec_qrels(path: str | Path) -> pd.DataFrame:
@@ -55,7 +57,7 @@ def read_trec_qrels(path: str | Path) -> pd.DataFrame:
     integer.
     """
     path = str(path)
-    frame = _read_table(path, QRELS_COLUMNS, QRELS_COLUMNS, {"relevance": "float64"}, _qrels_line_problem, 4)
+    frame = _read_table(path, QRELS_COLUMNS, QRELS_COLUMNS, {"relevance": "float64"}, _qrels_line_problem, 4, False)
     rel = frame["relevance"].to_numpy()
     bad = ~np.isfinite(rel) | (rel != np.round(rel))
     if bad.any():
@@ -64,9 +66,11 @@ def read_trec_qrels(path: str | Path) -> pd.DataFrame:
     return frame
 
 
-def _read_run(path: str | Path, wanted: Sequence[str]) -> pd.DataFrame:
+def _read_run(path: str | Path, wanted: Sequence[str], categorical: bool = False) -> pd.DataFrame:
     path = str(path)
-    frame = _read_table(path, RUN_COLUMNS, wanted, {"score": "float64", "rank": "float64"}, _run_line_problem, 6)
+    frame = _read_table(
+        path, RUN_COLUMNS, wanted, {"score": "float64", "rank": "float64"}, _run_line_problem, 6, categorical
+    )
     if "score" in frame:
         if not np.isfinite(frame["score"].to_numpy()).all():
             _raise_first_bad_line(path, _run_line_problem)
@@ -85,12 +89,14 @@ def _read_table(
     numeric: dict[str, str],
     line_problem: Callable[[list[str]], str | None],
     n_fields: int,
+    categorical: bool,
 ) -> pd.DataFrame:
     _check_readable(path)
     last = names[n_fields - 1]
     # The last field is always read, so a short line shows up as a missing value there.
     usecols = [i for i, c in enumerate(names) if c in wanted or c == last]
-    dtype = {i: numeric.get(names[i], "category" if names[i] == last and last not in wanted else "str") for i in usecols}
+    text = "category" if categorical else "str"
+    dtype = {i: numeric.get(names[i], "category" if names[i] == last and last not in wanted else text) for i in usecols}
     try:
         frame = pd.read_csv(
             path,
@@ -114,7 +120,11 @@ def _read_table(
         raise InputFileError(path, "the file is empty")
     frame.columns = [names[i] for i in frame.columns]
     tail = frame[last]
-    if tail.isna().any() or (tail.dtype != np.float64 and (tail == "").any()):
+    if isinstance(tail.dtype, pd.CategoricalDtype):
+        short = bool(tail.isna().any()) or "" in tail.cat.categories
+    else:
+        short = bool(tail.isna().any()) or (tail.dtype != np.float64 and bool((tail == "").any()))
+    if short:
         _raise_first_bad_line(path, line_problem)
     return frame[list(wanted)].copy() if list(frame.columns) != list(wanted) else frame
 

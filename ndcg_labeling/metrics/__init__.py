@@ -21,6 +21,7 @@ from ndcg_labeling.metrics.ranking import (
     batch_precision,
     batch_recall,
     judged_at_k,
+    rank_order,
 )
 from ndcg_labeling.metrics.registry import Metric, compute_metrics, known_metrics, parse_metric
 
@@ -37,5 +38,6 @@ __all__ = [
     "known_metrics",
     "numba_available",
     "parse_metric",
+    "rank_order",
     "weighted_ndcg",
 ]

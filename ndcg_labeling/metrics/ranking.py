@@ -16,8 +16,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ndcg_labeling.metrics import _core
-from ndcg_labeling.metrics._validation import EMPTIES, check_choice, check_k, check_threshold
+import numpy as np
+import numpy.typing as npt
+
+from ndcg_labeling.metrics import _core, _kernels
+from ndcg_labeling.metrics._validation import EMPTIES, as_2d, check_choice, check_k, check_threshold
 from ndcg_labeling.metrics.ndcg import _k_max, _stack
 
 KType = int | Sequence[int] | None
@@ -127,3 +130,20 @@ def judged_at_k(scores: Any, labels: Any, k: KType = 10, *, empty: str = "zero")
     check_choice(func, "empty", empty, EMPTIES)
     r = _core.prepare(func, scores, labels, k_max=_k_max(ks))
     return _stack(r.xp, [_core.judged_from_ranking(r, kk, empty) for kk in ks], many)
+
+
+def rank_order(scores: Any, k: int | None = None) -> npt.NDArray[np.int64]:
+    """The ranking every metric here uses: per row, the columns of the ``k`` best scores, best first.
+
+    Score descending, equal scores in column order (stable), NaN scores (padding) left out; ``-1``
+    fills the positions past the end of a short row. ``k=None`` ranks the whole row. Shape
+    ``(queries, k)`` (``k`` capped at the row length). NumPy only.
+    """
+    func = "rank_order"
+    s = as_2d(func, "scores", scores)
+    ks, many = check_k(func, k)
+    if many:
+        raise ValueError(f"rank_order: k must be an int or None, got {k!r}")
+    width = s.shape[1]
+    kk = width if ks[0] is None else min(ks[0], width)
+    return _kernels.rank_top_k(s, max(kk, 1))[:, :kk]

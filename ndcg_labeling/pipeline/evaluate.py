@@ -30,7 +30,7 @@ import pandas as pd
 
 from ndcg_labeling.errors import InputFileError, NdcgLabelingError
 from ndcg_labeling.io.trec import read_trec_qrels, read_trec_run_scores
-from ndcg_labeling.metrics import compute_metrics
+from ndcg_labeling.metrics import compute_metrics, rank_order
 
 DEFAULT_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 DEFAULT_MEASURES = ("map", "recip_rank", "P.10", "recall.10", "ndcg", "ndcg_cut.10")
@@ -152,6 +152,12 @@ def evaluate_files(
                            qrels_path=str(qrels_path), run_path=str(run_path))
 
 
+def _codes(column: pd.Series) -> tuple[npt.NDArray[np.int64], pd.Index]:
+    """Integer codes and categories of an id column (categorical from the fast reader, or strings)."""
+    cat = column if isinstance(column.dtype, pd.CategoricalDtype) else column.astype("category")
+    return cat.cat.codes.to_numpy().astype(np.int64), cat.cat.categories
+
+
 def evaluate_frames(
     qrels: pd.DataFrame,
     run: pd.DataFrame,
@@ -162,127 +168,147 @@ def evaluate_frames(
     qrels_path: str = "qrels",
     run_path: str = "run",
 ) -> EvalResult:
-    """:func:`evaluate_files` on already-read frames (columns as :mod:`ndcg_labeling.io.trec` gives)."""
-    # Shared codes for query ids and document ids across both files make the join a searchsorted.
-    q_codes, q_uniques = pd.factorize(pd.concat([qrels["query_id"], run["query_id"]], ignore_index=True))
-    d_codes, d_uniques = pd.factorize(pd.concat([qrels["doc_id"], run["doc_id"]], ignore_index=True))
-    nq_rel = len(qrels)
-    qrels_q, run_q = q_codes[:nq_rel].astype(np.int64), q_codes[nq_rel:].astype(np.int64)
-    qrels_d, run_d = d_codes[:nq_rel].astype(np.int64), d_codes[nq_rel:].astype(np.int64)
-    n_docs = max(len(d_uniques), 1)
-    qrels_key = qrels_q * n_docs + qrels_d
-    run_key = run_q * n_docs + run_d
-    _no_duplicates(qrels_key, qrels_path, qrels["doc_id"], qrels["query_id"], "qrels")
-    _no_duplicates(run_key, run_path, run["doc_id"], run["query_id"], "run")
+    """:func:`evaluate_files` on already-read frames (columns as :mod:`ndcg_labeling.io.trec` gives).
 
-    in_qrels = np.zeros(len(q_uniques), dtype=bool)
-    in_qrels[qrels_q] = True
-    in_run = np.zeros(len(q_uniques), dtype=bool)
-    in_run[run_q] = True
-    evaluated = in_qrels & (in_run | complete)
-    if not evaluated.any():
+    Steps: id columns to integer codes (categoricals); the run's lines grouped per query into a
+    ``(queries, longest list)`` matrix in file order; each run document's label looked up by a
+    binary search over the qrels' (query, document) codes; rows whose ranking trec_eval would decide
+    by document id (equal scores that matter for the cut-offs) re-ordered by id; then one call of
+    :func:`ndcg_labeling.metrics.compute_metrics` with every judgment as ``ideal_labels``.
+    """
+    q_query, q_query_cats = _codes(qrels["query_id"])
+    q_doc, q_doc_cats = _codes(qrels["doc_id"])
+    r_query, r_query_cats = _codes(run["query_id"])
+    r_doc, r_doc_cats = _codes(run["doc_id"])
+    _no_duplicates(q_query * len(q_doc_cats) + q_doc, qrels_path, qrels, "qrels")
+    _no_duplicates(r_query * len(r_doc_cats) + r_doc, run_path, run, "run")
+
+    # Queries: qrels categories are the reference; run query -> qrels query (-1: not judged).
+    run_to_qrels = q_query_cats.get_indexer(r_query_cats)
+    in_qrels = np.bincount(q_query, minlength=len(q_query_cats)) > 0
+    in_run = np.zeros(len(q_query_cats), dtype=bool)
+    in_run[run_to_qrels[run_to_qrels >= 0]] = True
+    evaluated = np.flatnonzero(in_qrels & (in_run | complete))
+    if not len(evaluated):
         raise NdcgLabelingError(f"no query of {run_path} has relevance judgments in {qrels_path}")
-    # Evaluated queries in trec_eval's output order: query id, byte order.
-    eval_codes = np.flatnonzero(evaluated)
-    eval_ids = [str(q_uniques[c]) for c in eval_codes]
-    by_id = sorted(range(len(eval_ids)), key=lambda i: eval_ids[i].encode("utf-8"))
-    eval_codes = eval_codes[by_id]
-    eval_ids = [eval_ids[i] for i in by_id]
-    row_of = np.full(len(q_uniques), -1, dtype=np.int64)
-    row_of[eval_codes] = np.arange(len(eval_codes))
-    n_rows = len(eval_codes)
+    # Output rows in trec_eval's order: query id, byte order.
+    ids = [str(q_query_cats[c]) for c in evaluated]
+    by_id = sorted(range(len(ids)), key=lambda i: ids[i].encode("utf-8"))
+    evaluated, ids = evaluated[by_id], [ids[i] for i in by_id]
+    n_rows = len(evaluated)
+    row_of_qrels_query = np.full(len(q_query_cats), -1, dtype=np.int64)
+    row_of_qrels_query[evaluated] = np.arange(n_rows)
 
-    # Labels: negative ("in pool, not judged") -> gain 0, never relevant.
+    # Labels: negative ("in the pool, not judged") -> gain 0, never relevant.
     rel = np.maximum(qrels["relevance"].to_numpy(dtype=np.float64), 0.0)
-    sort_q = np.argsort(qrels_key, kind="stable")
-    sorted_keys = qrels_key[sort_q]
+    n_qdocs = max(len(q_doc_cats), 1)
+    q_key = q_query * n_qdocs + q_doc
+    q_sort = np.argsort(q_key, kind="stable")
+    q_key_sorted = q_key[q_sort]
 
-    # The run, restricted to evaluated queries, ranked: query, score desc, doc id desc.
-    keep = row_of[run_q] >= 0
-    r_rows = row_of[run_q[keep]]
-    r_scores = run["score"].to_numpy(dtype=np.float64)[keep]
-    r_keys = run_key[keep]
-    r_docs = run["doc_id"].to_numpy()[keep]
-    order = np.lexsort((-r_scores, r_rows))
-    order = _break_ties_by_doc_id(order, r_rows, r_scores, r_docs)
-    r_rows, r_keys = r_rows[order], r_keys[order]
-
-    pos_in = np.searchsorted(sorted_keys, r_keys)
-    pos_in = np.minimum(pos_in, max(len(sorted_keys) - 1, 0))
-    judged = (sorted_keys[pos_in] == r_keys) if len(sorted_keys) else np.zeros(len(r_keys), dtype=bool)
-    r_labels = np.where(judged, rel[sort_q[pos_in]] if len(sorted_keys) else 0.0, np.nan)
-
-    counts = np.bincount(r_rows, minlength=n_rows)
-    width = max(int(counts.max()) if len(counts) else 0, 1)
+    # Run lines of evaluated queries, grouped per row in file order.
+    line_row = np.where(run_to_qrels[r_query] >= 0, row_of_qrels_query[np.maximum(run_to_qrels[r_query], 0)], -1)
+    lines = np.flatnonzero(line_row >= 0)
+    lines = lines[np.argsort(line_row[lines], kind="stable")]
+    rows = line_row[lines]
+    counts = np.bincount(rows, minlength=n_rows)
+    width = max(int(counts.max()), 1)
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    col = np.arange(len(r_rows)) - starts[r_rows]
+    cols = np.arange(len(lines)) - starts[rows]
+
+    doc_in_qrels = q_doc_cats.get_indexer(r_doc_cats)[r_doc[lines]]
+    key = evaluated[rows] * n_qdocs + doc_in_qrels
+    found = np.minimum(np.searchsorted(q_key_sorted, key), len(q_key_sorted) - 1)
+    judged = (doc_in_qrels >= 0) & (q_key_sorted[found] == key)
+    line_labels = np.where(judged, rel[q_sort[found]], np.nan)
+    line_scores = run["score"].to_numpy(dtype=np.float64)[lines]
+
     scores = np.full((n_rows, width), np.nan)
     labels = np.full((n_rows, width), np.nan)
-    scores[r_rows, col] = -col.astype(np.float64)  # already ranked: strictly decreasing scores
-    labels[r_rows, col] = r_labels
+    scores[rows, cols] = line_scores
+    labels[rows, cols] = line_labels
+
+    k_needed = _k_needed(measures, width)
+    _order_ties_by_doc_id(scores, labels, rows, line_scores, line_labels, r_doc[lines], r_doc_cats, k_needed)
 
     # Ideal labels: every judgment of each evaluated query.
-    q_keep = row_of[qrels_q] >= 0
-    i_rows = row_of[qrels_q[q_keep]]
-    i_labels = rel[q_keep]
-    i_order = np.argsort(i_rows, kind="stable")
-    i_rows, i_labels = i_rows[i_order], i_labels[i_order]
+    q_rows = row_of_qrels_query[q_query]
+    keep = np.flatnonzero(q_rows >= 0)
+    keep = keep[np.argsort(q_rows[keep], kind="stable")]
+    i_rows = q_rows[keep]
     i_counts = np.bincount(i_rows, minlength=n_rows)
-    i_width = max(int(i_counts.max()), 1)
     i_starts = np.concatenate(([0], np.cumsum(i_counts)[:-1]))
-    ideal = np.full((n_rows, i_width), np.nan)
-    ideal[i_rows, np.arange(len(i_rows)) - i_starts[i_rows]] = i_labels
+    ideal = np.full((n_rows, max(int(i_counts.max()), 1)), np.nan)
+    ideal[i_rows, np.arange(len(keep)) - i_starts[i_rows]] = rel[keep]
 
     values = compute_metrics(
         [m.metric for m in measures], scores, labels, ideal_labels=ideal, gain="linear",
         relevant_threshold=float(relevance_level), empty="zero",
     )
     table = np.column_stack([values[m.metric] for m in measures]) if measures else np.zeros((n_rows, 0))
-    return EvalResult(list(measures), eval_ids, table)
+    return EvalResult(list(measures), ids, table)
 
 
-def _break_ties_by_doc_id(
-    order: npt.NDArray[np.int64],
-    rows: npt.NDArray[np.int64],
+def _k_needed(measures: Sequence[Measure], width: int) -> int:
+    cuts = [m.metric.partition("@")[2] for m in measures]
+    if any(c == "" for c in cuts):
+        return width
+    return min(max(int(c) for c in cuts), width)
+
+
+def _order_ties_by_doc_id(
     scores: npt.NDArray[np.float64],
-    docs: npt.NDArray[np.object_],
-) -> npt.NDArray[np.int64]:
-    """Within runs of equal (query, score) in ``order``, put document ids in descending byte order.
-
-    Only tied positions are touched, so a run with distinct scores costs one comparison pass.
-    """
-    if len(order) < 2:
-        return order
-    r, s = rows[order], scores[order]
-    same = (r[1:] == r[:-1]) & (s[1:] == s[:-1])
-    if not same.any():
-        return order
-    tied = np.zeros(len(order), dtype=bool)
-    tied[1:] |= same
-    tied[:-1] |= same
-    group = np.cumsum(np.concatenate(([True], ~same)))  # equal within a tie run
-    positions = np.flatnonzero(tied)
-    frame = pd.DataFrame({
-        "g": group[positions],
-        # Python compares str by code point, which is UTF-8 byte order.
-        "doc": docs[order[positions]],
-        "i": order[positions],
-    })
-    frame = frame.sort_values(["g", "doc"], ascending=[True, False], kind="mergesort")
-    out = order.copy()
-    out[positions] = frame["i"].to_numpy()
-    return out
-
-
-def _no_duplicates(
-    keys: npt.NDArray[np.int64], path: str, docs: pd.Series, queries: pd.Series, what: str
+    labels: npt.NDArray[np.float64],
+    rows: npt.NDArray[np.int64],
+    line_scores: npt.NDArray[np.float64],
+    line_labels: npt.NDArray[np.float64],
+    line_docs: npt.NDArray[np.int64],
+    doc_cats: pd.Index,
+    k: int,
 ) -> None:
+    """Make the matrices rank as trec_eval: equal scores by document id descending (byte order).
+
+    The metric kernels keep equal scores in column (file) order. Only rows where that can change a
+    top-``k`` result need fixing: equal adjacent scores inside the top ``k``, or the ``k``-th score
+    also found below it. Those rows are sorted here by (score desc, id desc) and rewritten in rank
+    order with strictly decreasing stand-in scores. A run with distinct scores costs one ranking.
+    """
+    order = rank_order(scores, k)
+    present = order >= 0
+    ranked = np.where(present, np.take_along_axis(scores, np.maximum(order, 0), 1), np.nan)
+    inside = (ranked[:, 1:] == ranked[:, :-1]).any(axis=1) if ranked.shape[1] > 1 else np.zeros(len(ranked), bool)
+    kth = ranked[:, -1]
+    with np.errstate(invalid="ignore"):
+        boundary = (scores >= kth[:, None]).sum(axis=1) > present.sum(axis=1)
+    fix = np.flatnonzero(inside | boundary)
+    if not len(fix):
+        return
+    fix_mask = np.zeros(len(scores), dtype=bool)
+    fix_mask[fix] = True
+    sel = np.flatnonzero(fix_mask[rows])
+    # Byte order of the distinct document ids involved (UTF-8 byte order = code point order).
+    doc_codes, doc_inverse = np.unique(line_docs[sel], return_inverse=True)
+    names = [str(doc_cats[c]) for c in doc_codes]
+    doc_rank = np.empty(len(names), dtype=np.int64)
+    doc_rank[sorted(range(len(names)), key=lambda i: names[i])] = np.arange(len(names))
+    new = sel[np.lexsort((-doc_rank[doc_inverse], -line_scores[sel], rows[sel]))]
+    r = rows[new]
+    starts = np.concatenate(([0], np.flatnonzero(r[1:] != r[:-1]) + 1))
+    pos = np.arange(len(new)) - np.repeat(starts, np.diff(np.concatenate((starts, [len(new)]))))
+    scores[fix] = np.nan
+    labels[fix] = np.nan
+    scores[r, pos] = -pos.astype(np.float64)
+    labels[r, pos] = line_labels[new]
+
+
+def _no_duplicates(keys: npt.NDArray[np.int64], path: str, frame: pd.DataFrame, what: str) -> None:
     dup = pd.Series(keys).duplicated().to_numpy()
     if dup.any():
         row = int(np.argmax(dup))
-        line = _line_of_row(path, row)
         raise InputFileError(
-            path, f"document {docs.iloc[row]!s} appears twice for query {queries.iloc[row]!s} in the {what}", line
+            path,
+            f"document {frame['doc_id'].iloc[row]!s} appears twice for query {frame['query_id'].iloc[row]!s} in the {what}",
+            _line_of_row(path, row),
         )
 
 
