@@ -5,8 +5,8 @@ their short definitions from the guideline — never a rank, a score, a system o
 Keys, one per line: a grade digit, ``s`` skip (asks a reason; default "cannot judge"), ``u`` undo
 the last grade or skip of this session, ``?`` the guideline, ``q`` quit.
 
-Every grade, skip and undo is its own short transaction, so a crash loses nothing, and a new session
-resumes at the grader's first open item. Input is read line by line (``typer.prompt``), so a test
+Every grade, skip and undo is its own short transaction (retried when it collides with another
+writer), so a crash loses nothing, and a new session resumes at the grader's first open item. Input is read line by line (``typer.prompt``), so a test
 drives the session with ``CliRunner(input="2\\n0\\nu\\nq\\n")``; end of input quits.
 """
 
@@ -26,6 +26,7 @@ from ndcg_labeling.cli.common import engine_for, handle_errors
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.guidelines import Guideline, load_guideline
 from ndcg_labeling.pipeline import tasks
+from ndcg_labeling.pipeline.transactions import run_in_transaction
 
 BODY_LIMIT = 2_000  # characters of the body shown; the rest is cut with a note
 
@@ -128,14 +129,14 @@ class GradingSession:
             self.console.print(Text(f"Unknown key {key!r}: u undoes, q quits.", style="red"))
         elif lowered == "s":
             reason = self._ask("Reason for skipping", default=tasks.DEFAULT_SKIP_REASON)
-            with session_scope(self.engine) as session:
-                tasks.skip_item(self.batch, item.item_id, grader=self.grader, session=session,
-                                reason=reason or tasks.DEFAULT_SKIP_REASON)
+            run_in_transaction(self.engine, lambda session: tasks.skip_item(
+                self.batch, item.item_id, grader=self.grader, session=session,
+                reason=reason or tasks.DEFAULT_SKIP_REASON))
             self.history.append(item.item_id)
             self.console.print(Text(f"skipped ({reason or tasks.DEFAULT_SKIP_REASON})", style="yellow"))
         elif key.isdigit() and any(g.grade == int(key) for g in self.guideline.grades):
-            with session_scope(self.engine) as session:
-                value = tasks.save_grade(self.batch, item.item_id, int(key), grader=self.grader, session=session)
+            value = run_in_transaction(self.engine, lambda session: tasks.save_grade(
+                self.batch, item.item_id, int(key), grader=self.grader, session=session))
             self.history.append(item.item_id)
             self.console.print(Text(f"saved: {value} — {self.guideline.name_of(value)}", style="green"))
         else:
@@ -148,8 +149,8 @@ class GradingSession:
             self.console.print(Text("Nothing to undo in this session.", style="red"))
             return
         item_id = self.history.pop()
-        with session_scope(self.engine) as session:
-            tasks.undo_item(self.batch, item_id, grader=self.grader, session=session)
+        run_in_transaction(self.engine, lambda session: tasks.undo_item(
+            self.batch, item_id, grader=self.grader, session=session))
         self.console.print(Text(f"undone: item {item_id} is open again", style="yellow"))
 
     def _goodbye(self) -> None:

@@ -476,9 +476,8 @@ def test_status_warns_when_the_guideline_changed(db, tmp_path):
 
 
 @pytest.mark.slow
-def test_a_batch_of_50k_items_is_created_in_seconds(sqlite_db, tmp_path):
-    import time
-
+def test_a_batch_of_50k_items_is_pooled_and_assigned_in_bulk(sqlite_db, tmp_path):
+    # Scale, not speed: speed is measured in benchmarks/, never asserted in a unit test.
     queries, docs = 500, 100
     run = pd.DataFrame({"query_id": np.repeat([f"q{q}" for q in range(queries)], docs),
                         "doc_id": [f"d{q}_{r}" for q in range(queries) for r in range(docs)],
@@ -487,12 +486,9 @@ def test_a_batch_of_50k_items_is_created_in_seconds(sqlite_db, tmp_path):
     with session_scope(sqlite_db.engine) as session:
         importing.import_run(tmp_path / "run.csv", system="bm25", session=session)
         importing.add_graders(["a", "b", "c", "d"], session=session)
-    start = time.perf_counter()
     with session_scope(sqlite_db.engine) as session:
         result = t.create_batch("big", scale="0-3", depth=docs, overlap=2, graders=["a", "b", "c", "d"],
                                 session=session, seed=1)
-    elapsed = time.perf_counter() - start
     assert result.items == 50_000 and result.assignments == 100_000
-    assert elapsed < 30, f"creating 50k items took {elapsed:.1f} s"
     counts = sqlite_db.counts()
     assert (counts["batch_items"], counts["assignments"]) == (50_000, 100_000)
