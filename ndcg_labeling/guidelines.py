@@ -75,7 +75,8 @@ def display_path(scale: str) -> str:
 def guidelines_dir() -> Path:
     """The folder holding the guideline files (installed package first, then the source checkout)."""
     package_dir = Path(__file__).resolve().parent
-    candidates = [package_dir / "guidelines", package_dir.parent / "guidelines"]
+    # installed: shipped as ndcg_labeling/guideline_files (see pyproject); source checkout: guidelines/
+    candidates = [package_dir / "guideline_files", package_dir.parent / "guidelines"]
     for candidate in candidates:
         if candidate.is_dir() and any(candidate.glob("relevance-*.md")):
             return candidate

@@ -38,6 +38,7 @@ def test_wheel_contains_migrations_and_guidelines(wheel: Path) -> None:
     assert {"ndcg_labeling/migrations/versions/0001_initial.py",
             "ndcg_labeling/migrations/versions/0002_grading_batches.py",
             "ndcg_labeling/migrations/versions/0003_adjudications.py"} <= set(names)
+    assert {"ndcg_labeling/guideline_files/relevance-0-3.md", "ndcg_labeling/guideline_files/relevance-0-4.md"} <= set(names)
     assert not any(n.startswith("tests/") for n in names)
 
 
@@ -70,3 +71,12 @@ def test_installed_wheel_upgrades_and_imports(wheel: Path, tmp_path: Path) -> No
     status = subprocess.run([str(exe), "status", "--format", "json", "--db", url], capture_output=True, text=True,
                             cwd=tmp_path)
     assert '"judgments": 1' in status.stdout
+    # the guidelines travel too: a batch can be created from the installed package
+    (tmp_path / "run.csv").write_text("query_id,doc_id,rank\nq1,d1,1\n")
+    for args in (["import", "run", "run.csv", "--system", "s"],
+                 ["tasks", "create", "b1", "--scale", "0-3", "--depth", "1", "--overlap", "1", "--graders", "ann"]):
+        proc = subprocess.run([str(exe), *args, "--db", url], capture_output=True, text=True, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+    assert "ndcg_labeling/guideline_files/relevance-0-3.md" in subprocess.run(
+        [str(py), "-c", "from ndcg_labeling.guidelines import guidelines_dir; print(guidelines_dir() / 'relevance-0-3.md')"],
+        capture_output=True, text=True, cwd=tmp_path).stdout
