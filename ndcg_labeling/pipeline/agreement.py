@@ -230,12 +230,13 @@ def agreement_report(*, session: Session, batch: str | None = None, by: By | Non
                      f"were left out (the newest counts); use --batch to look at one batch")
 
     if by in ("query-type", "query"):
-        ext, qtype = _query_info(session, np.unique(sel.query_id))
+        queries, q_code = np.unique(sel.query_id, return_inverse=True)
+        ext, qtype = _query_info(session, queries)
         names = ext if by == "query" else qtype
-        labels = np.array([names[int(q)] for q in np.unique(sel.query_id)], dtype=object)
-        uq, q_code = np.unique(sel.query_id, return_inverse=True)
-        scope_of_grade = labels[q_code]
-        scope_names, scope_code = np.unique(scope_of_grade.astype(str), return_inverse=True)
+        # scope names are worked out per query, then spread to the grades by integer codes
+        scope_names, scope_of_query = np.unique(np.array([names[int(q)] for q in queries], dtype=str),
+                                                return_inverse=True)
+        scope_code = scope_of_query[q_code]
         order = np.argsort(scope_code, kind="stable")
         bounds = np.searchsorted(scope_code[order], np.arange(len(scope_names) + 1))
         for k, name in enumerate(scope_names):
