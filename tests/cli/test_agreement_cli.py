@@ -199,3 +199,26 @@ def test_by_grader_json_nests_pairwise_kappa(runner, db):
     assert all(-1 <= p["kappa"] <= 1 and p["overlap"] > 0 for p in a["kappa"])
     rows_csv = csv_rows(ok(invoke(runner, db, "agreement", "--by", "grader", "--format", "csv")))
     assert "kappa" not in rows_csv[0] and rows_csv[1]["n_partners"] == "3"
+
+
+def test_batch_scoped_consensus_and_adjudication_list(runner, db, tmp_path):
+    # q1/d1 is graded in both batches: with --batch only that batch's grades count, without both pool
+    two_batches = ("query_id,doc_id,grader,grade,batch\n"
+                   "q1,d1,alice,0,b1\nq1,d1,bob,0,b1\n"
+                   "q1,d1,carol,3,b2\nq1,d1,dave,3,b2\nq1,d1,erin,3,b2\nq2,d1,carol,1,b2\n")
+    ok(invoke(runner, db, "import", "judgments", str(write(tmp_path, "b.csv", two_batches)), "--scale", "0-3",
+              "--create-graders"))
+    ok(invoke(runner, db, "consensus", "--method", "median", "--max-spread", "3"))
+    assert ok(invoke(runner, db, "export", "qrels")) == "q1 0 d1 3\nq2 0 d1 1\n"  # 0,0,3,3,3 -> 3
+    out = ok(invoke(runner, db, "consensus", "--method", "median", "--batch", "b1"))
+    assert out.splitlines()[0] == ("consensus (median, scale 0-3) of batch 'b1': 1 items from 2 grades, "
+                                   "0 flagged for adjudication, 1 previous labels replaced")
+    assert ok(invoke(runner, db, "export", "qrels")) == "q1 0 d1 0\nq2 0 d1 1\n"
+    assert db.counts()["consensus_labels"] == 2
+    assert json.loads(ok(invoke(runner, db, "adjudicate", "list", "--batch", "b1", "--format", "json"))) == []
+    assert ok(invoke(runner, db, "adjudicate", "list", "--batch", "b1")).strip() == "no items flagged for adjudication"
+    rows = json.loads(ok(invoke(runner, db, "adjudicate", "list", "--format", "json")))
+    assert [(r["query_id"], r["batch"], r["reason"], r["grades"]) for r in rows] == \
+        [("q2", "", "too few graders", "carol: 1")]
+    assert error(invoke(runner, db, "consensus", "--method", "median", "--batch", "b9")) == \
+        "Error: no judgments in batch 'b9'"
