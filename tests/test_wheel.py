@@ -72,7 +72,7 @@ def test_installed_wheel_upgrades_and_imports(wheel: Path, tmp_path: Path) -> No
                             cwd=tmp_path)
     assert '"judgments": 1' in status.stdout
     # the guidelines travel too: a batch can be created from the installed package
-    (tmp_path / "run.csv").write_text("query_id,doc_id,rank\nq1,d1,1\n")
+    (tmp_path / "run.csv").write_text("query_id,doc_id,rank\nq1,d2,1\n")
     for args in (["import", "run", "run.csv", "--system", "s"],
                  ["tasks", "create", "b1", "--scale", "0-3", "--depth", "1", "--overlap", "1", "--graders", "ann"]):
         proc = subprocess.run([str(exe), *args, "--db", url], capture_output=True, text=True, cwd=tmp_path)
