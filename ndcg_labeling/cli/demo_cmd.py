@@ -1,9 +1,69 @@
-"""Commands of this area (not written yet)."""
+"""``demo``: the whole pipeline on the bundled demo set, into a fresh database, with a report."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
+
+from ndcg_labeling.cli.common import console, err_console, handle_errors
+
+
+def demo(
+    db: Annotated[str | None, typer.Option("--db", help="A fresh database URL; default sqlite:///<out>/demo.db.")] = None,
+    out: Annotated[str, typer.Option("--out", "-o", help="Folder for the database, task files and report.html.")] = "demo-out",
+) -> None:
+    """Run import, pooling, grading (simulated graders), agreement, consensus and report on the demo set."""
+    from rich import box
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from ndcg_labeling.pipeline.demo import STEPS, run_demo
+    from ndcg_labeling.reports.text import render_comparison_metric, render_notes, render_overview
+
+    with handle_errors(), Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                                   TextColumn("{task.completed}/{task.total} steps"), TimeElapsedColumn(),
+                                   console=err_console, transient=True, disable=not err_console.is_terminal) as bar:
+        task = bar.add_task("demo", total=len(STEPS))
+        seen: list[str] = []
+
+        def on_step(name: str) -> None:
+            if seen:
+                bar.advance(task)
+            seen.append(name)
+            bar.update(task, description=name)
+
+        result = run_demo(db=db, out=out, on_step=on_step)
+        bar.advance(task)
+    con = console if console.is_terminal else Console(width=120)  # piped: no wrapping of the tables
+    for name, secs in result.timings:
+        err_console.print(f"[green]✓[/] {name} ({secs:.1f} s)", highlight=False)
+    con.print(f"batch: {result.batch_summary}", markup=False, highlight=False)
+    con.print(result.consensus_summary, markup=False, highlight=False)
+    if result.agreement:
+        table = Table(title="agreement per query type (Krippendorff's alpha, ordinal)", box=box.SIMPLE_HEAD)
+        for col in ("query type", "alpha", "% agreement", "AC1", "items", "graders"):
+            table.add_column(col, justify="left" if col == "query type" else "right")
+        for r in result.agreement:
+            table.add_row(str(r["scope"]), *(_num(r.get(k)) for k in ("alpha", "percent_agreement", "ac1")),
+                          str(r.get("n_items", "")), str(r.get("n_graders", "")))
+        con.print(table)
+    if result.agreement_note:
+        con.print(f"note: {result.agreement_note}", markup=False, highlight=False)
+    render_overview(result.report, "ndcg@10", con)
+    render_comparison_metric(result.report, "ndcg@10", con)
+    render_notes(result.report, con)
+    total = sum(s for _, s in result.timings)
+    con.print(f"database: {result.db_url}", markup=False, highlight=False)
+    con.print(f"report: {result.html_path} (and {result.csv_path}); {total:.1f} s in all", markup=False,
+              highlight=False)
+
+
+def _num(v: object) -> str:
+    return "-" if v is None else f"{float(v):.3f}"  # type: ignore[arg-type]
 
 
 def register(app: typer.Typer) -> None:
-    """Add this area's commands to ``app``."""
+    """Add ``demo`` to ``app``."""
+    app.command("demo")(demo)

@@ -76,8 +76,10 @@ def report(
 
             with open(out, "w", encoding="utf-8") as fh:
                 render_table(result, Console(file=fh, width=160))
-        else:
-            render_table(result, console)
+        else:  # piped: wide enough for the metric columns
+            from rich.console import Console
+
+            render_table(result, console if console.is_terminal else Console(width=160))
         return
     if fmt in (ReportFormat.csv, ReportFormat.json):
         for warning in result.warnings:

@@ -592,7 +592,9 @@ def _notes(c: dict[str, Any], opts: ReportOptions) -> list[str]:
             how = "left out of its numbers (--missing skip)" if opts.missing == "skip" else "counted as 0"
             notes.append(f"{s} returned nothing for {k} judged {'query' if k == 1 else 'queries'}: {how}")
     if c["ranked_queries_without_labels"]:
-        notes.append(f"{c['ranked_queries_without_labels']} ranked queries have no label and are not scored")
+        k = c["ranked_queries_without_labels"]
+        notes.append(f"{k} ranked {'query has' if k == 1 else 'queries have'} no label and "
+                     f"{'is' if k == 1 else 'are'} not scored")
     return notes
 
 

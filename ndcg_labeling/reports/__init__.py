@@ -13,6 +13,7 @@ from ndcg_labeling.reports.text import (
     render_csv,
     render_json,
     render_markdown,
+    render_overview,
     render_table,
 )
 
@@ -23,5 +24,6 @@ __all__ = [
     "render_html",
     "render_json",
     "render_markdown",
+    "render_overview",
     "render_table",
 ]

@@ -34,7 +34,7 @@ body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em a
 color:#222;line-height:1.4;padding:0 1em}
 h1{font-size:1.7em;margin-bottom:.2em}h2{margin-top:1.6em;border-bottom:1px solid #ddd;padding-bottom:.2em}
 table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
-th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}th{background:#f3f3f3}
+th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right;white-space:nowrap}th{background:#f3f3f3}
 td:first-child,td:nth-child(2),th:first-child,th:nth-child(2){text-align:left}
 .warning{background:#fff3cd;border:1px solid #e0b100;padding:.6em 1em;border-radius:4px}
 .note{color:#555}img{max-width:100%;height:auto}.muted{color:#777;font-size:.9em}
@@ -86,7 +86,7 @@ def metric_plot(result: ReportResult) -> str:
     cols = min(3, len(metrics))
     rows = math.ceil(len(metrics) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.6 * rows), squeeze=False)
-    s = result.summary.set_index(["system", "metric", "query_type"])
+    s = result.summary.set_index(["system", "metric", "query_type"]).sort_index()
     for ax, metric in zip(axes.ravel(), metrics, strict=False):
         series = {}
         for system in result.systems:
@@ -96,23 +96,24 @@ def metric_plot(result: ReportResult) -> str:
         _grouped_bars(ax, groups, series, metric)
     for ax in axes.ravel()[len(metrics):]:
         ax.set_visible(False)
-    axes.ravel()[0].legend(fontsize=8)
-    fig.tight_layout()
+    handles, names = axes.ravel()[0].get_legend_handles_labels()
+    fig.tight_layout(rect=(0, 0, 1, 0.94))
+    fig.legend(handles, names, loc="upper center", ncol=len(names), fontsize=9, frameon=False)
     return _png(fig)
 
 
 def coverage_plot(result: ReportResult) -> str:
     plt = _pyplot()
     groups = result.query_types + ["all"]
-    cov = result.coverage.set_index(["system", "query_type"])
+    cov = result.coverage.set_index(["system", "query_type"]).sort_index()
     fig, ax = plt.subplots(figsize=(8, 3.4))
     series = {}
     for system in result.systems:
         v = cov.loc[system].reindex(groups)["judged"].to_numpy(float)
         series[system] = (v, v, v)
     _grouped_bars(ax, groups, series, f"judged@{result.coverage_k}")
-    ax.axhline(0.9, color="red", linestyle="--", linewidth=1, label="0.9")
-    ax.legend(fontsize=8)
+    ax.axhline(0.9, color="red", linestyle="--", linewidth=1, label="0.9: below, comparisons are unsafe")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     return _png(fig)
 
@@ -200,6 +201,8 @@ def render_html(result: ReportResult, *, agreement: Sequence[dict[str, Any]] | N
 
     parts.append("<h2>Agreement</h2>")
     if agreement:
+        parts.append('<p class="note">Krippendorff\'s alpha (ordinal) of the judgments per query type, with '
+                     "percent agreement and Gwet's AC1; below 0.667 conclusions are tentative.</p>")
         parts.append(_img(agreement_plot(agreement), "agreement per query type"))
         cols = ["scope", "alpha", "percent_agreement", "ac1", "n_items", "n_graders"]
         arows = [[_cell(r.get(c)) for c in cols] for r in agreement]

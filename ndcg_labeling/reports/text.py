@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 SUMMARY_COLUMNS = ["system", "query_type", "metric", "value", "n_queries", "ci_low", "ci_high"]
 PER_QUERY_COLUMNS = ["system", "query_id", "query_type", "metric", "value"]
+P_LEGEND_SHORT = ("diff = system - baseline; * = p < 0.05 in the paired randomization test, Holm-corrected "
+                  "(p-values and t-tests: --format json/md/html); W/T/L = queries won, tied, lost")
 P_LEGEND = ("diff = system - baseline (mean over the queries both scored); p = paired randomization test "
             "(sign flips), Holm-corrected over the systems compared with the baseline; W/T/L = queries won, "
             "tied, lost")
@@ -69,13 +71,13 @@ def _p(v: float) -> str:
     return "<0.001" if v < 0.001 else f"{v:.3f}"
 
 
-def summary_cells(result: ReportResult) -> tuple[list[str], list[list[str]]]:
+def summary_cells(result: ReportResult, ci_digits: int = 3) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the summary table: query type, system, n, then ``mean [ci_low, ci_high]`` per metric."""
     s = result.summary
     header = ["query type", "system", "n"] + result.metrics
     rows = []
     order = result.query_types + ["all"]
-    indexed = s.set_index(["query_type", "system", "metric"])
+    indexed = s.set_index(["query_type", "system", "metric"]).sort_index()
     for qt in order:
         for system in result.systems:
             cells = [qt, system]
@@ -83,14 +85,16 @@ def summary_cells(result: ReportResult) -> tuple[list[str], list[list[str]]]:
             for metric in result.metrics:
                 r = indexed.loc[(qt, system, metric)]
                 ns.append(int(r["n_queries"]))
-                cells.append(f"{_fmt(r['value'])} [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]")
+                cells.append(f"{_fmt(r['value'])} [{_fmt(r['ci_low'], ci_digits)}, {_fmt(r['ci_high'], ci_digits)}]")
             cells.insert(2, str(max(ns)) if ns else "0")
             rows.append(cells)
     return header, rows
 
 
-def comparison_cells(result: ReportResult) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of the comparison table (empty with fewer than two systems)."""
+def comparison_cells(result: ReportResult, with_p: bool = True) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the comparison table (empty with fewer than two systems): per metric the
+    difference to the baseline, ``*`` when the Holm-corrected randomization p is below 0.05, and the
+    p-value itself when ``with_p``."""
     c = result.comparisons
     if c.empty:
         return [], []
@@ -98,7 +102,7 @@ def comparison_cells(result: ReportResult) -> tuple[list[str], list[list[str]]]:
     first = result.metrics[0]
     header = ["query type", "system vs " + str(result.baseline)] + result.metrics + [f"W/T/L {first}"]
     rows = []
-    indexed = c.set_index(["query_type", "system", "metric"])
+    indexed = c.set_index(["query_type", "system", "metric"]).sort_index()
     for qt in result.query_types + ["all"]:
         for system in result.systems:
             if system == result.baseline:
@@ -108,7 +112,12 @@ def comparison_cells(result: ReportResult) -> tuple[list[str], list[list[str]]]:
                 r = indexed.loc[(qt, system, metric)]
                 mark = " *" if not math.isnan(r[p_col]) and r[p_col] < 0.05 else ""
                 diff = r["diff"]
-                cells.append("-" if math.isnan(diff) else f"{diff:+.3f} (p {_p(r[p_col])}){mark}")
+                if math.isnan(diff):
+                    cells.append("-")
+                elif with_p:
+                    cells.append(f"{diff:+.3f} (p {_p(r[p_col])}){mark}")
+                else:
+                    cells.append(f"{diff:+.3f}{mark.strip()}")
             r0 = indexed.loc[(qt, system, first)]
             cells.append(f"{int(r0['wins'])}/{int(r0['ties'])}/{int(r0['losses'])}")
             rows.append(cells)
@@ -116,7 +125,7 @@ def comparison_cells(result: ReportResult) -> tuple[list[str], list[list[str]]]:
 
 
 def coverage_cells(result: ReportResult) -> tuple[list[str], list[list[str]]]:
-    cov = result.coverage.set_index(["query_type", "system"])
+    cov = result.coverage.set_index(["query_type", "system"]).sort_index()
     header = ["query type"] + result.systems
     rows = []
     for qt in result.query_types + ["all"]:
@@ -141,7 +150,7 @@ def render_table(result: ReportResult, console: Console | None = None) -> None:
             table.add_row(str(qid), str(qt), str(system),
                           *(_fmt(row.get(mt, float("nan")), 4) for mt in result.metrics))
         con.print(table)
-    header, rows = summary_cells(result)
+    header, rows = summary_cells(result, ci_digits=2)
     table = Table(title=f"mean per query type with {ci} bootstrap interval ({result.options.gain} gain)")
     for i, col in enumerate(header):
         table.add_column(col, justify="right" if i >= 2 else "left")
@@ -152,18 +161,94 @@ def render_table(result: ReportResult, console: Console | None = None) -> None:
         previous = r[0]
         table.add_row(*r)
     con.print(table)
-    header, rows = comparison_cells(result)
+    render_comparisons(result, con)
+    render_notes(result, con)
+
+
+def render_comparisons(result: ReportResult, console: Console | None = None) -> None:
+    """The difference-to-baseline table (nothing with a single system)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    con = console or Console()
+    header, rows = comparison_cells(result, with_p=False)
     if rows:
-        table = Table(title=f"difference to the baseline {result.baseline}", caption=P_LEGEND)
+        table = Table(title=f"difference to the baseline {result.baseline}", caption=P_LEGEND_SHORT)
         for i, col in enumerate(header):
             table.add_column(col, justify="right" if i >= 2 else "left")
         for r in rows:
             table.add_row(*r)
         con.print(table)
+
+
+def render_notes(result: ReportResult, console: Console | None = None) -> None:
+    """Notes (what was left out or set to 0) and warnings (unsafe comparisons)."""
+    from rich.console import Console
+
+    con = console or Console()
     for note in result.notes:
         con.print(f"note: {note}", markup=False, highlight=False)
     for warning in result.warnings:
         con.print(f"[bold red]warning:[/] {warning}", highlight=False)
+
+
+def render_overview(result: ReportResult, metric: str, console: Console | None = None) -> None:
+    """One metric per query type (rows) and system (columns) with its interval; the best mean in bold."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    con = console or Console()
+    s = result.summary.set_index(["query_type", "system", "metric"]).sort_index()
+    table = Table(title=f"{metric} per query type: mean [{result.options.confidence:.0%} bootstrap interval]",
+                  box=box.SIMPLE_HEAD)
+    table.add_column("query type", no_wrap=True)
+    table.add_column("n", justify="right", no_wrap=True)
+    for system in result.systems:
+        table.add_column(system, justify="right", no_wrap=True)
+    for qt in result.query_types + ["all"]:
+        values = {sys_: s.loc[(qt, sys_, metric)] for sys_ in result.systems}
+        best = max(float(v["value"]) for v in values.values())
+        cells = []
+        for v in values.values():
+            text = f"{_fmt(v['value'])} [{_fmt(v['ci_low'], 2)}, {_fmt(v['ci_high'], 2)}]"
+            cells.append(f"[bold]{text}[/]" if float(v["value"]) == best else text)
+        n = max(int(v["n_queries"]) for v in values.values())
+        if qt == "all":
+            table.add_section()
+        table.add_row(qt, str(n), *cells)
+    con.print(table)
+
+
+def render_comparison_metric(result: ReportResult, metric: str, console: Console | None = None) -> None:
+    """For one metric: each system's difference to the baseline per query type, its interval, the
+    randomization and t-test p-values (Holm-corrected) and wins/ties/losses."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    con = console or Console()
+    c = result.comparisons
+    if c.empty:
+        return
+    c = c[c["metric"] == metric].set_index(["query_type", "system"]).sort_index()
+    table = Table(title=f"{metric}: difference to the baseline {result.baseline}", box=box.SIMPLE_HEAD,
+                  caption="p: paired randomization / t-test, Holm-corrected; W/T/L: queries won, tied, lost")
+    for col in ("query type", "system", "diff", f"{result.options.confidence:.0%} interval", "p rand", "p t",
+                "W/T/L"):
+        table.add_column(col, justify="left" if col in ("query type", "system") else "right", no_wrap=True)
+    for qt in result.query_types + ["all"]:
+        if qt == "all":
+            table.add_section()
+        for system in result.systems:
+            if system == result.baseline:
+                continue
+            r = c.loc[(qt, system)]
+            star = "*" if r["rand_p_holm"] < 0.05 else ""
+            table.add_row(qt, system, f"{r['diff']:+.3f}{star}",
+                          f"[{r['diff_ci_low']:+.3f}, {r['diff_ci_high']:+.3f}]", _p(r["rand_p_holm"]),
+                          _p(r["t_p_holm"]), f"{int(r['wins'])}/{int(r['ties'])}/{int(r['losses'])}")
+    con.print(table)
 
 
 def _md_table(header: list[str], rows: list[list[str]]) -> str:
