@@ -234,12 +234,18 @@ def bootstrap_counts(n: int, n_resamples: int, seed: int) -> Array:
 def bootstrap_ci(values: Array, counts: Array, confidence: float) -> tuple[Array, Array]:
     """Percentile interval of the mean of each column of ``values`` (n x c; NaN = left out)."""
     finite = np.isfinite(values)
+    alpha = (1.0 - confidence) / 2
+    if len(counts) == 0 or values.shape[0] == 0:
+        return np.full(values.shape[1], np.nan), np.full(values.shape[1], np.nan)
+    if finite.all():  # the common case: one product, every resample has n values
+        means = (counts @ values) / values.shape[0]
+        low, high = np.quantile(means, [alpha, 1 - alpha], axis=0)
+        return low, high
     filled = np.where(finite, values, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         means = (counts @ filled) / (counts @ finite.astype(np.float64))
-    alpha = (1.0 - confidence) / 2
-    low = np.nanquantile(means, alpha, axis=0) if len(means) else np.full(values.shape[1], np.nan)
-    high = np.nanquantile(means, 1 - alpha, axis=0) if len(means) else np.full(values.shape[1], np.nan)
+    low = np.nanquantile(means, alpha, axis=0)
+    high = np.nanquantile(means, 1 - alpha, axis=0)
     none = finite.sum(axis=0) == 0
     low[none] = np.nan
     high[none] = np.nan
