@@ -16,6 +16,7 @@ from ndcg_labeling.cli.common import (
     err_console,
     open_session,
     render_rows,
+    row_progress,
     write_output,
 )
 
@@ -107,9 +108,10 @@ def consensus_cmd(
     """Write one consensus label per (query, document), replacing the previous ones of the scope."""
     from ndcg_labeling.pipeline.consensus import run_consensus
 
-    with open_session(db) as session:
+    with open_session(db) as session, row_progress("writing consensus labels") as progress:
         summary = run_consensus(session=session, batch=batch, method=method.value, tie=tie.value,
-                                min_graders=min_graders, max_spread=max_spread, point=point.value)
+                                min_graders=min_graders, max_spread=max_spread, point=point.value,
+                                progress=progress)
     if fmt is TableFormat.json:
         typer.echo(json.dumps(summary.as_dict()))
         return

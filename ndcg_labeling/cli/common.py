@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from enum import Enum
 from typing import Annotated, Any
@@ -132,3 +132,29 @@ def _fmt_cell(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.4f}"
     return str(value)
+
+
+@contextmanager
+def row_progress(label: str) -> Iterator[Callable[[int], None]]:
+    """A Rich progress display of rows written (shown on a terminal only).
+
+    With ``NDCG_LABELING_PROGRESS=plain`` the progress is printed as plain ``progress: N rows`` lines
+    on stderr instead (for logs, and for the test that interrupts an import half way).
+    """
+    import os
+
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    if os.environ.get("NDCG_LABELING_PROGRESS") == "plain":
+        def plain(n: int) -> None:
+            err_console.file.write(f"progress: {n} rows\n")
+            err_console.file.flush()
+
+        yield plain
+        return
+
+    with Progress(SpinnerColumn(), TextColumn(f"{label}"), BarColumn(), TextColumn("{task.completed:,} rows"),
+                  TimeElapsedColumn(), console=err_console, transient=True,
+                  disable=not err_console.is_terminal) as bar:
+        task = bar.add_task(label, total=None)
+        yield lambda n: bar.update(task, completed=n)

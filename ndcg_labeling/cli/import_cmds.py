@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -14,9 +12,9 @@ from ndcg_labeling.cli.common import (
     DbOption,
     FormatOption,
     TableFormat,
-    err_console,
     open_session,
     render_rows,
+    row_progress,
     write_output,
 )
 
@@ -26,32 +24,6 @@ graders_app = typer.Typer(help="Add and list graders.", no_args_is_help=True)
 FileArg = Annotated[Path, typer.Argument(help="The file to import.", show_default=False)]
 InFormat = Annotated[str | None, typer.Option("--format", help="File format; default from the extension.")]
 JsonSummary = Annotated[bool, typer.Option("--json", help="Print the summary as a JSON object.")]
-
-
-@contextmanager
-def _progress(label: str) -> Iterator[Callable[[int], None]]:
-    """A Rich progress display of rows written (shown on a terminal only).
-
-    With ``NDCG_LABELING_PROGRESS=plain`` the progress is printed as plain ``progress: N rows`` lines
-    on stderr instead (for logs, and for the test that interrupts an import half way).
-    """
-    import os
-
-    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-    if os.environ.get("NDCG_LABELING_PROGRESS") == "plain":
-        def plain(n: int) -> None:
-            err_console.file.write(f"progress: {n} rows\n")
-            err_console.file.flush()
-
-        yield plain
-        return
-
-    with Progress(SpinnerColumn(), TextColumn(f"{label}"), BarColumn(), TextColumn("{task.completed:,} rows"),
-                  TimeElapsedColumn(), console=err_console, transient=True,
-                  disable=not err_console.is_terminal) as bar:
-        task = bar.add_task(label, total=None)
-        yield lambda n: bar.update(task, completed=n)
 
 
 def _done(summary: object, as_json: bool) -> None:
@@ -104,7 +76,7 @@ def import_run(
     """Import a system's ranking: TREC run (qid Q0 docid rank score tag) or CSV (query_id,doc_id,rank[,score])."""
     from ndcg_labeling.pipeline.importing import import_run as run
 
-    with open_session(db) as session, _progress(f"importing {file.name}") as progress:
+    with open_session(db) as session, row_progress(f"importing {file.name}") as progress:
         summary = run(file, system=system, session=session, fmt=fmt, replace=replace, description=description,
                       progress=progress)
     _done(summary, as_json)
@@ -124,7 +96,7 @@ def import_judgments(
     """Import judgments: long format query_id,doc_id,grader,grade[,batch], or TREC qrels with --grader."""
     from ndcg_labeling.pipeline.importing import import_judgments as run
 
-    with open_session(db) as session, _progress(f"importing {file.name}") as progress:
+    with open_session(db) as session, row_progress(f"importing {file.name}") as progress:
         summary = run(file, scale=scale, session=session, fmt=fmt, grader=grader, replace=replace,
                       create_graders=create_graders, progress=progress)
     _done(summary, as_json)

@@ -16,6 +16,7 @@ Grade selection, the one-scale rule and grades superseded across batches are tho
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -89,13 +90,15 @@ def _floats_or_none(values: NDArray[np.float64]) -> list[float | None]:
 
 
 def run_consensus(*, session: Session, batch: str | None = None, method: str = "median", tie: str = "low",
-                  min_graders: int = 2, max_spread: int | None = 1, point: str = "mean") -> ConsensusSummary:
+                  min_graders: int = 2, max_spread: int | None = 1, point: str = "mean",
+                  progress: Callable[[int], None] | None = None) -> ConsensusSummary:
     """Compute and store one consensus label per graded (query, document) of the selection.
 
     ``batch``: only that batch's grades count and the labels are stored with that batch name; ``None``:
     every grade counts (a pair graded in two batches pools both) and labels get batch ``""``.
     Replaces the previous labels of the scope (see the module docstring). Flags: fewer than
     ``min_graders`` grades, ``max - min`` above ``max_spread`` (``None``: no spread check).
+    ``progress(n)`` is called with the number of labels written so far.
     """
     if method not in ("median", "mean", "majority", "dawid-skene"):
         raise NdcgLabelingError(f"unknown method {method!r}; use median, mean, majority or dawid-skene")
@@ -129,7 +132,7 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
                _floats_or_none(result.value), [method] * n, [sel.scale.name] * n,
                [batch or ""] * n, result.n_graders.tolist(), _floats_or_none(result.spread),
                result.needs_adjudication.tolist(), reasons, [now] * n, strict=True)
-    written = repo.bulk_insert(label, LABEL_COLUMNS, rows, session=session)
+    written = repo.bulk_insert(label, LABEL_COLUMNS, rows, session=session, progress=progress)
 
     by_reason: Counter[str] = Counter()
     for text in reasons:
