@@ -62,7 +62,7 @@ def test_matches_trec_eval_reference_outputs(expected, run, flags):
     assert trec.stdout.splitlines() == ref_lines
 
 
-def _random_files(tmp_path: Path, seed: int = 0, n_queries: int = 150):
+def _random_files(tmp_path: Path, seed: int = 0, n_queries: int = 150, shuffle: bool = False):
     rng = np.random.default_rng(seed)
     qrels_lines, run_lines = [], []
     qrels: dict[str, dict[str, int]] = {}
@@ -84,15 +84,17 @@ def _random_files(tmp_path: Path, seed: int = 0, n_queries: int = 150):
         qrels_lines += [f"{qid} 0 {d} {rel}" for d, rel in judged.items()]
     run["only-in-run"] = {"D1": 1.0}
     run_lines.append("only-in-run Q0 D1 1 1.0 tag")
+    if shuffle:  # queries interleaved: lines cannot be moved block by block
+        run_lines = [run_lines[i] for i in rng.permutation(len(run_lines))]
     (tmp_path / "qrels").write_text("\n".join(qrels_lines) + "\n")
     (tmp_path / "run").write_text("\n".join(run_lines) + "\n")
     return str(tmp_path / "qrels"), str(tmp_path / "run"), qrels, run
 
 
-@pytest.mark.parametrize("complete", [False, True])
-def test_parity_with_pytrec_eval_on_random_files(tmp_path, complete):
+@pytest.mark.parametrize(("complete", "shuffle"), [(False, False), (True, False), (False, True)])
+def test_parity_with_pytrec_eval_on_random_files(tmp_path, complete, shuffle):
     pytrec_eval = pytest.importorskip("pytrec_eval")
-    qrels_path, run_path, qrels, run = _random_files(tmp_path)
+    qrels_path, run_path, qrels, run = _random_files(tmp_path, shuffle=shuffle)
     measures = {"ndcg", "ndcg_cut.5,10,100", "map", "P.5,20", "recip_rank", "recall.10,1000"}
     flags = ["-q", *(["-c"] if complete else [])]
     result = _invoke(qrels_path, run_path, *flags, "--format", "csv", *[a for m in sorted(measures) for a in ("-m", m)])

@@ -159,6 +159,83 @@ def _top_k_values_py(
             dest[p] = 0.0
 
 
+def _rank_and_ideal_py(
+    scores: FloatArray,
+    labels: FloatArray,
+    ideal_src: FloatArray,
+    own_ideal: bool,
+    k: int,
+    ki: int,
+    ranked: FloatArray,
+    present: npt.NDArray[np.bool_],
+    ideal: FloatArray,
+    bad: IntArray,
+    scratch: IntArray,
+) -> None:  # pragma: no cover - compiled
+    """One pass per row for the common case (top k <= _INSERTION_MAX_K): the labels of the k best
+    scores in rank order (NaN past the end), and the ki largest ideal labels (own labels of present
+    documents when ``own_ideal``, else ``ideal_src``). Same rules as the two kernels above."""
+    n, m = scores.shape
+    for i in _prange(n):
+        row = scores[i]
+        idx = scratch[i]
+        cnt = 0
+        thr = -np.inf
+        for j in range(m):
+            s = row[j]
+            if s != s:
+                continue
+            if cnt == k:
+                if not (s > thr):
+                    continue
+                pos = k - 1
+            else:
+                pos = cnt
+                cnt += 1
+            while pos > 0 and s > row[idx[pos - 1]]:
+                idx[pos] = idx[pos - 1]
+                pos -= 1
+            idx[pos] = j
+            if cnt == k:
+                thr = row[idx[k - 1]]
+        for p in range(k):
+            if p < cnt:
+                ranked[i, p] = labels[i, idx[p]]
+                present[i, p] = True
+            else:
+                ranked[i, p] = np.nan
+                present[i, p] = False
+        src = labels[i] if own_ideal else ideal_src[i]
+        dest = ideal[i]
+        cnt = 0
+        vthr = 0.0
+        for j in range(src.shape[0]):
+            v = src[j]
+            if v != v:
+                continue
+            if own_ideal and row[j] != row[j]:
+                continue
+            if v < 0.0 or v == np.inf:
+                if bad[i] < 0:
+                    bad[i] = j
+                continue
+            if cnt == ki:
+                if not (v > vthr):
+                    continue
+                pos = ki - 1
+            else:
+                pos = cnt
+                cnt += 1
+            while pos > 0 and v > dest[pos - 1]:
+                dest[pos] = dest[pos - 1]
+                pos -= 1
+            dest[pos] = v
+            if cnt == ki:
+                vthr = dest[ki - 1]
+        for p in range(cnt, ki):
+            dest[p] = 0.0
+
+
 def _compile() -> dict[str, Callable[..., Any]] | None:
     global _compiled, _numba_failed
     if _compiled is not None or _numba_failed:
@@ -188,6 +265,8 @@ def _compile() -> dict[str, Callable[..., Any]] | None:
             "values": jit(_top_k_values_py, True),
             "rank_serial": jit(_rank_top_k_py, False),
             "values_serial": jit(_top_k_values_py, False),
+            "fused": jit(_rank_and_ideal_py, True),
+            "fused_serial": jit(_rank_and_ideal_py, False),
         }
         return _compiled
 
@@ -195,6 +274,31 @@ def _compile() -> dict[str, Callable[..., Any]] | None:
 def numba_available() -> bool:
     """Whether the compiled kernels are in use (False: the NumPy fallback computes the same numbers)."""
     return _compile() is not None
+
+
+def rank_and_ideal(
+    scores: FloatArray, labels: FloatArray, ideal_src: FloatArray | None, k: int, ki: int
+) -> tuple[FloatArray, npt.NDArray[np.bool_], FloatArray, IntArray] | None:
+    """Fused :func:`rank_top_k` + label gather + :func:`top_k_values` (None: use the separate steps).
+
+    Returns ranked labels ``(n, k)`` (NaN past the end), presence ``(n, k)``, ideal ``(n, ki)`` and
+    the bad-label column per row, or None when numba is missing or ``k`` is large (full sorts).
+    """
+    kernels = _compile()
+    n = scores.shape[0]
+    if kernels is None or n == 0 or k > _INSERTION_MAX_K or ki > _INSERTION_MAX_K:
+        return None
+    ranked = np.empty((n, k), dtype=np.float64)
+    present = np.empty((n, k), dtype=np.bool_)
+    ideal = np.empty((n, ki), dtype=np.float64)
+    bad = np.full(n, -1, dtype=np.int64)
+    name = "fused" if scores.size >= _PARALLEL_MIN_SIZE else "fused_serial"
+    own = ideal_src is None
+    scratch = np.empty((n, k), dtype=np.int64)
+    kernels[name](
+        scores, labels, labels if ideal_src is None else ideal_src, own, k, ki, ranked, present, ideal, bad, scratch
+    )
+    return ranked, present, ideal, bad
 
 
 def rank_top_k(scores: FloatArray, k: int) -> IntArray:

@@ -202,26 +202,21 @@ def evaluate_frames(
     # Labels: negative ("in the pool, not judged") -> gain 0, never relevant.
     rel = np.maximum(qrels["relevance"].to_numpy(dtype=np.float64), 0.0)
     n_qdocs = max(len(q_doc_cats), 1)
-    q_key = q_query * n_qdocs + q_doc
-    q_sort = np.argsort(q_key, kind="stable")
-    q_key_sorted = q_key[q_sort]
+    q_key = pd.Index(q_query * n_qdocs + q_doc)  # unique (checked above): a hash lookup
 
-    # Run lines of evaluated queries, grouped per row in file order.
-    line_row = np.where(run_to_qrels[r_query] >= 0, row_of_qrels_query[np.maximum(run_to_qrels[r_query], 0)], -1)
-    lines = np.flatnonzero(line_row >= 0)
-    lines = lines[np.argsort(line_row[lines], kind="stable")]
-    rows = line_row[lines]
+    rows, lines = _group_lines(r_query, run_to_qrels, row_of_qrels_query)
     counts = np.bincount(rows, minlength=n_rows)
     width = max(int(counts.max()), 1)
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    cols = np.arange(len(lines)) - starts[rows]
+    cols = np.arange(len(rows)) - starts[rows]
 
-    doc_in_qrels = q_doc_cats.get_indexer(r_doc_cats)[r_doc[lines]]
-    key = evaluated[rows] * n_qdocs + doc_in_qrels
-    found = np.minimum(np.searchsorted(q_key_sorted, key), len(q_key_sorted) - 1)
-    judged = (doc_in_qrels >= 0) & (q_key_sorted[found] == key)
-    line_labels = np.where(judged, rel[q_sort[found]], np.nan)
-    line_scores = run["score"].to_numpy(dtype=np.float64)[lines]
+    line_docs = r_doc if lines is None else r_doc[lines]
+    doc_in_qrels = q_doc_cats.get_indexer(r_doc_cats)[line_docs]
+    found = q_key.get_indexer(evaluated[rows] * n_qdocs + doc_in_qrels)
+    judged = (doc_in_qrels >= 0) & (found >= 0)
+    line_labels = np.where(judged, rel[found], np.nan)
+    all_scores = run["score"].to_numpy(dtype=np.float64)
+    line_scores = all_scores if lines is None else all_scores[lines]
 
     scores = np.full((n_rows, width), np.nan)
     labels = np.full((n_rows, width), np.nan)
@@ -229,7 +224,7 @@ def evaluate_frames(
     labels[rows, cols] = line_labels
 
     k_needed = _k_needed(measures, width)
-    _order_ties_by_doc_id(scores, labels, rows, line_scores, line_labels, r_doc[lines], r_doc_cats, k_needed)
+    _order_ties_by_doc_id(scores, labels, rows, line_scores, line_labels, line_docs, r_doc_cats, k_needed)
 
     # Ideal labels: every judgment of each evaluated query.
     q_rows = row_of_qrels_query[q_query]
@@ -247,6 +242,37 @@ def evaluate_frames(
     )
     table = np.column_stack([values[m.metric] for m in measures]) if measures else np.zeros((n_rows, 0))
     return EvalResult(list(measures), ids, table)
+
+
+def _group_lines(
+    r_query: npt.NDArray[np.int64], run_to_qrels: npt.NDArray[np.int64], row_of_qrels_query: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64] | None]:
+    """Output row of each kept run line and the kept lines grouped by row, in file order per row.
+
+    Returns ``(rows, lines)``; ``lines`` is None when every line is kept in file order already (a
+    run whose queries are contiguous, in output order, all evaluated). Runs are usually written one
+    query after the other, so blocks of lines are moved, not lines sorted.
+    """
+    q_row = np.where(run_to_qrels >= 0, row_of_qrels_query[np.maximum(run_to_qrels, 0)], -1)
+    n = len(r_query)
+    change = np.flatnonzero(r_query[1:] != r_query[:-1]) + 1
+    block_starts = np.concatenate(([0], change))
+    block_query = r_query[block_starts]
+    if len(np.unique(block_query)) == len(block_query):  # each query's lines are contiguous
+        block_len = np.diff(np.concatenate((block_starts, [n])))
+        block_row = q_row[block_query]
+        if (block_row >= 0).all() and (np.diff(block_row) > 0).all():
+            return np.repeat(block_row, block_len), None
+        keep = np.flatnonzero(block_row >= 0)
+        keep = keep[np.argsort(block_row[keep], kind="stable")]
+        lens = block_len[keep]
+        offsets = np.repeat(block_starts[keep] - np.concatenate(([0], np.cumsum(lens)[:-1])), lens)
+        lines = np.arange(int(lens.sum())) + offsets
+        return np.repeat(block_row[keep], lens), lines
+    line_row = q_row[r_query]
+    lines = np.flatnonzero(line_row >= 0)
+    lines = lines[np.argsort(line_row[lines], kind="stable")]
+    return line_row[lines], lines
 
 
 def _k_needed(measures: Sequence[Measure], width: int) -> int:

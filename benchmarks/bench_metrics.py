@@ -1,0 +1,198 @@
+"""NDCG@10 over N queries x 50 documents: this engine against the usual ways of computing it.
+
+One run, side by side, for N = 1k, 10k, 100k and 1M (``--sizes`` to change):
+
+* ``ndcg_labeling.metrics.batch_ndcg`` on NumPy arrays (numba kernels) and on torch CPU tensors;
+* a straightforward NumPy version (``argsort`` + ``take_along_axis``, ``sort`` for the ideal);
+* the per-query Python loop of popular articles (``dcg_at_k(r, k)``), up to 100k queries;
+* scikit-learn ``ndcg_score`` (linear gain, ``ignore_ties=True``: its fast path), up to 100k;
+* ranx ``evaluate(..., "ndcg_burges@10")`` and pytrec_eval ``ndcg_cut.10`` (linear gain) on
+  prebuilt inputs (building their dicts is not timed), up to 100k.
+
+The slow peers are skipped at 1M (they would take minutes and gigabytes of dicts), printed as "—".
+Times are the best of a few repeats, in milliseconds; the ratio is time / this engine's NumPy time.
+With ``torch.cuda.is_available()`` the torch path is also timed on the GPU for 1M and 10M rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ndcg_labeling.metrics import batch_ndcg, numba_available
+
+K = 10
+DOCS = 50
+SLOW_PEERS_MAX = 100_000
+LOOP_MAX = 100_000
+
+
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def straightforward_numpy(scores: np.ndarray, labels: np.ndarray, k: int = K) -> np.ndarray:
+    order = np.argsort(-scores, axis=1)[:, :k]
+    disc = 1.0 / np.log2(np.arange(2, k + 2))
+    dcg = (np.exp2(np.take_along_axis(labels, order, axis=1)) - 1.0) @ disc
+    ideal = -np.sort(-labels, axis=1)[:, :k]
+    idcg = (np.exp2(ideal) - 1.0) @ disc
+    return np.where(idcg > 0, dcg / np.where(idcg > 0, idcg, 1.0), 0.0)
+
+
+def dcg_at_k(r: Any, k: int) -> float:
+    r = np.asarray(r, dtype=float)[:k]
+    return float(np.sum((2**r - 1) / np.log2(np.arange(2, r.size + 2))))
+
+
+def ndcg_at_k(r: Any, k: int) -> float:
+    idcg = dcg_at_k(sorted(r, reverse=True), k)
+    return dcg_at_k(r, k) / idcg if idcg else 0.0
+
+
+def python_loop(scores: np.ndarray, labels: np.ndarray, k: int = K) -> np.ndarray:
+    return np.array([ndcg_at_k(labels[i][np.argsort(-scores[i])], k) for i in range(len(scores))])
+
+
+def best_of(fn: Callable[[], Any], repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def fmt(seconds: float | None, base: float) -> str:
+    if seconds is None:
+        return "—"
+    return f"{seconds * 1e3:,.1f} ({seconds / base:.1f}x)"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000, 1_000_000])
+    args = parser.parse_args()
+
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    try:
+        from sklearn.metrics import ndcg_score
+    except ImportError:
+        ndcg_score = None
+    numba_available()  # loads numba (with the coverage<7 work-around) before ranx imports it
+    try:
+        import ranx
+    except ImportError:
+        ranx = None
+    try:
+        import pytrec_eval
+    except ImportError:
+        pytrec_eval = None
+
+    print(f"machine: {os.cpu_count()} cores {platform.machine()}, {cpu_name()}; numpy {np.__version__}, "
+          f"numba kernels: {numba_available()}, torch {getattr(torch, '__version__', 'missing')}")
+    print(f"NDCG@{K}, N queries x {DOCS} documents, graded labels 0-3; milliseconds (ratio to this engine, NumPy)")
+    print()
+    header = ["queries", "this engine (NumPy)", "this engine (torch CPU)", "straightforward NumPy",
+              "Python loop", "sklearn ndcg_score", "ranx", "pytrec_eval"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "|".join([" ---: "] * len(header)) + "|")
+
+    rng = np.random.default_rng(0)
+    warm = rng.random((100, DOCS)), rng.integers(0, 4, (100, DOCS)).astype(float)
+    batch_ndcg(*warm, K)
+    notes = []
+    for n in args.sizes:
+        scores = rng.random((n, DOCS))
+        labels = rng.integers(0, 4, (n, DOCS)).astype(np.float64)
+        repeats = 7 if n <= 100_000 else 3
+        ours = best_of(lambda: batch_ndcg(scores, labels, K), repeats)
+        ref = straightforward_numpy(scores, labels)
+        if not np.allclose(batch_ndcg(scores, labels, K), ref, atol=1e-12):
+            raise SystemExit("this engine and the straightforward version disagree")
+        row: list[float | None] = []
+        if torch is not None:
+            ts, tl = torch.from_numpy(scores), torch.from_numpy(labels)
+            batch_ndcg(ts[:100], tl[:100], K)
+            row.append(best_of(lambda: batch_ndcg(ts, tl, K), repeats))
+        else:
+            row.append(None)
+        row.append(best_of(lambda: straightforward_numpy(scores, labels), max(1, repeats // 2)))
+        row.append(best_of(lambda: python_loop(scores, labels), 1) if n <= LOOP_MAX else None)
+        slow_ok = n <= SLOW_PEERS_MAX
+        if ndcg_score is not None and slow_ok:
+            row.append(best_of(lambda: ndcg_score(labels, scores, k=K, ignore_ties=True), 1))
+        else:
+            row.append(None)
+        if (ranx is not None or pytrec_eval is not None) and slow_ok:
+            qids = [f"q{i}" for i in range(n)]
+            docs = [f"d{j}" for j in range(DOCS)]
+            run = {q: dict(zip(docs, scores[i].tolist(), strict=True)) for i, q in enumerate(qids)}
+            qrels = {q: {d: int(v) for d, v in zip(docs, labels[i].tolist(), strict=True) if v > 0} or {"none": 0}
+                     for i, q in enumerate(qids)}
+        if ranx is not None and slow_ok:
+            rq, rr = ranx.Qrels(qrels), ranx.Run(run)
+            ranx.evaluate(ranx.Qrels({"q": {"d": 1}}), ranx.Run({"q": {"d": 1.0}}), "ndcg_burges@10")  # compile
+            row.append(best_of(lambda: ranx.evaluate(rq, rr, "ndcg_burges@10"), 1))
+        else:
+            row.append(None)
+        if pytrec_eval is not None and slow_ok:
+            row.append(best_of(lambda: pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(run), 1))
+        else:
+            row.append(None)
+        print(f"| {n:,} | {ours * 1e3:,.1f} (1.0x) | " + " | ".join(fmt(v, ours) for v in row) + " |", flush=True)
+        if n == 100_000:
+            notes.append(f"100k x {DOCS}: this engine / straightforward NumPy = {ours / row[1]:.2f} (target <= 0.33)")  # type: ignore[operator]
+        if n == 1_000_000:
+            notes.append(f"1M x {DOCS}: {ours:.3f} s (target < 0.5 s)")
+            tracemalloc.start()
+            batch_ndcg(scores, labels, K)
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            inputs = scores.nbytes + labels.nbytes
+            notes.append(f"1M x {DOCS}: extra memory (tracemalloc peak) {peak / 1e6:,.0f} MB = "
+                         f"{peak / inputs:.2f}x the inputs' {inputs / 1e6:,.0f} MB (target < 2x)")
+    print()
+    for note in notes:
+        print(note)
+    if any(n > SLOW_PEERS_MAX for n in args.sizes):
+        print(f"— : skipped (Python loop, sklearn, ranx and pytrec_eval above {SLOW_PEERS_MAX:,} queries).")
+    print("sklearn and pytrec_eval compute linear-gain NDCG (cost is the same); ranx ndcg_burges is exponential.")
+
+    if torch is not None and torch.cuda.is_available():
+        print()
+        print("| queries | torch CUDA (ms) |")
+        print("| ---: | ---: |")
+        for n in (1_000_000, 10_000_000):
+            s = torch.rand((n, DOCS), device="cuda", dtype=torch.float32)
+            lab = torch.randint(0, 4, (n, DOCS), device="cuda").to(torch.float32)
+            batch_ndcg(s[:100], lab[:100], K)
+
+            def gpu() -> None:
+                batch_ndcg(s, lab, K)
+                torch.cuda.synchronize()
+
+            print(f"| {n:,} | {best_of(gpu, 3) * 1e3:,.1f} |")
+    else:
+        print("torch CUDA: not available on this machine (the GPU rows print where it is).")
+
+
+if __name__ == "__main__":
+    main()
