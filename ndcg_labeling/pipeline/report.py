@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import io
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -214,38 +214,50 @@ def _systems(session: Session) -> dict[str, int]:
 # --- statistics --------------------------------------------------------------------------------------
 
 
-def bootstrap_counts(n: int, n_resamples: int, seed: int) -> Array:
-    """``(n_resamples, n)`` float matrix: how often each of ``n`` items is drawn in each resample.
-
-    A resample's mean of a column vector ``v`` is ``counts @ v / n``: one matrix product gives the
-    bootstrap distribution of every metric and system at once.
-    """
+def bootstrap_counts(n: int, n_resamples: int, seed: int, block: int | None = None) -> Iterator[Array]:
+    """Blocks of the ``(n_resamples, n)`` matrix of how often each of ``n`` items is drawn in each
+    resample (a block at a time, so memory stays small). A resample's mean of a column ``v`` is
+    ``counts @ v / n``: one matrix product per block gives the bootstrap means of every column."""
     rng = np.random.default_rng(seed)
-    out = np.empty((n_resamples, n))
-    step = max(1, 2_000_000 // max(n, 1))
+    step = block or max(1, 1_000_000 // max(n, 1))
     for start in range(0, n_resamples, step):
         b = min(step, n_resamples - start)
         draws = rng.integers(0, n, size=(b, n))
         flat = np.bincount((draws + (np.arange(b) * n)[:, None]).ravel(), minlength=b * n)
-        out[start : start + b] = flat.reshape(b, n)
-    return out
+        yield flat.reshape(b, n).astype(np.float64)
 
 
-def bootstrap_ci(values: Array, counts: Array, confidence: float) -> tuple[Array, Array]:
-    """Percentile interval of the mean of each column of ``values`` (n x c; NaN = left out)."""
+def bootstrap_ci(values: Array, n_resamples: int, seed: int, confidence: float) -> tuple[Array, Array]:
+    """Percentile bootstrap interval of the mean of each column of ``values`` (n x c; NaN = left out).
+
+    All columns share the same resamples of the rows (queries), so intervals of paired systems and of
+    their differences come from the same draws. Fixed ``seed``: the same input gives the same interval.
+    """
+    n, c = values.shape
+    if n == 0 or n_resamples == 0:
+        return np.full(c, np.nan), np.full(c, np.nan)
     finite = np.isfinite(values)
+    complete = bool(finite.all())
+    filled = values if complete else np.where(finite, values, 0.0)
+    weights = finite.astype(np.float64)
+    means = np.empty((n_resamples, c))
+    row = 0
+    for counts in bootstrap_counts(n, n_resamples, seed):
+        b = counts.shape[0]
+        if complete:  # the common case: every resample has n values in every column
+            means[row : row + b] = (counts @ filled) / n
+        else:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                means[row : row + b] = (counts @ filled) / (counts @ weights)
+        row += b
     alpha = (1.0 - confidence) / 2
-    if len(counts) == 0 or values.shape[0] == 0:
-        return np.full(values.shape[1], np.nan), np.full(values.shape[1], np.nan)
-    if finite.all():  # the common case: one product, every resample has n values
-        means = (counts @ values) / values.shape[0]
+    if complete:
         low, high = np.quantile(means, [alpha, 1 - alpha], axis=0)
-        return low, high
-    filled = np.where(finite, values, 0.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        means = (counts @ filled) / (counts @ finite.astype(np.float64))
-    low = np.nanquantile(means, alpha, axis=0)
-    high = np.nanquantile(means, 1 - alpha, axis=0)
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN column: its interval is NaN
+            low = np.nanquantile(means, alpha, axis=0)
+            high = np.nanquantile(means, 1 - alpha, axis=0)
     none = finite.sum(axis=0) == 0
     low[none] = np.nan
     high[none] = np.nan
@@ -462,23 +474,37 @@ def build_report(*, session: Session, options: ReportOptions | None = None) -> R
     coverage_records = []
     for gi, (gname, gmask) in enumerate(groups.items()):
         idx = np.flatnonzero(gmask)
-        counts = bootstrap_counts(idx.size, opts.n_bootstrap, opts.seed + gi)
         mats = {s: np.column_stack([per_system[s][n][idx] for n in metric_names]) for s in systems}
+        parts = []
         for si, s in enumerate(systems):
             mat = mats[s]
             finite = np.isfinite(mat)
             n = finite.sum(axis=0)
             with np.errstate(invalid="ignore"):
                 mean = np.where(n > 0, np.nansum(mat, axis=0) / np.maximum(n, 1), np.nan)
-            low, high = bootstrap_ci(mat, counts, opts.confidence)
-            summary_parts.append(pd.DataFrame({"system": s, "query_type": gname, "metric": metric_names,
-                                               "value": mean, "n_queries": n, "ci_low": low, "ci_high": high}))
+            parts.append(pd.DataFrame({"system": s, "query_type": gname, "metric": metric_names,
+                                       "value": mean, "n_queries": n}))
             cov = coverage_rows[si][idx]
             coverage_records.append({"system": s, "query_type": gname, "judged": float(np.nanmean(cov))
                                      if np.isfinite(cov).any() else float("nan"),
                                      "n_queries": int(np.isfinite(cov).sum())})
-        if baseline is not None:
-            comparison_parts.extend(_compare(mats, systems, baseline, metric_names, gname, counts, opts, gi))
+        blocks = [mats[s] for s in systems]
+        comparison = None
+        if baseline is not None and len(systems) > 1:
+            comparison, diffs = _compare(mats, systems, baseline, metric_names, gname, opts, gi)
+            blocks.append(diffs)
+        # one bootstrap pass for every system and every difference of this group (paired resamples)
+        low, high = bootstrap_ci(np.hstack(blocks), opts.n_bootstrap, opts.seed + gi, opts.confidence)
+        width = len(metric_names)
+        for si, part in enumerate(parts):
+            part["ci_low"] = low[si * width : (si + 1) * width]
+            part["ci_high"] = high[si * width : (si + 1) * width]
+            summary_parts.append(part)
+        if comparison is not None:
+            start = len(systems) * width
+            comparison["diff_ci_low"] = low[start:]
+            comparison["diff_ci_high"] = high[start:]
+            comparison_parts.append(comparison)
     summary = pd.concat(summary_parts, ignore_index=True)
     summary["n_queries"] = summary["n_queries"].astype(np.int64)
     comparisons = pd.concat(comparison_parts, ignore_index=True) if comparison_parts else pd.DataFrame(
@@ -540,15 +566,14 @@ def _groups(qtypes: Array, by: str) -> dict[str, Array]:
 
 
 def _compare(mats: dict[str, Array], systems: list[str], baseline: str, metric_names: list[str],
-             gname: str, counts: Array, opts: ReportOptions, gi: int) -> list[pd.DataFrame]:
+             gname: str, opts: ReportOptions, gi: int) -> tuple[pd.DataFrame, Array]:
     """Paired comparison of every other system with the baseline in one query group.
 
-    The differences of all systems and metrics are columns of one matrix, so the sign flips (and
-    the bootstrap resamples) are shared and computed with one matrix product.
+    The differences of all systems and metrics are columns of one matrix, so the sign flips are
+    shared and computed with one matrix product. Returns the rows (without the difference's
+    interval, which the caller fills from its shared bootstrap) and the differences (n x columns).
     """
     others = [s for s in systems if s != baseline]
-    if not others:
-        return []
     base = mats[baseline]
     m_count = len(metric_names)
     other = np.hstack([mats[s] for s in others])
@@ -570,18 +595,17 @@ def _compare(mats: dict[str, Array], systems: list[str], baseline: str, metric_n
     with np.errstate(invalid="ignore"):
         base_mean = np.where(both, base_rep, 0).sum(axis=0) / np.maximum(n, 1)
         mean = np.where(both, other, 0).sum(axis=0) / np.maximum(n, 1)
-    low, high = bootstrap_ci(diffs, counts, opts.confidence)
     d0 = np.nan_to_num(diffs)
     frame = pd.DataFrame({
         "system": np.repeat(others, m_count), "baseline": baseline, "query_type": gname,
         "metric": metric_names * len(others), "n_queries": n,
         "baseline_value": np.where(n > 0, base_mean, np.nan), "value": np.where(n > 0, mean, np.nan),
-        "diff": np.where(n > 0, mean - base_mean, np.nan), "diff_ci_low": low, "diff_ci_high": high,
+        "diff": np.where(n > 0, mean - base_mean, np.nan), "diff_ci_low": np.nan, "diff_ci_high": np.nan,
         "t_p": t_p, "t_p_holm": np.nan, "rand_p": r_p, "rand_p_holm": np.nan,
         "wins": (both & (d0 > _EPS)).sum(axis=0), "ties": (both & (np.abs(d0) <= _EPS)).sum(axis=0),
         "losses": (both & (d0 < -_EPS)).sum(axis=0),
     })
-    return [frame]
+    return frame, diffs
 
 
 def _notes(c: dict[str, Any], opts: ReportOptions) -> list[str]:
@@ -614,7 +638,7 @@ def _coverage_warnings(coverage: pd.DataFrame, k: int) -> list[str]:
     opts = " ".join(f"--system {s}" for s in names)
     return [f"unsafe comparison: judged@{k} is below {JUDGED_WARN_BELOW:g} ({shares}); unjudged documents count "
             f"as gain 0, so these numbers are lower bounds. Pool the holes with: "
-            f"ndcg-labeling tasks create BATCH {opts} --depth {k} ..."]
+            f"ndcg-labeling tasks create BATCH {opts} --depth {k} --scale SCALE --overlap N --graders A,B,C"]
 
 
 def report_as_dict(result: ReportResult) -> dict[str, Any]:

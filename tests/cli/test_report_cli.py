@@ -185,3 +185,19 @@ def test_out_file_and_markdown(runner, sqlite_db, tmp_path):
     text = out.read_text(encoding="utf-8")
     assert "## Mean per query type" in text and "## Difference to the baseline alpha" in text
     assert "| navigational | beta |" in text
+
+
+def test_by_none_and_by_query(runner, sqlite_db, tmp_path):
+    data = make_dataset(tmp_path, seed=9)
+    load(runner, sqlite_db, tmp_path)
+    result = invoke(runner, sqlite_db, "report", "--format", "csv", "--by", "none", "--metric", "ndcg@10",
+                    "--system", "beta", "--system", "gamma")
+    rows = read_csv(result.stdout)
+    assert [(r["system"], r["query_type"]) for r in rows] == [("beta", "all"), ("gamma", "all")]
+    by_query = read_csv(invoke(runner, sqlite_db, "report", "--format", "csv", "--by", "query", "--metric",
+                               "ndcg@10", "--system", "beta").stdout)
+    assert list(by_query[0]) == ["system", "query_id", "query_type", "metric", "value"]
+    relevant = {q for q, rel in data["qrels"].items() if max(rel.values()) >= 1}
+    assert {r["query_id"] for r in by_query} == relevant
+    # the overall mean is the mean of the per-query rows
+    assert float(rows[0]["value"]) == pytest.approx(np.mean([float(r["value"]) for r in by_query]), abs=1e-12)

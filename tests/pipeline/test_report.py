@@ -195,9 +195,13 @@ def test_unknown_system_and_baseline(sqlite_db):
 def test_bootstrap_interval_close_to_scipy():
     rng = np.random.default_rng(0)
     values = rng.beta(2, 5, size=300)
-    counts = bootstrap_counts(300, 4000, seed=1)
-    assert counts.sum(axis=1).tolist() == [300.0] * 4000
-    low, high = bootstrap_ci(values[:, None], counts, 0.95)
+    counts = np.vstack(list(bootstrap_counts(300, 4000, seed=1)))
+    assert counts.shape == (4000, 300) and counts.sum(axis=1).tolist() == [300.0] * 4000
+    low, high = bootstrap_ci(values[:, None], 4000, 1, 0.95)
+    # NaN rows are left out of each resample's mean: same interval as the finite values alone, roughly
+    with_nan = np.r_[values, [np.nan] * 30][:, None]
+    low2, high2 = bootstrap_ci(with_nan, 4000, 1, 0.95)
+    assert low2[0] == pytest.approx(low[0], abs=0.01) and high2[0] == pytest.approx(high[0], abs=0.01)
     ref = stats.bootstrap((values,), np.mean, n_resamples=4000, method="percentile", random_state=2,
                           confidence_level=0.95).confidence_interval
     assert low[0] == pytest.approx(ref.low, abs=0.004)
