@@ -224,3 +224,18 @@ def test_holm_step_down():
     assert holm(np.array([0.01, 0.04, 0.03])) == pytest.approx([0.03, 0.06, 0.06])
     out = holm(np.array([0.5, np.nan, 0.2]))
     assert out[0] == pytest.approx(0.5) and np.isnan(out[1]) and out[2] == pytest.approx(0.4)
+
+
+def test_labels_read_in_bulk_equal_the_effective_labels_of_the_consensus_pipeline(sqlite_db):
+    # the report reads the labels with one SELECT per table; it must see what consensus.effective_labels sees
+    from ndcg_labeling.pipeline.consensus import effective_labels
+
+    data = _three_query_data()
+    write(sqlite_db, **data, adjudications=[("q1", "d2", 3.0), ("q1", "d2", 1.0), ("q2", "x", 2.0)])
+    with session_scope(sqlite_db.engine) as session:
+        theirs = effective_labels(session=session)
+        result = build_report(session=session, options=ReportOptions(metrics=("ndcg@10",), empty="zero"))
+    expected = {(r.query_id, r.doc_id): r.value for r in theirs.itertuples()}
+    assert expected[("q1", "d2")] == 1.0 and expected[("q2", "x")] == 2.0  # newest adjudication in force
+    assert len(result.labels) == len(expected)
+    assert sorted(result.labels["value"]) == sorted(expected.values())
