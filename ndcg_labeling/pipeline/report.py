@@ -641,28 +641,59 @@ def _coverage_warnings(coverage: pd.DataFrame, k: int) -> list[str]:
             f"ndcg-labeling tasks create BATCH {opts} --depth {k} --scale SCALE --overlap N --graders A,B,C"]
 
 
+def _plain(v: Any) -> Any:
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float) and not np.isfinite(v):
+        return None
+    return v
+
+
+def _nest(frame: pd.DataFrame, keys: list[str], fields: list[str]) -> dict[str, Any]:
+    """``{key1: {key2: ... {field: value}}}`` from the rows of ``frame`` (NaN -> None)."""
+    out: dict[str, Any] = {}
+    for row in frame[keys + fields].itertuples(index=False, name=None):
+        node = out
+        for k in row[: len(keys) - 1]:
+            node = node.setdefault(str(k), {})
+        node[str(row[len(keys) - 1])] = {f: _plain(v) for f, v in zip(fields, row[len(keys):], strict=True)}
+    return out
+
+
 def report_as_dict(result: ReportResult) -> dict[str, Any]:
-    """The report as plain JSON-ready data (NaN -> None)."""
+    """The report as nested JSON-ready data (NaN -> None):
 
-    def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-        out = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
-        return [{k: (v.item() if isinstance(v, np.generic) else v) for k, v in r.items()} for r in out]
-
+    ``results[system][query_type][metric] = {value, n_queries, ci_low, ci_high}``,
+    ``comparisons[system][query_type][metric] = {n_queries, baseline_value, value, diff, diff_ci_low,
+    diff_ci_high, t_p, t_p_holm, rand_p, rand_p_holm, wins, ties, losses}`` (against ``baseline``),
+    ``coverage[system][query_type] = {judged, n_queries}`` and, with per-query output,
+    ``per_query[system][query_id] = {query_type, <metric>: value, ...}``.
+    """
     o = result.options
     data: dict[str, Any] = {
         "options": {"systems": result.systems, "baseline": result.baseline, "metrics": result.metrics,
                     "by": o.by, "gain": o.gain, "relevant_threshold": o.relevant_threshold, "empty": o.empty,
                     "missing": o.missing, "confidence": o.confidence, "n_bootstrap": o.n_bootstrap,
-                    "n_permutations": o.n_permutations, "seed": o.seed},
+                    "n_permutations": o.n_permutations, "seed": o.seed, "judged_k": result.coverage_k},
+        "baseline": result.baseline,
         "counts": result.counts,
         "notes": result.notes,
         "warnings": result.warnings,
-        "summary": records(result.summary),
-        "comparisons": records(result.comparisons),
-        "coverage": records(result.coverage),
+        "results": _nest(result.summary, ["system", "query_type", "metric"],
+                         ["value", "n_queries", "ci_low", "ci_high"]),
+        "comparisons": _nest(result.comparisons, ["system", "query_type", "metric"],
+                             ["n_queries", "baseline_value", "value", "diff", "diff_ci_low", "diff_ci_high", "t_p",
+                              "t_p_holm", "rand_p", "rand_p_holm", "wins", "ties", "losses"]),
+        "coverage": _nest(result.coverage, ["system", "query_type"], ["judged", "n_queries"]),
     }
     if o.per_query or o.by == "query":
-        data["per_query"] = records(result.per_query)
+        per_query: dict[str, Any] = {}
+        pq = result.per_query
+        for system, qid, qtype, metric, value in pq[["system", "query_id", "query_type", "metric", "value"]].itertuples(
+                index=False, name=None):
+            entry = per_query.setdefault(system, {}).setdefault(str(qid), {"query_type": qtype})
+            entry[metric] = _plain(value)
+        data["per_query"] = per_query
     return data
 
 

@@ -134,13 +134,24 @@ def test_json_has_comparisons_and_holm(runner, sqlite_db, tmp_path):
     result = invoke(runner, sqlite_db, "report", "--format", "json", "--baseline", "beta", "--metric", "ndcg@10")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert data["options"]["baseline"] == "beta"
-    comps = [c for c in data["comparisons"] if c["query_type"] == "all"]
-    assert {c["system"] for c in comps} == {"alpha", "gamma"}
-    for c in comps:
+    assert data["baseline"] == "beta"
+    assert set(data["results"]) == {"alpha", "beta", "gamma"}
+    assert set(data["results"]["alpha"]) == set(TYPES) | {"all"}
+    assert set(data["comparisons"]) == {"alpha", "gamma"}
+    for system in ("alpha", "gamma"):
+        c = data["comparisons"][system]["all"]["ndcg@10"]
         assert c["t_p_holm"] >= c["t_p"] and c["rand_p_holm"] >= c["rand_p"]
         assert c["wins"] + c["ties"] + c["losses"] == c["n_queries"]
         assert c["diff"] == pytest.approx(c["value"] - c["baseline_value"])
+        assert c["value"] == pytest.approx(data["results"][system]["all"]["ndcg@10"]["value"])
+        assert c["diff_ci_low"] < c["diff"] < c["diff_ci_high"]
+    # Holm over two comparisons: the smaller p is doubled (capped at 1)
+    ps = sorted((data["comparisons"][s]["all"]["ndcg@10"]["t_p"], s) for s in ("alpha", "gamma"))
+    assert data["comparisons"][ps[0][1]]["all"]["ndcg@10"]["t_p_holm"] == pytest.approx(min(1.0, 2 * ps[0][0]))
+    per_query = json.loads(invoke(runner, sqlite_db, "report", "--format", "json", "--per-query", "--metric",
+                                  "ndcg@10").stdout)["per_query"]
+    assert set(per_query) == {"alpha", "beta", "gamma"}
+    assert all(set(v) == {"query_type", "ndcg@10"} for v in per_query["beta"].values())
 
 
 def test_low_judged_coverage_warns_with_the_pooling_command(runner, sqlite_db, tmp_path):
