@@ -405,7 +405,7 @@ def build_report(*, session: Session, options: ReportOptions | None = None) -> R
     nq = scored_q.size
 
     # labels as sorted integer keys for vectorised lookup, and the ideal_labels array
-    doc_span = int(labels["document"].max()) + 1
+    doc_span = 1 << 31  # (query, document) row ids as one int64 key; ids are 32-bit integers
     lab = labels[labels["query"].isin(scored_q)]
     lab_q = lab["query"].to_numpy(dtype=np.int64)
     lab_d = lab["document"].to_numpy(dtype=np.int64)

@@ -239,3 +239,15 @@ def test_labels_read_in_bulk_equal_the_effective_labels_of_the_consensus_pipelin
     assert expected[("q1", "d2")] == 1.0 and expected[("q2", "x")] == 2.0  # newest adjudication in force
     assert len(result.labels) == len(expected)
     assert sorted(result.labels["value"]) == sorted(expected.values())
+
+
+def test_unlabelled_document_with_a_large_id_gets_no_label(db):
+    # row ids: a1=1, a2=2, b1=3, b2=4. q1 retrieves only b2, which nobody labelled: gain 0, ndcg 0,
+    # whatever the arithmetic of ids (a key of query * span + document must not alias another pair)
+    write(db, queries={"q1": "nav", "q2": "nav"}, labels={"q1": {"a2": 3}, "q2": {"a1": 3}},
+          runs={"s": {"q1": [("b2", 1)], "q2": [("b1", 1), ("a1", 2)]}})
+    with session_scope(db.engine) as session:
+        result = build_report(session=session, options=ReportOptions(metrics=("ndcg@10", "judged@10")))
+    assert per_query(result, "s", "ndcg@10")["q1"] == 0.0
+    assert per_query(result, "s", "judged@10") == {"q1": 0.0, "q2": 0.5}
+    assert per_query(result, "s", "ndcg@10")["q2"] == pytest.approx(1 / np.log2(3))
