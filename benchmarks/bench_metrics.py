@@ -144,7 +144,7 @@ def main() -> None:
             row.append(best_of(partial(batch_ndcg, ts, tl, K), repeats))
         else:
             row.append(None)
-        row.append(best_of(partial(straightforward_numpy, scores, labels), max(1, repeats // 2)))
+        row.append(best_of(partial(straightforward_numpy, scores, labels), repeats))
         row.append(best_of(partial(python_loop, scores, labels), 1) if n <= LOOP_MAX else None)
         slow_ok = n <= SLOW_PEERS_MAX
         if ndcg_score is not None and slow_ok:

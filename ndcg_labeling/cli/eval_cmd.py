@@ -39,7 +39,7 @@ def register(app: typer.Typer) -> None:
         = EvalFormat.trec,
         out: Annotated[str | None, typer.Option("--out", "-o", help="Write to this file instead of stdout.")] = None,
     ) -> None:
-        """Evaluate a TREC run against qrels, a drop-in for ``trec_eval -q -m ...`` (no database).
+        """Evaluate a TREC run against qrels, a drop-in for `trec_eval -q -m ...` (no database).
 
         Ties in score are broken by document id descending, the ideal DCG uses every judged
         document, and queries missing from the run are skipped unless -c.

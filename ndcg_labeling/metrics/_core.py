@@ -119,12 +119,20 @@ def _fill(xp: Any, ok: Any, num: Any, den: Any, empty: str) -> Any:
 
 def dcg_from_ranking(r: Ranking, k: int | None, gain: str) -> Any:
     kk = _cut(k, r.k_ranked)
+    if r.xp is np:
+        fast = _kernels.gain_sum(r.ranked, r.discount, kk, gain == "exponential")
+        if fast is not None:
+            return fast
     g = _gain(r.xp, r.xp.nan_to_num(r.ranked[:, :kk], nan=0.0), gain)
     return (g * r.discount[:kk]).sum(1)
 
 
 def ideal_dcg_from_ranking(r: Ranking, k: int | None, gain: str) -> Any:
     ki = _cut(k, r.k_ideal)
+    if r.xp is np:
+        fast = _kernels.gain_sum(r.ideal, r.discount, ki, gain == "exponential")
+        if fast is not None:
+            return fast
     return (_gain(r.xp, r.ideal[:, :ki], gain) * r.discount[:ki]).sum(1)
 
 
