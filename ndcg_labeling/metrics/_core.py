@@ -75,15 +75,11 @@ def prepare(
         mask, ideal_name = None, "ideal_labels"
     ideal_width = ideal_src.shape[1]
     k_id = max(1, ideal_width if k_max is None else min(k_max, ideal_width))
-    fused = _kernels.rank_and_ideal(s, lab, None if ideal_labels is None else ideal_src, k_rank, k_id)
-    if fused is not None:
-        ranked, present, ideal, bad = fused
-    else:
-        order = _kernels.rank_top_k(s, k_rank)
-        present = order >= 0
-        ranked = np.take_along_axis(lab, np.where(present, order, 0), axis=1)
-        ranked = np.where(present, ranked, np.nan)
-        ideal, bad = _kernels.top_k_values(ideal_src, k_id, mask)
+    order = _kernels.rank_top_k(s, k_rank)
+    present = order >= 0
+    ranked = np.take_along_axis(lab, np.where(present, order, 0), axis=1)
+    ranked = np.where(present, ranked, np.nan)
+    ideal, bad = _kernels.top_k_values(ideal_src, k_id, mask)
     bad_rows = np.flatnonzero(bad >= 0)
     if bad_rows.size:
         row = int(bad_rows[0])

@@ -42,6 +42,9 @@ _INSERTION_MAX_K = 64
 # busy sibling core makes the barrier wait): the serial build runs instead.
 _PARALLEL_MIN_SIZE = 200_000
 
+# Integer labels below this are counted (a histogram per row) instead of sorted.
+_HIST_LEVELS = 32
+
 # Plain range in the Python bodies; numba.prange in the compiled ones.
 _prange = range
 
@@ -77,164 +80,125 @@ def _import_numba() -> Any:
 
 def _rank_top_k_py(scores: FloatArray, k: int, out: IntArray) -> None:  # pragma: no cover - compiled
     n, m = scores.shape
-    for i in _prange(n):
-        row = scores[i]
-        dest = out[i]
-        if k > _INSERTION_MAX_K:
-            # Stable descending order: mergesort of the negated scores keeps equal scores in column order.
+    n_chunks = min(n, 256)
+    for c in _prange(n_chunks):
+        cand = np.empty(m + 1, np.int64)
+        for i in range(c * n // n_chunks, (c + 1) * n // n_chunks):
+            row = scores[i]
+            dest = out[i]
+            if k > _INSERTION_MAX_K:
+                # Stable descending order: mergesort of the negated scores keeps equal scores in order.
+                cnt = 0
+                for j in range(m):
+                    if row[j] == row[j]:
+                        cand[cnt] = j
+                        cnt += 1
+                neg = np.empty(cnt, np.float64)
+                for p in range(cnt):
+                    neg[p] = -row[cand[p]]
+                order = np.argsort(neg, kind="mergesort")
+                for p in range(min(cnt, k)):
+                    dest[p] = cand[order[p]]
+                for p in range(min(cnt, k), k):
+                    dest[p] = -1
+                continue
+            # A lower bound of the k-th best score: split the row into k groups; the smallest group
+            # maximum has k scores at or above it. Only scores >= it can make the top k.
+            thr = -np.inf
+            if m >= 2 * k:
+                g = m // k
+                thr = np.inf
+                for q in range(k):
+                    gmax = -np.inf
+                    for j in range(q * g, q * g + g):
+                        v = row[j]
+                        gmax = v if v > gmax else gmax  # NaN never wins
+                    thr = gmax if gmax < thr else thr
+            # Branch-free compaction of the candidates, in column order.
             cnt = 0
             for j in range(m):
-                if row[j] == row[j]:
-                    cnt += 1
-            idx = np.empty(cnt, np.int64)
-            neg = np.empty(cnt, np.float64)
-            c = 0
-            for j in range(m):
-                if row[j] == row[j]:
-                    idx[c] = j
-                    neg[c] = -row[j]
-                    c += 1
-            order = np.argsort(neg, kind="mergesort")
-            for p in range(min(cnt, k)):
-                dest[p] = idx[order[p]]
-            for p in range(min(cnt, k), k):
+                cand[cnt] = j
+                cnt += 1 if row[j] >= thr else 0  # NaN compares False
+            # Stable insertion of the candidates into the top k (later columns enter only when better).
+            filled = 0
+            for p in range(cnt):
+                j = cand[p]
+                s = row[j]
+                if filled == k:
+                    if not (s > row[dest[k - 1]]):
+                        continue
+                    pos = k - 1
+                else:
+                    pos = filled
+                    filled += 1
+                while pos > 0 and s > row[dest[pos - 1]]:
+                    dest[pos] = dest[pos - 1]
+                    pos -= 1
+                dest[pos] = j
+            for p in range(filled, k):
                 dest[p] = -1
-            continue
-        cnt = 0
-        thr = -np.inf  # score of the last buffered item once the buffer is full
-        for j in range(m):
-            s = row[j]
-            if s != s:  # NaN: padding
-                continue
-            if cnt == k:
-                # A later column with an equal score ranks lower: it enters only when strictly better.
-                if not (s > thr):
-                    continue
-                pos = k - 1
-            else:
-                pos = cnt
-                cnt += 1
-            while pos > 0 and s > row[dest[pos - 1]]:
-                dest[pos] = dest[pos - 1]
-                pos -= 1
-            dest[pos] = j
-            if cnt == k:
-                thr = row[dest[k - 1]]
-        for p in range(cnt, k):
-            dest[p] = -1
 
 
 def _top_k_values_py(
     values: FloatArray, mask: FloatArray, use_mask: bool, k: int, out: FloatArray, bad: IntArray
 ) -> None:  # pragma: no cover - compiled
     n, m = values.shape
-    for i in _prange(n):
-        row = values[i]
-        dest = out[i]
-        cnt = 0
-        thr = 0.0  # smallest buffered value once the buffer is full
-        for j in range(m):
-            v = row[j]
-            if v != v:  # NaN: not judged / padding
-                continue
-            if use_mask and mask[i, j] != mask[i, j]:  # the score is NaN: this position is padding
-                continue
-            if v < 0.0 or v == np.inf:
-                if bad[i] < 0:
-                    bad[i] = j
-                continue
-            if cnt == k:
-                if not (v > thr):
+    n_chunks = min(n, 256)
+    for c in _prange(n_chunks):
+        hist = np.zeros(_HIST_LEVELS, np.int64)
+        for i in range(c * n // n_chunks, (c + 1) * n // n_chunks):
+            row = values[i]
+            dest = out[i]
+            # Labels are usually small integers (grades): count them, one predictable pass.
+            for h in range(_HIST_LEVELS):
+                hist[h] = 0
+            integral = True
+            for j in range(m):
+                v = row[j]
+                if v != v or (use_mask and mask[i, j] != mask[i, j]):  # unjudged, or padding
                     continue
-                pos = k - 1
-            else:
-                pos = cnt
-                cnt += 1
-            while pos > 0 and v > dest[pos - 1]:
-                dest[pos] = dest[pos - 1]
-                pos -= 1
-            dest[pos] = v
-            if cnt == k:
-                thr = dest[k - 1]
-        for p in range(cnt, k):
-            dest[p] = 0.0
-
-
-def _rank_and_ideal_py(
-    scores: FloatArray,
-    labels: FloatArray,
-    ideal_src: FloatArray,
-    own_ideal: bool,
-    k: int,
-    ki: int,
-    ranked: FloatArray,
-    present: npt.NDArray[np.bool_],
-    ideal: FloatArray,
-    bad: IntArray,
-    scratch: IntArray,
-) -> None:  # pragma: no cover - compiled
-    """One pass per row for the common case (top k <= _INSERTION_MAX_K): the labels of the k best
-    scores in rank order (NaN past the end), and the ki largest ideal labels (own labels of present
-    documents when ``own_ideal``, else ``ideal_src``). Same rules as the two kernels above."""
-    n, m = scores.shape
-    for i in _prange(n):
-        row = scores[i]
-        idx = scratch[i]
-        cnt = 0
-        thr = -np.inf
-        for j in range(m):
-            s = row[j]
-            if s != s:
-                continue
-            if cnt == k:
-                if not (s > thr):
+                if v < 0.0 or v == np.inf:
+                    if bad[i] < 0:
+                        bad[i] = j
                     continue
-                pos = k - 1
-            else:
-                pos = cnt
-                cnt += 1
-            while pos > 0 and s > row[idx[pos - 1]]:
-                idx[pos] = idx[pos - 1]
-                pos -= 1
-            idx[pos] = j
-            if cnt == k:
-                thr = row[idx[k - 1]]
-        for p in range(k):
-            if p < cnt:
-                ranked[i, p] = labels[i, idx[p]]
-                present[i, p] = True
-            else:
-                ranked[i, p] = np.nan
-                present[i, p] = False
-        src = labels[i] if own_ideal else ideal_src[i]
-        dest = ideal[i]
-        cnt = 0
-        vthr = 0.0
-        for j in range(src.shape[0]):
-            v = src[j]
-            if v != v:
+                if v < _HIST_LEVELS and v == np.floor(v):
+                    hist[int(v)] += 1
+                else:
+                    integral = False
+            if integral:
+                p = 0
+                for h in range(_HIST_LEVELS - 1, -1, -1):
+                    take = min(hist[h], k - p)
+                    for _ in range(take):
+                        dest[p] = h
+                        p += 1
+                    if p == k:
+                        break
+                for q in range(p, k):
+                    dest[q] = 0.0
                 continue
-            if own_ideal and row[j] != row[j]:
-                continue
-            if v < 0.0 or v == np.inf:
-                if bad[i] < 0:
-                    bad[i] = j
-                continue
-            if cnt == ki:
-                if not (v > vthr):
+            # Fractional (or large) labels: insertion into the top k.
+            cnt = 0
+            thr = 0.0
+            for j in range(m):
+                v = row[j]
+                if v != v or (use_mask and mask[i, j] != mask[i, j]) or v < 0.0 or v == np.inf:
                     continue
-                pos = ki - 1
-            else:
-                pos = cnt
-                cnt += 1
-            while pos > 0 and v > dest[pos - 1]:
-                dest[pos] = dest[pos - 1]
-                pos -= 1
-            dest[pos] = v
-            if cnt == ki:
-                vthr = dest[ki - 1]
-        for p in range(cnt, ki):
-            dest[p] = 0.0
+                if cnt == k:
+                    if not (v > thr):
+                        continue
+                    pos = k - 1
+                else:
+                    pos = cnt
+                    cnt += 1
+                while pos > 0 and v > dest[pos - 1]:
+                    dest[pos] = dest[pos - 1]
+                    pos -= 1
+                dest[pos] = v
+                if cnt == k:
+                    thr = dest[k - 1]
+            for q in range(cnt, k):
+                dest[q] = 0.0
 
 
 def _gain_sum_py(
@@ -280,8 +244,6 @@ def _compile() -> dict[str, Callable[..., Any]] | None:
             "values": jit(_top_k_values_py, True),
             "rank_serial": jit(_rank_top_k_py, False),
             "values_serial": jit(_top_k_values_py, False),
-            "fused": jit(_rank_and_ideal_py, True),
-            "fused_serial": jit(_rank_and_ideal_py, False),
             "gain_sum": jit(_gain_sum_py, True),
             "gain_sum_serial": jit(_gain_sum_py, False),
         }
@@ -307,31 +269,6 @@ def _parallel(size: int) -> bool:
 def numba_available() -> bool:
     """Whether the compiled kernels are in use (False: the NumPy fallback computes the same numbers)."""
     return _compile() is not None
-
-
-def rank_and_ideal(
-    scores: FloatArray, labels: FloatArray, ideal_src: FloatArray | None, k: int, ki: int
-) -> tuple[FloatArray, npt.NDArray[np.bool_], FloatArray, IntArray] | None:
-    """Fused :func:`rank_top_k` + label gather + :func:`top_k_values` (None: use the separate steps).
-
-    Returns ranked labels ``(n, k)`` (NaN past the end), presence ``(n, k)``, ideal ``(n, ki)`` and
-    the bad-label column per row, or None when numba is missing or ``k`` is large (full sorts).
-    """
-    kernels = _compile()
-    n = scores.shape[0]
-    if kernels is None or n == 0 or k > _INSERTION_MAX_K or ki > _INSERTION_MAX_K:
-        return None
-    ranked = np.empty((n, k), dtype=np.float64)
-    present = np.empty((n, k), dtype=np.bool_)
-    ideal = np.empty((n, ki), dtype=np.float64)
-    bad = np.full(n, -1, dtype=np.int64)
-    name = "fused" if _parallel(scores.size) else "fused_serial"
-    own = ideal_src is None
-    scratch = np.empty((n, k), dtype=np.int64)
-    kernels[name](
-        scores, labels, labels if ideal_src is None else ideal_src, own, k, ki, ranked, present, ideal, bad, scratch
-    )
-    return ranked, present, ideal, bad
 
 
 def gain_sum(values: FloatArray, discount: FloatArray, k: int, exponential: bool) -> FloatArray | None:
