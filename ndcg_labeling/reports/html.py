@@ -34,10 +34,10 @@ body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em a
 color:#222;line-height:1.4;padding:0 1em}
 h1{font-size:1.7em;margin-bottom:.2em}h2{margin-top:1.6em;border-bottom:1px solid #ddd;padding-bottom:.2em}
 table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
-th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right;white-space:nowrap}th{background:#f3f3f3}
+th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right;white-space:nowrap}small{color:#666}th{background:#f3f3f3}
 td:first-child,td:nth-child(2),th:first-child,th:nth-child(2){text-align:left}
 .warning{background:#fff3cd;border:1px solid #e0b100;padding:.6em 1em;border-radius:4px}
-.note{color:#555}img{max-width:100%;height:auto}.muted{color:#777;font-size:.9em}
+.note{color:#555}img{max-width:100%;height:auto}.muted{color:#777;font-size:.9em}.scroll{overflow-x:auto}
 """
 
 
@@ -135,8 +135,8 @@ def grade_plot(result: ReportResult) -> tuple[str, list[list[str]]]:
         left += vals
     ax.set_xlim(0, 1)
     ax.set_xlabel("share of labels")
-    ax.set_title("effective labels per query type")
-    ax.legend(fontsize=8, ncol=len(grades), loc="lower center", bbox_to_anchor=(0.5, 1.08))
+    ax.set_title("effective labels per query type", pad=28)
+    ax.legend(fontsize=8, ncol=len(grades), loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
     fig.tight_layout()
     rows = [[str(qt)] + [str(int(table.loc[qt, g])) for g in grades] + [str(int(table.loc[qt].sum()))]
             for qt in table.index]
@@ -158,10 +158,19 @@ def agreement_plot(rows: Sequence[dict[str, Any]]) -> str:
     return _png(fig)
 
 
+def _two_lines(cell: str) -> str:
+    """A value with its interval or p-value: the number on top, the rest small below it."""
+    for sep in (" [", " (p "):
+        if sep in cell:
+            head, tail = cell.split(sep, 1)
+            return f"{html.escape(head)}<br><small>{html.escape(sep.strip() + ' ' * (sep == ' (p ') + tail)}</small>"
+    return html.escape(cell)
+
+
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    body = "".join("<tr>" + "".join(f"<td>{_two_lines(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+    return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def render_html(result: ReportResult, *, agreement: Sequence[dict[str, Any]] | None = None,
