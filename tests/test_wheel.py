@@ -39,6 +39,7 @@ def test_wheel_contains_migrations_and_guidelines(wheel: Path) -> None:
             "ndcg_labeling/migrations/versions/0002_grading_batches.py",
             "ndcg_labeling/migrations/versions/0003_adjudications.py"} <= set(names)
     assert {"ndcg_labeling/guideline_files/relevance-0-3.md", "ndcg_labeling/guideline_files/relevance-0-4.md"} <= set(names)
+    assert {"ndcg_labeling/demo_data/queries.csv", "ndcg_labeling/demo_data/runs/bm25.run"} <= set(names)
     assert not any(n.startswith("tests/") for n in names)
 
 
@@ -80,3 +81,8 @@ def test_installed_wheel_upgrades_and_imports(wheel: Path, tmp_path: Path) -> No
     assert "ndcg_labeling/guideline_files/relevance-0-3.md" in subprocess.run(
         [str(py), "-c", "from ndcg_labeling.guidelines import guidelines_dir; print(guidelines_dir() / 'relevance-0-3.md')"],
         capture_output=True, text=True, cwd=tmp_path).stdout
+    # and the demo data: the main job runs from the installed package
+    demo = subprocess.run([str(exe), "demo", "--db", f"sqlite:///{tmp_path / 'demo.db'}", "--out", "demo-out"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert demo.returncode == 0, demo.stderr[-2000:]
+    assert (tmp_path / "demo-out" / "report.html").stat().st_size > 10_000

@@ -28,7 +28,9 @@ from ndcg_labeling.db import models as m
 from ndcg_labeling.db import repository as repo
 from ndcg_labeling.errors import ConflictError, NdcgLabelingError
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "data"
+# Installed: data/ ships as the package folder ndcg_labeling/demo_data; in a source checkout: data/.
+_PACKAGED_DATA = Path(__file__).resolve().parents[1] / "demo_data"
+DATA_DIR = _PACKAGED_DATA if (_PACKAGED_DATA / "queries.csv").exists() else Path(__file__).resolve().parents[2] / "data"
 BATCH = "demo-0-3"
 SCALE = "0-3"
 DEPTH = 10

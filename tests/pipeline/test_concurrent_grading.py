@@ -59,7 +59,7 @@ def test_concurrent_graders(runner, db, tmp_path):
                                         "--grader", "g4", "--db", db.url], cwd=ROOT, env=env,
                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     results = {name: (p.wait(timeout=300), *p.communicate()) for name, p in procs.items()}
-    for name, (code, out, err) in results.items():
+    for name, (code, _out, err) in results.items():
         assert code == 0, f"{name} failed: {err[-2000:]}"
     for name in plans:
         assert results[name][1].startswith(f"graded {PER_WORKER} retries ")
