@@ -12,13 +12,14 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from enum import Enum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
-from sqlalchemy import Engine
-from sqlalchemy.exc import DBAPIError, OperationalError
-from sqlalchemy.orm import Session
+
+if TYPE_CHECKING:  # sqlalchemy loads when a command opens a database, not for `eval` or `--help`
+    from sqlalchemy import Engine
+    from sqlalchemy.orm import Session
 
 from ndcg_labeling.errors import NdcgLabelingError
 
@@ -56,10 +57,13 @@ def handle_errors() -> Iterator[None]:
         yield
     except NdcgLabelingError as exc:
         raise fail(str(exc)) from None
-    except OperationalError as exc:
-        raise fail(f"database error: {str(exc.orig).splitlines()[0] if exc.orig else exc}") from None
-    except DBAPIError as exc:
-        raise fail(f"database error: {str(exc.orig).splitlines()[0] if exc.orig else exc}") from None
+    except Exception as exc:
+        # A database the driver cannot reach or use (sqlalchemy's DBAPIError, OperationalError included).
+        from sqlalchemy.exc import DBAPIError
+
+        if isinstance(exc, DBAPIError):
+            raise fail(f"database error: {str(exc.orig).splitlines()[0] if exc.orig else exc}") from None
+        raise
     except KeyboardInterrupt:
         err_console.print("Interrupted: nothing was written.", markup=False)
         raise typer.Exit(130) from None
