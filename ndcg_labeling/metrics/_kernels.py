@@ -21,9 +21,7 @@ numba is imported on first use, not when :mod:`ndcg_labeling.metrics` is importe
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
-import sys
 import threading
 import types
 from collections.abc import Callable
@@ -51,35 +49,6 @@ _HIST_LEVELS = 32
 
 # Plain range in the Python bodies; numba.prange in the compiled ones.
 _prange = range
-
-
-def _import_numba() -> Any:
-    """Import numba, working around coverage < 7 (pinned by irrCAC), which breaks numba >= 0.61 at import.
-
-    numba's optional line-coverage hook subclasses ``coverage.types.Tracer``, which exists only in
-    coverage 7. Hiding coverage while numba imports turns the hook off and changes nothing else.
-    """
-    if "numba" in sys.modules:
-        return sys.modules["numba"]
-    try:
-        old_coverage = int(importlib.metadata.version("coverage").split(".")[0]) < 7
-    except (importlib.metadata.PackageNotFoundError, ValueError):
-        old_coverage = False
-    if not old_coverage:
-        import numba
-
-        return numba
-    saved = sys.modules.get("coverage")
-    sys.modules["coverage"] = None  # type: ignore[assignment]  # makes `import coverage` raise ImportError
-    try:
-        import numba
-
-        return numba
-    finally:
-        if saved is not None:
-            sys.modules["coverage"] = saved
-        else:
-            del sys.modules["coverage"]
 
 
 def _rank_top_k_py(scores: FloatArray, k: int, out: IntArray) -> None:  # pragma: no cover - compiled
@@ -227,7 +196,7 @@ def _compile() -> dict[str, Callable[..., Any]] | None:
         if _compiled is not None or _numba_failed:
             return _compiled
         try:
-            numba = _import_numba()
+            import numba
         except Exception:  # noqa: BLE001 - any import failure means: use the NumPy fallback
             _numba_failed = True
             return None

@@ -56,7 +56,7 @@ def make_dataset(tmp_path: Path, seed: int = 7, n_queries: int = 30) -> dict:
             scores = rng.permutation(length) + rng.random(length)  # distinct scores
             runs[s][q] = {str(d): float(sc) for d, sc in zip(docs, scores, strict=True)}
             for rank, j in enumerate(np.argsort(-scores), start=1):
-                lines.append(f"{q} Q0 {docs[j]} {rank} {scores[j]!r} {s}")
+                lines.append(f"{q} Q0 {docs[j]} {rank} {float(scores[j])!r} {s}")
         # a query nobody judged: ranked but never scored
         lines.append(f"unjudged Q0 x1 1 1.0 {s}")
         (tmp_path / f"{s}.run").write_text("\n".join(lines) + "\n", encoding="utf-8")
