@@ -208,9 +208,9 @@ def _compile() -> dict[str, Callable[..., Any]] | None:
             # Distinct names give the two builds distinct on-disk cache entries.
             compiled_fn.__qualname__ = f"{fn.__name__}_{'parallel' if parallel else 'serial'}"
             try:
-                return numba.njit(parallel=parallel, cache=True, nogil=True)(compiled_fn)  # type: ignore[no-any-return]
+                return numba.njit(parallel=parallel, cache=True, nogil=True)(compiled_fn)
             except RuntimeError:  # no writable cache directory: compile in memory
-                return numba.njit(parallel=parallel, cache=False, nogil=True)(compiled_fn)  # type: ignore[no-any-return]
+                return numba.njit(parallel=parallel, cache=False, nogil=True)(compiled_fn)
 
         _compiled = {
             "rank": jit(_rank_top_k_py, True),

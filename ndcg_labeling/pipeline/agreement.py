@@ -271,7 +271,7 @@ def _grader_rows(session: Session, sel: GradeSelection, level: str, notes: list[
             k = gs.kappa[g, h]
             partners.append({"grader": grader_names[h], "kappa": None if np.isnan(k) else float(k),
                              "overlap": int(gs.overlap[g, h])})
-        partners.sort(key=lambda p: p["grader"])
+        partners.sort(key=lambda p: str(p["grader"]))
         n_partners = sum(1 for p in partners if p["kappa"] is not None)
         note = None
         if gs.flagged[g]:
