@@ -77,8 +77,7 @@ def prepare(
     k_id = max(1, ideal_width if k_max is None else min(k_max, ideal_width))
     order = _kernels.rank_top_k(s, k_rank)
     present = order >= 0
-    ranked = np.take_along_axis(lab, np.where(present, order, 0), axis=1)
-    ranked = np.where(present, ranked, np.nan)
+    ranked = _kernels.gather_ranked(lab, order)
     ideal, bad = _kernels.top_k_values(ideal_src, k_id, mask)
     bad_rows = np.flatnonzero(bad >= 0)
     if bad_rows.size:

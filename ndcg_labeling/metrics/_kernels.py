@@ -188,6 +188,15 @@ def _gain_sum_py(
         out[i] = total
 
 
+def _gather_py(labels: FloatArray, order: IntArray, out: FloatArray) -> None:  # pragma: no cover - compiled
+    """``out[i, p] = labels[i, order[i, p]]``, NaN where ``order`` is -1 (no document at that rank)."""
+    n, k = order.shape
+    for i in _prange(n):
+        for p in range(k):
+            j = order[i, p]
+            out[i, p] = labels[i, j] if j >= 0 else np.nan
+
+
 def _compile() -> dict[str, Callable[..., Any]] | None:
     global _compiled, _numba_failed
     if _compiled is not None or _numba_failed:
@@ -219,6 +228,8 @@ def _compile() -> dict[str, Callable[..., Any]] | None:
             "values_serial": jit(_top_k_values_py, False),
             "gain_sum": jit(_gain_sum_py, True),
             "gain_sum_serial": jit(_gain_sum_py, False),
+            "gather": jit(_gather_py, True),
+            "gather_serial": jit(_gather_py, False),
         }
         return _compiled
 
@@ -264,6 +275,19 @@ def rank_top_k(scores: FloatArray, k: int) -> IntArray:
         kernels["rank" if _parallel(scores.size) else "rank_serial"](scores, k, out)
         return out
     return _rank_top_k_numpy(scores, k)
+
+
+def gather_ranked(labels: FloatArray, order: IntArray) -> FloatArray:
+    """The labels in rank order: ``labels[i, order[i, p]]``, NaN where ``order`` is -1 (one pass)."""
+    out = np.empty(order.shape, dtype=np.float64)
+    kernels = _compile()
+    if (kernels is not None and order.shape[0] > 0 and labels.dtype == np.float64
+            and labels.flags.c_contiguous and order.flags.c_contiguous):
+        kernels["gather" if _parallel(order.size * 8) else "gather_serial"](labels, order, out)
+        return out
+    present = order >= 0
+    ranked = np.take_along_axis(labels, np.where(present, order, 0), axis=1).astype(np.float64)
+    return np.where(present, ranked, np.nan)
 
 
 def top_k_values(values: FloatArray, k: int, mask: FloatArray | None = None) -> tuple[FloatArray, IntArray]:
