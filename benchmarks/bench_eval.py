@@ -24,20 +24,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _machine import cpu_name  # benchmarks/ is on sys.path when a script runs
 
 DOCS_PER_QUERY = 100
 JUDGED_PER_QUERY = 30
 RETRIEVED_JUDGED = 20
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def write_files(folder: Path, n_queries: int, seed: int = 0) -> tuple[Path, Path]:

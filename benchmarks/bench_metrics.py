@@ -23,10 +23,10 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _machine import cpu_name  # benchmarks/ is on sys.path when a script runs
 
 from ndcg_labeling.metrics import batch_ndcg, numba_available
 
@@ -34,16 +34,6 @@ K = 10
 DOCS = 50
 SLOW_PEERS_MAX = 100_000
 LOOP_MAX = 100_000
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def straightforward_numpy(scores: np.ndarray, labels: np.ndarray, k: int = K) -> np.ndarray:

@@ -1,0 +1,17 @@
+"""What the benchmarks print about the machine they ran on."""
+
+from __future__ import annotations
+
+import platform
+from pathlib import Path
+
+
+def cpu_name() -> str:
+    """The CPU model as /proc/cpuinfo names it (else what platform knows)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
