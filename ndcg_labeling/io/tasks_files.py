@@ -75,7 +75,7 @@ class GradedRow:
     """One row of a filled task file: ``grade`` is the raw text ("" when left empty).
 
     ``line`` is the 1-based file line (CSV/JSONL); ``where`` names the row where there is no line
-    (``task 3`` for the 0-based index of a Label Studio task).
+    (``task 3`` for the third task of a Label Studio file, counted from 1).
     """
 
     index: int
@@ -134,14 +134,14 @@ def _read_label_studio(path: str) -> GradedFile:
         data = task.get("data") if isinstance(task, dict) else None
         item = data.get("item_id") if isinstance(data, dict) else None
         if item is None or str(item).strip() == "":
-            out.problems.append((i, InputFileError(path, f"task {i}: no data.item_id")))
+            out.problems.append((i, InputFileError(path, f"task {i + 1}: no data.item_id")))
             continue
         try:
             grade = _label_studio_choice(task)
         except ValueError as exc:
-            out.problems.append((i, InputFileError(path, f"task {i}: {exc}")))
+            out.problems.append((i, InputFileError(path, f"task {i + 1}: {exc}")))
             continue
-        out.rows.append(GradedRow(i, f"task {i}", None, str(item).strip(), grade))
+        out.rows.append(GradedRow(i, f"task {i + 1}", None, str(item).strip(), grade))
     return out
 
 

@@ -105,7 +105,7 @@ TASK_CORPUS: dict[str, tuple[list[str], str]] = {
     "tasks_unknown_item.jsonl": ([], ":2: unknown item_id 'not-an-item'"),
     "tasks_missing_grade_column.csv": ([], ":1: missing column(s) grade: expected item_id,grade, found item_id,relevance"),
     "labelstudio_other_batch.json": (["--format", "label-studio", "--batch", "b1"],
-                                     ": task 1: item_id '{alice_b2}' belongs to batch 'b2', not 'b1'"),
+                                     ": task 2: item_id '{alice_b2}' belongs to batch 'b2', not 'b1'"),
     "labelstudio_not_a_list.json": (["--format", "label-studio"],
                                     ": not a Label Studio JSON export: expected a list of tasks, got dict"),
 }

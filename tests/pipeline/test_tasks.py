@@ -413,13 +413,13 @@ def test_label_studio_export_of_another_batch_is_rejected(db, tmp_path):
     before = db.counts()
     with pytest.raises(t.GradedFileError) as info, session_scope(db.engine) as session:
         t.import_graded(path, grader="ann", session=session)
-    n = len(keys_one)
+    n = len(keys_one) + 1  # tasks are numbered from 1 in messages
     assert info.value.lines == [f"{path}: task {n}: item_id {keys_two[0]!r} belongs to batch 'two', not 'one'",
                                 f"{path}: task {n + 1}: no data.item_id"]
     assert db.counts() == before
     with pytest.raises(t.GradedFileError) as info, session_scope(db.engine) as session:
         t.import_graded(path, grader="ann", session=session, batch="two")
-    assert info.value.lines[0] == f"{path}: task 0: item_id {keys_one[0]!r} belongs to batch 'one', not 'two'"
+    assert info.value.lines[0] == f"{path}: task 1: item_id {keys_one[0]!r} belongs to batch 'one', not 'two'"
 
 
 # --- status and the session's data operations ---------------------------------------------------------
