@@ -44,7 +44,73 @@ def read_trec_run_scores(path: str | Path) -> pd.DataFrame:
     each distinct id once, so no per-line Python string is made and the codes are free), and the
     rank and tag columns are not built. File order is kept.
     """
+    fast = _read_run_scores_arrow(path)
+    if fast is not None:
+        return fast
     return _read_run(path, ["query_id", "doc_id", "score"], categorical=True)
+
+
+def _read_run_scores_arrow(path: str | Path) -> pd.DataFrame | None:
+    """The run through :func:`_read_arrow`; a score that parses but is not finite is reported by the
+    same line-by-line check as the pandas reader."""
+    frame = _read_arrow(path, RUN_COLUMNS, {"query_id": "string", "doc_id": "string", "score": "float64"})
+    if frame is not None and not np.isfinite(frame["score"].to_numpy()).all():
+        _raise_first_bad_line(str(path), _run_line_problem)
+    return frame
+
+
+def _read_arrow(path: str | Path, names: list[str], wanted: dict[str, str]) -> pd.DataFrame | None:
+    """pyarrow's multi-threaded CSV reader for the plain layout: fields split by single spaces.
+
+    String columns are dictionary-encoded in Arrow and handed to pandas as categoricals. Returns None -
+    and the pandas reader, with its exact line-by-line errors, takes over - when pyarrow is missing or
+    the file is anything else: tabs or runs of spaces, a short or long line, a number that does not
+    parse, a missing value, bytes that are not UTF-8.
+    """
+    try:
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+    except Exception:  # noqa: BLE001 - pyarrow missing or broken: the pandas reader serves
+        return None
+    _check_readable(str(path))
+    types = {"string": pa.string(), "float64": pa.float64(), "int64": pa.int64()}
+    try:
+        table = pacsv.read_csv(
+            str(path),
+            read_options=pacsv.ReadOptions(column_names=names),
+            parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False),
+            convert_options=pacsv.ConvertOptions(
+                include_columns=list(wanted),
+                column_types={name: types[kind] for name, kind in wanted.items()},
+                strings_can_be_null=False,
+            ),
+        )
+    except (pa.ArrowException, OSError, ValueError):
+        return None
+    if table.num_rows == 0:
+        return None
+    columns: dict[str, object] = {}
+    for name, kind in wanted.items():
+        column = table.column(name)
+        if column.null_count:
+            return None
+        if kind == "string":
+            encoded = column.combine_chunks().dictionary_encode()
+            categories = pd.Index(encoded.dictionary.to_numpy(zero_copy_only=False), dtype=object)
+            columns[name] = pd.Categorical.from_codes(encoded.indices.to_numpy(zero_copy_only=False),
+                                                      categories=categories)
+        else:
+            columns[name] = column.to_numpy()
+    return pd.DataFrame(columns)
+
+
+def read_trec_qrels_codes(path: str | Path) -> pd.DataFrame:
+    """The ``query_id``, ``doc_id`` (categoricals) and ``relevance`` (int64) columns of a qrels file,
+    checked as :func:`read_trec_qrels`: what ``eval`` needs, read by pyarrow when the layout is plain."""
+    fast = _read_arrow(path, QRELS_COLUMNS, {"query_id": "string", "doc_id": "string", "relevance": "int64"})
+    if fast is not None:
+        return fast
+    return read_trec_qrels(path)[["query_id", "doc_id", "relevance"]]
 
 
 def read_trec_qrels(path: str | Path) -> pd.DataFrame:

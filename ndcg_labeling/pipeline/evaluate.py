@@ -29,7 +29,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from ndcg_labeling.errors import InputFileError, NdcgLabelingError
-from ndcg_labeling.io.trec import read_trec_qrels, read_trec_run_scores
+from ndcg_labeling.io.trec import read_trec_qrels_codes, read_trec_run_scores
 from ndcg_labeling.metrics import compute_metrics, rank_order
 
 DEFAULT_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -146,7 +146,7 @@ def evaluate_files(
 ) -> EvalResult:
     """Evaluate a TREC run against TREC qrels, as ``trec_eval -q [-c] -m ... qrels run``."""
     parsed = parse_measures(measures)
-    qrels = read_trec_qrels(qrels_path)
+    qrels = read_trec_qrels_codes(qrels_path)
     run = read_trec_run_scores(run_path)
     return evaluate_frames(qrels, run, parsed, complete=complete, relevance_level=relevance_level,
                            qrels_path=str(qrels_path), run_path=str(run_path))
