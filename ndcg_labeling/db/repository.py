@@ -10,9 +10,9 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import Table, column, func, select, table
+from sqlalchemy import Table, bindparam, column, func, select, table
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
@@ -78,6 +78,21 @@ def db_datetime(session: Session, value: datetime) -> Any:
     if dialect_name(session) == "sqlite":
         return value.strftime("%Y-%m-%d %H:%M:%S.%f")
     return value
+
+
+def bulk_update_by_external_id(model: type[m.Query] | type[m.Document], columns: Sequence[str],
+                               rows: Iterable[tuple[str, dict[str, Any]]], *, session: Session) -> int:
+    """Set ``columns`` of existing rows found by external id: one executemany UPDATE, no ORM objects.
+
+    ``rows`` are ``(external_id, {column: value})``; returns the number of rows given.
+    """
+    tbl = cast(Table, model.__table__)
+    stmt = tbl.update().where(tbl.c.external_id == bindparam("_external_id")).values(
+        {c: bindparam(c) for c in columns})
+    params = [{"_external_id": ext, **values} for ext, values in rows]
+    if params:
+        session.execute(stmt, params)
+    return len(params)
 
 
 # --- id maps ---------------------------------------------------------------------------------

@@ -151,12 +151,11 @@ def _upsert_by_external_id(model: Any, kind: str, table: InputTable, ids: list[s
             updates.append((ext, row_values))
     if new_rows:
         summary.new = repo.bulk_insert(model, ["external_id", *columns], new_rows, session=session)
-    for ext, row_values in updates:
-        obj = session.execute(select(model).where(model.external_id == ext)).scalar_one()
-        for c, v in zip(columns, row_values, strict=True):
-            setattr(obj, c, json.loads(v) if c == "meta" and v is not None else v)
-    summary.updated = len(updates)
-    session.flush()
+    summary.updated = repo.bulk_update_by_external_id(
+        model, columns,
+        ((ext, {c: json.loads(v) if c == "meta" and v is not None else v
+                for c, v in zip(columns, row_values, strict=True)}) for ext, row_values in updates),
+        session=session)
     return summary
 
 
