@@ -97,6 +97,50 @@ def prepare(
     return Ranking(np, ranked, present, ideal, n_relevant, discount, width, func)
 
 
+def fused_ndcg(
+    func: str, scores: Any, labels: Any, ks: list[int | None], gain: str, empty: str, ideal_labels: Any = None
+) -> FloatArray | None:
+    """NDCG at the cut-offs ``ks`` from the fused kernel, shape ``(queries, len(ks))``.
+
+    Same values as ``prepare`` + :func:`ndcg_from_ranking` (bit for bit: the same sums in the same
+    order), in one pass per row instead of five. None where it does not apply - torch tensors, a
+    cut-off of None or above the insertion kernel's limit, no numba, no rows - and the caller takes
+    the general path.
+    """
+    if is_torch(scores) or is_torch(labels) or is_torch(ideal_labels):
+        return None
+    if any(k is None for k in ks) or max(k for k in ks if k is not None) > _kernels._INSERTION_MAX_K:
+        return None
+    if not _kernels.numba_available():
+        return None
+    s = as_2d(func, "scores", scores)
+    lab = as_2d(func, "labels", labels)
+    check_same_shape(func, s.shape, lab.shape)
+    n, width = s.shape
+    if n == 0:
+        return None
+    cuts = np.array(ks, dtype=np.int64)
+    k_max = int(cuts.max())
+    k_rank = max(1, min(k_max, width))
+    ideal = None
+    k_id = k_rank
+    if ideal_labels is not None:
+        ideal = as_2d(func, "ideal_labels", ideal_labels)
+        check_rows(func, s.shape, ideal.shape)
+        k_id = max(1, min(k_max, ideal.shape[1]))
+    result = _kernels.fused_ndcg(s, lab, ideal, cuts, k_rank, k_id, gain == "exponential",
+                                 0.0 if empty == "zero" else float("nan"))
+    if result is None:
+        return None
+    out, bad, bad_ideal = result
+    for name, src, cols in (("labels", lab, bad), ("ideal_labels", ideal, bad_ideal)):
+        rows = np.flatnonzero(cols >= 0)
+        if rows.size and src is not None:
+            row = int(rows[0])
+            raise bad_label_error(func, name, src, row, int(cols[row]))
+    return out
+
+
 def _gain(xp: Any, x: Any, gain: str) -> Any:
     return x if gain == "linear" else xp.exp2(x) - 1.0
 

@@ -138,6 +138,10 @@ def compute_metrics(
     check_choice("compute_metrics", "gain", gain, GAINS)
     check_choice("compute_metrics", "empty", empty, EMPTIES)
     t = check_threshold("compute_metrics", relevant_threshold)
+    if all(mt.family == "ndcg" for mt in metrics):
+        fused = _core.fused_ndcg("compute_metrics", scores, labels, [mt.k for mt in metrics], gain, empty, ideal_labels)
+        if fused is not None:
+            return {mt.name: fused[:, j] for j, mt in enumerate(metrics)}
     k_max = None if any(mt.k is None for mt in metrics) else max(mt.k for mt in metrics if mt.k is not None)
     r = _core.prepare("compute_metrics", scores, labels, k_max=k_max, ideal_labels=ideal_labels)
     return {mt.name: REGISTRY[mt.family].kernel(r, mt.k, gain, t, empty) for mt in metrics}

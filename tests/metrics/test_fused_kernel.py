@@ -1,0 +1,100 @@
+"""The fused NDCG kernel and the threshold-and-insertion ranking against plain NumPy.
+
+``batch_ndcg`` with integer cut-offs takes a fused one-pass kernel; ``compute_metrics`` with other
+metrics takes the general path (one ranking, then per-metric sums). Both must give the same
+numbers bit for bit (the same sums in the same order) and the same errors. The ranking itself is
+checked against NumPy's stable argsort, the definition it implements.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ndcg_labeling.metrics import _core, _kernels, batch_ndcg, rank_order
+
+pytestmark = pytest.mark.skipif(not _kernels.numba_available(), reason="numba kernels not available")
+
+
+def _messy(seed: int, n: int = 400, width: int = 37) -> tuple[np.ndarray, np.ndarray]:
+    """Heavy score ties, padding, -inf scores, unjudged labels; some rows fractional or large labels."""
+    rng = np.random.default_rng(seed)
+    scores = rng.integers(0, 8, (n, width)).astype(float)
+    scores[rng.random(scores.shape) < 0.25] = np.nan
+    scores[rng.random(scores.shape) < 0.03] = -np.inf
+    scores[::17] = np.nan  # empty rows
+    labels = rng.integers(0, 5, (n, width)).astype(float)
+    labels[rng.random(labels.shape) < 0.2] = np.nan
+    labels[::5] += np.round(rng.random((len(labels[::5]), width)), 2)  # fractional (consensus means)
+    labels[3::11, 0] = 40.0  # above the counted levels
+    return scores, labels
+
+
+def _general(scores, labels, ks, gain, empty, ideal=None):
+    k_max = max(ks)
+    r = _core.prepare("f", scores, labels, k_max=k_max, ideal_labels=ideal)
+    return np.column_stack([_core.ndcg_from_ranking(r, k, gain, empty) for k in ks])
+
+
+@pytest.mark.parametrize("gain", ["exponential", "linear"])
+@pytest.mark.parametrize("empty", ["zero", "nan"])
+def test_fused_equals_general_path_bit_for_bit(gain, empty):
+    scores, labels = _messy(1)
+    ks = [1, 3, 5, 10, 20, 64]
+    fused = _core.fused_ndcg("f", scores, labels, ks, gain, empty)
+    assert fused is not None
+    np.testing.assert_array_equal(fused, _general(scores, labels, ks, gain, empty))
+    rng = np.random.default_rng(2)
+    ideal = np.where(rng.random((len(scores), 45)) < 0.7, rng.integers(0, 5, (len(scores), 45)), np.nan)
+    ideal[::4] += 0.5
+    fused = _core.fused_ndcg("f", scores, labels, ks, gain, empty, ideal)
+    assert fused is not None
+    np.testing.assert_array_equal(fused, _general(scores, labels, ks, gain, empty, ideal))
+
+
+def test_fused_path_applies_only_where_it_can():
+    scores, labels = _messy(3, n=20)
+    assert _core.fused_ndcg("f", scores, labels, [None], "exponential", "zero") is None
+    assert _core.fused_ndcg("f", scores, labels, [65], "exponential", "zero") is None
+    # batch_ndcg gives the same numbers on either side of the limit.
+    wide = np.random.default_rng(4).random((50, 200))
+    wide_labels = np.random.default_rng(5).integers(0, 4, (50, 200)).astype(float)
+    np.testing.assert_array_equal(batch_ndcg(wide, wide_labels, [64, 65])[:, 0], batch_ndcg(wide, wide_labels, 64))
+
+
+@pytest.mark.parametrize("ideal", [False, True])
+def test_fused_and_general_paths_report_the_same_bad_label(ideal):
+    scores, labels = _messy(6, n=50)
+    labels = np.nan_to_num(labels, nan=1.0)
+    labels[30, 7] = -2.0
+    labels[41, 2] = np.inf
+    ideal_labels = np.ones((50, 12)) if ideal else None
+    with pytest.raises(ValueError) as fused:
+        _core.fused_ndcg("batch_ndcg", scores, labels, [10], "linear", "zero", ideal_labels)
+    with pytest.raises(ValueError) as general:
+        _general(scores, labels, [10], "linear", "zero", ideal_labels)
+    assert str(fused.value) == str(general.value).replace("f:", "batch_ndcg:")
+    if ideal:
+        labels[30, 7] = 1.0
+        labels[41, 2] = 1.0
+        ideal_labels[9, 11] = -1.0  # type: ignore[index]
+        with pytest.raises(ValueError, match=r"batch_ndcg: ideal_labels must be non-negative, got -1 at row 9, column 11"):
+            _core.fused_ndcg("batch_ndcg", scores, labels, [10], "linear", "zero", ideal_labels)
+
+
+@pytest.mark.parametrize("width", [1, 3, 9, 10, 19, 20, 21, 50, 131])
+@pytest.mark.parametrize("k", [1, 2, 5, 7, 10, 64, 65])
+def test_ranking_is_the_stable_sort_by_score_descending(width, k):
+    rng = np.random.default_rng(width * 100 + k)
+    scores = rng.integers(0, 5, (60, width)).astype(float) + rng.choice([0.0, 0.5], (60, width))
+    scores[rng.random(scores.shape) < 0.2] = np.nan
+    scores[rng.random(scores.shape) < 0.05] = -np.inf
+    scores[rng.random(scores.shape) < 0.05] = np.inf
+    got = rank_order(scores, k)
+    valid = ~np.isnan(scores)
+    for i in range(len(scores)):
+        cols = np.flatnonzero(valid[i])
+        want = cols[np.argsort(-scores[i, cols], kind="stable")][: min(k, width)]
+        row = got[i]
+        np.testing.assert_array_equal(row[: len(want)], want, err_msg=f"row {i}")
+        assert (row[len(want):] == -1).all()
