@@ -23,19 +23,19 @@ from __future__ import annotations
 
 import os
 import threading
-import types
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from ndcg_labeling import _jit
+
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 _lock = threading.Lock()
 _compiled: dict[str, Callable[..., Any]] | None = None
-_numba_failed = False
 
 # Above this many requested positions the insertion buffer loses to a full stable sort of the row.
 _INSERTION_MAX_K = 64
@@ -386,53 +386,33 @@ _ideal_prefix = _ideal_prefix_py
 
 
 def _compile() -> dict[str, Callable[..., Any]] | None:
-    global _compiled, _numba_failed
-    if _compiled is not None or _numba_failed:
+    global _compiled
+    if _compiled is not None:
         return _compiled
     with _lock:
-        if _compiled is not None or _numba_failed:
+        if _compiled is not None:
             return _compiled
-        try:
-            import numba
-        except Exception:  # noqa: BLE001 - any import failure means: use the NumPy fallback
-            _numba_failed = True
+        numba = _jit.load_numba()
+        if numba is None:
             return None
-
-        def njit(fn: Callable[..., Any], glb: dict[str, Any], name: str, **options: Any) -> Callable[..., Any]:
-            compiled_fn = types.FunctionType(fn.__code__, glb, fn.__name__)
-            # Distinct names give the builds distinct on-disk cache entries.
-            compiled_fn.__qualname__ = name
-            built: Callable[..., Any]
-            try:
-                built = numba.njit(cache=True, nogil=True, **options)(compiled_fn)
-            except RuntimeError:  # no writable cache directory: compile in memory
-                built = numba.njit(cache=False, nogil=True, **options)(compiled_fn)
-            return built
-
-        # The helpers the kernels call, compiled, under the names the kernel bodies use.
+        # The helpers the kernels call, compiled (and inlined), under the names the kernel bodies use.
         helpers: dict[str, Any] = {}
         helper_fns: tuple[Callable[..., Any], ...] = (
             _threshold_py, _insert_top_k_py, _tally_py, _insert_values_py, _gain_of_py, _ideal_prefix_py)
         for helper in helper_fns:
-            glb = dict(helper.__globals__)
-            glb.update(helpers)
-            helpers[helper.__name__.removesuffix("_py")] = njit(helper, glb, helper.__name__, inline="always")
-
-        def jit(fn: Callable[..., Any], parallel: bool) -> Callable[..., Any]:
-            # The same body with _prange bound to numba.prange, so rows run in parallel.
-            glb = dict(fn.__globals__)
-            glb.update(helpers)
-            glb["_prange"] = numba.prange if parallel else range
-            name = f"{fn.__name__}_{'parallel' if parallel else 'serial'}"
-            return njit(fn, glb, name, parallel=parallel)
-
-        _compiled = {}
+            helpers[helper.__name__.removesuffix("_py")] = _jit.compile_kernel(
+                helper, helpers, helper.__name__, inline="always")
         kernel_fns: tuple[tuple[str, Callable[..., Any]], ...] = (
             ("rank", _rank_top_k_py), ("values", _top_k_values_py), ("gain_sum", _gain_sum_py),
             ("gather", _gather_py), ("ndcg", _ndcg_py))
+        compiled: dict[str, Callable[..., Any]] = {}
         for key, kernel in kernel_fns:
-            _compiled[key] = jit(kernel, True)
-            _compiled[f"{key}_serial"] = jit(kernel, False)
+            # The same body twice: _prange bound to numba.prange (rows in parallel) and to range.
+            for parallel, suffix in ((True, ""), (False, "_serial")):
+                names = {**helpers, "_prange": numba.prange if parallel else range}
+                compiled[key + suffix] = _jit.compile_kernel(
+                    kernel, names, f"{kernel.__name__}_{'parallel' if parallel else 'serial'}", parallel=parallel)
+        _compiled = compiled
         return _compiled
 
 
