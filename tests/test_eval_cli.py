@@ -12,12 +12,24 @@ import pytest
 from typer.testing import CliRunner
 
 from ndcg_labeling.cli import app
+from ndcg_labeling.metrics import numba_available
+from ndcg_labeling.pipeline import _eval_join
 
 REFERENCE = Path(__file__).resolve().parents[1] / ".." / "shared" / "reference" / "trec_eval"
 MEASURES = ["-m", "ndcg", "-m", "ndcg_cut", "-m", "map", "-m", "map_cut", "-m", "P", "-m", "recip_rank", "-m", "recall"]
 WANTED = ("ndcg", "ndcg_cut_", "map", "map_cut_", "P_", "recip_rank", "recall_")
 
 runner = CliRunner()
+
+
+@pytest.fixture(params=["compiled", "pandas"])
+def join(request, monkeypatch):
+    """Run a test with the compiled join and again with the pandas one (taken where numba is missing)."""
+    if request.param == "compiled" and not numba_available():
+        pytest.skip("numba not available")
+    if request.param == "pandas":
+        monkeypatch.setattr(_eval_join, "join", lambda *args: None)
+    return request.param
 
 
 def _invoke(*args: str):
@@ -44,7 +56,7 @@ def _reference(name: str) -> dict[tuple[str, str], float]:
     ("expected", "run", "flags"),
     [("out.test.aq", "results.test", ["-q"]), ("out.test.aqc", "results.trunc", ["-q", "-c"])],
 )
-def test_matches_trec_eval_reference_outputs(expected, run, flags):
+def test_matches_trec_eval_reference_outputs(expected, run, flags, join):
     if not REFERENCE.is_dir():
         pytest.skip("trec_eval reference files not present")
     ref = _reference(expected)
@@ -92,7 +104,7 @@ def _random_files(tmp_path: Path, seed: int = 0, n_queries: int = 150, shuffle: 
 
 
 @pytest.mark.parametrize(("complete", "shuffle"), [(False, False), (True, False), (False, True)])
-def test_parity_with_pytrec_eval_on_random_files(tmp_path, complete, shuffle):
+def test_parity_with_pytrec_eval_on_random_files(tmp_path, complete, shuffle, join):
     pytrec_eval = pytest.importorskip("pytrec_eval")
     qrels_path, run_path, qrels, run = _random_files(tmp_path, shuffle=shuffle)
     measures = {"ndcg", "ndcg_cut.5,10,100", "map", "P.5,20", "recip_rank", "recall.10,1000"}
@@ -129,12 +141,26 @@ def test_formats(tmp_path):
     assert abs(as_csv[("ndcg_cut_10", "all")] - float(value)) <= 5e-5
 
 
-def test_duplicate_document_in_run_is_an_error(tmp_path):
+def test_duplicate_document_in_run_is_an_error(tmp_path, join):
     (tmp_path / "qrels").write_text("1 0 a 1\n")
     (tmp_path / "run").write_text("1 Q0 a 1 2.0 t\n1 Q0 b 2 1.0 t\n\n1 Q0 a 3 0.5 t\n")
     result = _invoke(str(tmp_path / "qrels"), str(tmp_path / "run"))
     assert result.exit_code == 1
     assert result.stderr == f"Error: {tmp_path / 'run'}:4: document a appears twice for query 1 in the run\n"
+
+
+def test_the_first_duplicate_in_file_order_is_reported(tmp_path, join):
+    # Interleaved queries, two duplicates: query 2's (line 5) comes before query 1's (line 6).
+    (tmp_path / "qrels").write_text("1 0 a 1\n2 0 a 1\n3 0 x 1\n3 0 y 0\n3 0 x 2\n")
+    (tmp_path / "run").write_text("1 Q0 a 1 2.0 t\n2 Q0 c 1 1.0 t\n1 Q0 b 2 1.0 t\n2 Q0 d 2 0.5 t\n"
+                                  "2 Q0 c 3 0.2 t\n1 Q0 a 3 0.5 t\n")
+    result = _invoke(str(tmp_path / "qrels"), str(tmp_path / "run"))
+    assert result.exit_code == 1
+    # The qrels are checked first: query 3 judges x twice (line 5).
+    assert result.stderr == f"Error: {tmp_path / 'qrels'}:5: document x appears twice for query 3 in the qrels\n"
+    (tmp_path / "qrels").write_text("1 0 a 1\n2 0 a 1\n")
+    result = _invoke(str(tmp_path / "qrels"), str(tmp_path / "run"))
+    assert result.stderr == f"Error: {tmp_path / 'run'}:5: document c appears twice for query 2 in the run\n"
 
 
 @pytest.mark.parametrize(

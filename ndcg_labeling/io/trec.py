@@ -73,7 +73,8 @@ def _read_arrow(path: str | Path, names: list[str], wanted: dict[str, str]) -> p
     except Exception:  # noqa: BLE001 - pyarrow missing or broken: the pandas reader serves
         return None
     _check_readable(str(path))
-    types = {"string": pa.string(), "float64": pa.float64(), "int64": pa.int64()}
+    # Ids are read straight into a dictionary (each distinct id stored once), never as one string per line.
+    types = {"string": pa.dictionary(pa.int32(), pa.string()), "float64": pa.float64(), "int64": pa.int64()}
     try:
         table = pacsv.read_csv(
             str(path),
@@ -89,13 +90,14 @@ def _read_arrow(path: str | Path, names: list[str], wanted: dict[str, str]) -> p
         return None
     if table.num_rows == 0:
         return None
+    table = table.unify_dictionaries()  # one dictionary for all the chunks the reader made
     columns: dict[str, object] = {}
     for name, kind in wanted.items():
         column = table.column(name)
         if column.null_count:
             return None
         if kind == "string":
-            encoded = column.combine_chunks().dictionary_encode()
+            encoded = column.combine_chunks()
             categories = pd.Index(encoded.dictionary.to_numpy(zero_copy_only=False), dtype=object)
             columns[name] = pd.Categorical.from_codes(encoded.indices.to_numpy(zero_copy_only=False),
                                                       categories=categories)

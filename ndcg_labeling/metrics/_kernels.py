@@ -416,6 +416,33 @@ def _compile() -> dict[str, Callable[..., Any]] | None:
         return _compiled
 
 
+def warm_up() -> None:
+    """Load every compiled kernel (both builds) now, from the on-disk cache where it is there.
+
+    The first call of a numba function in a process costs most of a second (numba sets itself up,
+    then loads the cached machine code): a command that reads files first can have that done on a
+    thread meanwhile (file reading releases the GIL). Calls each kernel once on a tiny input.
+    """
+    kernels = _compile()
+    if kernels is None:
+        return
+    scores = np.array([[0.5, 1.0, np.nan]])
+    labels = np.array([[1.0, 0.0, 2.0]])
+    order = np.empty((1, 2), dtype=np.int64)
+    values = np.empty((1, 2), dtype=np.float64)
+    bad = np.full(1, -1, dtype=np.int64)
+    discount = np.ones(3)
+    gains = np.arange(_HIST_LEVELS, dtype=np.float64)
+    cuts = np.array([2], dtype=np.int64)
+    for suffix in ("", "_serial"):
+        kernels["rank" + suffix](scores, 2, order)
+        kernels["values" + suffix](labels, scores, True, 2, values, bad)
+        kernels["gain_sum" + suffix](values, discount, 2, True, np.empty(1))
+        kernels["gather" + suffix](labels, order, np.empty((1, 2)))
+        kernels["ndcg" + suffix](scores, labels, labels, True, 2, 2, cuts, gains, True, discount, 0.0,
+                                 np.empty((1, 1)), bad, bad.copy())
+
+
 def _parallel(size: int) -> bool:
     """Use the parallel build? Only for large arrays, and only while the machine has idle cores.
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,8 @@ import pandas as pd
 from ndcg_labeling.errors import InputFileError, NdcgLabelingError
 from ndcg_labeling.io.trec import read_trec_qrels_codes, read_trec_run_scores
 from ndcg_labeling.metrics import compute_metrics, rank_order
+from ndcg_labeling.metrics._kernels import warm_up as warm_up_kernels
+from ndcg_labeling.pipeline import _eval_join
 
 DEFAULT_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 DEFAULT_MEASURES = ("map", "recip_rank", "P.10", "recall.10", "ndcg", "ndcg_cut.10")
@@ -146,10 +149,22 @@ def evaluate_files(
 ) -> EvalResult:
     """Evaluate a TREC run against TREC qrels, as ``trec_eval -q [-c] -m ... qrels run``."""
     parsed = parse_measures(measures)
+    # numba's set-up and the loading of the compiled kernels (about a second) overlap the reading.
+    warm = threading.Thread(target=_warm_up, name="ndcg-labeling-warm-up", daemon=True)
+    warm.start()
     qrels = read_trec_qrels_codes(qrels_path)
     run = read_trec_run_scores(run_path)
+    warm.join()
     return evaluate_frames(qrels, run, parsed, complete=complete, relevance_level=relevance_level,
                            qrels_path=str(qrels_path), run_path=str(run_path))
+
+
+def _warm_up() -> None:
+    try:
+        _eval_join.warm_up()
+        warm_up_kernels()
+    except Exception:  # noqa: BLE001 - only a head start: a real problem shows again in the real call
+        pass
 
 
 def _codes(column: pd.Series) -> tuple[npt.NDArray[np.int64], pd.Index]:
@@ -171,81 +186,104 @@ def evaluate_frames(
     """:func:`evaluate_files` on already-read frames (columns as :mod:`ndcg_labeling.io.trec` gives).
 
     Steps: id columns to integer codes (categoricals); the run's lines grouped per query into a
-    ``(queries, longest list)`` matrix in file order; each run document's label looked up by a
-    binary search over the qrels' (query, document) codes; rows whose ranking trec_eval would decide
-    by document id (equal scores that matter for the cut-offs) re-ordered by id; then one call of
+    ``(queries, longest list)`` matrix in file order, each run document's label looked up among its
+    query's judgments (one compiled pass, :mod:`ndcg_labeling.pipeline._eval_join`; pandas where
+    numba is missing); rows whose ranking trec_eval would decide by document id (equal scores that
+    matter for the cut-offs) re-ordered by id; then one call of
     :func:`ndcg_labeling.metrics.compute_metrics` with every judgment as ``ideal_labels``.
     """
     q_query, q_query_cats = _codes(qrels["query_id"])
     q_doc, q_doc_cats = _codes(qrels["doc_id"])
     r_query, r_query_cats = _codes(run["query_id"])
     r_doc, r_doc_cats = _codes(run["doc_id"])
-    _no_duplicates(q_query * len(q_doc_cats) + q_doc, qrels_path, qrels, "qrels")
-    _no_duplicates(r_query * len(r_doc_cats) + r_doc, run_path, run, "run")
 
     # Queries: qrels categories are the reference; run query -> qrels query (-1: not judged).
-    run_to_qrels = q_query_cats.get_indexer(r_query_cats)
+    run_to_qrels = q_query_cats.get_indexer(r_query_cats).astype(np.int64)
     in_qrels = np.bincount(q_query, minlength=len(q_query_cats)) > 0
     in_run = np.zeros(len(q_query_cats), dtype=bool)
     in_run[run_to_qrels[run_to_qrels >= 0]] = True
     evaluated = np.flatnonzero(in_qrels & (in_run | complete))
-    if not len(evaluated):
-        raise NdcgLabelingError(f"no query of {run_path} has relevance judgments in {qrels_path}")
     # Output rows in trec_eval's order: query id, byte order.
     ids = [str(q_query_cats[c]) for c in evaluated]
     by_id = sorted(range(len(ids)), key=lambda i: ids[i].encode("utf-8"))
-    evaluated, ids = evaluated[by_id], [ids[i] for i in by_id]
-    n_rows = len(evaluated)
+    evaluated, ids = evaluated[by_id].astype(np.int64), [ids[i] for i in by_id]
     row_of_qrels_query = np.full(len(q_query_cats), -1, dtype=np.int64)
-    row_of_qrels_query[evaluated] = np.arange(n_rows)
-
+    row_of_qrels_query[evaluated] = np.arange(len(evaluated))
+    run_row = np.where(run_to_qrels >= 0, row_of_qrels_query[np.maximum(run_to_qrels, 0)], -1)
+    run_doc_to_qrels_doc = q_doc_cats.get_indexer(r_doc_cats).astype(np.int64)
     # Labels: negative ("in the pool, not judged") -> gain 0, never relevant.
     rel = np.maximum(qrels["relevance"].to_numpy(dtype=np.float64), 0.0)
-    n_qdocs = max(len(q_doc_cats), 1)
-    q_key = pd.Index(q_query * n_qdocs + q_doc)  # unique (checked above): a hash lookup
+    score = run["score"].to_numpy(dtype=np.float64)
 
-    rows, lines = _group_lines(r_query, run_to_qrels, row_of_qrels_query)
+    args = (r_query, r_doc, score, len(r_query_cats), len(r_doc_cats), q_query, q_doc, rel, len(q_query_cats),
+            len(q_doc_cats), run_row, run_to_qrels, run_doc_to_qrels_doc, evaluated)
+    joined = _eval_join.join(*args) or _join_with_pandas(*args)
+    if joined.duplicate_qrels_line >= 0:
+        raise _duplicate_error(qrels_path, qrels, "qrels", joined.duplicate_qrels_line)
+    if joined.duplicate_run_line >= 0:
+        raise _duplicate_error(run_path, run, "run", joined.duplicate_run_line)
+    if not len(evaluated):
+        raise NdcgLabelingError(f"no query of {run_path} has relevance judgments in {qrels_path}")
+
+    width = joined.scores.shape[1]
+    _order_ties_by_doc_id(joined.scores, joined.labels, joined.docs, r_doc_cats, _k_needed(measures, width))
+    values = compute_metrics(
+        [m.metric for m in measures], joined.scores, joined.labels, ideal_labels=joined.ideal, gain="linear",
+        relevant_threshold=float(relevance_level), empty="zero",
+    )
+    n_rows = len(evaluated)
+    table = np.column_stack([values[m.metric] for m in measures]) if measures else np.zeros((n_rows, 0))
+    return EvalResult(list(measures), ids, table)
+
+
+def _join_with_pandas(
+    r_query: npt.NDArray[np.int64], r_doc: npt.NDArray[np.int64], score: npt.NDArray[np.float64],
+    n_run_queries: int, n_run_docs: int,
+    q_query: npt.NDArray[np.int64], q_doc: npt.NDArray[np.int64], rel: npt.NDArray[np.float64],
+    n_qrels_queries: int, n_qrels_docs: int,
+    run_row: npt.NDArray[np.int64], run_to_qrels: npt.NDArray[np.int64],
+    run_doc_to_qrels_doc: npt.NDArray[np.int64], evaluated: npt.NDArray[np.int64],
+) -> _eval_join.Joined:
+    """:func:`ndcg_labeling.pipeline._eval_join.join` with NumPy and pandas hashing (no numba)."""
+    n_rows = len(evaluated)
+    dup_q = _first_duplicate(q_query * max(n_qrels_docs, 1) + q_doc)
+    dup_r = _first_duplicate(r_query * max(n_run_docs, 1) + r_doc)
+    if dup_q >= 0 or dup_r >= 0:
+        empty = np.full((n_rows, 1), np.nan)
+        return _eval_join.Joined(empty, empty, np.full((n_rows, 1), -1, dtype=np.int64), empty, dup_r, dup_q)
+    n_qdocs = max(n_qrels_docs, 1)
+    q_key = pd.Index(q_query * n_qdocs + q_doc)  # unique (checked above): a hash lookup
+    rows, lines = _group_lines(r_query, run_row)
     counts = np.bincount(rows, minlength=n_rows)
-    width = max(int(counts.max()), 1)
+    width = max(int(counts.max()) if len(counts) else 1, 1)
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
     cols = np.arange(len(rows)) - starts[rows]
-
     line_docs = r_doc if lines is None else r_doc[lines]
-    doc_in_qrels = q_doc_cats.get_indexer(r_doc_cats)[line_docs]
+    doc_in_qrels = run_doc_to_qrels_doc[line_docs]
     found = q_key.get_indexer(evaluated[rows] * n_qdocs + doc_in_qrels)
     judged = (doc_in_qrels >= 0) & (found >= 0)
-    line_labels = np.where(judged, rel[found], np.nan)
-    all_scores = run["score"].to_numpy(dtype=np.float64)
-    line_scores = all_scores if lines is None else all_scores[lines]
-
     scores = np.full((n_rows, width), np.nan)
     labels = np.full((n_rows, width), np.nan)
-    scores[rows, cols] = line_scores
-    labels[rows, cols] = line_labels
-
-    k_needed = _k_needed(measures, width)
-    _order_ties_by_doc_id(scores, labels, rows, line_scores, line_labels, line_docs, r_doc_cats, k_needed)
-
+    docs = np.full((n_rows, width), -1, dtype=np.int64)
+    scores[rows, cols] = score if lines is None else score[lines]
+    labels[rows, cols] = np.where(judged, rel[found], np.nan)
+    docs[rows, cols] = line_docs
     # Ideal labels: every judgment of each evaluated query.
+    row_of_qrels_query = np.full(n_qrels_queries, -1, dtype=np.int64)
+    row_of_qrels_query[evaluated] = np.arange(n_rows)
     q_rows = row_of_qrels_query[q_query]
     keep = np.flatnonzero(q_rows >= 0)
     keep = keep[np.argsort(q_rows[keep], kind="stable")]
     i_rows = q_rows[keep]
     i_counts = np.bincount(i_rows, minlength=n_rows)
     i_starts = np.concatenate(([0], np.cumsum(i_counts)[:-1]))
-    ideal = np.full((n_rows, max(int(i_counts.max()), 1)), np.nan)
+    ideal = np.full((n_rows, max(int(i_counts.max()) if len(i_counts) else 1, 1)), np.nan)
     ideal[i_rows, np.arange(len(keep)) - i_starts[i_rows]] = rel[keep]
-
-    values = compute_metrics(
-        [m.metric for m in measures], scores, labels, ideal_labels=ideal, gain="linear",
-        relevant_threshold=float(relevance_level), empty="zero",
-    )
-    table = np.column_stack([values[m.metric] for m in measures]) if measures else np.zeros((n_rows, 0))
-    return EvalResult(list(measures), ids, table)
+    return _eval_join.Joined(scores, labels, docs, ideal, -1, -1)
 
 
 def _group_lines(
-    r_query: npt.NDArray[np.int64], run_to_qrels: npt.NDArray[np.int64], row_of_qrels_query: npt.NDArray[np.int64]
+    r_query: npt.NDArray[np.int64], q_row: npt.NDArray[np.int64]
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64] | None]:
     """Output row of each kept run line and the kept lines grouped by row, in file order per row.
 
@@ -253,7 +291,6 @@ def _group_lines(
     run whose queries are contiguous, in output order, all evaluated). Runs are usually written one
     query after the other, so blocks of lines are moved, not lines sorted.
     """
-    q_row = np.where(run_to_qrels >= 0, row_of_qrels_query[np.maximum(run_to_qrels, 0)], -1)
     n = len(r_query)
     change = np.flatnonzero(r_query[1:] != r_query[:-1]) + 1
     block_starts = np.concatenate(([0], change))
@@ -285,10 +322,7 @@ def _k_needed(measures: Sequence[Measure], width: int) -> int:
 def _order_ties_by_doc_id(
     scores: npt.NDArray[np.float64],
     labels: npt.NDArray[np.float64],
-    rows: npt.NDArray[np.int64],
-    line_scores: npt.NDArray[np.float64],
-    line_labels: npt.NDArray[np.float64],
-    line_docs: npt.NDArray[np.int64],
+    docs: npt.NDArray[np.int64],
     doc_cats: pd.Index,
     k: int,
 ) -> None:
@@ -296,8 +330,9 @@ def _order_ties_by_doc_id(
 
     The metric kernels keep equal scores in column (file) order. Only rows where that can change a
     top-``k`` result need fixing: equal adjacent scores inside the top ``k``, or the ``k``-th score
-    also found below it. Those rows are sorted here by (score desc, id desc) and rewritten in rank
-    order with strictly decreasing stand-in scores. A run with distinct scores costs one ranking.
+    also found below it. The cells of those rows are put in trec_eval's order (score descending,
+    then document id descending), so that column order decides ties as trec_eval does. A run with
+    distinct scores costs one ranking.
     """
     order = rank_order(scores, k)
     present = order >= 0
@@ -309,33 +344,35 @@ def _order_ties_by_doc_id(
     fix = np.flatnonzero(inside | boundary)
     if not len(fix):
         return
-    fix_mask = np.zeros(len(scores), dtype=bool)
-    fix_mask[fix] = True
-    sel = np.flatnonzero(fix_mask[rows])
+    sub_scores, sub_labels, sub_docs = scores[fix], labels[fix], docs[fix]
+    held = sub_docs >= 0
     # Byte order of the distinct document ids involved (UTF-8 byte order = code point order).
-    doc_codes, doc_inverse = np.unique(line_docs[sel], return_inverse=True)
-    names = [str(doc_cats[c]) for c in doc_codes]
-    doc_rank = np.empty(len(names), dtype=np.int64)
-    doc_rank[sorted(range(len(names)), key=lambda i: names[i])] = np.arange(len(names))
-    new = sel[np.lexsort((-doc_rank[doc_inverse], -line_scores[sel], rows[sel]))]
-    r = rows[new]
-    starts = np.concatenate(([0], np.flatnonzero(r[1:] != r[:-1]) + 1))
-    pos = np.arange(len(new)) - np.repeat(starts, np.diff(np.concatenate((starts, [len(new)]))))
-    scores[fix] = np.nan
-    labels[fix] = np.nan
-    scores[r, pos] = -pos.astype(np.float64)
-    labels[r, pos] = line_labels[new]
+    codes, inverse = np.unique(sub_docs[held], return_inverse=True)
+    names = [str(doc_cats[c]) for c in codes]
+    by_name = np.empty(len(names), dtype=np.int64)
+    by_name[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
+    doc_rank = np.full(sub_docs.shape, -1, dtype=np.int64)
+    doc_rank[held] = by_name[inverse]
+    row = np.broadcast_to(np.arange(len(fix))[:, None], sub_docs.shape)
+    # Per row (the last key): documents before padding, score descending, id descending.
+    new = np.lexsort((-doc_rank.ravel(), -sub_scores.ravel(), ~held.ravel(), row.ravel()))
+    scores[fix] = sub_scores.ravel()[new].reshape(sub_scores.shape)
+    labels[fix] = sub_labels.ravel()[new].reshape(sub_scores.shape)
+    docs[fix] = sub_docs.ravel()[new].reshape(sub_scores.shape)
 
 
-def _no_duplicates(keys: npt.NDArray[np.int64], path: str, frame: pd.DataFrame, what: str) -> None:
+def _first_duplicate(keys: npt.NDArray[np.int64]) -> int:
+    """Index of the first key that repeats an earlier one, -1 when all are distinct."""
     dup = pd.Series(keys).duplicated().to_numpy()
-    if dup.any():
-        row = int(np.argmax(dup))
-        raise InputFileError(
-            path,
-            f"document {frame['doc_id'].iloc[row]!s} appears twice for query {frame['query_id'].iloc[row]!s} in the {what}",
-            _line_of_row(path, row),
-        )
+    return int(np.argmax(dup)) if dup.any() else -1
+
+
+def _duplicate_error(path: str, frame: pd.DataFrame, what: str, row: int) -> InputFileError:
+    return InputFileError(
+        path,
+        f"document {frame['doc_id'].iloc[row]!s} appears twice for query {frame['query_id'].iloc[row]!s} in the {what}",
+        _line_of_row(path, row),
+    )
 
 
 def _line_of_row(path: str, row: int) -> int | None:

@@ -1,0 +1,157 @@
+"""The join behind ``eval``: run lines and qrels lines into the matrices the metric kernels take.
+
+One compiled pass (numba; see :mod:`ndcg_labeling._jit`) over integer codes, instead of hashing
+every (query, document) pair: lines are grouped per query by a counting sort (file order kept),
+and per query a stamp array over document codes finds the duplicates and looks up each run
+document's label. Returns None where numba is missing; the caller then joins with pandas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ndcg_labeling import _jit
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+_compiled: Callable[..., Any] | None = None
+
+
+@dataclass
+class Joined:
+    """``(rows, width)`` matrices in run-file order per row (NaN / -1 past a row's end), the
+    ``(rows, judged)`` ideal labels, and the index of the first duplicate line of each file (-1: none)."""
+
+    scores: FloatArray
+    labels: FloatArray
+    docs: IntArray
+    ideal: FloatArray
+    duplicate_run_line: int
+    duplicate_qrels_line: int
+
+
+def _group_py(keys: IntArray, n_keys: int) -> tuple[IntArray, IntArray]:  # pragma: no cover - compiled
+    """Counting sort: ``perm[start[k]:start[k + 1]]`` are the positions holding key ``k``, in order."""
+    start = np.zeros(n_keys + 1, np.int64)
+    for t in range(keys.shape[0]):
+        start[keys[t] + 1] += 1
+    for k in range(n_keys):
+        start[k + 1] += start[k]
+    fill = start[:-1].copy()
+    perm = np.empty(keys.shape[0], np.int64)
+    for t in range(keys.shape[0]):
+        k = keys[t]
+        perm[fill[k]] = t
+        fill[k] += 1
+    return perm, start
+
+
+def _join_py(
+    r_query: IntArray, r_doc: IntArray, r_score: FloatArray, n_run_queries: int, n_run_docs: int,
+    q_query: IntArray, q_doc: IntArray, q_rel: FloatArray, n_qrels_queries: int, n_qrels_docs: int,
+    run_row: IntArray, run_to_qrels: IntArray, run_doc_to_qrels_doc: IntArray, evaluated: IntArray,
+) -> tuple[FloatArray, FloatArray, IntArray, FloatArray, int, int]:  # pragma: no cover - compiled
+    n_rows = evaluated.shape[0]
+    q_perm, q_start = _group(q_query, n_qrels_queries)
+    # Duplicates in the qrels: a document already stamped with this query.
+    dup_q = -1
+    stamp = np.full(n_qrels_docs, -1, np.int64)
+    for q in range(n_qrels_queries):
+        for idx in range(q_start[q], q_start[q + 1]):
+            t = q_perm[idx]
+            d = q_doc[t]
+            if stamp[d] == q:
+                if dup_q < 0 or t < dup_q:
+                    dup_q = t
+            stamp[d] = q
+    # Ideal labels: every judgment of each evaluated query, in file order.
+    iw = 1
+    for row in range(n_rows):
+        q = evaluated[row]
+        iw = max(iw, q_start[q + 1] - q_start[q])
+    ideal = np.full((n_rows, iw), np.nan)
+    for row in range(n_rows):
+        q = evaluated[row]
+        for idx in range(q_start[q], q_start[q + 1]):
+            ideal[row, idx - q_start[q]] = q_rel[q_perm[idx]]
+    # Run lines per query, in file order.
+    r_perm, r_start = _group(r_query, n_run_queries)
+    width = 1
+    for q in range(n_run_queries):
+        if run_row[q] >= 0:
+            width = max(width, r_start[q + 1] - r_start[q])
+    scores = np.full((n_rows, width), np.nan)
+    labels = np.full((n_rows, width), np.nan)
+    docs = np.full((n_rows, width), -1, np.int64)
+    dup_r = -1
+    stamp_run = np.full(n_run_docs, -1, np.int64)
+    stamp_label = np.full(n_qrels_docs, -1, np.int64)
+    label_of = np.zeros(n_qrels_docs, np.float64)
+    for q in range(n_run_queries):
+        row = run_row[q]
+        qq = run_to_qrels[q]
+        if row >= 0:
+            for idx in range(q_start[qq], q_start[qq + 1]):
+                t = q_perm[idx]
+                label_of[q_doc[t]] = q_rel[t]
+                stamp_label[q_doc[t]] = qq
+        c = 0
+        for idx in range(r_start[q], r_start[q + 1]):
+            line = r_perm[idx]
+            d = r_doc[line]
+            if stamp_run[d] == q:
+                if dup_r < 0 or line < dup_r:
+                    dup_r = line
+            stamp_run[d] = q
+            if row >= 0:
+                scores[row, c] = r_score[line]
+                docs[row, c] = d
+                qd = run_doc_to_qrels_doc[d]
+                labels[row, c] = label_of[qd] if qd >= 0 and stamp_label[qd] == qq else np.nan
+                c += 1
+    return scores, labels, docs, ideal, dup_r, dup_q
+
+
+_group = _group_py
+
+
+def _kernel() -> Callable[..., Any] | None:
+    global _compiled
+    if _compiled is None and _jit.load_numba() is not None:
+        group = _jit.compile_kernel(_group_py, {}, "_group_py", inline="always")
+        _compiled = _jit.compile_kernel(_join_py, {"_group": group}, "_join_py")
+    return _compiled
+
+
+def warm_up() -> None:
+    """Load the compiled join now (see :func:`ndcg_labeling.metrics._kernels.warm_up`)."""
+    kernel = _kernel()
+    if kernel is not None:
+        one = np.zeros(1, dtype=np.int64)
+        kernel(one, one, np.zeros(1), 1, 1, one, one, np.zeros(1), 1, 1, one, one, one, one)
+
+
+def join(
+    r_query: IntArray, r_doc: IntArray, r_score: FloatArray, n_run_queries: int, n_run_docs: int,
+    q_query: IntArray, q_doc: IntArray, q_rel: FloatArray, n_qrels_queries: int, n_qrels_docs: int,
+    run_row: IntArray, run_to_qrels: IntArray, run_doc_to_qrels_doc: IntArray, evaluated: IntArray,
+) -> Joined | None:
+    """Run and qrels lines (integer codes) as matrices; None without numba.
+
+    ``run_row[q]``: output row of run query ``q`` (-1: not evaluated); ``run_to_qrels[q]``: its qrels
+    query code; ``run_doc_to_qrels_doc[d]``: the qrels document code of run document ``d`` (-1: not
+    in the qrels); ``evaluated[row]``: the qrels query code of each output row.
+    """
+    kernel = _kernel()
+    if kernel is None:
+        return None
+    scores, labels, docs, ideal, dup_r, dup_q = kernel(
+        r_query, r_doc, r_score, n_run_queries, n_run_docs, q_query, q_doc, q_rel, n_qrels_queries,
+        n_qrels_docs, run_row, run_to_qrels, run_doc_to_qrels_doc, evaluated)
+    return Joined(scores, labels, docs, ideal, int(dup_r), int(dup_q))
