@@ -18,6 +18,7 @@ import numpy.typing as npt
 from ndcg_labeling import _jit
 
 IntArray = npt.NDArray[np.int64]
+CodeArray = npt.NDArray[np.int32]  # category codes of the ids
 FloatArray = npt.NDArray[np.float64]
 
 _compiled: Callable[..., Any] | None = None
@@ -36,7 +37,7 @@ class Joined:
     duplicate_qrels_line: int
 
 
-def _group_py(keys: IntArray, n_keys: int) -> tuple[IntArray, IntArray]:  # pragma: no cover - compiled
+def _group_py(keys: CodeArray, n_keys: int) -> tuple[IntArray, IntArray]:  # pragma: no cover - compiled
     """Counting sort: ``perm[start[k]:start[k + 1]]`` are the positions holding key ``k``, in order."""
     start = np.zeros(n_keys + 1, np.int64)
     for t in range(keys.shape[0]):
@@ -53,8 +54,8 @@ def _group_py(keys: IntArray, n_keys: int) -> tuple[IntArray, IntArray]:  # prag
 
 
 def _join_py(
-    r_query: IntArray, r_doc: IntArray, r_score: FloatArray, n_run_queries: int, n_run_docs: int,
-    q_query: IntArray, q_doc: IntArray, q_rel: FloatArray, n_qrels_queries: int, n_qrels_docs: int,
+    r_query: CodeArray, r_doc: CodeArray, r_score: FloatArray, n_run_queries: int, n_run_docs: int,
+    q_query: CodeArray, q_doc: CodeArray, q_rel: FloatArray, n_qrels_queries: int, n_qrels_docs: int,
     run_row: IntArray, run_to_qrels: IntArray, run_doc_to_qrels_doc: IntArray, evaluated: IntArray,
 ) -> tuple[FloatArray, FloatArray, IntArray, FloatArray, int, int]:  # pragma: no cover - compiled
     n_rows = evaluated.shape[0]
@@ -134,12 +135,13 @@ def warm_up() -> None:
     kernel = _kernel()
     if kernel is not None:
         one = np.zeros(1, dtype=np.int64)
-        kernel(one, one, np.zeros(1), 1, 1, one, one, np.zeros(1), 1, 1, one, one, one, one)
+        code = np.zeros(1, dtype=np.int32)
+        kernel(code, code, np.zeros(1), 1, 1, code, code, np.zeros(1), 1, 1, one, one, one, one)
 
 
 def join(
-    r_query: IntArray, r_doc: IntArray, r_score: FloatArray, n_run_queries: int, n_run_docs: int,
-    q_query: IntArray, q_doc: IntArray, q_rel: FloatArray, n_qrels_queries: int, n_qrels_docs: int,
+    r_query: CodeArray, r_doc: CodeArray, r_score: FloatArray, n_run_queries: int, n_run_docs: int,
+    q_query: CodeArray, q_doc: CodeArray, q_rel: FloatArray, n_qrels_queries: int, n_qrels_docs: int,
     run_row: IntArray, run_to_qrels: IntArray, run_doc_to_qrels_doc: IntArray, evaluated: IntArray,
 ) -> Joined | None:
     """Run and qrels lines (integer codes) as matrices; None without numba.

@@ -23,6 +23,7 @@ import math
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import chain, repeat
 from pathlib import Path
 
 import numpy as np
@@ -111,30 +112,39 @@ class EvalResult:
 
     def rows(self, per_query: bool) -> list[tuple[str, str, float]]:
         """``(measure, query_id, value)`` rows: per query (query-major) when asked, then ``all``."""
-        rows: list[tuple[str, str, float]] = []
+        return list(zip(*self._columns(per_query), strict=True))
+
+    def _columns(self, per_query: bool) -> tuple[list[str], list[str], list[float]]:
+        """The rows of :meth:`rows` as three flat lists (no tuple per row: 100k queries print fast)."""
         names = [m.trec_name for m in self.measures]
+        n = len(names)
+        measure: list[str] = []
+        query: list[str] = []
+        value: list[float] = []
         if per_query:
-            for qid, row in zip(self.query_ids, self.values.tolist(), strict=True):
-                rows.extend((name, qid, v) for name, v in zip(names, row, strict=True))
-        rows.extend((name, "all", float(v)) for name, v in zip(names, self.means.tolist(), strict=True))
-        return rows
+            measure = names * len(self.query_ids)
+            query = list(self.query_ids) if n == 1 else list(chain.from_iterable(repeat(q, n) for q in self.query_ids))
+            value = self.values.ravel().tolist()  # row-major: query-major, measures in order
+        return measure + names, query + ["all"] * n, value + self.means.tolist()
 
     def render(self, fmt: str, per_query: bool) -> str:
         """``trec`` (trec_eval's layout, 4 decimals), ``csv`` or ``json`` (full precision)."""
-        rows = self.rows(per_query)
+        measure, query, value = self._columns(per_query)
         if fmt == "trec":
-            return "".join(f"{name:<22}\t{qid}\t{value:.4f}\n" for name, qid, value in rows)
+            return "".join([f"{m:<22}\t{q}\t{v:.4f}\n" for m, q, v in zip(measure, query, value, strict=True)])
         if fmt == "csv":
-            lines = ["measure,query_id,value"]
-            lines += [f"{name},{_csv_field(qid)},{value!r}" for name, qid, value in rows]
-            return "\n".join(lines) + "\n"
+            if any(_csv_field(q) != q for q in self.query_ids):
+                query = [_csv_field(q) for q in query]
+            lines = [f"{m},{q},{v!r}\n" for m, q, v in zip(measure, query, value, strict=True)]
+            return "".join(["measure,query_id,value\n", *lines])
         if fmt == "json":
-            return json.dumps([{"measure": n, "query_id": q, "value": v} for n, q, v in rows], indent=1) + "\n"
+            return json.dumps([{"measure": m, "query_id": q, "value": v} for m, q, v in zip(measure, query, value, strict=True)],
+                              indent=1) + "\n"
         raise NdcgLabelingError(f"unknown format {fmt!r}; known formats: trec, csv, json")
 
 
 def _csv_field(text: str) -> str:
-    if any(ch in text for ch in ',"\n'):
+    if "," in text or '"' in text or "\n" in text:
         return '"' + text.replace('"', '""') + '"'
     return text
 
@@ -167,10 +177,11 @@ def _warm_up() -> None:
         pass
 
 
-def _codes(column: pd.Series) -> tuple[npt.NDArray[np.int64], pd.Index]:
-    """Integer codes and categories of an id column (categorical from the fast reader, or strings)."""
+def _codes(column: pd.Series) -> tuple[npt.NDArray[np.int32], pd.Index]:
+    """Integer codes (int32: one type for the compiled join) and categories of an id column
+    (categorical from the fast reader, or strings)."""
     cat = column if isinstance(column.dtype, pd.CategoricalDtype) else column.astype("category")
-    return cat.cat.codes.to_numpy().astype(np.int64), cat.cat.categories
+    return cat.cat.codes.to_numpy().astype(np.int32, copy=False), cat.cat.categories
 
 
 def evaluate_frames(
@@ -237,28 +248,30 @@ def evaluate_frames(
 
 
 def _join_with_pandas(
-    r_query: npt.NDArray[np.int64], r_doc: npt.NDArray[np.int64], score: npt.NDArray[np.float64],
+    r_query: npt.NDArray[np.int32], r_doc: npt.NDArray[np.int32], score: npt.NDArray[np.float64],
     n_run_queries: int, n_run_docs: int,
-    q_query: npt.NDArray[np.int64], q_doc: npt.NDArray[np.int64], rel: npt.NDArray[np.float64],
+    q_query: npt.NDArray[np.int32], q_doc: npt.NDArray[np.int32], rel: npt.NDArray[np.float64],
     n_qrels_queries: int, n_qrels_docs: int,
     run_row: npt.NDArray[np.int64], run_to_qrels: npt.NDArray[np.int64],
     run_doc_to_qrels_doc: npt.NDArray[np.int64], evaluated: npt.NDArray[np.int64],
 ) -> _eval_join.Joined:
     """:func:`ndcg_labeling.pipeline._eval_join.join` with NumPy and pandas hashing (no numba)."""
     n_rows = len(evaluated)
-    dup_q = _first_duplicate(q_query * max(n_qrels_docs, 1) + q_doc)
-    dup_r = _first_duplicate(r_query * max(n_run_docs, 1) + r_doc)
+    # int64 before multiplying: keys of (query, document) pairs overflow int32.
+    q_q, q_d, r_q, r_d = (codes.astype(np.int64) for codes in (q_query, q_doc, r_query, r_doc))
+    dup_q = _first_duplicate(q_q * max(n_qrels_docs, 1) + q_d)
+    dup_r = _first_duplicate(r_q * max(n_run_docs, 1) + r_d)
     if dup_q >= 0 or dup_r >= 0:
         empty = np.full((n_rows, 1), np.nan)
         return _eval_join.Joined(empty, empty, np.full((n_rows, 1), -1, dtype=np.int64), empty, dup_r, dup_q)
     n_qdocs = max(n_qrels_docs, 1)
-    q_key = pd.Index(q_query * n_qdocs + q_doc)  # unique (checked above): a hash lookup
-    rows, lines = _group_lines(r_query, run_row)
+    q_key = pd.Index(q_q * n_qdocs + q_d)  # unique (checked above): a hash lookup
+    rows, lines = _group_lines(r_q, run_row)
     counts = np.bincount(rows, minlength=n_rows)
     width = max(int(counts.max()) if len(counts) else 1, 1)
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
     cols = np.arange(len(rows)) - starts[rows]
-    line_docs = r_doc if lines is None else r_doc[lines]
+    line_docs = r_d if lines is None else r_d[lines]
     doc_in_qrels = run_doc_to_qrels_doc[line_docs]
     found = q_key.get_indexer(evaluated[rows] * n_qdocs + doc_in_qrels)
     judged = (doc_in_qrels >= 0) & (found >= 0)
