@@ -36,6 +36,32 @@ def _check_labels(func: str, name: str, x: torch.Tensor) -> None:
         raise ValueError(f"{func}: {name} must be {rule}, got {shown} at row {row}, column {col}")
 
 
+def cpu_numpy_view(scores: Any, labels: Any, ideal_labels: Any) -> tuple[torch.dtype, tuple[Any, Any, Any]] | None:
+    """NumPy views of inputs that are all on the CPU, with the result dtype the torch path would give
+    (the scores' float dtype, float64 for integer scores); None when a tensor is on another device."""
+    inputs = (scores, labels, ideal_labels)
+    if any(isinstance(x, torch.Tensor) and x.device.type != "cpu" for x in inputs):
+        return None
+    s = scores if isinstance(scores, torch.Tensor) else torch.as_tensor(scores)
+    dtype = s.dtype if s.is_floating_point() else torch.float64
+    return dtype, tuple(x.detach().numpy() if isinstance(x, torch.Tensor) else x for x in inputs)  # type: ignore[return-value]
+
+
+def as_tensor(values: Any, dtype: torch.dtype) -> torch.Tensor:
+    """A NumPy result as a CPU tensor of ``dtype``."""
+    return torch.from_numpy(values).to(dtype)
+
+
+def ranking_as_tensors(r: Ranking, dtype: torch.dtype) -> Ranking:
+    """A ranking made by the NumPy kernels, as CPU tensors of ``dtype`` for the per-metric sums."""
+
+    def n_relevant(threshold: float) -> torch.Tensor:
+        return as_tensor(r.n_relevant(threshold), dtype)
+
+    return Ranking(torch, as_tensor(r.ranked, dtype), torch.from_numpy(r.present), as_tensor(r.ideal, dtype),
+                   n_relevant, as_tensor(r.discount, dtype), r.width, r.func)
+
+
 def prepare_torch(func: str, scores: Any, labels: Any, *, k_max: int | None, ideal_labels: Any) -> Ranking:
     s = _as_2d(func, "scores", scores, None)
     dtype = s.dtype if s.is_floating_point() else torch.float64
