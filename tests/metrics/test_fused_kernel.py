@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from ndcg_labeling.metrics import _core, _kernels, batch_ndcg, rank_order
+from ndcg_labeling.metrics import compute_metrics as _compute_metrics
 
 pytestmark = pytest.mark.skipif(not _kernels.numba_available(), reason="numba kernels not available")
 
@@ -98,3 +99,23 @@ def test_ranking_is_the_stable_sort_by_score_descending(width, k):
         row = got[i]
         np.testing.assert_array_equal(row[: len(want)], want, err_msg=f"row {i}")
         assert (row[len(want):] == -1).all()
+
+
+def test_cpu_tensors_take_the_compiled_kernels_by_default(monkeypatch):
+    torch = pytest.importorskip("torch")
+    from ndcg_labeling.metrics import _torch
+
+    def torch_path(*args, **kwargs):
+        raise AssertionError("CPU tensors went through torch's own sort")
+
+    monkeypatch.setattr(_torch, "prepare_torch", torch_path)
+    rng = np.random.default_rng(9)
+    scores, labels = rng.random((50, 12)), rng.integers(0, 4, (50, 12)).astype(float)
+    ts = torch.tensor(scores, dtype=torch.float32, requires_grad=True)
+    tl = torch.tensor(labels, dtype=torch.float32)
+    got = _compute_metrics(["ndcg", "map@5"], ts, tl)
+    assert got["ndcg"].dtype == torch.float32 and not got["ndcg"].requires_grad
+    np.testing.assert_allclose(got["map@5"].numpy(), _compute_metrics(["map@5"], scores, labels)["map@5"], atol=1e-6)
+    fused = batch_ndcg(ts, tl, [3, 5])
+    assert fused.dtype == torch.float32 and tuple(fused.shape) == (50, 2)
+    np.testing.assert_allclose(fused.numpy(), batch_ndcg(scores, labels, [3, 5]), atol=1e-6)

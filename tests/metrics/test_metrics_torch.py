@@ -70,24 +70,3 @@ def test_torch_integer_input_and_validation():
     with pytest.raises(ValueError, match=r"same shape, got scores \(1, 3\) and labels \(1, 2\)"):
         batch_ndcg(s, torch.tensor([[0, 1]]), 3)
 
-
-def test_cpu_tensors_take_the_compiled_kernels_by_default(monkeypatch, cpu_path):
-    from ndcg_labeling.metrics import _torch
-
-    if cpu_path != "via-numpy":
-        pytest.skip("checks the default path")
-
-    def torch_path(*args, **kwargs):
-        raise AssertionError("CPU tensors went through torch's own sort")
-
-    monkeypatch.setattr(_torch, "prepare_torch", torch_path)
-    rng = np.random.default_rng(9)
-    scores, labels = rng.random((50, 12)), rng.integers(0, 4, (50, 12)).astype(float)
-    ts = torch.tensor(scores, dtype=torch.float32, requires_grad=True)
-    tl = torch.tensor(labels, dtype=torch.float32)
-    got = compute_metrics(["ndcg", "map@5"], ts, tl)
-    assert got["ndcg"].dtype == torch.float32 and not got["ndcg"].requires_grad
-    np.testing.assert_allclose(got["map@5"].numpy(), compute_metrics(["map@5"], scores, labels)["map@5"], atol=1e-6)
-    fused = batch_ndcg(ts, tl, [3, 5])
-    assert fused.dtype == torch.float32 and tuple(fused.shape) == (50, 2)
-    np.testing.assert_allclose(fused.numpy(), batch_ndcg(scores, labels, [3, 5]), atol=1e-6)
