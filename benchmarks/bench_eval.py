@@ -8,7 +8,11 @@ judged documents per query (20 of them retrieved) to a temporary folder, then ti
 * pytrec_eval with its own parsing: ``parse_qrel`` + ``parse_run`` + ``RelevanceEvaluator`` +
   ``evaluate`` in this process (its import not counted),
 
-and checks that both give the same mean. Each side is timed as the best of ``--repeats`` runs (2). Usage: ``python benchmarks/bench_eval.py [--queries N]``.
+* the trec_eval binary (``trec_eval -q -m ndcg_cut.10 qrels run``) when one is at hand:
+  ``--trec-eval PATH``, else ``$TREC_EVAL``, else ``trec_eval`` on the PATH (its per-query lookup is
+  quadratic in the number of queries: expect minutes at the default size),
+
+and checks that they give the same mean. Each side is timed as the best of ``--repeats`` runs (2). Usage: ``python benchmarks/bench_eval.py [--queries N]``.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -85,11 +90,26 @@ def time_pytrec_eval(qrels: Path, run: Path, repeats: int) -> tuple[float, float
     return best
 
 
+def find_trec_eval(given: str | None) -> str | None:
+    return given or os.environ.get("TREC_EVAL") or shutil.which("trec_eval")
+
+
+def time_trec_eval(binary: str, qrels: Path, run: Path) -> tuple[float, float]:
+    """One run of the binary, its output parsed by us: (seconds, mean ndcg_cut_10)."""
+    start = time.perf_counter()
+    proc = subprocess.run([binary, "-q", "-m", "ndcg_cut.10", str(qrels), str(run)],
+                          check=True, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    means = [line.split()[2] for line in proc.stdout.splitlines() if line.split()[1:2] == ["all"]]
+    return seconds, float(means[0])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=100_000, help="number of queries (100 run lines each)")
     parser.add_argument("--skip-pytrec-eval", action="store_true")
     parser.add_argument("--repeats", type=int, default=2, help="best of this many runs, for both tools")
+    parser.add_argument("--trec-eval", help="path of a trec_eval binary (default: $TREC_EVAL, then the PATH)")
     args = parser.parse_args()
     n = args.queries
     with tempfile.TemporaryDirectory() as tmp:
@@ -111,11 +131,24 @@ def main() -> None:
             total, parse, mean = time_pytrec_eval(qrels, run, args.repeats)
             print(f"| pytrec_eval parse_qrel + parse_run + evaluate | {total:.2f} | {total / ours:.1f}x slower |")
             print(f"|   of which parsing | {parse:.2f} | |")
-            print()
-            same = abs(mean - our_mean) <= 1e-9
-            print(f"mean ndcg_cut_10: ours {our_mean:.6f}, pytrec_eval {mean:.6f} ({'same' if same else 'DIFFERENT'})")
-            if not same:
-                sys.exit(1)
+        binary = find_trec_eval(args.trec_eval)
+        if binary:
+            te_seconds, te_mean = time_trec_eval(binary, qrels, run)
+            print(f"| trec_eval binary ({binary}), one run | {te_seconds:.2f} | {te_seconds / ours:.1f}x slower |")
+        print()
+        same = True
+        if not args.skip_pytrec_eval:
+            ok = abs(mean - our_mean) <= 1e-9
+            same &= ok
+            print(f"mean ndcg_cut_10: ours {our_mean:.6f}, pytrec_eval {mean:.6f} ({'same' if ok else 'DIFFERENT'})")
+        if binary:
+            ok = abs(te_mean - our_mean) <= 5e-5  # trec_eval prints 4 decimals
+            same &= ok
+            print(f"mean ndcg_cut_10: ours {our_mean:.6f}, trec_eval {te_mean:.4f} ({'same' if ok else 'DIFFERENT'})")
+        else:
+            print("trec_eval binary: not found (--trec-eval PATH, $TREC_EVAL or the PATH)")
+        if not same:
+            sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,42 @@ _lock = threading.Lock()
 _numba: Any = None
 _numba_failed = False
 
+# numba costs about a second in a new process before its first compiled call returns (its import,
+# then the set-up of that call), and the NumPy paths take about 130 ns per array element: below a few
+# million elements they finish sooner. So numba is loaded only once a process has asked for this much
+# work (counted over calls: repeated use earns it), or when something loads it explicitly.
+WORTH_COMPILING = 5_000_000
+_work = 0
+
+
+def loaded() -> bool:
+    """Whether numba has been imported by this module (the compiled kernels may then be used)."""
+    return _numba is not None
+
+
+def worth_compiling(size: int, *, count: bool = True) -> bool:
+    """Whether a task of ``size`` array elements should use the compiled kernels.
+
+    True once numba is loaded; otherwise counts ``size`` (unless ``count`` is False) and answers
+    whether the work asked for in this process has reached :data:`WORTH_COMPILING`. Loads nothing.
+    """
+    global _work
+    if _numba is not None:
+        return True
+    if _numba_failed:
+        return False
+    if count:
+        _work += size
+        return _work >= WORTH_COMPILING
+    return _work + size >= WORTH_COMPILING
+
+
+def engage(size: int) -> bool:
+    """Load numba when a task of ``size`` elements makes it worth it; whether it is loaded."""
+    if worth_compiling(size):
+        return load_numba() is not None
+    return False
+
 
 def load_numba() -> Any:
     """The numba module, or None where it cannot be imported (any failure: a broken install too)."""

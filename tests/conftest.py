@@ -16,6 +16,19 @@ from ndcg_labeling.db import migrate
 from ndcg_labeling.db.session import make_engine
 
 PG_URL = os.environ.get("NDCG_LABELING_TEST_PG_URL")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def compiled_kernels() -> None:
+    """Load the compiled metric kernels for every test, so small test inputs run them too.
+
+    Outside the tests a process loads numba only once its work makes it worth it (small calls take
+    the NumPy fallback, see ``ndcg_labeling._jit.WORTH_COMPILING``); tests/metrics checks that gate
+    in subprocesses and the fallback's numbers with the kernels switched off.
+    """
+    from ndcg_labeling.metrics import numba_available
+
+    numba_available()
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.pg)]
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -191,3 +193,17 @@ def test_bad_files(tmp_path):
     result = _invoke(str(tmp_path / "qrels"), str(tmp_path / "run"))
     assert result.exit_code == 1
     assert result.stderr == f"Error: no query of {tmp_path / 'run'} has relevance judgments in {tmp_path / 'qrels'}\n"
+
+
+def test_a_small_evaluation_does_not_load_numba(tmp_path):
+    # numba's start-up (about a second) is paid only for runs large enough to gain from it.
+    qrels_path, run_path, *_ = _random_files(tmp_path, seed=3, n_queries=20)
+    code = (
+        "import sys\n"
+        "from ndcg_labeling.pipeline.evaluate import evaluate_files\n"
+        f"result = evaluate_files({qrels_path!r}, {run_path!r}, ['ndcg_cut.10', 'map'])\n"
+        "assert len(result.query_ids) > 10\n"
+        "assert 'numba' not in sys.modules\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr

@@ -84,6 +84,7 @@ def prepare(
         mask, ideal_name = None, "ideal_labels"
     ideal_width = ideal_src.shape[1]
     k_id = max(1, ideal_width if k_max is None else min(k_max, ideal_width))
+    _kernels.engage(s.size)
     order = _kernels.rank_top_k(s, k_rank)
     present = order >= 0
     ranked = _kernels.gather_ranked(lab, order)
@@ -118,8 +119,6 @@ def fused_ndcg(
     """
     if any(k is None for k in ks) or max(k for k in ks if k is not None) > _kernels._INSERTION_MAX_K:
         return None
-    if not _kernels.numba_available():
-        return None
     if is_torch(scores) or is_torch(labels) or is_torch(ideal_labels):
         from ndcg_labeling.metrics import _torch
 
@@ -133,7 +132,12 @@ def fused_ndcg(
     lab = as_2d(func, "labels", labels)
     check_same_shape(func, s.shape, lab.shape)
     n, width = s.shape
-    if n == 0:
+    # Only with the compiled kernels (loaded, or worth loading: then this call's work is counted
+    # here; otherwise ``prepare`` counts it).
+    if n == 0 or not _kernels.worth_compiling(s.size, count=False):
+        return None
+    _kernels.engage(s.size)
+    if _kernels._loaded() is None:
         return None
     cuts = np.array(ks, dtype=np.int64)
     k_max = int(cuts.max())

@@ -460,13 +460,31 @@ def _parallel(size: int) -> bool:
 
 
 def numba_available() -> bool:
-    """Whether the compiled kernels are in use (False: the NumPy fallback computes the same numbers)."""
+    """Whether the compiled kernels can be used; loads them (False: the NumPy fallback computes the
+    same numbers). Until they are loaded - by this, by :func:`warm_up` or by enough work (see
+    :data:`ndcg_labeling._jit.WORTH_COMPILING`) - small calls take the NumPy fallback."""
     return _compile() is not None
+
+
+def worth_compiling(size: int, *, count: bool = True) -> bool:
+    """See :func:`ndcg_labeling._jit.worth_compiling`."""
+    return _jit.worth_compiling(size, count=count)
+
+
+def engage(size: int) -> None:
+    """Count a call's work (array elements); loads the compiled kernels once it is worth it."""
+    if _jit.engage(size):
+        _compile()
+
+
+def _loaded() -> dict[str, Callable[..., Any]] | None:
+    """The compiled kernels if numba is loaded, else None (the NumPy fallback); never loads numba."""
+    return _compile() if _jit.loaded() else None
 
 
 def gain_sum(values: FloatArray, discount: FloatArray, k: int, exponential: bool) -> FloatArray | None:
     """DCG of the first ``k`` columns of a C-contiguous float64 array in one pass (None without numba)."""
-    kernels = _compile()
+    kernels = _loaded()
     if kernels is None or values.dtype != np.float64 or not values.flags.c_contiguous:
         return None
     out = np.empty(values.shape[0], dtype=np.float64)
@@ -485,7 +503,7 @@ def fused_ndcg(
     means the ideal comes from the row's own labels. Returns ``(values (n, len(cuts)), bad column of
     labels per row, bad column of ideal per row)`` (``-1``: none).
     """
-    kernels = _compile()
+    kernels = _loaded()
     if kernels is None:
         return None
     n = scores.shape[0]
@@ -505,7 +523,7 @@ def rank_top_k(scores: FloatArray, k: int) -> IntArray:
     """Column indices of the ``k`` best scores per row (stable, NaN left out, ``-1`` past the end)."""
     n, m = scores.shape
     out = np.empty((n, k), dtype=np.int64)
-    kernels = _compile()
+    kernels = _loaded()
     if kernels is not None and n > 0:
         kernels["rank" if _parallel(scores.size) else "rank_serial"](scores, k, out)
         return out
@@ -515,7 +533,7 @@ def rank_top_k(scores: FloatArray, k: int) -> IntArray:
 def gather_ranked(labels: FloatArray, order: IntArray) -> FloatArray:
     """The labels in rank order: ``labels[i, order[i, p]]``, NaN where ``order`` is -1 (one pass)."""
     out = np.empty(order.shape, dtype=np.float64)
-    kernels = _compile()
+    kernels = _loaded()
     if (kernels is not None and order.shape[0] > 0 and labels.dtype == np.float64
             and labels.flags.c_contiguous and order.flags.c_contiguous):
         kernels["gather" if _parallel(order.size * 8) else "gather_serial"](labels, order, out)
@@ -536,7 +554,7 @@ def top_k_values(values: FloatArray, k: int, mask: FloatArray | None = None) -> 
     n, m = values.shape
     out = np.empty((n, k), dtype=np.float64)
     bad = np.full(n, -1, dtype=np.int64)
-    kernels = _compile()
+    kernels = _loaded()
     if kernels is not None and n > 0:
         use_mask = mask is not None
         name = "values" if _parallel(values.size) else "values_serial"

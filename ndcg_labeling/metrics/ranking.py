@@ -146,4 +146,5 @@ def rank_order(scores: Any, k: int | None = None) -> npt.NDArray[np.int64]:
         raise ValueError(f"rank_order: k must be an int or None, got {k!r}")
     width = s.shape[1]
     kk = width if ks[0] is None else min(ks[0], width)
+    _kernels.engage(s.size)
     return _kernels.rank_top_k(s, max(kk, 1))[:, :kk]

@@ -122,9 +122,10 @@ def _join_py(
 _group = _group_py
 
 
-def _kernel() -> Callable[..., Any] | None:
+def _kernel(lines: int) -> Callable[..., Any] | None:
+    """The compiled join, when numba is loaded or ``lines`` make loading it worth it (else None)."""
     global _compiled
-    if _compiled is None and _jit.load_numba() is not None:
+    if _compiled is None and _jit.engage(lines):
         group = _jit.compile_kernel(_group_py, {}, "_group_py", inline="always")
         _compiled = _jit.compile_kernel(_join_py, {"_group": group}, "_join_py")
     return _compiled
@@ -132,7 +133,8 @@ def _kernel() -> Callable[..., Any] | None:
 
 def warm_up() -> None:
     """Load the compiled join now (see :func:`ndcg_labeling.metrics._kernels.warm_up`)."""
-    kernel = _kernel()
+    _jit.load_numba()
+    kernel = _kernel(0)
     if kernel is not None:
         one = np.zeros(1, dtype=np.int64)
         code = np.zeros(1, dtype=np.int32)
@@ -144,13 +146,14 @@ def join(
     q_query: CodeArray, q_doc: CodeArray, q_rel: FloatArray, n_qrels_queries: int, n_qrels_docs: int,
     run_row: IntArray, run_to_qrels: IntArray, run_doc_to_qrels_doc: IntArray, evaluated: IntArray,
 ) -> Joined | None:
-    """Run and qrels lines (integer codes) as matrices; None without numba.
+    """Run and qrels lines (integer codes) as matrices; None without numba, or when the run is too
+    small for loading numba to pay (see :func:`ndcg_labeling._jit.worth_compiling`).
 
     ``run_row[q]``: output row of run query ``q`` (-1: not evaluated); ``run_to_qrels[q]``: its qrels
     query code; ``run_doc_to_qrels_doc[d]``: the qrels document code of run document ``d`` (-1: not
     in the qrels); ``evaluated[row]``: the qrels query code of each output row.
     """
-    kernel = _kernel()
+    kernel = _kernel(len(r_query) + len(q_query))
     if kernel is None:
         return None
     scores, labels, docs, ideal, dup_r, dup_q = kernel(

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from ndcg_labeling import _jit
 from ndcg_labeling.errors import InputFileError, NdcgLabelingError
 from ndcg_labeling.io.trec import read_trec_qrels_codes, read_trec_run_scores
 from ndcg_labeling.metrics import compute_metrics, rank_order
@@ -159,14 +161,29 @@ def evaluate_files(
 ) -> EvalResult:
     """Evaluate a TREC run against TREC qrels, as ``trec_eval -q [-c] -m ... qrels run``."""
     parsed = parse_measures(measures)
-    # numba's set-up and the loading of the compiled kernels (about a second) overlap the reading.
-    warm = threading.Thread(target=_warm_up, name="ndcg-labeling-warm-up", daemon=True)
-    warm.start()
+    # For a large run, numba's set-up and the loading of the compiled kernels (about a second)
+    # overlap the reading; a small one is done sooner by the NumPy paths (see _jit.WORTH_COMPILING).
+    warm = None
+    if _jit.worth_compiling(_estimated_lines(run_path, qrels_path), count=False):
+        warm = threading.Thread(target=_warm_up, name="ndcg-labeling-warm-up", daemon=True)
+        warm.start()
     qrels = read_trec_qrels_codes(qrels_path)
     run = read_trec_run_scores(run_path)
-    warm.join()
+    if warm is not None:
+        warm.join()
     return evaluate_frames(qrels, run, parsed, complete=complete, relevance_level=relevance_level,
                            qrels_path=str(qrels_path), run_path=str(run_path))
+
+
+def _estimated_lines(*paths: str | Path) -> int:
+    """Lines in the files, estimated from their sizes (a TREC run line is about 30 bytes)."""
+    total = 0
+    for path in paths:
+        try:
+            total += os.path.getsize(path) // 30
+        except OSError:
+            pass  # the reader reports it
+    return total
 
 
 def _warm_up() -> None:
