@@ -7,6 +7,7 @@ bootstrap, an exact enumeration of all sign patterns for the randomization test.
 from __future__ import annotations
 
 import itertools
+import warnings
 from typing import Any
 
 import numpy as np
@@ -251,3 +252,25 @@ def test_unlabelled_document_with_a_large_id_gets_no_label(db):
     assert per_query(result, "s", "ndcg@10")["q1"] == 0.0
     assert per_query(result, "s", "judged@10") == {"q1": 0.0, "q2": 0.5}
     assert per_query(result, "s", "ndcg@10")["q2"] == pytest.approx(1 / np.log2(3))
+
+
+def test_paired_t_test_p_values_match_scipy_column_by_column():
+    from ndcg_labeling.pipeline.report import _ttest_p
+
+    rng = np.random.default_rng(11)
+    diffs = np.column_stack([
+        rng.normal(0.02, 0.1, 60),  # a small real difference
+        rng.normal(0.0, 0.1, 60),  # none
+        np.full(60, 0.05),  # the same non-zero difference on every query: p = 0
+        np.r_[np.full(59, 0.05), 0.0500001],  # nearly constant
+        np.zeros(60),  # identical systems: p = 1 by definition
+    ])
+    got = _ttest_p(diffs)
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        want = stats.ttest_rel(diffs[:, :4], np.zeros((60, 4)), axis=0).pvalue
+    np.testing.assert_allclose(got[:4], want, rtol=1e-9, atol=1e-300)
+    assert got[4] == 1.0
+    two = _ttest_p(np.array([[0.1, 0.0], [0.3, 0.0]]))
+    assert two[0] == pytest.approx(stats.ttest_rel([0.1, 0.3], [0.0, 0.0]).pvalue, rel=1e-9) and two[1] == 1.0
+    assert np.isnan(_ttest_p(np.array([[0.1, 0.2]]))).all()  # one query: undefined
