@@ -87,6 +87,30 @@ def _threshold_py(row: FloatArray, k: int) -> float:  # pragma: no cover - compi
     return -np.inf
 
 
+def _insert_one_py(
+    key: float, item: int, filled: int, k: int, keys: FloatArray, items: IntArray
+) -> int:  # pragma: no cover - compiled
+    """Insert ``key`` (and its ``item``) into the top ``k`` held in ``keys`` (descending) and ``items``.
+
+    ``filled`` positions are in use; returns the new count. An equal key goes after those already
+    there (stable), and a key that is not better than the k-th is dropped.
+    """
+    if filled == k:
+        if not (key > keys[k - 1]):
+            return filled
+        pos = k - 1
+    else:
+        pos = filled
+        filled += 1
+    while pos > 0 and key > keys[pos - 1]:
+        keys[pos] = keys[pos - 1]
+        items[pos] = items[pos - 1]
+        pos -= 1
+    keys[pos] = key
+    items[pos] = item
+    return filled
+
+
 def _insert_top_k_py(
     row: FloatArray, cand: IntArray, cnt: int, k: int, top_scores: FloatArray, dest: IntArray
 ) -> int:  # pragma: no cover - compiled
@@ -98,21 +122,7 @@ def _insert_top_k_py(
     """
     filled = 0
     for p in range(cnt):
-        j = cand[p]
-        s = row[j]
-        if filled == k:
-            if not (s > top_scores[k - 1]):
-                continue
-            pos = k - 1
-        else:
-            pos = filled
-            filled += 1
-        while pos > 0 and s > top_scores[pos - 1]:
-            top_scores[pos] = top_scores[pos - 1]
-            dest[pos] = dest[pos - 1]
-            pos -= 1
-        top_scores[pos] = s
-        dest[pos] = j
+        filled = _insert_one(row[cand[p]], cand[p], filled, k, top_scores, dest)
     for p in range(filled, k):
         dest[p] = -1
     return filled
@@ -178,21 +188,12 @@ def _insert_values_py(
     Valid: not NaN, not masked (``mask`` NaN, with ``use_mask``), non-negative and finite.
     """
     cnt = 0
+    columns = np.empty(k, np.int64)  # which column each value came from: not needed, kept by the insertion
     for j in range(src.shape[0]):
         v = src[j]
         if v != v or (use_mask and mask[j] != mask[j]) or v < 0.0 or v == np.inf:
             continue
-        if cnt == k:
-            if not (v > dest[k - 1]):
-                continue
-            pos = k - 1
-        else:
-            pos = cnt
-            cnt += 1
-        while pos > 0 and v > dest[pos - 1]:
-            dest[pos] = dest[pos - 1]
-            pos -= 1
-        dest[pos] = v
+        cnt = _insert_one(v, j, cnt, k, dest, columns)
     return cnt
 
 
@@ -378,6 +379,7 @@ def _gather_py(labels: FloatArray, order: IntArray, out: FloatArray) -> None:  #
 
 # The names the kernel bodies call; bound to the compiled helpers in the compiled kernels.
 _threshold = _threshold_py
+_insert_one = _insert_one_py
 _insert_top_k = _insert_top_k_py
 _tally = _tally_py
 _insert_values = _insert_values_py
@@ -398,7 +400,8 @@ def _compile() -> dict[str, Callable[..., Any]] | None:
         # The helpers the kernels call, compiled (and inlined), under the names the kernel bodies use.
         helpers: dict[str, Any] = {}
         helper_fns: tuple[Callable[..., Any], ...] = (
-            _threshold_py, _insert_top_k_py, _tally_py, _insert_values_py, _gain_of_py, _ideal_prefix_py)
+            _threshold_py, _insert_one_py, _insert_top_k_py, _tally_py, _insert_values_py, _gain_of_py,
+            _ideal_prefix_py)
         for helper in helper_fns:
             helpers[helper.__name__.removesuffix("_py")] = _jit.compile_kernel(
                 helper, helpers, helper.__name__, inline="always")

@@ -53,6 +53,24 @@ def _group_py(keys: CodeArray, n_keys: int) -> tuple[IntArray, IntArray]:  # pra
     return perm, start
 
 
+def _first_duplicate_py(perm: IntArray, start: IntArray, docs: CodeArray, n_docs: int) -> int:  # pragma: no cover
+    """The first line (in file order) naming a document already named for its query; -1 if none.
+
+    Lines grouped per query (``perm``, ``start`` from :func:`_group_py`); a stamp array over the
+    document codes remembers the last query that named each document.
+    """
+    first = -1
+    stamp = np.full(n_docs, -1, np.int64)
+    for q in range(start.shape[0] - 1):
+        for idx in range(start[q], start[q + 1]):
+            line = perm[idx]
+            d = docs[line]
+            if stamp[d] == q and (first < 0 or line < first):
+                first = line
+            stamp[d] = q
+    return first
+
+
 def _join_py(
     r_query: CodeArray, r_doc: CodeArray, r_score: FloatArray, n_run_queries: int, n_run_docs: int,
     q_query: CodeArray, q_doc: CodeArray, q_rel: FloatArray, n_qrels_queries: int, n_qrels_docs: int,
@@ -60,17 +78,7 @@ def _join_py(
 ) -> tuple[FloatArray, FloatArray, IntArray, FloatArray, int, int]:  # pragma: no cover - compiled
     n_rows = evaluated.shape[0]
     q_perm, q_start = _group(q_query, n_qrels_queries)
-    # Duplicates in the qrels: a document already stamped with this query.
-    dup_q = -1
-    stamp = np.full(n_qrels_docs, -1, np.int64)
-    for q in range(n_qrels_queries):
-        for idx in range(q_start[q], q_start[q + 1]):
-            t = q_perm[idx]
-            d = q_doc[t]
-            if stamp[d] == q:
-                if dup_q < 0 or t < dup_q:
-                    dup_q = t
-            stamp[d] = q
+    dup_q = _first_duplicate(q_perm, q_start, q_doc, n_qrels_docs)
     # Ideal labels: every judgment of each evaluated query, in file order.
     iw = 1
     for row in range(n_rows):
@@ -83,6 +91,7 @@ def _join_py(
             ideal[row, idx - q_start[q]] = q_rel[q_perm[idx]]
     # Run lines per query, in file order.
     r_perm, r_start = _group(r_query, n_run_queries)
+    dup_r = _first_duplicate(r_perm, r_start, r_doc, n_run_docs)
     width = 1
     for q in range(n_run_queries):
         if run_row[q] >= 0:
@@ -90,8 +99,6 @@ def _join_py(
     scores = np.full((n_rows, width), np.nan)
     labels = np.full((n_rows, width), np.nan)
     docs = np.full((n_rows, width), -1, np.int64)
-    dup_r = -1
-    stamp_run = np.full(n_run_docs, -1, np.int64)
     stamp_label = np.full(n_qrels_docs, -1, np.int64)
     label_of = np.zeros(n_qrels_docs, np.float64)
     for q in range(n_run_queries):
@@ -102,32 +109,30 @@ def _join_py(
                 t = q_perm[idx]
                 label_of[q_doc[t]] = q_rel[t]
                 stamp_label[q_doc[t]] = qq
-        c = 0
+        if row < 0:
+            continue
         for idx in range(r_start[q], r_start[q + 1]):
             line = r_perm[idx]
             d = r_doc[line]
-            if stamp_run[d] == q:
-                if dup_r < 0 or line < dup_r:
-                    dup_r = line
-            stamp_run[d] = q
-            if row >= 0:
-                scores[row, c] = r_score[line]
-                docs[row, c] = d
-                qd = run_doc_to_qrels_doc[d]
-                labels[row, c] = label_of[qd] if qd >= 0 and stamp_label[qd] == qq else np.nan
-                c += 1
+            c = idx - r_start[q]
+            scores[row, c] = r_score[line]
+            docs[row, c] = d
+            qd = run_doc_to_qrels_doc[d]
+            labels[row, c] = label_of[qd] if qd >= 0 and stamp_label[qd] == qq else np.nan
     return scores, labels, docs, ideal, dup_r, dup_q
 
 
 _group = _group_py
+_first_duplicate = _first_duplicate_py
 
 
 def _kernel(lines: int) -> Callable[..., Any] | None:
     """The compiled join, when numba is loaded or ``lines`` make loading it worth it (else None)."""
     global _compiled
     if _compiled is None and _jit.engage(lines):
-        group = _jit.compile_kernel(_group_py, {}, "_group_py", inline="always")
-        _compiled = _jit.compile_kernel(_join_py, {"_group": group}, "_join_py")
+        helpers = {"_group": _jit.compile_kernel(_group_py, {}, "_group_py", inline="always"),
+                   "_first_duplicate": _jit.compile_kernel(_first_duplicate_py, {}, "_first_duplicate_py", inline="always")}
+        _compiled = _jit.compile_kernel(_join_py, helpers, "_join_py")
     return _compiled
 
 
