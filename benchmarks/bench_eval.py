@@ -124,17 +124,17 @@ def main() -> None:
         our_values = pd.read_csv(out)
         our_mean = float(our_values.loc[our_values["query_id"] == "all", "value"].iloc[0])
         print()
-        print(f"| eval, {n:,} queries x {DOCS_PER_QUERY} docs, ndcg_cut.10 -q | seconds | ratio |")
+        print(f"| eval, {n:,} queries x {DOCS_PER_QUERY} docs, ndcg_cut.10 -q | seconds | time / ours |")
         print("| --- | ---: | ---: |")
         print(f"| ndcg-labeling eval (subprocess, whole command) | {ours:.2f} | 1.0x |")
         if not args.skip_pytrec_eval:
             total, parse, mean = time_pytrec_eval(qrels, run, args.repeats)
-            print(f"| pytrec_eval parse_qrel + parse_run + evaluate | {total:.2f} | {total / ours:.1f}x slower |")
+            print(f"| pytrec_eval parse_qrel + parse_run + evaluate | {total:.2f} | {total / ours:.1f}x |")
             print(f"|   of which parsing | {parse:.2f} | |")
         binary = find_trec_eval(args.trec_eval)
         if binary:
             te_seconds, te_mean = time_trec_eval(binary, qrels, run)
-            print(f"| trec_eval binary ({binary}), one run | {te_seconds:.2f} | {te_seconds / ours:.1f}x slower |")
+            print(f"| trec_eval binary ({binary}), one run | {te_seconds:.2f} | {te_seconds / ours:.1f}x |")
         print()
         same = True
         if not args.skip_pytrec_eval:
