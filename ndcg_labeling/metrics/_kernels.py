@@ -419,12 +419,14 @@ def _compile() -> dict[str, Callable[..., Any]] | None:
         return _compiled
 
 
-def warm_up() -> None:
-    """Load every compiled kernel (both builds) now, from the on-disk cache where it is there.
+def warm_up(fused_only: bool = False) -> None:
+    """Load the compiled kernels (both builds) now, from the on-disk cache where it is there.
 
     The first call of a numba function in a process costs most of a second (numba sets itself up,
     then loads the cached machine code): a command that reads files first can have that done on a
-    thread meanwhile (file reading releases the GIL). Calls each kernel once on a tiny input.
+    thread meanwhile (file reading releases the GIL). Calls each kernel once on a tiny input; with
+    ``fused_only`` only those NDCG at integer cut-offs needs (the fused kernel and the ranking), which
+    matters the first time, when each build is compiled (seconds each).
     """
     kernels = _compile()
     if kernels is None:
@@ -439,11 +441,13 @@ def warm_up() -> None:
     cuts = np.array([2], dtype=np.int64)
     for suffix in ("", "_serial"):
         kernels["rank" + suffix](scores, 2, order)
+        kernels["ndcg" + suffix](scores, labels, labels, True, 2, 2, cuts, gains, True, discount, 0.0,
+                                 np.empty((1, 1)), bad, bad.copy())
+        if fused_only:
+            continue
         kernels["values" + suffix](labels, scores, True, 2, values, bad)
         kernels["gain_sum" + suffix](values, discount, 2, True, np.empty(1))
         kernels["gather" + suffix](labels, order, np.empty((1, 2)))
-        kernels["ndcg" + suffix](scores, labels, labels, True, 2, 2, cuts, gains, True, discount, 0.0,
-                                 np.empty((1, 1)), bad, bad.copy())
 
 
 def _parallel(size: int) -> bool:

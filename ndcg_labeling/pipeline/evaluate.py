@@ -165,7 +165,8 @@ def evaluate_files(
     # overlap the reading; a small one is done sooner by the NumPy paths (see _jit.WORTH_COMPILING).
     warm = None
     if _jit.worth_compiling(_estimated_lines(run_path, qrels_path), count=False):
-        warm = threading.Thread(target=_warm_up, name="ndcg-labeling-warm-up", daemon=True)
+        fused_only = all(m.metric.startswith("ndcg@") and int(m.metric[5:]) <= 64 for m in parsed)
+        warm = threading.Thread(target=_warm_up, args=(fused_only,), name="ndcg-labeling-warm-up", daemon=True)
         warm.start()
     qrels = read_trec_qrels_codes(qrels_path)
     run = read_trec_run_scores(run_path)
@@ -186,10 +187,10 @@ def _estimated_lines(*paths: str | Path) -> int:
     return total
 
 
-def _warm_up() -> None:
+def _warm_up(fused_only: bool) -> None:
     try:
         _eval_join.warm_up()
-        warm_up_kernels()
+        warm_up_kernels(fused_only)
     except Exception:  # noqa: BLE001 - only a head start: a real problem shows again in the real call
         pass
 
