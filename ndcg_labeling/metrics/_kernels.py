@@ -1,20 +1,24 @@
-"""The two sorting kernels every metric is built on, compiled with numba when it loads.
+"""The compiled kernels every metric is built on (numba), with NumPy fallbacks.
 
 * :func:`rank_top_k` - for each row, the column indices of the ``K`` best scores: score descending,
   equal scores in column order (a stable sort), NaN scores (padding) left out, ``-1`` past the end.
 * :func:`top_k_values` - for each row, the ``K`` largest values in descending order (NaN left out,
   ``0`` past the end): the ideal ranking's labels.
+* :func:`fused_ndcg` - NDCG at several integer cut-offs in one pass per row (ranking, DCG and ideal
+  DCG together), for the common case of NDCG alone.
 
 Why numba: NDCG@10 over 50 documents needs the top 10 only, in a stable order. Per row, the
-smallest of the maxima of ``k`` column groups is a lower bound of the k-th best score; one
-branch-free pass keeps the columns at or above it (about a dozen of 50 for random scores) and a
-stable insertion orders only those. ``np.argpartition`` cannot keep equal scores in order, and a
-full sort does more work than needed. Labels are usually small integers: the ideal top ``k`` is read
-off a per-row histogram (one predictable pass); other labels use an insertion. Rows are
-independent, so large batches run in parallel (``prange``) while the machine has idle cores (see
-:func:`_parallel`). The compiled code is cached on disk (``cache=True``) so a CLI call does not
-recompile; where no cache directory is writable it compiles in memory instead. Where numba cannot be
-imported at all the same results come from a NumPy fallback (slower, same numbers).
+smallest of the second-largest scores of ``ceil(k / 2)`` column groups is a lower bound of the k-th
+best score (:func:`_threshold_py`); one branch-free pass keeps the columns at or above it (about 16
+of 50 for random scores) and a stable insertion orders only those. ``np.argpartition`` cannot keep
+equal scores in order, and a full sort does more work than needed. Labels are usually small
+integers: the ideal top ``k`` is read off a per-row histogram (one predictable pass, the same pass
+as the ranking's in the fused kernel); other labels use an insertion. Rows are independent, so
+large batches run in parallel (``prange``) while the machine has idle cores (see
+:func:`_parallel`). The compiled code is cached on disk (see :mod:`ndcg_labeling._jit`) so a CLI call
+does not recompile. Where numba cannot be imported, and in a process that has not yet asked for
+enough work to make loading numba pay (:data:`ndcg_labeling._jit.WORTH_COMPILING`), the same results
+come from a NumPy fallback (slower per element, equal to 1e-12).
 
 numba is imported on first use, not when :mod:`ndcg_labeling.metrics` is imported.
 """
