@@ -44,7 +44,16 @@ def cpu_numpy_view(scores: Any, labels: Any, ideal_labels: Any) -> tuple[torch.d
         return None
     s = scores if isinstance(scores, torch.Tensor) else torch.as_tensor(scores)
     dtype = s.dtype if s.is_floating_point() else torch.float64
-    return dtype, tuple(x.detach().numpy() if isinstance(x, torch.Tensor) else x for x in inputs)  # type: ignore[return-value]
+    arrays: list[Any] = []
+    for x in inputs:
+        if not isinstance(x, torch.Tensor):
+            arrays.append(x)
+            continue
+        try:
+            arrays.append(x.detach().resolve_neg().resolve_conj().numpy())
+        except (TypeError, RuntimeError):  # a dtype NumPy lacks (bfloat16): the torch path serves
+            return None
+    return dtype, (arrays[0], arrays[1], arrays[2])
 
 
 def as_tensor(values: Any, dtype: torch.dtype) -> torch.Tensor:

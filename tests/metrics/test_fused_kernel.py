@@ -144,3 +144,16 @@ def test_a_process_loads_numba_only_once_its_work_makes_it_worth_it():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_tensors_numpy_cannot_view_take_the_torch_path():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(12)
+    scores, labels = rng.random((30, 8)), rng.integers(0, 3, (30, 8)).astype(float)
+    want = batch_ndcg(scores, labels, 3)
+    got = batch_ndcg(torch.tensor(scores, dtype=torch.bfloat16), torch.tensor(labels), 3)
+    assert got.dtype == torch.bfloat16
+    # bfloat16 rounds the scores (new ties, so a different order in a few rows) and the results.
+    assert np.mean(np.abs(got.float().numpy() - want) < 1e-2) > 0.8
+    negated = torch._neg_view(torch.tensor(-scores))  # a tensor with the negative bit set
+    np.testing.assert_allclose(batch_ndcg(negated, torch.tensor(labels), 3).numpy(), want, atol=1e-12)
