@@ -166,22 +166,28 @@ def _rank_top_k_py(scores: FloatArray, k: int, out: IntArray) -> None:  # pragma
             _insert_top_k(row, cand, cnt, k, top_scores, dest)
 
 
-def _tally_py(v: float, hist: IntArray, level: int) -> int:  # pragma: no cover - compiled
-    """Count a (non-NaN) label in ``hist`` when it is a small integer; return the highest level seen.
+def _tally_py(v: float, j: int, hist: IntArray, seen: IntArray) -> None:  # pragma: no cover - compiled
+    """Count a (non-NaN) label ``v`` of column ``j`` in ``hist`` when it is a small integer.
 
-    Returns ``-1`` for a label that cannot be counted (fractional or >= ``_HIST_LEVELS``) and ``-2``
-    for a bad one (negative or infinite). Grades are small integers: counting them is one
-    predictable pass, and the ideal ordering is read off the counts.
+    ``seen`` carries the row's state: ``[highest level counted, 1 while every label was counted,
+    column of the first bad label or -1]``. A label that cannot be counted (fractional, or >=
+    ``_HIST_LEVELS``) clears the flag; a bad one (negative or infinite) is remembered. Grades are
+    small integers: counting them is one predictable pass, and the ideal ordering is read off the
+    counts.
     """
     if v >= 0.0 and v < _HIST_LEVELS:
         h = int(v)
         if h == v:
             hist[h] += 1
-            return h if h > level else level
-        return -1
-    if v < 0.0 or v == np.inf:
-        return -2
-    return -1
+            if h > seen[0]:
+                seen[0] = h
+        else:
+            seen[1] = 0
+    elif v < 0.0 or v == np.inf:
+        if seen[2] < 0:
+            seen[2] = j
+    else:
+        seen[1] = 0
 
 
 def _insert_values_py(
@@ -245,23 +251,18 @@ def _top_k_values_py(
     n_chunks = min(n, 256)
     for c in _prange(n_chunks):
         hist = np.zeros(_HIST_LEVELS, np.int64)
+        seen = np.empty(3, np.int64)
         for i in range(c * n // n_chunks, (c + 1) * n // n_chunks):
             row = values[i]
             mrow = mask[i]
             dest = out[i]
-            integral = True
-            level = 0
+            seen[0], seen[1], seen[2] = 0, 1, -1
             for j in range(m):
                 v = row[j]
                 if v != v or (use_mask and mrow[j] != mrow[j]):  # unjudged, or padding
                     continue
-                t = _tally(v, hist, level)
-                if t >= 0:
-                    level = t
-                elif t == -1:
-                    integral = False
-                elif bad[i] < 0:
-                    bad[i] = j
+                _tally(v, j, hist, seen)
+            level, integral, bad[i] = seen[0], seen[1] == 1, seen[2]
             p = 0
             if integral:
                 for h in range(level, -1, -1):
@@ -302,31 +303,26 @@ def _ndcg_py(
         ipref = np.empty(k_ideal, np.float64)
         buf = np.empty(k_ideal, np.float64)
         hist = np.zeros(_HIST_LEVELS, np.int64)
+        seen = np.empty(3, np.int64)
         for i in range(c * n // n_chunks, (c + 1) * n // n_chunks):
             row = scores[i]
             lab = labels[i]
             thr = _threshold(row, k)
             cnt = 0
-            integral = True
-            level = 0
+            seen[0], seen[1], seen[2] = 0, 1, -1
             for j in range(m):
                 s = row[j]
                 cand[cnt] = j
                 cnt += 1 if s >= thr else 0
                 v = lab[j]
                 if use_ideal:
-                    if (v < 0.0 or v == np.inf) and bad[i] < 0:
-                        bad[i] = j
+                    if (v < 0.0 or v == np.inf) and seen[2] < 0:
+                        seen[2] = j
                     continue
                 if v != v or s != s:  # unjudged, or padding
                     continue
-                t = _tally(v, hist, level)
-                if t >= 0:
-                    level = t
-                elif t == -1:
-                    integral = False
-                elif bad[i] < 0:
-                    bad[i] = j
+                _tally(v, j, hist, seen)
+            bad[i] = seen[2]
             filled = _insert_top_k(row, cand, cnt, k, top_scores, top)
             total = 0.0
             for p in range(filled):
@@ -338,20 +334,15 @@ def _ndcg_py(
                 pref[p] = total
             if use_ideal:
                 irow = ideal[i]
+                seen[2] = -1
                 for j in range(irow.shape[0]):
                     v = irow[j]
-                    if v != v:
-                        continue
-                    t = _tally(v, hist, level)
-                    if t >= 0:
-                        level = t
-                    elif t == -1:
-                        integral = False
-                    elif bad_ideal[i] < 0:
-                        bad_ideal[i] = j
-                _ideal_prefix(irow, irow, False, integral, level, hist, gains, exponential, discount, buf, ipref)
+                    if v == v:
+                        _tally(v, j, hist, seen)
+                bad_ideal[i] = seen[2]
+                _ideal_prefix(irow, irow, False, seen[1] == 1, seen[0], hist, gains, exponential, discount, buf, ipref)
             else:
-                _ideal_prefix(lab, row, True, integral, level, hist, gains, exponential, discount, buf, ipref)
+                _ideal_prefix(lab, row, True, seen[1] == 1, seen[0], hist, gains, exponential, discount, buf, ipref)
             for q in range(nc):
                 kc = cuts[q]
                 best = ipref[min(kc, k_ideal) - 1]
