@@ -191,14 +191,14 @@ def _tally_py(v: float, j: int, hist: IntArray, seen: IntArray) -> None:  # prag
 
 
 def _insert_values_py(
-    src: FloatArray, mask: FloatArray, use_mask: bool, k: int, dest: FloatArray
+    src: FloatArray, mask: FloatArray, use_mask: bool, k: int, dest: FloatArray, columns: IntArray
 ) -> int:  # pragma: no cover - compiled
     """The ``k`` largest valid values of ``src`` into ``dest``, descending; returns how many there are.
 
     Valid: not NaN, not masked (``mask`` NaN, with ``use_mask``), non-negative and finite.
+    ``columns`` (at least ``k`` long) is scratch: where each value came from, which no caller needs.
     """
     cnt = 0
-    columns = np.empty(k, np.int64)  # which column each value came from: not needed, kept by the insertion
     for j in range(src.shape[0]):
         v = src[j]
         if v != v or (use_mask and mask[j] != mask[j]) or v < 0.0 or v == np.inf:
@@ -216,7 +216,8 @@ def _gain_of_py(v: float, gains: FloatArray, exponential: bool) -> float:  # pra
 
 def _ideal_prefix_py(
     src: FloatArray, mask: FloatArray, use_mask: bool, integral: bool, level: int, hist: IntArray,
-    gains: FloatArray, exponential: bool, discount: FloatArray, buf: FloatArray, ipref: FloatArray,
+    gains: FloatArray, exponential: bool, discount: FloatArray, buf: FloatArray, columns: IntArray,
+    ipref: FloatArray,
 ) -> None:  # pragma: no cover - compiled
     """``ipref[p]`` = ideal DCG at cut-off ``p + 1``, from the counts (then cleared) or by insertion."""
     k = ipref.shape[0]
@@ -234,7 +235,7 @@ def _ideal_prefix_py(
             if p == k:
                 break
     else:
-        for q in range(_insert_values(src, mask, use_mask, k, buf)):
+        for q in range(_insert_values(src, mask, use_mask, k, buf, columns)):
             total += _gain_of(buf[q], gains, exponential) * discount[q]
             ipref[q] = total
             p = q + 1
@@ -252,6 +253,7 @@ def _top_k_values_py(
     for c in _prange(n_chunks):
         hist = np.zeros(_HIST_LEVELS, np.int64)
         seen = np.empty(3, np.int64)
+        columns = np.empty(k, np.int64)
         for i in range(c * n // n_chunks, (c + 1) * n // n_chunks):
             row = values[i]
             mrow = mask[i]
@@ -275,7 +277,7 @@ def _top_k_values_py(
             for h in range(level + 1):
                 hist[h] = 0
             if not integral:
-                p = _insert_values(row, mrow, use_mask, k, dest)
+                p = _insert_values(row, mrow, use_mask, k, dest, columns)
             for q in range(p, k):
                 dest[q] = 0.0
 
@@ -302,6 +304,7 @@ def _ndcg_py(
         pref = np.empty(k, np.float64)
         ipref = np.empty(k_ideal, np.float64)
         buf = np.empty(k_ideal, np.float64)
+        columns = np.empty(k_ideal, np.int64)
         hist = np.zeros(_HIST_LEVELS, np.int64)
         seen = np.empty(3, np.int64)
         for i in range(c * n // n_chunks, (c + 1) * n // n_chunks):
@@ -340,9 +343,11 @@ def _ndcg_py(
                     if v == v:
                         _tally(v, j, hist, seen)
                 bad_ideal[i] = seen[2]
-                _ideal_prefix(irow, irow, False, seen[1] == 1, seen[0], hist, gains, exponential, discount, buf, ipref)
+                _ideal_prefix(irow, irow, False, seen[1] == 1, seen[0], hist, gains, exponential, discount, buf,
+                              columns, ipref)
             else:
-                _ideal_prefix(lab, row, True, seen[1] == 1, seen[0], hist, gains, exponential, discount, buf, ipref)
+                _ideal_prefix(lab, row, True, seen[1] == 1, seen[0], hist, gains, exponential, discount, buf,
+                              columns, ipref)
             for q in range(nc):
                 kc = cuts[q]
                 best = ipref[min(kc, k_ideal) - 1]
