@@ -18,7 +18,7 @@ from ndcg_labeling.metrics import _kernels
 from ndcg_labeling.metrics._validation import (
     FloatArray,
     as_2d,
-    bad_label_error,
+    check_bad_columns,
     check_labels,
     check_rows,
     check_same_shape,
@@ -89,10 +89,7 @@ def prepare(
     present = order >= 0
     ranked = _kernels.gather_ranked(lab, order)
     ideal, bad = _kernels.top_k_values(ideal_src, k_id, mask)
-    bad_rows = np.flatnonzero(bad >= 0)
-    if bad_rows.size:
-        row = int(bad_rows[0])
-        raise bad_label_error(func, ideal_name, ideal_src, row, int(bad[row]))
+    check_bad_columns(func, ideal_name, ideal_src, bad)
 
     def n_relevant(threshold: float) -> FloatArray:
         with np.errstate(invalid="ignore"):
@@ -107,6 +104,12 @@ def prepare(
     return Ranking(np, ranked, present, ideal, n_relevant, discount, width, func)
 
 
+def fused_applies(ks: list[int | None]) -> bool:
+    """Whether NDCG at the cut-offs ``ks`` can take the fused kernel: every one an int up to the
+    insertion kernel's limit (``None``, the whole list, needs a full sort)."""
+    return all(k is not None and k <= _kernels._INSERTION_MAX_K for k in ks)
+
+
 def fused_ndcg(
     func: str, scores: Any, labels: Any, ks: list[int | None], gain: str, empty: str, ideal_labels: Any = None
 ) -> Any:
@@ -117,7 +120,7 @@ def fused_ndcg(
     cut-off of None or above the insertion kernel's limit, no numba, no rows - and the caller takes
     the general path.
     """
-    if any(k is None for k in ks) or max(k for k in ks if k is not None) > _kernels._INSERTION_MAX_K:
+    if not fused_applies(ks):
         return None
     if is_torch(scores) or is_torch(labels) or is_torch(ideal_labels):
         from ndcg_labeling.metrics import _torch
@@ -137,8 +140,6 @@ def fused_ndcg(
     if n == 0 or not _kernels.worth_compiling(s.size, count=False):
         return None
     _kernels.engage(s.size)
-    if _kernels._loaded() is None:
-        return None
     cuts = np.array(ks, dtype=np.int64)
     k_max = int(cuts.max())
     k_rank = max(1, min(k_max, width))
@@ -150,14 +151,12 @@ def fused_ndcg(
         k_id = max(1, min(k_max, ideal.shape[1]))
     result = _kernels.fused_ndcg(s, lab, ideal, cuts, k_rank, k_id, gain == "exponential",
                                  0.0 if empty == "zero" else float("nan"))
-    if result is None:
+    if result is None:  # numba not loaded: the general path
         return None
     out, bad, bad_ideal = result
-    for name, src, cols in (("labels", lab, bad), ("ideal_labels", ideal, bad_ideal)):
-        rows = np.flatnonzero(cols >= 0)
-        if rows.size and src is not None:
-            row = int(rows[0])
-            raise bad_label_error(func, name, src, row, int(cols[row]))
+    check_bad_columns(func, "labels", lab, bad)
+    if ideal is not None:
+        check_bad_columns(func, "ideal_labels", ideal, bad_ideal)
     return out
 
 

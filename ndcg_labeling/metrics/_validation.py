@@ -98,6 +98,14 @@ def bad_label_error(func: str, name: str, values: FloatArray, row: int, col: int
     return ValueError(f"{func}: {name} must be {rule}, got {shown} at row {row}, column {col}")
 
 
+def check_bad_columns(func: str, name: str, values: FloatArray, bad_columns: npt.NDArray[np.int64]) -> None:
+    """Raise for the first row whose ``bad_columns`` entry (a kernel's first bad label, -1: none) is set."""
+    rows = np.flatnonzero(bad_columns >= 0)
+    if rows.size:
+        row = int(rows[0])
+        raise bad_label_error(func, name, values, row, int(bad_columns[row]))
+
+
 def check_labels(func: str, name: str, values: FloatArray) -> None:
     """Labels may be NaN (unjudged / padding) but never negative or infinite."""
     with np.errstate(invalid="ignore"):

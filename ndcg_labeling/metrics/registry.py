@@ -117,6 +117,17 @@ def parse_metric(name: str | Metric) -> Metric:
     return Metric(family, k)
 
 
+def _takes_fused_kernel(metrics: list[Metric]) -> bool:
+    """NDCG alone, at cut-offs the fused kernel handles (see :func:`_core.fused_applies`)."""
+    return all(mt.family == "ndcg" for mt in metrics) and _core.fused_applies([mt.k for mt in metrics])
+
+
+def takes_fused_kernel(names: Iterable[str | Metric]) -> bool:
+    """Whether :func:`compute_metrics` computes these metrics with the fused NDCG kernel (so a
+    caller warming the kernels up knows which ones it will need)."""
+    return _takes_fused_kernel([parse_metric(n) for n in names])
+
+
 def compute_metrics(
     names: Iterable[str | Metric],
     scores: Any,
@@ -138,7 +149,7 @@ def compute_metrics(
     check_choice("compute_metrics", "gain", gain, GAINS)
     check_choice("compute_metrics", "empty", empty, EMPTIES)
     t = check_threshold("compute_metrics", relevant_threshold)
-    if all(mt.family == "ndcg" for mt in metrics):
+    if _takes_fused_kernel(metrics):
         fused = _core.fused_ndcg("compute_metrics", scores, labels, [mt.k for mt in metrics], gain, empty, ideal_labels)
         if fused is not None:
             return {mt.name: fused[:, j] for j, mt in enumerate(metrics)}

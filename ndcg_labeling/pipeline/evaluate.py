@@ -36,6 +36,7 @@ from ndcg_labeling.errors import InputFileError, NdcgLabelingError
 from ndcg_labeling.io.trec import read_trec_qrels_codes, read_trec_run_scores
 from ndcg_labeling.metrics import compute_metrics, rank_order
 from ndcg_labeling.metrics._kernels import warm_up as warm_up_kernels
+from ndcg_labeling.metrics.registry import takes_fused_kernel
 from ndcg_labeling.pipeline import _eval_join
 
 DEFAULT_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -165,7 +166,7 @@ def evaluate_files(
     # overlap the reading; a small one is done sooner by the NumPy paths (see _jit.WORTH_COMPILING).
     warm = None
     if _jit.worth_compiling(_estimated_lines(run_path, qrels_path), count=False):
-        fused_only = all(m.metric.startswith("ndcg@") and int(m.metric[5:]) <= 64 for m in parsed)
+        fused_only = takes_fused_kernel(m.metric for m in parsed)
         warm = threading.Thread(target=_warm_up, args=(fused_only,), name="ndcg-labeling-warm-up", daemon=True)
         warm.start()
     qrels = read_trec_qrels_codes(qrels_path)

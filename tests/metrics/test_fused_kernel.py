@@ -16,6 +16,7 @@ import pytest
 
 from ndcg_labeling.metrics import _core, _kernels, batch_ndcg, rank_order
 from ndcg_labeling.metrics import compute_metrics as _compute_metrics
+from ndcg_labeling.metrics.registry import takes_fused_kernel
 
 pytestmark = pytest.mark.skipif(not _kernels.numba_available(), reason="numba kernels not available")
 
@@ -60,6 +61,10 @@ def test_fused_path_applies_only_where_it_can():
     scores, labels = _messy(3, n=20)
     assert _core.fused_ndcg("f", scores, labels, [None], "exponential", "zero") is None
     assert _core.fused_ndcg("f", scores, labels, [65], "exponential", "zero") is None
+    # The same rule, by metric name (what eval asks before warming the kernels up).
+    assert takes_fused_kernel(["ndcg@10", "ndcg@64"])
+    assert not takes_fused_kernel(["ndcg@65"]) and not takes_fused_kernel(["ndcg"])
+    assert not takes_fused_kernel(["ndcg@10", "map@10"])
     # batch_ndcg gives the same numbers on either side of the limit.
     wide = np.random.default_rng(4).random((50, 200))
     wide_labels = np.random.default_rng(5).integers(0, 4, (50, 200)).astype(float)
