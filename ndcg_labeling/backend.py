@@ -141,7 +141,12 @@ def numba_importable() -> bool:
     """Whether numba is installed (found on the path; a broken install shows when it loads)."""
     from ndcg_labeling import _jit
 
-    return _jit.loaded() or (not _jit.failed() and importlib.util.find_spec("numba") is not None)
+    if _jit.loaded():
+        return True
+    try:
+        return not _jit.failed() and importlib.util.find_spec("numba") is not None
+    except (ImportError, ValueError):  # a broken entry in sys.modules
+        return False
 
 
 def wants_numba(size: int, current: Policy | None = None) -> bool:
