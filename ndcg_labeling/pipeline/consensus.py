@@ -28,6 +28,7 @@ from sqlalchemy.orm import Session
 
 from ndcg_labeling.consensus import consensus
 from ndcg_labeling.db import models as m
+from ndcg_labeling.db import reads
 from ndcg_labeling.db import repository as repo
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
 from ndcg_labeling.pipeline.agreement import load_grades
@@ -271,14 +272,9 @@ def effective_labels(*, session: Session) -> pd.DataFrame:
     label is included; a consensus label without a value (no grades) is left out.
     """
     label = m.ConsensusLabel
-    cons = pd.DataFrame(session.execute(select(label.query_id, label.document_id, label.value)).all(),
-                        columns=["qid", "did", "value"])
-    adj = _latest_adjudications(session)[["qid", "did", "grade"]]
-    merged = cons.merge(adj, on=["qid", "did"], how="outer")
-    has_adj = merged["grade"].notna()
-    merged["value"] = np.where(has_adj, merged["grade"], merged["value"]).astype(float)
-    merged["source"] = np.where(has_adj, "adjudication", "consensus")
-    merged = merged[merged["value"].notna()]
+    rows = reads.effective_label_rows(session=session)  # the one rule of the label in force
+    merged = pd.DataFrame({"qid": rows.query, "did": rows.document, "value": rows.value,
+                           "source": np.where(rows.adjudicated, "adjudication", "consensus")})
     if merged.empty:
         return pd.DataFrame({c: pd.Series(dtype=float if c == "value" else object) for c in EFFECTIVE_COLUMNS})
     queries = pd.DataFrame(session.execute(select(m.Query.id, m.Query.external_id, m.Query.query_type).where(

@@ -25,7 +25,7 @@ from ndcg_labeling.reports.text import P_LEGEND, comparison_cells, coverage_cell
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from ndcg_labeling.pipeline.report import ReportResult
+    from ndcg_labeling.reports.model import ReportResult
 
 Array = NDArray[Any]
 

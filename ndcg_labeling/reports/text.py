@@ -13,7 +13,7 @@ import pandas as pd
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ndcg_labeling.pipeline.report import ReportResult
+    from ndcg_labeling.reports.model import ReportResult
 
 SUMMARY_COLUMNS = ["system", "query_type", "metric", "value", "n_queries", "ci_low", "ci_high"]
 PER_QUERY_COLUMNS = ["system", "query_id", "query_type", "metric", "value"]
@@ -56,7 +56,7 @@ def render_csv(result: ReportResult) -> str:
 
 def render_json(result: ReportResult) -> str:
     """The summary, comparisons, coverage, notes and warnings (and per-query rows when asked) as JSON."""
-    from ndcg_labeling.pipeline.report import report_as_dict
+    from ndcg_labeling.reports.model import report_as_dict
 
     return json.dumps(report_as_dict(result), indent=2, allow_nan=False, default=str)
 
