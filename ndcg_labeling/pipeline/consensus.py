@@ -18,10 +18,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 from sqlalchemy import and_, delete, exists, select
 from sqlalchemy.orm import Session
@@ -33,6 +32,9 @@ from ndcg_labeling.db import repository as repo
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
 from ndcg_labeling.pipeline.agreement import load_grades
 from ndcg_labeling.scales import get_scale
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Rounding = Literal["half-up", "floor"]
 ROUNDINGS: tuple[str, ...] = ("half-up", "floor")
@@ -150,6 +152,8 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
 
 def _latest_adjudications(session: Session) -> pd.DataFrame:
     """The adjudication in force per (query, document): columns qid, did, grade, adjudicator, note."""
+    import pandas as pd
+
     rows = session.execute(select(m.Adjudication.id, m.Adjudication.query_id, m.Adjudication.document_id,
                                   m.Adjudication.grade, m.Adjudication.adjudicator, m.Adjudication.note)).all()
     frame = pd.DataFrame(rows, columns=["id", "qid", "did", "grade", "adjudicator", "note"])
@@ -271,6 +275,8 @@ def effective_labels(*, session: Session) -> pd.DataFrame:
     None), ``source`` (``"adjudication"`` or ``"consensus"``). A pair adjudicated without a consensus
     label is included; a consensus label without a value (no grades) is left out.
     """
+    import pandas as pd
+
     label = m.ConsensusLabel
     rows = reads.effective_label_rows(session=session)  # the one rule of the label in force
     merged = pd.DataFrame({"qid": rows.query, "did": rows.document, "value": rows.value,
