@@ -14,11 +14,13 @@ table names of the models and integers, never from user text.
 from __future__ import annotations
 
 import io
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from sqlalchemy import Executable
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
@@ -28,36 +30,42 @@ Array = NDArray[Any]
 _IN_CHUNK = 5000
 
 
-def fetch_array(sql: str, ncols: int, *, session: Session) -> Array:
-    """Run ``sql`` through the driver and return a float64 ``(rows, ncols)`` array (NULL -> NaN).
+def fetch_array(query: str | Executable, ncols: int, *, session: Session,
+                dtype: type[np.floating[Any]] | type[np.integer[Any]] = np.float64) -> Array:
+    """The rows of ``query`` as a ``(rows, ncols)`` array of ``dtype``: the one bulk-fetch helper.
 
-    PostgreSQL: ``COPY (sql) TO STDOUT`` read by pandas' C parser; SQLite: ``fetchall`` of tuples.
-    Both avoid SQLAlchemy's per-row objects, which dominate the time for millions of rows.
+    ``query`` is SQL text built from table names and integers only (never user text), or a SQLAlchemy
+    statement (whose parameters travel as bind parameters). Text on PostgreSQL goes through
+    ``COPY (sql) TO STDOUT`` read by pandas' C parser; everything else reads the DBAPI cursor's tuples
+    directly. Both avoid SQLAlchemy's per-row objects, which dominate the time for millions of rows.
+    With a float ``dtype`` NULL becomes NaN; an integer ``dtype`` needs columns without NULL.
     """
     conn = session.connection()
-    raw: Any = conn.connection.driver_connection
-    if dialect_name(session) == "postgresql":
+    if isinstance(query, str) and dialect_name(session) == "postgresql":
         import pandas as pd
 
+        raw: Any = conn.connection.driver_connection
         buf = io.BytesIO()
-        with raw.cursor() as cursor, cursor.copy(f"COPY ({sql}) TO STDOUT WITH (FORMAT csv)") as copy:
+        with raw.cursor() as cursor, cursor.copy(f"COPY ({query}) TO STDOUT WITH (FORMAT csv)") as copy:
             for block in copy:
                 buf.write(block)
         if buf.tell() == 0:
-            return np.empty((0, ncols))
+            return np.empty((0, ncols), dtype=dtype)
         buf.seek(0)
         frame = pd.read_csv(buf, header=None, dtype=np.float64, na_values=[""], keep_default_na=False)
-        out: Array = frame.to_numpy(dtype=np.float64).reshape(-1, ncols)
+        out: Array = frame.to_numpy(dtype=np.float64).reshape(-1, ncols).astype(dtype, copy=False)
         return out
-    cursor = raw.cursor()
+    result = conn.exec_driver_sql(query) if isinstance(query, str) else conn.execute(query)
     try:
-        cursor.execute(sql)
-        rows = cursor.fetchall()
+        rows = result.cursor.fetchall() if result.cursor is not None else []
     finally:
-        cursor.close()
+        result.close()
     if not rows:
-        return np.empty((0, ncols))
-    return np.array(rows, dtype=np.float64).reshape(-1, ncols)
+        return np.empty((0, ncols), dtype=dtype)
+    if np.issubdtype(dtype, np.integer):  # no None possible: fill the array straight from the tuples
+        flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=dtype, count=len(rows) * ncols)
+        return flat.reshape(len(rows), ncols)
+    return np.array(rows, dtype=dtype).reshape(-1, ncols)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,6 @@ Decisions:
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -31,6 +30,7 @@ from sqlalchemy.orm import Session
 
 from ndcg_labeling.agreement import agreement_stats, grader_stats
 from ndcg_labeling.db import models as m
+from ndcg_labeling.db import reads
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
 from ndcg_labeling.scales import Scale, get_scale
 
@@ -99,19 +99,6 @@ def selection_scale(*, session: Session, batch: str | None) -> Scale:
     return get_scale(scales[0][0])
 
 
-def _fetch_int_columns(session: Session, stmt: Any, width: int) -> NDArray[np.int64]:
-    """The rows of ``stmt`` (``width`` integer columns) as an ``n x width`` int64 array.
-
-    Reads the DBAPI cursor directly (tuples from the driver, no SQLAlchemy Row per row) and fills the
-    array with ``np.fromiter``, so 10^6 rows cost about the driver's own fetch time.
-    """
-    result = session.connection().execute(stmt)
-    rows = result.cursor.fetchall() if result.cursor is not None else []
-    result.close()
-    flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64, count=len(rows) * width)
-    return flat.reshape(len(rows), width)
-
-
 def load_grades(*, session: Session, batch: str | None = None) -> GradeSelection:
     """Every judgment of the selection (``batch`` or all) in one SELECT, coded for the kernels."""
     scale = selection_scale(session=session, batch=batch)
@@ -119,7 +106,7 @@ def load_grades(*, session: Session, batch: str | None = None) -> GradeSelection
     stmt = select(j.query_id, j.document_id, j.grader_id, j.grade)
     if batch is not None:
         stmt = stmt.where(j.batch == batch)
-    data = _fetch_int_columns(session, stmt, 4)
+    data = reads.fetch_array(stmt, 4, session=session, dtype=np.int64)
     qid, did, gid, grade = (np.ascontiguousarray(data[:, k]) for k in range(4))
     del data
     span = int(did.max()) + 1 if did.size else 1
@@ -133,7 +120,7 @@ def load_grades(*, session: Session, batch: str | None = None) -> GradeSelection
     if np.unique(pair).size < pair.size:
         # A grader graded an item in two batches (only possible without --batch): the newest judgment
         # (highest id) counts. Rare, so the ids are read only then: the selection again, by id.
-        data = _fetch_int_columns(session, stmt.add_columns(j.id).order_by(j.id), 5)
+        data = reads.fetch_array(stmt.add_columns(j.id).order_by(j.id), 5, session=session, dtype=np.int64)
         qid, did, gid, grade = (np.ascontiguousarray(data[:, k]) for k in range(4))
         del data
         item = np.searchsorted(keys, qid * span + did).astype(np.int64)
