@@ -42,7 +42,12 @@ import krippendorff
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-Level = Literal["nominal", "ordinal", "interval"]
+from ndcg_labeling.choices import AgreementLevel
+
+# The members of ndcg_labeling.choices.AgreementLevel are accepted as the same strings.
+Level = AgreementLevel | Literal["nominal", "ordinal", "interval"]
+_KRIPPENDORFF_LEVEL: dict[str, Literal["nominal", "ordinal", "interval"]] = {
+    "nominal": "nominal", "ordinal": "ordinal", "interval": "interval"}
 WeightKind = Literal["identity", "ordinal", "linear", "quadratic"]
 
 LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval")
@@ -290,7 +295,8 @@ def agreement_stats(
         reason = "a single value in the data"
     else:
         alpha = float(
-            krippendorff.alpha(value_counts=paired, value_domain=g.domain, level_of_measurement=level)
+            krippendorff.alpha(value_counts=paired, value_domain=g.domain,
+                               level_of_measurement=_KRIPPENDORFF_LEVEL[str(level)])
         )
 
     paradox = (

@@ -39,14 +39,16 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ndcg_labeling.agreement import Grades, check_grades
+from ndcg_labeling.choices import ConsensusMethod, DawidSkenePoint, TieRule
 
-Method = Literal["median", "mean", "majority", "dawid-skene"]
-Tie = Literal["low", "high", "flag"]
-Point = Literal["mean", "mode"]
+# The option strings; the members of ndcg_labeling.choices (StrEnums) are accepted as the same strings.
+Method = ConsensusMethod | Literal["median", "mean", "majority", "dawid-skene"]
+Tie = TieRule | Literal["low", "high", "flag"]  # "flag": library only (see above)
+Point = DawidSkenePoint | Literal["mean", "mode"]
 
-METHODS: tuple[str, ...] = ("median", "mean", "majority", "dawid-skene")
-TIES: tuple[str, ...] = ("low", "high", "flag")
-POINTS: tuple[str, ...] = ("mean", "mode")
+METHODS: tuple[str, ...] = tuple(m.value for m in ConsensusMethod)
+TIES: tuple[str, ...] = (*(t.value for t in TieRule), "flag")
+POINTS: tuple[str, ...] = tuple(p.value for p in DawidSkenePoint)
 
 REASON_TOO_FEW = "too few graders"
 REASON_SPREAD = "spread above max"

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from enum import StrEnum
 from typing import Annotated
 
 import typer
 
+from ndcg_labeling import choices
 from ndcg_labeling.cli.common import (
     DbOption,
     FormatOption,
@@ -27,38 +27,13 @@ export_app = typer.Typer(help="Export the labels in force.", no_args_is_help=Tru
 BatchOption = Annotated[str | None, typer.Option("--batch", help="Only the judgments of this batch.")]
 
 
-class Level(StrEnum):
-    ordinal = "ordinal"
-    interval = "interval"
-    nominal = "nominal"
-
-
-class ByScope(StrEnum):
-    query_type = "query-type"
-    query = "query"
-    grader = "grader"
-
-
-class Method(StrEnum):
-    median = "median"
-    mean = "mean"
-    majority = "majority"
-    dawid_skene = "dawid-skene"
-
-
-class Tie(StrEnum):
-    low = "low"
-    high = "high"
-
-
-class Point(StrEnum):
-    mean = "mean"
-    mode = "mode"
-
-
-class Rounding(StrEnum):
-    half_up = "half-up"
-    floor = "floor"
+# The vocabularies live in ndcg_labeling.choices.
+Level = choices.AgreementLevel
+ByScope = choices.AgreementScope
+Method = choices.ConsensusMethod
+Tie = choices.TieRule
+Point = choices.DawidSkenePoint
+Rounding = choices.QrelsRounding
 
 
 TABLE_COLUMNS = ("scope", "alpha", "n_items", "n_graders", "n_grades", "percent_agreement", "ac1", "ac2", "reason")

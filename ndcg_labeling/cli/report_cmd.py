@@ -2,41 +2,19 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated
 
 import typer
 
+from ndcg_labeling import choices
 from ndcg_labeling.cli.common import DbOption, OutOption, console, err_console, open_session, write_output
 
-
-class ReportFormat(StrEnum):
-    table = "table"
-    csv = "csv"
-    json = "json"
-    md = "md"
-    html = "html"
-
-
-class By(StrEnum):
-    query_type = "query-type"
-    query = "query"
-    none = "none"
-
-
-class Gain(StrEnum):
-    exponential = "exponential"
-    linear = "linear"
-
-
-class Empty(StrEnum):
-    skip = "skip"
-    zero = "zero"
-
-
-class Missing(StrEnum):
-    zero = "zero"
-    skip = "skip"
+# The vocabularies live in ndcg_labeling.choices; these names keep the signature below short.
+ReportFormat = choices.ReportFormat
+By = choices.ReportGrouping
+Gain = choices.Gain
+Empty = choices.EmptyQueries
+Missing = choices.MissingRuns
 
 
 def report(

@@ -29,13 +29,14 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.agreement import agreement_stats, grader_stats
+from ndcg_labeling.choices import AgreementLevel, AgreementScope, parse_choice
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import reads
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
 from ndcg_labeling.scales import Scale, get_scale
 
-By = Literal["query-type", "query", "grader"]
-BY_CHOICES: tuple[str, ...] = ("query-type", "query", "grader")
+By = AgreementScope | Literal["query-type", "query", "grader"]
+BY_CHOICES: tuple[str, ...] = tuple(s.value for s in AgreementScope)
 NO_QUERY_TYPE = "(none)"
 
 #: The columns of an agreement row, in output order (``kappa`` is added for ``--by grader`` in json).
@@ -168,12 +169,12 @@ def _clean(value: Any) -> Any:
 
 
 def _stats_row(scope: str, item: NDArray[np.int64], grader: NDArray[np.int64], grade: NDArray[np.int64],
-               scale: Scale, level: str) -> dict[str, Any]:
+               scale: Scale, level: AgreementLevel) -> dict[str, Any]:
     # Recode inside the scope so the kernel's count matrix is sized by the scope, not the whole selection.
     _, it = np.unique(item, return_inverse=True)
     _, gr = np.unique(grader, return_inverse=True)
     stats = agreement_stats(it.astype(np.int64), gr.astype(np.int64), grade, scale.values,
-                            level=level)  # type: ignore[arg-type]
+                            level=level)
     return {
         "scope": scope, "level": stats.level, "alpha": stats.alpha, "n_items": stats.n_items,
         "n_pairable": stats.n_pairable, "n_graders": stats.n_graders, "n_grades": stats.n_grades,
@@ -204,12 +205,14 @@ def agreement_report(*, session: Session, batch: str | None = None, by: By | Non
     quadratic-weighted kappa against each overlapping grader, and a flag; see
     :func:`ndcg_labeling.agreement.grader_stats`). Scopes are sorted by name; the ``all`` row is first.
     """
-    if level not in ("nominal", "ordinal", "interval"):
-        raise NdcgLabelingError(f"unknown level {level!r}; use nominal, ordinal or interval")
-    if by is not None and by not in BY_CHOICES:
-        raise NdcgLabelingError(f"unknown --by {by!r}; use one of {', '.join(BY_CHOICES)}")
+    try:
+        level_c = parse_choice(AgreementLevel, level, "level")
+        if by is not None:
+            parse_choice(AgreementScope, by, "agreement grouping")
+    except ValueError as exc:
+        raise NdcgLabelingError(str(exc)) from None
     sel = load_grades(session=session, batch=batch)
-    rows = [_stats_row("all", sel.item, sel.grader, sel.grade, sel.scale, level)]
+    rows = [_stats_row("all", sel.item, sel.grader, sel.grade, sel.scale, level_c)]
     columns = AGREEMENT_COLUMNS
     notes: list[str] = []
     if sel.n_superseded:
@@ -228,7 +231,7 @@ def agreement_report(*, session: Session, batch: str | None = None, by: By | Non
         bounds = np.searchsorted(scope_code[order], np.arange(len(scope_names) + 1))
         for k, name in enumerate(scope_names):
             idx = order[bounds[k]:bounds[k + 1]]
-            rows.append(_stats_row(str(name), sel.item[idx], sel.grader[idx], sel.grade[idx], sel.scale, level))
+            rows.append(_stats_row(str(name), sel.item[idx], sel.grader[idx], sel.grade[idx], sel.scale, level_c))
     elif by == "grader":
         columns = GRADER_COLUMNS
         rows.extend(_grader_rows(session, sel, level, notes))

@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 from sqlalchemy import and_, delete, exists, select
 from sqlalchemy.orm import Session
 
+from ndcg_labeling.choices import ConsensusMethod, DawidSkenePoint, QrelsRounding, TieRule, parse_choice
 from ndcg_labeling.consensus import consensus
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import reads
@@ -36,8 +37,8 @@ from ndcg_labeling.scales import get_scale
 if TYPE_CHECKING:
     import pandas as pd
 
-Rounding = Literal["half-up", "floor"]
-ROUNDINGS: tuple[str, ...] = ("half-up", "floor")
+Rounding = QrelsRounding | Literal["half-up", "floor"]
+ROUNDINGS: tuple[str, ...] = tuple(r.value for r in QrelsRounding)
 
 #: Columns of :func:`effective_labels`, a stable interface (the report reads them).
 EFFECTIVE_COLUMNS: tuple[str, ...] = ("query_id", "doc_id", "value", "query_type", "source")
@@ -103,20 +104,19 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
     ``min_graders`` grades, ``max - min`` above ``max_spread`` (``None``: no spread check).
     ``progress(n)`` is called with the number of labels written so far.
     """
-    if method not in ("median", "mean", "majority", "dawid-skene"):
-        raise NdcgLabelingError(f"unknown method {method!r}; use median, mean, majority or dawid-skene")
-    if tie not in ("low", "high"):
-        raise NdcgLabelingError(f"unknown tie rule {tie!r}; use low or high")
-    if point not in ("mean", "mode"):
-        raise NdcgLabelingError(f"unknown point {point!r}; use mean or mode")
+    try:
+        method_c = parse_choice(ConsensusMethod, method, "method")
+        tie_c = parse_choice(TieRule, tie, "tie rule")
+        point_c = parse_choice(DawidSkenePoint, point, "point")
+    except ValueError as exc:
+        raise NdcgLabelingError(str(exc)) from None
     if min_graders < 1:
-        raise NdcgLabelingError(f"--min-graders must be at least 1, got {min_graders}")
+        raise NdcgLabelingError(f"min_graders must be at least 1, got {min_graders}")
     if max_spread is not None and max_spread < 0:
-        raise NdcgLabelingError(f"--max-spread must be non-negative, got {max_spread}")
+        raise NdcgLabelingError(f"max_spread must be non-negative, got {max_spread}")
     sel = load_grades(session=session, batch=batch)
-    result = consensus(sel.item, sel.grader, sel.grade, sel.scale.values, method,  # type: ignore[arg-type]
-                       tie=tie, min_graders=min_graders, max_spread=max_spread,  # type: ignore[arg-type]
-                       point=point, n_items=sel.n_items)  # type: ignore[arg-type]
+    result = consensus(sel.item, sel.grader, sel.grade, sel.scale.values, method_c, tie=tie_c,
+                       min_graders=min_graders, max_spread=max_spread, point=point_c, n_items=sel.n_items)
 
     label = m.ConsensusLabel
     if batch is None:

@@ -35,6 +35,7 @@ import pandas as pd
 from numpy.typing import NDArray
 from sqlalchemy.orm import Session
 
+from ndcg_labeling.choices import EmptyQueries, Gain, MissingRuns, ReportGrouping
 from ndcg_labeling.db import reads
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
 from ndcg_labeling.reports.model import (
@@ -53,10 +54,10 @@ from ndcg_labeling.stats import paired_ttest_p as _ttest_p
 __all__ = ["ALL", "DEFAULT_METRICS", "SEED", "UNTYPED", "ReportOptions", "ReportResult", "agreement_by_query_type",
            "bootstrap_ci", "bootstrap_counts", "build_report", "holm", "randomization_p", "report_as_dict"]
 
-BY_CHOICES = ("query-type", "query", "none")
-GAIN_CHOICES = ("exponential", "linear")
-EMPTY_CHOICES = ("skip", "zero")
-MISSING_CHOICES = ("zero", "skip")
+BY_CHOICES = tuple(c.value for c in ReportGrouping)
+GAIN_CHOICES = tuple(c.value for c in Gain)
+EMPTY_CHOICES = tuple(c.value for c in EmptyQueries)
+MISSING_CHOICES = tuple(c.value for c in MissingRuns)
 JUDGED_WARN_BELOW = 0.9
 Array = NDArray[Any]
 _DOC_SPAN = 1 << 31  # (query, document) row ids as one int64 key; ids are 32-bit integers
@@ -65,15 +66,16 @@ _DOC_SPAN = 1 << 31  # (query, document) row ids as one int64 key; ids are 32-bi
 def _check_options(options: ReportOptions) -> list[Any]:
     from ndcg_labeling.metrics import parse_metric
 
+    # The "--name" spelling is kept because callers (and a test) match these messages.
     for name, value, choices in (("--by", options.by, BY_CHOICES), ("--gain", options.gain, GAIN_CHOICES),
                                  ("--empty", options.empty, EMPTY_CHOICES),
                                  ("--missing", options.missing, MISSING_CHOICES)):
         if value not in choices:
             raise NdcgLabelingError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
     if not np.isfinite(options.relevant_threshold) or options.relevant_threshold <= 0:
-        raise NdcgLabelingError(f"--relevant-threshold must be a positive number, got {options.relevant_threshold}")
+        raise NdcgLabelingError(f"relevant_threshold must be a positive number, got {options.relevant_threshold}")
     if not options.metrics:
-        raise NdcgLabelingError("name at least one metric (--metric ndcg@10)")
+        raise NdcgLabelingError("name at least one metric (such as ndcg@10)")
     parsed = []
     for name in options.metrics:
         try:
@@ -150,7 +152,7 @@ def _load(session: Session, opts: ReportOptions, k_cut: int | None) -> _Loaded:
     scored_q = np.sort(judged_q if opts.empty == "zero" else judged_q[~no_relevant])
     if scored_q.size == 0:
         raise NdcgLabelingError(f"no query has a relevant document (label >= {opts.relevant_threshold:g}); "
-                                "score them anyway with empty = zero")
+                                "empty = zero scores them anyway")
     rank_rows = reads.ranking_rows([known[s] for s in systems], k_cut, session=session)
     return _Loaded(systems=systems, baseline=baseline, labels=labels, queries=queries, scored_q=scored_q,
                    judged_q=judged_q.astype(np.int64), n_no_relevant=int(no_relevant.sum()), rank_rows=rank_rows,

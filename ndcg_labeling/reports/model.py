@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ndcg_labeling.choices import EmptyQueries, Gain, MissingRuns, ReportGrouping
+
 DEFAULT_METRICS: tuple[str, ...] = ("ndcg@5", "ndcg@10", "mrr@10", "map@10", "p@10", "judged@10")
 ALL = "all"  # the query_type of the overall rows
 UNTYPED = "untyped"  # the query_type of queries stored without one
@@ -27,12 +29,12 @@ class ReportOptions:
     systems: Sequence[str] = ()
     baseline: str | None = None
     metrics: Sequence[str] = DEFAULT_METRICS
-    by: str = "query-type"
+    by: str = ReportGrouping.query_type.value  # a ReportGrouping value
     per_query: bool = False
-    gain: str = "exponential"
+    gain: str = Gain.exponential.value  # a Gain value
     relevant_threshold: float = 1.0
-    empty: str = "skip"
-    missing: str = "zero"
+    empty: str = EmptyQueries.skip.value  # an EmptyQueries value (not the kernels' EmptyValue)
+    missing: str = MissingRuns.zero.value  # a MissingRuns value
     n_bootstrap: int = 2000
     n_permutations: int = 10_000
     confidence: float = 0.95
