@@ -11,7 +11,6 @@ import io
 import sys
 from typing import Any
 
-import click
 import typer.rich_utils
 from typer.main import get_command
 
@@ -28,7 +27,7 @@ with examples: [import](import.md), [grading](grading.md), [agreement](agreement
 """
 
 
-def command_paths(group: click.Command, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+def command_paths(group: Any, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     """Every command (not group) under ``group``, as the words that name it, in registration order."""
     out: list[tuple[str, ...]] = []
     for name, cmd in getattr(group, "commands", {}).items():
