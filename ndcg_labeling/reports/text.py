@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from ndcg_labeling.reports.model import headline_metric
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -99,7 +101,7 @@ def comparison_cells(result: ReportResult, with_p: bool = True) -> tuple[list[st
     if c.empty:
         return [], []
     p_col = "rand_p_holm"
-    first = result.metrics[0]
+    first = headline_metric(result.metrics)  # the same metric in the terminal, md and html
     header = ["query type", "system vs " + str(result.baseline)] + result.metrics + [f"W/T/L {first}"]
     rows = []
     indexed = c.set_index(["query_type", "system", "metric"]).sort_index()
