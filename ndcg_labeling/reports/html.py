@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ndcg_labeling.reports.model import grouping_phrase
 from ndcg_labeling.reports.text import P_LEGEND, comparison_cells, coverage_cells, summary_cells
 
 if TYPE_CHECKING:
@@ -214,8 +215,9 @@ def _render_html(result: ReportResult, *, agreement: Sequence[dict[str, Any]] | 
     for w in result.warnings:
         parts.append(f'<p class="warning"><strong>Warning:</strong> {html.escape(w)}</p>')
 
-    parts.append("<h2>Metrics per query type</h2>")
-    parts.append(_img(metric_plot(result), "metrics per query type with intervals"))
+    grouping = grouping_phrase(o.by)
+    parts.append(f"<h2>Metrics {grouping}</h2>")
+    parts.append(_img(metric_plot(result), f"metrics {grouping} with intervals"))
     header, rows = summary_cells(result)
     parts.append(_table(header, rows))
 
