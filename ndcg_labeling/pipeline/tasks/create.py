@@ -164,7 +164,7 @@ def _check_arguments(name: str, *, scale: str, depth: int, overlap: int, graders
         raise NdcgLabelingError(f"overlap must be at least 1, got {overlap}")
     grader_names = _validate_names(graders, "grader")
     if not grader_names:
-        raise NdcgLabelingError("no graders given (--graders a,b,c)")
+        raise NdcgLabelingError("no graders given")
     if overlap > len(grader_names):
         raise NdcgLabelingError(f"overlap {overlap} needs at least {overlap} graders, got {len(grader_names)} "
                                 f"({', '.join(grader_names)})")
