@@ -89,16 +89,29 @@ def db_datetime(session: Session, value: datetime) -> Any:
 # --- plain bulk writes ---------------------------------------------------------------------------
 
 
+def _driver_error(conn: Connection, statement: str, exc: Exception) -> Exception:
+    """A driver error raised on the raw cursor, wrapped as sqlalchemy wraps its own (IntegrityError, ...),
+    so callers see one kind of error and the retry helper reads its SQLSTATE."""
+    dbapi = conn.dialect.dbapi
+    if dbapi is not None and isinstance(exc, dbapi.Error):
+        return cast(Exception, DBAPIError.instance(statement, None, exc, dbapi.Error))
+    return exc
+
+
 def _copy(conn: Connection, name: str, columns: Sequence[str], rows: Iterable[Sequence[Any]],
           progress: ProgressCallback | None) -> int:
     raw = conn.connection.driver_connection
+    statement = f"COPY {name} ({', '.join(columns)}) FROM STDIN"
     count = 0
-    with raw.cursor() as cursor, cursor.copy(f"COPY {name} ({', '.join(columns)}) FROM STDIN") as copy:  # type: ignore[union-attr]
-        for row in rows:
-            copy.write_row(row)
-            count += 1
-            if progress is not None and count % CHUNK == 0:
-                progress(count)
+    try:
+        with raw.cursor() as cursor, cursor.copy(statement) as copy:  # type: ignore[union-attr]
+            for row in rows:
+                copy.write_row(row)
+                count += 1
+                if progress is not None and count % CHUNK == 0:
+                    progress(count)
+    except Exception as exc:
+        raise _driver_error(conn, statement, exc) from None
     return count
 
 
@@ -118,6 +131,8 @@ def _executemany(conn: Connection, sql: str, rows: Iterable[Sequence[Any]], prog
         if chunk:
             cursor.executemany(sql, chunk)
             count += len(chunk)
+    except Exception as exc:
+        raise _driver_error(conn, sql, exc) from None
     finally:
         cursor.close()
     return count
@@ -167,11 +182,15 @@ def _pg_insert_keyed(session: Session, target: Table | Any, columns: Sequence[st
         conn.exec_driver_sql("RELEASE SAVEPOINT bulk_copy")
         return count
     except DBAPIError as exc:
-        if getattr(exc.orig, "sqlstate", None) not in _RACE_SQLSTATES:
+        if _sqlstate(exc) not in _RACE_SQLSTATES:
             raise
         # A concurrent writer stored some of our keys: undo the COPY, merge through a staging table.
         conn.exec_driver_sql("ROLLBACK TO SAVEPOINT bulk_copy")
     return _pg_merge(session, name, columns, rows, on_conflict)
+
+
+def _sqlstate(exc: BaseException) -> str | None:
+    return getattr(exc, "sqlstate", None) or getattr(getattr(exc, "orig", None), "sqlstate", None)
 
 
 def _skip_fk_triggers(conn: Connection, target: Table | Any, columns: Sequence[str], rows: list[Sequence[Any]]) -> bool:
