@@ -26,6 +26,7 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import islice
 from typing import Any, cast
 
 from sqlalchemy import Table, column, select, table
@@ -118,19 +119,13 @@ def _copy(conn: Connection, name: str, columns: Sequence[str], rows: Iterable[Se
 def _executemany(conn: Connection, sql: str, rows: Iterable[Sequence[Any]], progress: ProgressCallback | None) -> int:
     cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
     count = 0
-    chunk: list[Sequence[Any]] = []
+    pending = iter(rows)
     try:
-        for row in rows:
-            chunk.append(row)
-            if len(chunk) >= CHUNK:
-                cursor.executemany(sql, chunk)
-                count += len(chunk)
-                chunk = []
-                if progress is not None:
-                    progress(count)
-        if chunk:
+        while chunk := list(islice(pending, CHUNK)):  # C-level slicing: no Python loop over the rows
             cursor.executemany(sql, chunk)
             count += len(chunk)
+            if progress is not None:
+                progress(count)
     except Exception as exc:
         raise _driver_error(conn, sql, exc) from None
     finally:
@@ -276,12 +271,69 @@ def insert_missing_names(model: type[m.Grader] | type[m.System], rows: Sequence[
     return created
 
 
-def _id_map(model: type[m.Query] | type[m.Document], ids: Sequence[str], *, session: Session) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for start in range(0, len(ids), 10_000):
-        part = ids[start : start + 10_000]
-        out.update(session.execute(select(model.external_id, model.id).where(model.external_id.in_(part))).all())
-    return out
+def _fetch_pairs(conn: Connection, sql: str) -> dict[str, int]:
+    """``external_id -> id`` pairs of a query, fetched on the driver's cursor (no Row objects: a million
+    pairs in well under a second)."""
+    cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    try:
+        cursor.execute(sql)
+        return dict(cursor.fetchall())
+    finally:
+        cursor.close()
+
+
+def _temp_ids(session: Session, ids: Sequence[str]) -> str:
+    """A temporary table holding ``ids``. PostgreSQL drops it at commit, and a rollback undoes its creation
+    on both backends: no DROP in a `finally` that would fail in an aborted transaction and hide the error."""
+    temp = f"tmp_ids_{uuid.uuid4().hex[:12]}"
+    on_commit = " ON COMMIT DROP" if dialect_name(session) == "postgresql" else ""
+    session.connection().exec_driver_sql(
+        f"CREATE TEMPORARY TABLE {temp} (external_id VARCHAR({m.ID_LENGTH}) PRIMARY KEY){on_commit}")
+    bulk_insert(table(temp, column("external_id")), ["external_id"], ((x,) for x in ids), session=session)
+    return temp
+
+
+def _lookup(model: type[m.Query] | type[m.Document], ids: Sequence[str], *, session: Session) -> dict[str, int]:
+    """``external_id -> id`` of the stored rows among ``ids``."""
+    if len(ids) <= SMALL:
+        return dict(session.execute(select(model.external_id, model.id).where(model.external_id.in_(ids))).all())
+    target = model.__tablename__
+    conn = session.connection()
+    stored = int(conn.exec_driver_sql(f"SELECT COUNT(*) FROM {target}").scalar_one())
+    if stored <= 2 * len(ids):  # reading the whole table costs less than shipping the ids to the server
+        every = _fetch_pairs(conn, f"SELECT external_id, id FROM {target}")
+        return {x: every[x] for x in ids if x in every}
+    temp = _temp_ids(session, ids)
+    pairs = _fetch_pairs(conn, f"SELECT x.external_id, x.id FROM {target} x JOIN {temp} t ON t.external_id = x.external_id")
+    conn.exec_driver_sql(f"DROP TABLE {temp}")
+    return pairs
+
+
+def _create(model: type[m.Query] | type[m.Document], missing: list[str], *, session: Session) -> int:
+    """Insert rows for the sorted ``missing`` ids, skipping any a concurrent writer stored; returns how many
+    this call created. Sorted: every writer takes the keys' locks in one order (no deadlock)."""
+    if len(missing) <= SMALL:
+        make = _insert_ignoring(session, cast(Table, model.__table__), "external_id")
+        return _count_returned(session.execute(make([{"external_id": x} for x in missing])))
+    target = model.__tablename__
+    if dialect_name(session) != "postgresql":
+        sql = f"INSERT INTO {target} (external_id) VALUES (?) ON CONFLICT (external_id) DO NOTHING"
+        conn = session.connection()
+        cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        try:
+            cursor.executemany(sql, ((x,) for x in missing))
+            return int(cursor.rowcount)
+        except Exception as exc:
+            raise _driver_error(conn, sql, exc) from None
+        finally:
+            cursor.close()
+    temp = _temp_ids(session, missing)
+    conn = session.connection()
+    created = conn.exec_driver_sql(
+        f"INSERT INTO {target} (external_id) SELECT external_id FROM {temp} ORDER BY external_id "
+        f"ON CONFLICT (external_id) DO NOTHING").rowcount
+    conn.exec_driver_sql(f"DROP TABLE {temp}")
+    return int(created)
 
 
 def ensure_external_ids(model: type[m.Query] | type[m.Document], ids: Iterable[str], *,
@@ -291,35 +343,16 @@ def ensure_external_ids(model: type[m.Query] | type[m.Document], ids: Iterable[s
     Returns the map and the number of rows this call created. Safe against concurrent writers creating
     the same ids (``INSERT ... ON CONFLICT DO NOTHING``, then the rows are read back, the other writer's
     included). New rows get their ids in external-id order (one lock order for every writer, and no
-    trace of a file's ranking order in the internal ids). Many ids go through a temporary table (bulk
-    insert, one INSERT ... SELECT for the missing ones, one join back): a million ids cost a few
-    statements, not a thousand ``IN`` lists.
+    trace of a file's ranking order in the internal ids). Many ids go through a temporary table or one
+    read of the whole table: a million ids cost a few statements, not a thousand ``IN`` lists.
     """
     wanted = list(dict.fromkeys(ids))
     if not wanted:
         return {}, 0
-    if len(wanted) <= SMALL:
-        existing = _id_map(model, wanted, session=session)
-        missing = sorted(x for x in wanted if x not in existing)
-        if not missing:
-            return existing, 0
-        make = _insert_ignoring(session, cast(Table, model.__table__), "external_id")
-        created = _count_returned(session.execute(make([{"external_id": x} for x in missing])))
-        existing.update(_id_map(model, missing, session=session))
-        return existing, created
-    target = model.__tablename__
-    temp = f"tmp_ids_{uuid.uuid4().hex[:12]}"
-    conn = session.connection()
-    # PostgreSQL drops the table at commit, and a rollback undoes its creation on both backends: no
-    # DROP in a `finally` that would fail in an aborted transaction and hide the real error.
-    on_commit = " ON COMMIT DROP" if dialect_name(session) == "postgresql" else ""
-    conn.exec_driver_sql(f"CREATE TEMPORARY TABLE {temp} (external_id VARCHAR({m.ID_LENGTH}) PRIMARY KEY){on_commit}")
-    bulk_insert(table(temp, column("external_id")), ["external_id"], ((x,) for x in wanted), session=session)
-    created = conn.exec_driver_sql(
-        f"INSERT INTO {target} (external_id) SELECT t.external_id FROM {temp} t "
-        f"WHERE NOT EXISTS (SELECT 1 FROM {target} x WHERE x.external_id = t.external_id) "
-        f"ORDER BY t.external_id ON CONFLICT (external_id) DO NOTHING").rowcount
-    pairs = conn.exec_driver_sql(
-        f"SELECT x.external_id, x.id FROM {target} x JOIN {temp} t ON t.external_id = x.external_id").all()
-    conn.exec_driver_sql(f"DROP TABLE {temp}")
-    return dict(pairs), int(created)
+    found = _lookup(model, wanted, session=session)
+    missing = sorted(x for x in wanted if x not in found)
+    if not missing:
+        return found, 0
+    created = _create(model, missing, session=session)
+    found.update(_lookup(model, missing, session=session))
+    return found, created

