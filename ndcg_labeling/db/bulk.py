@@ -294,15 +294,14 @@ def _temp_ids(session: Session, ids: Sequence[str]) -> str:
 
 
 def _lookup(model: type[m.Query] | type[m.Document], ids: Sequence[str], *, session: Session) -> dict[str, int]:
-    """``external_id -> id`` of the stored rows among ``ids``."""
+    """``external_id -> id`` of the stored rows among ``ids`` (and maybe of other stored rows)."""
     if len(ids) <= SMALL:
         return dict(session.execute(select(model.external_id, model.id).where(model.external_id.in_(ids))).all())
     target = model.__tablename__
     conn = session.connection()
     stored = int(conn.exec_driver_sql(f"SELECT COUNT(*) FROM {target}").scalar_one())
     if stored <= 2 * len(ids):  # reading the whole table costs less than shipping the ids to the server
-        every = _fetch_pairs(conn, f"SELECT external_id, id FROM {target}")
-        return {x: every[x] for x in ids if x in every}
+        return _fetch_pairs(conn, f"SELECT external_id, id FROM {target}")
     temp = _temp_ids(session, ids)
     pairs = _fetch_pairs(conn, f"SELECT x.external_id, x.id FROM {target} x JOIN {temp} t ON t.external_id = x.external_id")
     conn.exec_driver_sql(f"DROP TABLE {temp}")
@@ -340,7 +339,7 @@ def ensure_external_ids(model: type[m.Query] | type[m.Document], ids: Iterable[s
                         session: Session) -> tuple[dict[str, int], int]:
     """Map every id in ``ids`` to its row id, creating rows without text for the unknown ones.
 
-    Returns the map and the number of rows this call created. Safe against concurrent writers creating
+    Returns the map (it may hold other stored ids too) and the number of rows this call created. Safe against concurrent writers creating
     the same ids (``INSERT ... ON CONFLICT DO NOTHING``, then the rows are read back, the other writer's
     included). New rows get their ids in external-id order (one lock order for every writer, and no
     trace of a file's ranking order in the internal ids). Many ids go through a temporary table or one

@@ -14,19 +14,20 @@ from typing import Any, cast
 from sqlalchemy import Table, bindparam, func, select
 from sqlalchemy.orm import Session
 
+from ndcg_labeling.db import bulk as _bulk
 from ndcg_labeling.db import models as m
-from ndcg_labeling.db.bulk import (  # noqa: F401 - the bulk writes are part of the repository's interface
-    CHUNK,
-    JUDGMENT_SAME,
-    JUDGMENT_UPSERT,
-    RANKING_SAME,
-    OnConflict,
-    ProgressCallback,
-    bulk_insert,
-    db_datetime,
-    ensure_external_ids,
-    insert_missing_names,
-)
+
+# The bulk writes are part of the repository's interface.
+CHUNK = _bulk.CHUNK
+JUDGMENT_SAME = _bulk.JUDGMENT_SAME
+JUDGMENT_UPSERT = _bulk.JUDGMENT_UPSERT
+RANKING_SAME = _bulk.RANKING_SAME
+OnConflict = _bulk.OnConflict
+ProgressCallback = _bulk.ProgressCallback
+bulk_insert = _bulk.bulk_insert
+db_datetime = _bulk.db_datetime
+ensure_external_ids = _bulk.ensure_external_ids
+insert_missing_names = _bulk.insert_missing_names
 
 
 def dialect_name(session: Session) -> str:
