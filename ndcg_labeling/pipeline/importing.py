@@ -159,6 +159,15 @@ def _upsert_by_external_id(model: Any, kind: str, table: InputTable, ids: list[s
     return summary
 
 
+def _write(model: Any, columns: list[str], rows: Any, *, path: str, on_conflict: repo.OnConflict, session: Session,
+           progress: Progress | None) -> int:
+    """Bulk-insert keyed rows, safe against a concurrent writer (see :class:`repo.OnConflict`)."""
+    try:
+        return repo.bulk_insert(model, columns, rows, session=session, progress=progress, on_conflict=on_conflict)
+    except ConflictError as exc:
+        raise ConflictError(f"{path}: {exc}") from None
+
+
 # --- graders -------------------------------------------------------------------------------------
 
 
@@ -319,11 +328,8 @@ def import_run(path: str | Path, *, system: str, session: Session, fmt: str | No
     scores = to_insert["score"].to_numpy(dtype=float)
     rows = zip([sys_obj.id] * len(to_insert), to_insert["qid"].tolist(), to_insert["did"].tolist(),
                to_insert["rank"].tolist(), [None if s != s else float(s) for s in scores], strict=True)
-    try:
-        written = repo.bulk_insert(m.RankingEntry, ["system_id", "query_id", "document_id", "rank", "score"], rows,
-                                   session=session, progress=progress, on_conflict=repo.RANKING_SAME)
-    except ConflictError as exc:
-        raise ConflictError(f"{path_s}: {exc}") from None
+    written = _write(m.RankingEntry, ["system_id", "query_id", "document_id", "rank", "score"], rows, path=path_s,
+                     on_conflict=repo.RANKING_SAME, session=session, progress=progress)
     summary.new = written - summary.updated
     return summary
 
@@ -436,12 +442,9 @@ def import_judgments(path: str | Path, *, scale: str, session: Session, fmt: str
     frame = frame.iloc[order]
     rows = zip(frame["gid"].tolist(), frame["qid"].tolist(), frame["did"].tolist(), frame["grade"].tolist(),
                [scale_obj.name] * n, frame["batch"].tolist(), [path_s] * n, [now] * n, strict=True)
-    try:
-        written = repo.bulk_insert(m.Judgment, ["grader_id", "query_id", "document_id", "grade", "scale", "batch",
-                                                "source_file", "created_at"], rows, session=session, progress=progress,
-                                   on_conflict=repo.JUDGMENT_UPSERT if replace else repo.JUDGMENT_SAME)
-    except ConflictError as exc:
-        raise ConflictError(f"{path_s}: {exc}") from None
+    written = _write(m.Judgment, ["grader_id", "query_id", "document_id", "grade", "scale", "batch", "source_file",
+                                  "created_at"], rows, path=path_s, session=session, progress=progress,
+                     on_conflict=repo.JUDGMENT_UPSERT if replace else repo.JUDGMENT_SAME)
     summary.new = written - summary.updated
     return summary
 
