@@ -159,11 +159,11 @@ def revoke_tokens(name: str, *, session: Session) -> Revoked:
     """End every sign-in token and browser session of grader ``name``."""
     grader = _grader(name, session=session)
     now = m.utcnow()
-    tokens = session.execute(update(m.GraderToken).where(m.GraderToken.grader_id == grader.id,
-                                                         m.GraderToken.revoked_at.is_(None))
-                             .values(revoked_at=now)).rowcount
-    sessions = session.execute(delete(m.WebSession).where(m.WebSession.grader_id == grader.id)).rowcount
-    return Revoked(grader.name, int(tokens or 0), int(sessions or 0))
+    tokens: Any = session.execute(update(m.GraderToken).where(m.GraderToken.grader_id == grader.id,
+                                                              m.GraderToken.revoked_at.is_(None))
+                                  .values(revoked_at=now))
+    sessions: Any = session.execute(delete(m.WebSession).where(m.WebSession.grader_id == grader.id))
+    return Revoked(grader.name, int(tokens.rowcount or 0), int(sessions.rowcount or 0))
 
 
 def _user(grader: m.Grader) -> WebUser:
