@@ -16,6 +16,7 @@ from ndcg_labeling.db import models as m
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.pipeline import auth, importing
 from ndcg_labeling.pipeline import tasks as t
+from ndcg_labeling.pipeline.consensus import run_consensus
 
 SYSTEMS = {"bm25zeta": 11, "denseomega": 12}  # names that appear nowhere else
 SCORE_BASE = 731.0
@@ -107,3 +108,16 @@ def workspace(db, tmp_path) -> Workspace:
 def secret_strings() -> list[str]:
     """What must not reach ann: the system names, score digits, and the other grader's name."""
     return [*SYSTEMS, "731.", "732.", "742.", "743.", "bob"]
+
+
+def graded_two_ways(db, tmp_path):
+    """Batch b1 with overlap 2, ann grading 0 or 1 and bob 3 or 2, then median consensus: the items whose
+    grades differ by more than 1 are flagged for adjudication."""
+    ws = build_workspace(db, tmp_path, queries=8, docs=5, depth=3, overlap=2)
+    items = {g: ws.items(g) for g in ("ann", "bob")}
+    with session_scope(db.engine) as session:
+        for grader, grades in (("ann", (0, 1, 0)), ("bob", (3, 3, 2))):
+            for i, item in enumerate(items[grader]):
+                t.save_grade("b1", item, grades[i % 3], grader=grader, session=session)
+        run_consensus(session=session, batch="b1", method="median")
+    return ws

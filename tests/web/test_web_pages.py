@@ -12,7 +12,7 @@ from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.pipeline import auth
 from ndcg_labeling.pipeline import tasks as t
 from ndcg_labeling.web.app import create_app
-from tests.web.conftest import build_workspace, secret_strings
+from tests.web.conftest import build_workspace, graded_two_ways, secret_strings
 
 LEAD_PAGES = ("/lead", "/lead/batches/b1", "/lead/agreement", "/lead/adjudication", "/lead/report")
 
@@ -204,21 +204,6 @@ def test_javascript_urls_are_not_links(sqlite_db, tmp_path):
         sign_in(client, ws.token("ann"))
         html = client.get("/batches/b1/grade").text
         assert "javascript:alert(1)" in html and 'href="javascript' not in html
-
-
-def graded_two_ways(db, tmp_path):
-    """Batch b1 with overlap 2, ann grading 0 or 1 and bob 3 or 2, then median consensus: every item is
-    flagged for adjudication (spread above 1)."""
-    from ndcg_labeling.pipeline.consensus import run_consensus
-
-    ws = build_workspace(db, tmp_path, queries=8, docs=5, depth=3, overlap=2)
-    items = {g: ws.items(g) for g in ("ann", "bob")}
-    with session_scope(db.engine) as session:
-        for grader, grades in (("ann", (0, 1, 0)), ("bob", (3, 3, 2))):
-            for i, item in enumerate(items[grader]):
-                t.save_grade("b1", item, grades[i % 3], grader=grader, session=session)
-        run_consensus(session=session, batch="b1", method="median")
-    return ws
 
 
 def test_lead_pages_with_agreement_adjudication_and_the_live_report(sqlite_db, tmp_path):
