@@ -257,10 +257,25 @@ def agreement_view(batch: str | None, *, session: Session) -> AgreementView:
 
 
 def adjudication_queue(batch: str | None, *, session: Session) -> list[dict[str, Any]]:
-    """The items flagged for adjudication, with every grade and grader (``adjudicate list``)."""
+    """The items flagged for adjudication, with every grade and grader (``adjudicate list``), and the
+    query's text and the document's title for the lead to read."""
     from ndcg_labeling.pipeline.consensus import flagged_items
 
-    return flagged_items(session=session, batch=batch)
+    rows = flagged_items(session=session, batch=batch)
+    queries = _texts(m.Query, m.Query.text, {r["query_id"] for r in rows}, session=session)
+    titles = _texts(m.Document, m.Document.title, {r["doc_id"] for r in rows}, session=session)
+    return [{**r, "query": queries.get(r["query_id"]) or "", "title": titles.get(r["doc_id"]) or ""} for r in rows]
+
+
+def _texts(model: Any, column: Any, external_ids: set[str], *, session: Session) -> dict[str, str | None]:
+    """``external_id -> column`` for the given external ids (in chunks)."""
+    wanted = sorted(external_ids)
+    out: dict[str, str | None] = {}
+    for start in range(0, len(wanted), 5_000):
+        part = wanted[start : start + 5_000]
+        out.update((ext, text) for ext, text in session.execute(
+            select(model.external_id, column).where(model.external_id.in_(part))))
+    return out
 
 
 def adjudicate(query_id: str, doc_id: str, grade: Any, note: str | None, user: WebUser, *,
