@@ -24,7 +24,13 @@ from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
-from ndcg_labeling.guidelines import Guideline, guideline_filename, guidelines_dir, load_guideline
+from ndcg_labeling.guidelines import (
+    Guideline,
+    guideline_changed,
+    guideline_filename,
+    guidelines_dir,
+    load_guideline,
+)
 from ndcg_labeling.pipeline import tasks
 from ndcg_labeling.pipeline.auth import WebUser
 from ndcg_labeling.scales import get_scale
@@ -50,6 +56,7 @@ class GradingView:
     grades: list[dict[str, Any]]
     guideline: str
     can_undo: bool = False
+    warnings: list[str] = field(default_factory=list)
 
 
 def progress_dict(progress: tasks.GraderProgress) -> dict[str, int]:
@@ -127,8 +134,10 @@ def grading_view(batch: str, user: WebUser, *, session: Session) -> GradingView:
     found, progress = _my_batch(batch, user, session=session)
     grades, guideline = scale_grades(found.scale)
     item = tasks.next_item(batch, grader=user.grader, session=session)
+    warnings = ([tasks.guideline_warning(found.name, found.guideline_path, found.guideline_version)]
+                if guideline_changed(found.scale, found.guideline_sha256) else [])
     return GradingView(found.name, found.scale, item, progress, grades, guideline,
-                       can_undo=progress.done + progress.skipped > 0)
+                       can_undo=progress.done + progress.skipped > 0, warnings=warnings)
 
 
 def next_payload(batch: str, user: WebUser, *, session: Session) -> dict[str, Any] | None:

@@ -251,3 +251,17 @@ def test_lead_pages_with_agreement_adjudication_and_the_live_report(sqlite_db, t
         after = {(r["query_id"], r["doc_id"]): r for r in flagged_items(session=session, batch="b1")}
     row = after[(first["query_id"], first["doc_id"])]
     assert (row["adjudicated"], row["adjudicator"]) == (2.0, "lee")
+
+
+def test_the_grading_page_warns_when_the_guideline_changed_since_the_batch(ws):
+    from sqlalchemy import update
+
+    from ndcg_labeling.db import models as m
+
+    with app_client(ws) as client:
+        sign_in(client, ws.token("ann"))
+        assert 'id="guideline-warning"' not in client.get("/batches/b1/grade").text
+        with session_scope(ws.db.engine) as session:
+            session.execute(update(m.GradingBatch).values(guideline_sha256="0" * 64))
+        html = client.get("/batches/b1/grade").text
+        assert 'id="guideline-warning"' in html and "has changed since batch &#39;b1&#39; was created" in html
