@@ -38,7 +38,20 @@ def one_line_error(result) -> str:
 def test_status_needs_upgraded_database(runner, empty_db):
     result = invoke(runner, empty_db, "status")
     assert result.exit_code == 1
-    assert "not at head" in result.stderr and "ndcg-labeling db upgrade" in result.stderr
+    expected = "no database at" if empty_db.backend == "sqlite" else "not at head"
+    assert expected in result.stderr and "ndcg-labeling db upgrade" in result.stderr
+
+
+def test_command_before_upgrade_leaves_no_empty_sqlite_file(runner, tmp_path):
+    path = tmp_path / "sub" / "fresh.db"
+    url = f"sqlite:///{path}"
+    for args in (["status"], ["graders", "list"], ["db", "current"], ["db", "downgrade", "base"],
+                 ["import", "queries", str(tmp_path / "q.csv")]):
+        result = invoke(runner, None, *args, "--db", url)
+        assert "Traceback" not in result.output
+        assert not path.exists(), args
+    assert "base (head" in invoke(runner, None, "db", "current", "--db", url).stdout
+    assert invoke(runner, None, "db", "upgrade", "--db", url).exit_code == 0 and path.stat().st_size > 0
 
 
 def test_db_upgrade_current_downgrade(runner, empty_db):
@@ -179,7 +192,7 @@ BAD_CASES = [
     ("inf-score", ["import", "run", "--system", "s"], "r.csv", "query_id,doc_id,rank,score\nq1,d1,1,inf\n",
      ":2: score 'inf' is not a finite number"),
     ("bad-rank", ["import", "run", "--system", "s"], "r.csv", "query_id,doc_id,rank\nq1,d1,0\n",
-     ":2: rank '0' is not a whole number >= 1"),
+     ":2: rank '0' is not a whole number from 1 to 2147483647"),
     ("no-body-or-url", ["import", "documents"], "d.csv", "doc_id,title\nd1,Hello\n",
      ":1: missing column body or url: expected doc_id,title,body or doc_id,title,url"),
     ("bad-jsonl", ["import", "queries"], "q.jsonl", '{"query_id": "q1", "text": "a", "query_type": "nav"}\n{"query_id": \n',
