@@ -48,6 +48,20 @@ def require_input_file(path: str | Path) -> None:
         raise InputFileError(path_s, "cannot read file: permission denied")
 
 
+def refuse_nul(path: str | Path, chunk: int = 1 << 20) -> None:
+    """Raise :class:`InputFileError` (with the line) if the file holds a NUL byte: C parsers stop a
+    value at NUL, which would store a silently shortened id. Reads the file once, in chunks."""
+    require_input_file(path)
+    lines = 0
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            at = block.find(b"\x00")
+            if at >= 0:
+                raise InputFileError(str(path), "NUL byte (0x00) in the file; is it binary, or UTF-16?",
+                                     line=lines + block[:at].count(b"\n") + 1)
+            lines += block.count(b"\n")
+
+
 def check_output_path(path: str | Path, *, force: bool = False) -> None:
     """Raise :class:`OutputFileError` if ``path`` cannot be written as a new file (or, with ``force``,
     replaced). Commands call it before their work, so a bad ``--out`` fails fast."""

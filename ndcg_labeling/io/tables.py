@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -210,18 +211,26 @@ def _check_short_rows(path: str, text: str, sep: str, frame: pd.DataFrame) -> No
 
     A short row always leaves the last column empty, so the file is only re-read with the csv module
     when some value of the last column is empty."""
-    last = frame.columns[-1]
-    if not (frame[last] == "").any():
-        return
+    if (frame[frame.columns[-1]] == "").any():
+        _check_row_lengths(path, text, sep, short=True)
+
+
+def _check_row_lengths(path: str, text: str, sep: str, *, short: bool) -> None:
+    """Refuse the first row with fewer fields than the header (``short``) or with more non-empty ones."""
     header = _header_fields(text, sep)
     while header and header[-1] == "":
         header.pop()  # a trailing delimiter on the header line only
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep)
     previous_end = 0
     for index, row in enumerate(reader):
-        if index > 0 and row and len(row) < len(header):
-            raise InputFileError(path, f"{len(row)} field(s) where the header has {len(header)}: a value is "
-                                 f"missing (quote values that hold the delimiter)", line=previous_end + 1)
+        if index > 0 and row:
+            if short and len(row) < len(header):
+                raise InputFileError(path, f"{len(row)} field(s) where the header has {len(header)}: a value is "
+                                     f"missing (quote values that hold the delimiter)", line=previous_end + 1)
+            if not short and len(row) > len(header) and any(v.strip() for v in row[len(header):]):
+                hint = "is the delimiter right?" if len(header) == 1 else "quote values that hold the delimiter"
+                raise InputFileError(path, f"{len(row)} fields where the header has {len(header)} ({hint})",
+                                     line=previous_end + 1)
         previous_end = reader.line_num
 
 
@@ -237,8 +246,15 @@ def _read_delimited(path: str, text: str, fmt: str) -> pd.DataFrame:
     sep = "\t" if fmt == "tsv" else ","
     _check_header(path, text, sep)
     try:
-        return pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_filter=False,
-                           skipinitialspace=False, engine="c", index_col=False)
+        # With index_col=False pandas drops the extra values of a row longer than the header, with only a
+        # warning: such a row is refused below unless its extra values are empty (a trailing delimiter).
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", pd.errors.ParserWarning)
+            frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_filter=False,
+                                skipinitialspace=False, engine="c", index_col=False)
+        if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
+            _check_row_lengths(path, text, sep, short=False)
+        return frame
     except pd.errors.ParserError as exc:
         msg = str(exc).strip().splitlines()[-1]
         line = None
@@ -298,6 +314,8 @@ def _read_jsonl(path: str, text: str, non_text: dict[str, tuple[int | None, str]
         row: dict[str, str] = {}
         for k, v in record.items():
             if isinstance(v, str):
+                if "\x00" in v:
+                    raise InputFileError(path, f"NUL character (\\u0000) in the value of {_capped(k)!r}", line=number)
                 row[k] = v
                 continue
             if v is not None and k not in non_text:

@@ -233,8 +233,10 @@ def _read_run(path: str, fmt: str | None) -> tuple[InputTable, pd.DataFrame]:
     fmt_l = (fmt or "").lower()
     is_trec = fmt_l in ("trec", "trec-run") or (not fmt_l and Path(path).suffix.lower() not in (".csv", ".tsv", ".jsonl", ".parquet"))
     if is_trec:
+        from ndcg_labeling.io.files import refuse_nul
         from ndcg_labeling.io.trec import read_trec_run
 
+        refuse_nul(path)  # also refuses anything but a regular file
         run = read_trec_run(path)
         table = InputTable(path, "trec", run)
         # trec_eval's order: score descending, ties by document id descending; the rank column is ignored.
@@ -373,8 +375,10 @@ def read_judgments_file(path: str, *, fmt: str | None, grader: str | None, scale
     if fmt_l in ("trec-qrels", "qrels", "trec"):
         if not grader:
             raise InputFileError(path, "a TREC qrels file names no grader: pass --grader NAME")
+        from ndcg_labeling.io.files import refuse_nul
         from ndcg_labeling.io.trec import read_trec_qrels
 
+        refuse_nul(path)  # also refuses anything but a regular file
         qrels = read_trec_qrels(path)
         table = InputTable(path, "trec", pd.DataFrame({
             "query_id": qrels["query_id"].astype(str), "doc_id": qrels["doc_id"].astype(str),
