@@ -22,8 +22,7 @@ def main() -> None:
     signal.signal(signal.SIGINT, _interrupted_while_loading)
     from ndcg_labeling.cli import main as cli_main
 
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    cli_main()
+    cli_main()  # restores the usual KeyboardInterrupt inside its own handler
 
 
 if __name__ == "__main__":

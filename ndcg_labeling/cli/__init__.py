@@ -56,5 +56,20 @@ _register_all()
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point. Ctrl-C before a command has started its work (while typer builds
+    the command tree) prints ``Interrupted`` and exits 130; a command's own transaction handles it later."""
+    import signal
+    import sys
+
+    try:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        app()
+    except KeyboardInterrupt:
+        sys.stderr.write("Interrupted\n")
+        raise SystemExit(130) from None
+    except SystemExit as exc:
+        # typer turns a Ctrl-C while it parses the command line into a silent exit 130
+        inner = exc.__context__
+        if exc.code == 130 and inner is not None and isinstance(inner.__cause__, KeyboardInterrupt):
+            sys.stderr.write("Interrupted\n")
+        raise
