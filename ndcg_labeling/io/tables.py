@@ -25,11 +25,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from ndcg_labeling.errors import InputFileError
 from ndcg_labeling.io.files import require_input_file
 from ndcg_labeling.io.ids import MAX_ID_LENGTH, first_bad_id
+from ndcg_labeling.scales import Scale, parse_grade
 
 MESSAGE_LIMIT = 300  # characters of file content (a header, a value) quoted in one error message
 
@@ -100,6 +103,33 @@ class InputTable:
             row = int(too_long.to_numpy().nonzero()[0][0])
             length = len(self.frame[column].iloc[row])
             raise self.error(row, f"{what or column} is {length} characters long; the limit is {limit}")
+
+    def parse_grades(self, column: str, scale: Scale) -> NDArray[np.int64]:
+        """The grades of ``column`` through :func:`ndcg_labeling.scales.parse_grade` (the one grade
+        parser), called once per distinct value. ``factorize`` lists the values in order of first
+        appearance, so the first value refused is also the first bad row of the file."""
+        codes, uniques = pd.factorize(self.frame[column], sort=False)
+        parsed = np.empty(len(uniques), dtype=np.int64)
+        for i, value in enumerate(uniques):
+            try:
+                parsed[i] = parse_grade(value, scale)
+            except ValueError as exc:
+                raise self.error(int(np.flatnonzero(codes == i)[0]), str(exc)) from None
+        out: NDArray[np.int64] = parsed[codes]
+        return out
+
+    def parse_ranks(self, column: str, max_rank: int) -> NDArray[np.int64]:
+        """``column`` as whole numbers from 1 to ``max_rank`` written with ASCII digits (``2``, ``2.0``,
+        ``2e0``); ``inf``, ``1e20``, ``0x1``, ``1.5`` and other digits are refused with their row."""
+        raw = self.frame[column]
+        ranks = pd.to_numeric(raw, errors="coerce")
+        bad = ranks.isna() | (ranks < 1) | (ranks != ranks.round()) | (ranks > max_rank)
+        bad = bad | ~raw.str.fullmatch(r"[+]?[0-9]+(?:\.0*)?(?:[eE][+]?[0-9]+)?")
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise self.error(row, f"rank {_capped(raw.iloc[row])!r} is not a whole number from 1 to {max_rank}")
+        out: NDArray[np.int64] = ranks.to_numpy().astype(np.int64)
+        return out
 
     def require_columns(self, required: Sequence[str], optional: Sequence[str] = ()) -> None:
         """Check the header: every ``required`` column is present (the error lists the expected ones)."""

@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from numpy.typing import NDArray
 from sqlalchemy import delete, select, tuple_
 from sqlalchemy.orm import Session
 
@@ -25,7 +24,7 @@ from ndcg_labeling.db import repository as repo
 from ndcg_labeling.errors import ConflictError, InputFileError, NotFoundError
 from ndcg_labeling.io.ids import first_bad_id
 from ndcg_labeling.io.tables import InputTable, read_table
-from ndcg_labeling.scales import Scale, get_scale, parse_grade
+from ndcg_labeling.scales import Scale, get_scale
 
 MAX_ID_LENGTH = m.ID_LENGTH
 
@@ -247,12 +246,7 @@ def _read_run(path: str, fmt: str | None) -> tuple[InputTable, pd.DataFrame]:
     table = read_table(path, fmt)
     table.require_columns(["query_id", "doc_id", "rank"], optional=["score"])
     frame = table.frame
-    ranks = pd.to_numeric(frame["rank"], errors="coerce")
-    bad = ranks.isna() | (ranks < 1) | (ranks != ranks.round()) | (ranks > MAX_RANK)
-    bad = bad | ~frame["rank"].str.fullmatch(r"[+]?[0-9]+(?:\.0*)?(?:[eE][+]?[0-9]+)?")
-    if bad.any():
-        row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise table.error(row, f"rank {frame['rank'].iloc[row]!r} is not a whole number from 1 to {MAX_RANK}")
+    ranks = table.parse_ranks("rank", MAX_RANK)
     if "score" in frame.columns:
         scores = pd.to_numeric(frame["score"].replace("", np.nan), errors="coerce")
         bad_score = (scores.isna() & (frame["score"] != "")) | np.isinf(scores.fillna(0))
@@ -264,7 +258,7 @@ def _read_run(path: str, fmt: str | None) -> tuple[InputTable, pd.DataFrame]:
     else:
         scores = pd.Series(np.nan, index=frame.index)
     out = pd.DataFrame({"query_id": frame["query_id"], "doc_id": frame["doc_id"],
-                        "rank": ranks.astype(np.int64), "score": scores.astype(float),
+                        "rank": ranks, "score": scores.astype(float),
                         "_row": np.arange(len(frame))})
     return table, out
 
@@ -354,21 +348,6 @@ def import_run(path: str | Path, *, system: str, session: Session, fmt: str | No
 # --- judgments ---------------------------------------------------------------------------------
 
 
-def _grades(table: InputTable, column: str, scale: Scale) -> NDArray[np.int64]:
-    """The grades of ``column`` through :func:`ndcg_labeling.scales.parse_grade` (the one grade parser),
-    called once per distinct value. ``factorize`` lists the values in order of first appearance, so
-    the first value refused is also the first bad row of the file."""
-    codes, uniques = pd.factorize(table.frame[column], sort=False)
-    parsed = np.empty(len(uniques), dtype=np.int64)
-    for i, value in enumerate(uniques):
-        try:
-            parsed[i] = parse_grade(value, scale)
-        except ValueError as exc:
-            raise table.error(int(np.flatnonzero(codes == i)[0]), str(exc)) from None
-    out: NDArray[np.int64] = parsed[codes]
-    return out
-
-
 def read_judgments_file(path: str, *, fmt: str | None, grader: str | None, scale: Scale) -> tuple[InputTable, pd.DataFrame]:
     """Read and check a judgments file: columns query_id, doc_id, grader, grade (int), batch, _row."""
     fmt_l = (fmt or "").lower()
@@ -394,7 +373,7 @@ def read_judgments_file(path: str, *, fmt: str | None, grader: str | None, scale
         _check_ids(table, col)
     _check_ids(table, "grader", GRADER_LENGTH)
     table.check_lengths("batch", BATCH_LENGTH)
-    grades = _grades(table, "grade", scale)
+    grades = table.parse_grades("grade", scale)
     _check_unique(table, ["query_id", "doc_id", "grader", "batch"], "judgment")
     frame = table.frame[["query_id", "doc_id", "grader", "batch"]].assign(grade=grades, _row=np.arange(len(table.frame)))
     return table, frame
