@@ -151,6 +151,11 @@ def grader_map(*, session: Session) -> dict[str, int]:
     return dict(session.execute(select(m.Grader.name, m.Grader.id)).all())
 
 
+def grader_by_name(name: str, *, session: Session) -> m.Grader | None:
+    """The grader called ``name``, or None: the one grader lookup of the importers and the grading use cases."""
+    return session.execute(select(m.Grader).where(m.Grader.name == name)).scalar_one_or_none()
+
+
 def system_by_name(name: str, *, session: Session) -> m.System | None:
     return session.execute(select(m.System).where(m.System.name == name)).scalar_one_or_none()
 

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import repository as repo
-from ndcg_labeling.errors import ConflictError, InputFileError, NotFoundError
+from ndcg_labeling.errors import ConflictError, InputFileError
 from ndcg_labeling.io.ids import first_bad_id
 from ndcg_labeling.io.tables import InputTable, read_table
 from ndcg_labeling.scales import Scale, get_scale
@@ -455,7 +455,6 @@ def _existing_judgments(frame: pd.DataFrame, *, session: Session) -> pd.DataFram
 
 
 def require_grader(name: str, *, session: Session) -> m.Grader:
-    grader = session.execute(select(m.Grader).where(m.Grader.name == name)).scalar_one_or_none()
-    if grader is None:
-        raise NotFoundError(f"unknown grader {name!r}; add it with `ndcg-labeling graders add {name}`")
-    return grader
+    from ndcg_labeling.pipeline.lookups import require_grader as lookup  # the one grader lookup
+
+    return lookup(name, session=session)
