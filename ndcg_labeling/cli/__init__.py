@@ -24,11 +24,12 @@ def _register_all() -> None:
         demo_cmd,
         eval_cmd,
         import_cmds,
+        plan_cmd,
         report_cmd,
         tasks_cmds,
     )
 
-    for module in (db_cmds, import_cmds, tasks_cmds, agreement_cmds, report_cmd, eval_cmd, demo_cmd):
+    for module in (db_cmds, import_cmds, tasks_cmds, agreement_cmds, report_cmd, plan_cmd, eval_cmd, demo_cmd):
         module.register(app)
 
 

@@ -27,6 +27,7 @@ Conventions (decided here, documented in the README):
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,14 +42,16 @@ from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
 from ndcg_labeling.reports.model import (
     ALL,
     DEFAULT_METRICS,
+    POWER,
     SEED,
+    SIGNIFICANCE,
     UNTYPED,
     ReportOptions,
     ReportResult,
     report_as_dict,
 )
 from ndcg_labeling.stats import TIE_EPS as _EPS
-from ndcg_labeling.stats import bootstrap_ci, bootstrap_counts, holm, randomization_p
+from ndcg_labeling.stats import bootstrap_ci, bootstrap_counts, holm, minimum_detectable_effect, randomization_p
 from ndcg_labeling.stats import paired_ttest_p as _ttest_p
 
 __all__ = ["ALL", "DEFAULT_METRICS", "SEED", "UNTYPED", "ReportOptions", "ReportResult", "agreement_by_query_type",
@@ -259,7 +262,7 @@ def _summarise(data: _Loaded, scored: _Scored, opts: ReportOptions, metric_names
     comparisons = pd.concat(comparison_parts, ignore_index=True) if comparison_parts else pd.DataFrame(
         columns=["system", "baseline", "query_type", "metric", "n_queries", "baseline_value", "value", "diff",
                  "diff_ci_low", "diff_ci_high", "t_p", "t_p_holm", "rand_p", "rand_p_holm", "wins", "ties",
-                 "losses"])
+                 "losses", "diff_sd", "mde"])
     if len(comparisons):
         for col in ("t_p", "rand_p"):
             comparisons[f"{col}_holm"] = comparisons.groupby(["query_type", "metric"])[col].transform(
@@ -370,6 +373,9 @@ def _compare(mats: dict[str, Array], systems: list[str], baseline: str, metric_n
         base_mean = np.where(both, base_rep, 0).sum(axis=0) / np.maximum(n, 1)
         mean = np.where(both, other, 0).sum(axis=0) / np.maximum(n, 1)
     d0 = np.nan_to_num(diffs)
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a column with fewer than 2 pairs: sd NaN
+        diff_sd = np.where(n >= 2, np.nanstd(diffs, axis=0, ddof=1) if len(diffs) else np.nan, np.nan)
     frame = pd.DataFrame({
         "system": np.repeat(others, m_count), "baseline": baseline, "query_type": gname,
         "metric": metric_names * len(others), "n_queries": n,
@@ -378,6 +384,7 @@ def _compare(mats: dict[str, Array], systems: list[str], baseline: str, metric_n
         "t_p": t_p, "t_p_holm": np.nan, "rand_p": r_p, "rand_p_holm": np.nan,
         "wins": (both & (d0 > _EPS)).sum(axis=0), "ties": (both & (np.abs(d0) <= _EPS)).sum(axis=0),
         "losses": (both & (d0 < -_EPS)).sum(axis=0),
+        "diff_sd": diff_sd, "mde": minimum_detectable_effect(n, diff_sd, SIGNIFICANCE, POWER),
     })
     return frame, diffs
 

@@ -20,6 +20,10 @@ DEFAULT_METRICS: tuple[str, ...] = ("ndcg@5", "ndcg@10", "mrr@10", "map@10", "p@
 ALL = "all"  # the query_type of the overall rows
 UNTYPED = "untyped"  # the query_type of queries stored without one
 SEED = 20240601
+#: the level at which a Holm-corrected p-value counts as significant (headline, stars, gate)
+SIGNIFICANCE = 0.05
+#: the power at which the report states the minimum detectable difference (MDE) of a comparison
+POWER = 0.8
 
 
 @dataclass(frozen=True)
@@ -50,7 +54,9 @@ class ReportResult:
     * ``per_query``: one row per (system, query_id, query_type, metric) with ``value`` (NaN rows left out).
     * ``comparisons``: one row per (system, query_type, metric) for every system but the baseline:
       ``baseline, n_queries, baseline_value, value, diff, diff_ci_low, diff_ci_high, t_p, t_p_holm,
-      rand_p, rand_p_holm, wins, ties, losses``.
+      rand_p, rand_p_holm, wins, ties, losses, diff_sd`` (standard deviation of the per-query
+      differences) and ``mde`` (the difference a paired t-test on these queries detects with
+      :data:`POWER` at level :data:`SIGNIFICANCE`).
     * ``coverage``: judged@k per (system, query_type) at ``coverage_k``.
     * ``labels``: the effective labels used (query_id, query_type, value) for the grade distribution.
     * ``notes``: counts of what was left out or set to zero, in words; ``warnings``: unsafe comparisons.
@@ -114,7 +120,7 @@ def report_as_dict(result: ReportResult) -> dict[str, Any]:
                          ["value", "n_queries", "ci_low", "ci_high"]),
         "comparisons": _nest(result.comparisons, ["system", "query_type", "metric"],
                              ["n_queries", "baseline_value", "value", "diff", "diff_ci_low", "diff_ci_high", "t_p",
-                              "t_p_holm", "rand_p", "rand_p_holm", "wins", "ties", "losses"]),
+                              "t_p_holm", "rand_p", "rand_p_holm", "wins", "ties", "losses", "diff_sd", "mde"]),
         "coverage": _nest(result.coverage, ["system", "query_type"], ["judged", "n_queries"]),
     }
     if o.per_query or o.by == "query":
