@@ -16,7 +16,7 @@ Data flow, all in bulk (one SELECT per table, no ORM object per row):
    randomization (sign-flip) test, Holm's correction over the systems compared with the baseline, and
    wins / ties / losses.
 
-Conventions (decided here, documented in the README):
+Conventions (decided here, documented in docs/report.md):
 
 * A judged query for which a system returned nothing scores 0 for that system (``missing="zero"``)
   or is left out of that system's numbers (``missing="skip"``, as trec_eval does).
