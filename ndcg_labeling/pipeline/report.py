@@ -39,6 +39,7 @@ from sqlalchemy.orm import Session
 from ndcg_labeling.choices import EmptyQueries, Gain, MissingRuns, ReportGrouping
 from ndcg_labeling.db import reads
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
+from ndcg_labeling.pipeline.report_caveats import agreement_by_query_type
 from ndcg_labeling.reports.model import (
     ALL,
     DEFAULT_METRICS,
@@ -46,12 +47,20 @@ from ndcg_labeling.reports.model import (
     SEED,
     SIGNIFICANCE,
     UNTYPED,
+    LabelCaveats,
     ReportOptions,
     ReportResult,
+    headline_metric,
     report_as_dict,
 )
 from ndcg_labeling.stats import TIE_EPS as _EPS
-from ndcg_labeling.stats import bootstrap_ci, bootstrap_counts, holm, minimum_detectable_effect, randomization_p
+from ndcg_labeling.stats import (
+    bootstrap_ci,
+    bootstrap_counts,
+    holm,
+    minimum_detectable_effect,
+    randomization_p,
+)
 from ndcg_labeling.stats import paired_ttest_p as _ttest_p
 
 __all__ = ["ALL", "DEFAULT_METRICS", "SEED", "UNTYPED", "ReportOptions", "ReportResult", "agreement_by_query_type",
@@ -88,6 +97,9 @@ def _check_options(options: ReportOptions) -> list[Any]:
     names = [p.name for p in parsed]
     if len(set(names)) != len(names):
         raise NdcgLabelingError(f"a metric is named twice: {', '.join(names)}")
+    if options.headline_metric is not None and options.headline_metric not in names:
+        raise NdcgLabelingError(f"the headline metric {options.headline_metric} is not among the metrics: "
+                                f"{', '.join(names)}")
     return parsed
 
 
@@ -316,10 +328,31 @@ def build_report(*, session: Session, options: ReportOptions | None = None) -> R
         "labels": len(data.labels),
     }
     query_types = [g for g in _groups(qtypes, opts.by) if g != ALL]
-    return ReportResult(options=opts, systems=data.systems, baseline=data.baseline, metrics=metric_names,
+    caveats, moved = _decide(session, data, scored, opts, parsed, coverage_k, ext_ids, qtypes)
+    return ReportResult(caveats=caveats, moved=moved, options=opts, systems=data.systems, baseline=data.baseline, metrics=metric_names,
                         query_types=query_types, summary=summary, per_query=per_query, comparisons=comparisons,
                         coverage=coverage, coverage_k=coverage_k, labels=label_frame, counts=counts_info,
                         notes=_notes(counts_info, opts), warnings=_coverage_warnings(coverage, coverage_k))
+
+
+def _decide(session: Session, data: _Loaded, scored: _Scored, opts: ReportOptions, parsed: list[Any],
+            coverage_k: int, ext_ids: Array, qtypes: Array) -> tuple[LabelCaveats | None, dict[str, Any]]:
+    """The label-quality caveats and the queries that moved on the headline metric (``opts.decide``)."""
+    if not opts.decide:
+        return None, {}
+    from ndcg_labeling.pipeline.report_caveats import label_caveats
+    from ndcg_labeling.pipeline.report_moved import moved_queries
+
+    caveats = label_caveats(session=session, labels=data.labels, rank_rows=data.rank_rows, scored_q=data.scored_q,
+                            queries=data.queries, k=coverage_k)
+    if data.baseline is None:
+        return caveats, {}
+    name = headline_metric(opts, [p.name for p in parsed])
+    k = next(p.k for p in parsed if p.name == name) or coverage_k
+    moved = moved_queries(session=session, metric_values={s: scored.per_system[s][name] for s in data.systems},
+                          baseline=data.baseline, system_ids=data.system_ids, scored_q=data.scored_q, ext_ids=ext_ids,
+                          qtypes=qtypes, rank_rows=data.rank_rows, labels=data.labels, k=k, n_moved=opts.n_moved)
+    return caveats, moved
 
 
 def _pad(rows: Array, values: Array, n_rows: int) -> Array:
@@ -420,21 +453,3 @@ def _coverage_warnings(coverage: pd.DataFrame, k: int) -> list[str]:
     return [f"unsafe comparison: judged@{k} is below {JUDGED_WARN_BELOW:g} ({shares}); unjudged documents count "
             f"as gain 0, so these numbers are lower bounds. Pool the holes with: "
             f"ndcg-labeling tasks create BATCH {opts} --depth {k} --scale SCALE --overlap N --graders A,B,C"]
-
-
-def agreement_by_query_type(*, session: Session) -> tuple[list[dict[str, Any]] | None, str | None]:
-    """Agreement rows (``scope`` = query type, ``all`` first) from the agreement pipeline, and a note.
-
-    Returns ``(None, reason)`` when the agreement pipeline is not available or there is nothing to
-    measure, so a report can leave the section out and say why.
-    """
-    try:
-        from ndcg_labeling.pipeline.agreement import agreement_report
-    except ImportError:
-        return None, "Agreement is not shown: this version has no agreement pipeline."
-    try:
-        rep = agreement_report(session=session, by="query-type")
-    except NdcgLabelingError as exc:
-        return None, f"Agreement is not shown: {exc}"
-    note = "; ".join(rep.notes) if rep.notes else None
-    return list(rep.rows), note

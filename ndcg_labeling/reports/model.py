@@ -43,6 +43,47 @@ class ReportOptions:
     n_permutations: int = 10_000
     confidence: float = 0.95
     seed: int = SEED
+    #: the metric of the headline, the moved queries and W/T/L; None: ndcg@10 if asked, else the first
+    headline_metric: str | None = None
+    #: label-quality caveats (agreement, pending adjudication) and the queries that moved; off for ``plan``
+    decide: bool = True
+    #: how many of the largest gains and losses per comparison the report lists
+    n_moved: int = 10
+
+
+def headline_metric(options: ReportOptions, metrics: Sequence[str]) -> str:
+    """The metric of the headline, the moved queries and W/T/L: ``options.headline_metric``, else
+    ndcg@10 when scored, else the first metric that is not judged@k, else the first metric."""
+    if options.headline_metric is not None:
+        return options.headline_metric
+    if "ndcg@10" in metrics:
+        return "ndcg@10"
+    return next((mt for mt in metrics if not mt.startswith("judged")), metrics[0])
+
+
+@dataclass
+class LabelCaveats:
+    """How far the labels behind the numbers can be trusted, per query type (``all`` included).
+
+    * ``alpha``: Krippendorff's alpha of the grades per query type (None: not measurable);
+    * ``pending``: labelled items flagged for adjudication and not yet adjudicated;
+    * ``items``: labelled (query, document) items of the scored queries;
+    * ``top_k_rows`` / ``top_k_unjudged`` / ``top_k_pending``: (system, query, rank <= k) rows of the
+      scored queries, those without a label and those whose label is pending adjudication;
+    * ``untrusted_graders``: graders whose gold accuracy marks them untrusted (None: no quality data);
+    * ``notes``: why a caveat could not be measured.
+    """
+
+    k: int
+    alpha: dict[str, float | None] = field(default_factory=dict)
+    pending: dict[str, int] = field(default_factory=dict)
+    items: dict[str, int] = field(default_factory=dict)
+    top_k_rows: dict[str, int] = field(default_factory=dict)
+    top_k_unjudged: dict[str, int] = field(default_factory=dict)
+    top_k_pending: dict[str, int] = field(default_factory=dict)
+    untrusted_graders: list[str] | None = None
+    agreement_rows: list[dict[str, Any]] | None = None
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -76,6 +117,9 @@ class ReportResult:
     counts: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    caveats: LabelCaveats | None = None
+    #: per compared system: ``{"gains": [...], "losses": [...]}``, each a moved query (see report_moved)
+    moved: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
 
 
 def _plain(v: Any) -> Any:
