@@ -57,6 +57,7 @@ from ndcg_labeling.stats import TIE_EPS as _EPS
 from ndcg_labeling.stats import (
     bootstrap_ci,
     bootstrap_counts,
+    contain,
     holm,
     minimum_detectable_effect,
     randomization_p,
@@ -143,6 +144,10 @@ def _resolve_systems(opts: ReportOptions, known: dict[str, int]) -> tuple[list[s
             systems.append(baseline)
     elif len(systems) >= 2:
         baseline = sorted(systems)[0]
+    elif opts.compare_single and len(known) >= 2:  # the gate: one named system against the default baseline
+        baseline = sorted(s for s in known if s not in systems)[0] if systems[0] == sorted(known)[0] \
+            else sorted(known)[0]
+        systems.append(baseline)
     if baseline is not None:  # the baseline first, the others in the order given
         systems = [baseline] + [s for s in systems if s != baseline]
     return systems, baseline
@@ -261,13 +266,16 @@ def _summarise(data: _Loaded, scored: _Scored, opts: ReportOptions, metric_names
         # one bootstrap pass for every system and every difference of this group (paired resamples)
         low, high = bootstrap_ci(np.hstack(blocks), opts.n_bootstrap, opts.seed + gi, opts.confidence)
         for si, part in enumerate(parts):
-            part["ci_low"] = low[si * width : (si + 1) * width]
-            part["ci_high"] = high[si * width : (si + 1) * width]
+            part["ci_low"], part["ci_high"] = contain(low[si * width : (si + 1) * width],
+                                                      high[si * width : (si + 1) * width],
+                                                      part["value"].to_numpy(np.float64))
             summary_parts.append(part)
         if comparison is not None:
             start = len(systems) * width
-            comparison["diff_ci_low"] = low[start:]
-            comparison["diff_ci_high"] = high[start:]
+            # the interval of the differences' mean must contain the difference of the means as shown
+            diff_low, diff_high = contain(low[start:], high[start:], comparison["diff"].to_numpy(np.float64))
+            comparison["diff_ci_low"] = diff_low
+            comparison["diff_ci_high"] = diff_high
             comparison_parts.append(comparison)
     summary = pd.concat(summary_parts, ignore_index=True)
     summary["n_queries"] = summary["n_queries"].astype(np.int64)
@@ -347,7 +355,7 @@ def _decide(session: Session, data: _Loaded, scored: _Scored, opts: ReportOption
                             queries=data.queries, k=coverage_k)
     if data.baseline is None:
         return caveats, {}
-    name = headline_metric(opts, [p.name for p in parsed])
+    name = headline_metric([p.name for p in parsed], opts)
     k = next(p.k for p in parsed if p.name == name) or coverage_k
     moved = moved_queries(session=session, metric_values={s: scored.per_system[s][name] for s in data.systems},
                           baseline=data.baseline, system_ids=data.system_ids, scored_q=data.scored_q, ext_ids=ext_ids,

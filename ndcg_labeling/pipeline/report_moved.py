@@ -59,7 +59,8 @@ def moved_queries(*, session: Session, metric_values: dict[str, Array], baseline
     rr = rank_rows[near]
     pos = top_k_positions(rank_rows)[near]
     label_of = dict(zip((labels.query * (1 << 31) + labels.document).tolist(), labels.value.tolist(), strict=True))
-    texts = dict(session.execute(select(m.Query.id, m.Query.text).where(m.Query.id.in_(wanted_q.tolist()))).tuples().all())
+    found = session.execute(select(m.Query.id, m.Query.text).where(m.Query.id.in_(wanted_q.tolist())))
+    texts: dict[int, str | None] = {int(i): t for i, t in found}
     out: dict[str, dict[str, list[dict[str, Any]]]] = {}
     docs_needed: set[int] = set()
     for s, p in picks.items():
@@ -74,7 +75,7 @@ def moved_queries(*, session: Session, metric_values: dict[str, Array], baseline
                 changed.sort(key=lambda d: (min(rb.get(d, k + 1), rs.get(d, k + 1)), d))
                 docs = [{"document": d, "label": label_of.get(q * (1 << 31) + d), "rank_baseline": rb.get(d),
                          "rank_system": rs.get(d)} for d in changed[:MAX_DOCUMENTS]]
-                docs_needed.update(d["document"] for d in docs)
+                docs_needed.update(changed[:MAX_DOCUMENTS])
                 entries.append({"query_id": str(ext_ids[i]), "query_type": str(qtypes[i]), "text": texts.get(q),
                                 "baseline_value": float(base[i]), "value": float(metric_values[s][i]),
                                 "diff": float(metric_values[s][i] - base[i]), "documents": docs})

@@ -90,7 +90,7 @@ def headline_items(result: ReportResult) -> list[dict[str, Any]]:
     """The headline as items ``{query_type, kind, system, baseline, metric, text}``; ``kind`` is
     ``best``, ``better``, ``worse``, ``no detectable difference`` or ``warning``. ``text`` starts with
     the group ("overall: ..." / "navigational: ...") except for warnings."""
-    metric = headline_metric(result.options, result.metrics)
+    metric = headline_metric(result.metrics, result.options)
     items: list[dict[str, Any]] = [{"query_type": None, "kind": "warning", "system": None, "baseline": None,
                                     "metric": None, "text": w} for w in caveat_warnings(result)]
     c = result.comparisons
@@ -199,7 +199,7 @@ def render_headline_table(result: ReportResult, console: Console) -> None:
     """The headline as plain lines on the terminal (warnings in red), before the tables."""
     from rich.text import Text
 
-    console.print(Text(f"headline ({headline_metric(result.options, result.metrics)}; p: paired randomization "
+    console.print(Text(f"headline ({headline_metric(result.metrics, result.options)}; p: paired randomization "
                        "test, Holm-corrected; W/T/L of the queries both scored)", style="bold"))
     for item in headline_items(result):
         if item["kind"] == "warning":
@@ -229,7 +229,7 @@ def render_caveats_table(result: ReportResult, console: Console) -> None:
 
 def headline_markdown(result: ReportResult) -> list[str]:
     """The headline as Markdown: warnings as quotes, then one bullet per statement."""
-    metric = headline_metric(result.options, result.metrics)
+    metric = headline_metric(result.metrics, result.options)
     parts = [f"## Headline ({metric})\n"]
     items = headline_items(result)
     parts.extend(f"> **Warning:** {i['text']}\n" for i in items if i["kind"] == "warning")
@@ -243,7 +243,7 @@ def headline_html(result: ReportResult) -> str:
     """The headline as an HTML section (warnings first)."""
     import html
 
-    metric = headline_metric(result.options, result.metrics)
+    metric = headline_metric(result.metrics, result.options)
     items = headline_items(result)
     parts = [f'<section class="headline"><h2>Headline ({html.escape(metric)})</h2>']
     parts.extend(f'<p class="warning"><strong>Warning:</strong> {html.escape(i["text"])}</p>'

@@ -11,15 +11,18 @@ One file, no network: the page opens from disk anywhere. Plots (matplotlib, Agg 
 from __future__ import annotations
 
 import base64
+import contextlib
 import html
 import io
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ndcg_labeling.reports.headline import headline_html
+from ndcg_labeling.reports.moved import render_moved_html
 from ndcg_labeling.reports.text import P_LEGEND, comparison_cells, coverage_cells, summary_cells
 
 if TYPE_CHECKING:
@@ -37,7 +40,9 @@ table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
 th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right;white-space:nowrap}small{color:#666}th{background:#f3f3f3}
 td:first-child,td:nth-child(2),th:first-child,th:nth-child(2){text-align:left}
 .warning{background:#fff3cd;border:1px solid #e0b100;padding:.6em 1em;border-radius:4px}
-.note{color:#555}img{max-width:100%;height:auto}.muted{color:#777;font-size:.9em}.scroll{overflow-x:auto}
+.note{color:#555}.headline{background:#f6f8fa;border:1px solid #d0d7de;border-radius:6px;padding:.2em 1em .6em}
+.headline li{margin:.25em 0}.headline li.up{color:#1a7f37}.headline li.down{color:#b42318}
+table.moved td{white-space:normal;vertical-align:top;text-align:left}img{max-width:100%;height:auto}.muted{color:#777;font-size:.9em}.scroll{overflow-x:auto}
 """
 
 
@@ -63,19 +68,39 @@ def _pyplot() -> Any:
     return plt
 
 
+@contextlib.contextmanager
+def _plain_text() -> Iterator[None]:
+    """Every text on the plots (system names, query types, metric names) is shown as it is: no
+    mathtext (``$\\foo$`` would be parsed, and crash on an unknown command) and no LaTeX."""
+    import matplotlib
+
+    with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
+        yield
+
+
+def y_top(series: dict[str, tuple[Array, Array, Array]]) -> float:
+    """The top of a bar plot's y-axis: 1.05 for metrics within [0, 1], else 5 % above the highest bar or
+    interval bound (dcg@10 and other unbounded metrics are not clipped)."""
+    values = np.concatenate([np.concatenate([v, hi]) for v, _, hi in series.values()]) if series else np.empty(0)
+    finite = values[np.isfinite(values)]
+    highest = float(finite.max()) if finite.size else 0.0
+    return 1.05 if highest <= 1.0 else highest * 1.05
+
+
 def _grouped_bars(ax: Any, groups: Sequence[str], series: dict[str, tuple[Array, Array, Array]],
                   title: str) -> None:
     """Bars per group, one colour per series, with asymmetric error bars ``(value, low, high)``."""
     x = np.arange(len(groups))
     width = 0.8 / max(len(series), 1)
     for i, (name, (value, low, high)) in enumerate(series.items()):
-        err = np.vstack([np.nan_to_num(value - low), np.nan_to_num(high - value)])
+        # the intervals contain the means (stats.bootstrap_ci); the clip only guards matplotlib's check
+        err = np.clip(np.vstack([np.nan_to_num(value - low), np.nan_to_num(high - value)]), 0.0, None)
         ax.bar(x + (i - (len(series) - 1) / 2) * width, np.nan_to_num(value), width, yerr=err, capsize=3,
                label=name)
     ax.set_xticks(x)
     ax.set_xticklabels(groups, rotation=20, ha="right")
     ax.set_title(title)
-    ax.set_ylim(0, 1.05)
+    ax.set_ylim(0, y_top(series))
     ax.grid(axis="y", alpha=0.3)
 
 
@@ -178,6 +203,14 @@ def render_html(result: ReportResult, *, agreement: Sequence[dict[str, Any]] | N
     """One self-contained HTML page. ``agreement``: rows with ``scope`` and ``alpha`` (and optionally
     ``percent_agreement``, ``ac1``, ``n_items``) per query type, the ``all`` row included; None leaves
     the agreement section out with ``agreement_note`` saying why."""
+    if agreement is None and result.caveats is not None and result.caveats.agreement_rows is not None:
+        agreement = result.caveats.agreement_rows  # measured once, with the caveats
+    with _plain_text():
+        return _render_html(result, agreement=agreement, agreement_note=agreement_note, title=title)
+
+
+def _render_html(result: ReportResult, *, agreement: Sequence[dict[str, Any]] | None,
+                 agreement_note: str | None, title: str) -> str:
     o = result.options
     parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
              f"<style>{_CSS}</style></head><body>", f"<h1>{html.escape(title)}</h1>"]
@@ -186,6 +219,7 @@ def render_html(result: ReportResult, *, agreement: Sequence[dict[str, Any]] | N
                  f'{o.confidence:.0%} percentile bootstrap intervals ({o.n_bootstrap:,} resamples).</p>')
     for w in result.warnings:
         parts.append(f'<p class="warning"><strong>Warning:</strong> {html.escape(w)}</p>')
+    parts.append(headline_html(result))
 
     parts.append("<h2>Metrics per query type</h2>")
     parts.append(_img(metric_plot(result), "metrics per query type with intervals"))
@@ -197,6 +231,8 @@ def render_html(result: ReportResult, *, agreement: Sequence[dict[str, Any]] | N
         parts.append(f"<h2>Difference to the baseline {html.escape(str(result.baseline))}</h2>")
         parts.append(_table(header, rows))
         parts.append(f'<p class="note">{html.escape(P_LEGEND)}.</p>')
+    parts.append(render_moved_html(result))
+    parts.append(_caveats_html(result))
 
     parts.append(f"<h2>Judged@{result.coverage_k} coverage</h2>")
     parts.append(_img(coverage_plot(result), "judged coverage"))
@@ -222,6 +258,21 @@ def render_html(result: ReportResult, *, agreement: Sequence[dict[str, Any]] | N
     parts.append("<h2>Notes</h2><ul>")
     parts.extend(f"<li>{html.escape(n)}</li>" for n in result.notes)
     parts.append("</ul></body></html>")
+    return "\n".join(parts)
+
+
+def _caveats_html(result: ReportResult) -> str:
+    """The label-quality section: alpha, pending adjudication and top-k holes per query type."""
+    from ndcg_labeling.reports.headline import caveat_notes, caveat_rows
+
+    header, rows = caveat_rows(result)
+    if not rows:
+        return ""
+    parts = ["<h2>Label quality</h2>",
+             '<p class="note">How far the labels behind the numbers can be trusted: Krippendorff\'s alpha of the '
+             "grades (below 0.667 conclusions are tentative), labelled items still pending adjudication, and the "
+             "scored top-k rows whose document has no label or a pending one.</p>", _table(header, rows)]
+    parts.extend(f'<p class="note">{html.escape(n)}</p>' for n in caveat_notes(result))
     return "\n".join(parts)
 
 

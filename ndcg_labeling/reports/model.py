@@ -26,6 +26,20 @@ SIGNIFICANCE = 0.05
 POWER = 0.8
 
 
+HEADLINE_METRIC = "ndcg@10"
+
+
+def headline_metric(metrics: Sequence[str], options: ReportOptions | None = None) -> str:
+    """The metric a one-metric view shows (the headline, the W/T/L column, the moved queries, the demo's
+    tables), the same in every format: ``options.headline_metric`` when set (``report --gate`` sets it),
+    else ndcg@10 when it was asked for, else the first metric that is not judged@k, else the first."""
+    if options is not None and options.headline_metric is not None:
+        return options.headline_metric
+    if HEADLINE_METRIC in metrics:
+        return HEADLINE_METRIC
+    return next((m for m in metrics if not m.startswith("judged")), metrics[0])
+
+
 @dataclass(frozen=True)
 class ReportOptions:
     """What to score and how. See :func:`build_report`."""
@@ -45,20 +59,12 @@ class ReportOptions:
     seed: int = SEED
     #: the metric of the headline, the moved queries and W/T/L; None: ndcg@10 if asked, else the first
     headline_metric: str | None = None
+    #: with a single named system, compare it with the default baseline (``report --gate --system S``)
+    compare_single: bool = False
     #: label-quality caveats (agreement, pending adjudication) and the queries that moved; off for ``plan``
     decide: bool = True
     #: how many of the largest gains and losses per comparison the report lists
     n_moved: int = 10
-
-
-def headline_metric(options: ReportOptions, metrics: Sequence[str]) -> str:
-    """The metric of the headline, the moved queries and W/T/L: ``options.headline_metric``, else
-    ndcg@10 when scored, else the first metric that is not judged@k, else the first metric."""
-    if options.headline_metric is not None:
-        return options.headline_metric
-    if "ndcg@10" in metrics:
-        return "ndcg@10"
-    return next((mt for mt in metrics if not mt.startswith("judged")), metrics[0])
 
 
 @dataclass
@@ -147,7 +153,9 @@ def report_as_dict(result: ReportResult) -> dict[str, Any]:
     ``results[system][query_type][metric] = {value, n_queries, ci_low, ci_high}``,
     ``comparisons[system][query_type][metric] = {n_queries, baseline_value, value, diff, diff_ci_low,
     diff_ci_high, t_p, t_p_holm, rand_p, rand_p_holm, wins, ties, losses}`` (against ``baseline``),
-    ``coverage[system][query_type] = {judged, n_queries}`` and, with per-query output,
+    ``coverage[system][query_type] = {judged, n_queries}``, ``headline`` (a list of statements, see
+    :func:`ndcg_labeling.reports.headline.headline_items`), ``caveats`` (label quality per query type),
+    ``moved[system] = {gains, losses}`` (the queries that moved) and, with per-query output,
     ``per_query[system][query_id] = {query_type, <metric>: value, ...}``.
     """
     o = result.options
@@ -167,6 +175,11 @@ def report_as_dict(result: ReportResult) -> dict[str, Any]:
                               "t_p_holm", "rand_p", "rand_p_holm", "wins", "ties", "losses", "diff_sd", "mde"]),
         "coverage": _nest(result.coverage, ["system", "query_type"], ["judged", "n_queries"]),
     }
+    from ndcg_labeling.reports.headline import headline_items
+
+    data["headline"] = headline_items(result)
+    data["caveats"] = None if result.caveats is None else _caveats_dict(result.caveats)
+    data["moved"] = result.moved
     if o.per_query or o.by == "query":
         per_query: dict[str, Any] = {}
         pq = result.per_query
@@ -176,3 +189,13 @@ def report_as_dict(result: ReportResult) -> dict[str, Any]:
             entry[metric] = _plain(value)
         data["per_query"] = per_query
     return data
+
+
+def _caveats_dict(cv: LabelCaveats) -> dict[str, Any]:
+    """The caveats per query type: ``{query_type: {alpha, items, pending, top_k_rows, top_k_unjudged,
+    top_k_pending}}`` under ``by_query_type``, with ``k``, ``untrusted_graders`` and ``notes``."""
+    types = sorted(set(cv.items) | set(cv.top_k_rows) | set(cv.alpha))
+    per_type = {t: {"alpha": cv.alpha.get(t), "items": cv.items.get(t, 0), "pending": cv.pending.get(t, 0),
+                    "top_k_rows": cv.top_k_rows.get(t, 0), "top_k_unjudged": cv.top_k_unjudged.get(t, 0),
+                    "top_k_pending": cv.top_k_pending.get(t, 0)} for t in types}
+    return {"k": cv.k, "by_query_type": per_type, "untrusted_graders": cv.untrusted_graders, "notes": cv.notes}

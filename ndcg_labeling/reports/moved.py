@@ -53,7 +53,7 @@ def moved_rows(result: ReportResult, system: str, kind: str) -> tuple[list[str],
 
 
 def _title(result: ReportResult, system: str, label: str) -> str:
-    metric = headline_metric(result.options, result.metrics)
+    metric = headline_metric(result.metrics, result.options)
     return f"{system} vs {result.baseline} on {metric}: the {result.options.n_moved} {label} (all query types)"
 
 
@@ -99,7 +99,7 @@ def difference_plot(result: ReportResult, system: str) -> str | None:
     there is nothing to plot. The y-axis follows the data (symmetric around 0)."""
     from ndcg_labeling.reports.html import _png, _pyplot
 
-    metric = headline_metric(result.options, result.metrics)
+    metric = headline_metric(result.metrics, result.options)
     pq = result.per_query[result.per_query["metric"] == metric]
     wide = pq.pivot_table(index="query_id", columns="system", values="value")
     if system not in wide or result.baseline not in wide:
