@@ -48,7 +48,8 @@ def report(
                             compare_single=gate is not None)
     with open_session(db) as session:
         result = build_report(session=session, options=options)
-        verdict = gate_verdict(result, gate, max_drop) if gate is not None else None
+        named = system[0] if system and len(system) == 1 else None
+        verdict = gate_verdict(result, gate, max_drop, named) if gate is not None else None
     _render(result, fmt, out)
     if verdict is not None:
         failed, line = verdict

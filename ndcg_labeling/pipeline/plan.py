@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from ndcg_labeling.errors import NdcgLabelingError
+from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
 from ndcg_labeling.stats import DEFAULT_ALPHA, DEFAULT_POWER, minimum_detectable_effect, queries_needed
 
 #: the columns of a plan row, in output order
@@ -94,6 +94,8 @@ def plan_queries(*, session: Session | None, options: PlanOptions) -> list[dict[
     if result.baseline is None or comparisons.empty:
         raise NdcgLabelingError("planning needs two systems: name --baseline and --system, or give --sd")
     if options.system is not None:
+        if options.system not in result.systems:
+            raise NotFoundError(f"unknown system {options.system!r}; known systems: {', '.join(sorted(result.systems))}")
         if options.system == result.baseline:
             raise NdcgLabelingError(f"--system {options.system} is the baseline; name another system")
         comparisons = comparisons[comparisons["system"] == options.system]

@@ -174,10 +174,10 @@ def gate_verdict(result: ReportResult, metric: str, max_drop: float, system: str
     if not (math.isfinite(max_drop) and max_drop >= 0):
         raise NdcgLabelingError(f"--max-drop must be a non-negative number, got {max_drop:g}")
     c = result.comparisons
-    if result.baseline is None or c.empty:
-        raise NdcgLabelingError("the gate compares systems with a baseline: score at least two systems")
     if system is not None and system == result.baseline:
         raise NdcgLabelingError(f"--system {system} is the baseline; name the system to gate")
+    if result.baseline is None or c.empty:
+        raise NdcgLabelingError("the gate compares systems with a baseline: score at least two systems")
     rows = c[(c["query_type"] == ALL) & (c["metric"] == metric)]
     if system is not None:
         rows = rows[rows["system"] == system]
