@@ -336,31 +336,37 @@ def build_report(*, session: Session, options: ReportOptions | None = None) -> R
         "labels": len(data.labels),
     }
     query_types = [g for g in _groups(qtypes, opts.by) if g != ALL]
-    caveats, moved = _decide(session, data, scored, opts, parsed, coverage_k, ext_ids, qtypes)
-    return ReportResult(caveats=caveats, moved=moved, options=opts, systems=data.systems, baseline=data.baseline, metrics=metric_names,
+    caveats, moved, lead = _decide(session, data, scored, opts, parsed, coverage_k, ext_ids, qtypes)
+    return ReportResult(caveats=caveats, moved=moved, leaders=lead, options=opts, systems=data.systems, baseline=data.baseline, metrics=metric_names,
                         query_types=query_types, summary=summary, per_query=per_query, comparisons=comparisons,
                         coverage=coverage, coverage_k=coverage_k, labels=label_frame, counts=counts_info,
                         notes=_notes(counts_info, opts), warnings=_coverage_warnings(coverage, coverage_k))
 
 
 def _decide(session: Session, data: _Loaded, scored: _Scored, opts: ReportOptions, parsed: list[Any],
-            coverage_k: int, ext_ids: Array, qtypes: Array) -> tuple[LabelCaveats | None, dict[str, Any]]:
-    """The label-quality caveats and the queries that moved on the headline metric (``opts.decide``)."""
+            coverage_k: int, ext_ids: Array, qtypes: Array) -> tuple[LabelCaveats | None, dict[str, Any],
+                                                                     pd.DataFrame | None]:
+    """The label-quality caveats, the queries that moved and the leader of each group on the headline
+    metric (``opts.decide``)."""
     if not opts.decide:
-        return None, {}
+        return None, {}, None
     from ndcg_labeling.pipeline.report_caveats import label_caveats
     from ndcg_labeling.pipeline.report_moved import moved_queries
 
+    from ndcg_labeling.pipeline.report_leaders import leaders
+
+    name = headline_metric([p.name for p in parsed], opts)
+    values = {s: scored.per_system[s][name] for s in data.systems}
+    lead = leaders(values, _groups(qtypes, opts.by))
     caveats = label_caveats(session=session, labels=data.labels, rank_rows=data.rank_rows, scored_q=data.scored_q,
                             queries=data.queries, k=coverage_k)
     if data.baseline is None:
-        return caveats, {}
-    name = headline_metric([p.name for p in parsed], opts)
+        return caveats, {}, lead
     k = next(p.k for p in parsed if p.name == name) or coverage_k
-    moved = moved_queries(session=session, metric_values={s: scored.per_system[s][name] for s in data.systems},
+    moved = moved_queries(session=session, metric_values=values,
                           baseline=data.baseline, system_ids=data.system_ids, scored_q=data.scored_q, ext_ids=ext_ids,
                           qtypes=qtypes, rank_rows=data.rank_rows, labels=data.labels, k=k, n_moved=opts.n_moved)
-    return caveats, moved
+    return caveats, moved, lead
 
 
 def _pad(rows: Array, values: Array, n_rows: int) -> Array:

@@ -74,16 +74,31 @@ def comparison_text(r: Any, metric: str, baseline: str) -> tuple[str, str]:
 
 
 def _best(result: ReportResult, qt: str, metric: str) -> dict[str, Any] | None:
+    """The best system of a group and, from ``result.leaders``, whether it is detectably ahead of the
+    runner-up (paired t-test p < 0.05)."""
     s = result.summary
     rows = s[(s["query_type"] == qt) & (s["metric"] == metric)].dropna(subset=["value"])
     if rows.empty:
         return None
     top = rows.loc[rows["value"].idxmax()]
-    others = " ≈ tied with " + ", ".join(rows[(rows["value"] == top["value"]) & (rows["system"] != top["system"])]
-                                       ["system"].astype(str)) if (rows["value"] == top["value"]).sum() > 1 else ""
     text = (f"{top['system']} is best on {metric}: {top['value']:.3f} {_ci(top['ci_low'], top['ci_high'], False)}, "
-            f"{int(top['n_queries'])} queries{others}")
-    return {"kind": "best", "system": str(top["system"]), "baseline": None, "text": text}
+            f"{int(top['n_queries'])} queries")
+    item: dict[str, Any] = {"kind": "best", "system": str(top["system"]), "baseline": None, "runner_up": None,
+                            "ahead": None}
+    lead = result.leaders
+    if lead is not None and not lead.empty:
+        hit = lead[lead["query_type"] == qt]
+        if len(hit) and hit.iloc[0]["runner_up"] is not None and hit.iloc[0]["system"] == top["system"]:
+            r = hit.iloc[0]
+            ahead = bool(r["t_p"] < SIGNIFICANCE)
+            item.update(runner_up=str(r["runner_up"]), ahead=ahead)
+            if ahead:
+                text += f"; ahead of {r['runner_up']} by {r['diff']:+.3f} ({_p(r['t_p'])}, paired t-test)"
+            else:
+                text += (f"; not detectably ahead of {r['runner_up']} ({r['runner_up_value']:.3f}; "
+                         f"{r['diff']:+.3f}, {_p(r['t_p'])}, paired t-test)")
+    item["text"] = text
+    return item
 
 
 def headline_items(result: ReportResult) -> list[dict[str, Any]]:

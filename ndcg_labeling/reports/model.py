@@ -126,6 +126,8 @@ class ReportResult:
     caveats: LabelCaveats | None = None
     #: per compared system: ``{"gains": [...], "losses": [...]}``, each a moved query (see report_moved)
     moved: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
+    #: per group the best system on the headline metric and its paired t-test against the runner-up
+    leaders: pd.DataFrame | None = None
 
 
 def _plain(v: Any) -> Any:
