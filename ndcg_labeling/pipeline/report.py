@@ -351,9 +351,8 @@ def _decide(session: Session, data: _Loaded, scored: _Scored, opts: ReportOption
     if not opts.decide:
         return None, {}, None
     from ndcg_labeling.pipeline.report_caveats import label_caveats
-    from ndcg_labeling.pipeline.report_moved import moved_queries
-
     from ndcg_labeling.pipeline.report_leaders import leaders
+    from ndcg_labeling.pipeline.report_moved import moved_queries
 
     name = headline_metric([p.name for p in parsed], opts)
     values = {s: scored.per_system[s][name] for s in data.systems}

@@ -2,7 +2,8 @@
 
 One file, no network: the page opens from disk anywhere. Plots (matplotlib, Agg backend):
 
-* the mean of each metric per query type and system, with its bootstrap interval;
+* the mean of each metric per query type and system, with its bootstrap interval (points and whiskers on
+  an axis that follows the data within the metric's own range);
 * the judged@k coverage per query type and system, with the 0.9 line below which comparisons are unsafe;
 * the distribution of the effective labels per query type;
 * Krippendorff's alpha per query type (when agreement rows are given).
@@ -104,6 +105,43 @@ def _grouped_bars(ax: Any, groups: Sequence[str], series: dict[str, tuple[Array,
     ax.grid(axis="y", alpha=0.3)
 
 
+#: metric families without an upper bound of 1 (their axis follows the data upwards)
+UNBOUNDED_FAMILIES = ("dcg",)
+
+
+def y_range(metric: str, series: dict[str, tuple[Array, Array, Array]]) -> tuple[float, float]:
+    """The y-axis of a point-and-interval plot: the data's span (means and interval bounds) with 10 %
+    padding, kept inside the metric's own range ([0, 1], or [0, inf) for dcg)."""
+    values = np.concatenate([np.concatenate([v, lo, hi]) for v, lo, hi in series.values()]) if series else np.empty(0)
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return 0.0, 1.0
+    low, high = float(finite.min()), float(finite.max())
+    pad = 0.1 * (high - low) or 0.05 * max(abs(high), 1e-3)
+    bottom = max(low - pad, 0.0) if low >= 0 else low - pad
+    top = high + pad
+    if metric.split("@")[0] not in UNBOUNDED_FAMILIES and high <= 1.0:
+        top = min(top, 1.02)
+    return bottom, top
+
+
+def _grouped_points(ax: Any, groups: Sequence[str], series: dict[str, tuple[Array, Array, Array]],
+                    title: str) -> None:
+    """Per group one marker per series at its mean with its interval as a whisker; the y-axis follows
+    the data (:func:`y_range`), so differences between 0.8 and 1 are visible."""
+    x = np.arange(len(groups))
+    width = 0.8 / max(len(series), 1)
+    for i, (name, (value, low, high)) in enumerate(series.items()):
+        err = np.clip(np.vstack([np.nan_to_num(value - low), np.nan_to_num(high - value)]), 0.0, None)
+        ax.errorbar(x + (i - (len(series) - 1) / 2) * width, value, yerr=err, fmt="o", capsize=3, markersize=5,
+                    label=name)
+    ax.set_xticks(x)
+    ax.set_xticklabels(groups, rotation=20, ha="right")
+    ax.set_title(title)
+    ax.set_ylim(*y_range(title, series))
+    ax.grid(axis="y", alpha=0.3)
+
+
 def metric_plot(result: ReportResult) -> str:
     plt = _pyplot()
     metrics = [mt for mt in result.metrics if not mt.startswith("judged")] or result.metrics
@@ -118,7 +156,7 @@ def metric_plot(result: ReportResult) -> str:
             sub = s.loc[(system, metric)].reindex(groups)
             series[system] = (sub["value"].to_numpy(float), sub["ci_low"].to_numpy(float),
                               sub["ci_high"].to_numpy(float))
-        _grouped_bars(ax, groups, series, metric)
+        _grouped_points(ax, groups, series, metric)
     for ax in axes.ravel()[len(metrics):]:
         ax.set_visible(False)
     handles, names = axes.ravel()[0].get_legend_handles_labels()
