@@ -317,7 +317,7 @@ def export_qrels(*, session: Session, rounding: Rounding | None = None, keep_fra
     if rounding is not None and rounding not in ROUNDINGS:
         raise NdcgLabelingError(f"unknown rounding {rounding!r}; use half-up or floor")
     if rounding is not None and keep_fraction:
-        raise NdcgLabelingError("--round and --keep-fraction exclude each other: choose one")
+        raise NdcgLabelingError("a rounding rule and keeping fractions exclude each other: choose one")
     labels = effective_labels(session=session)
     if labels.empty:
         raise NotFoundError("no labels to export: run `ndcg-labeling consensus` first")

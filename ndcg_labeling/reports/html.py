@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ndcg_labeling.reports.headline import headline_html
+from ndcg_labeling.reports.model import grouping_phrase
 from ndcg_labeling.reports.moved import render_moved_html
 from ndcg_labeling.reports.text import P_LEGEND, comparison_cells, coverage_cells, summary_cells
 
@@ -259,8 +260,9 @@ def _render_html(result: ReportResult, *, agreement: Sequence[dict[str, Any]] | 
         parts.append(f'<p class="warning"><strong>Warning:</strong> {html.escape(w)}</p>')
     parts.append(headline_html(result))
 
-    parts.append("<h2>Metrics per query type</h2>")
-    parts.append(_img(metric_plot(result), "metrics per query type with intervals"))
+    grouping = grouping_phrase(o.by)
+    parts.append(f"<h2>Metrics {grouping}</h2>")
+    parts.append(_img(metric_plot(result), f"metrics {grouping} with intervals"))
     header, rows = summary_cells(result)
     parts.append(_table(header, rows))
 

@@ -40,6 +40,12 @@ def headline_metric(metrics: Sequence[str], options: ReportOptions | None = None
     return next((m for m in metrics if not m.startswith("judged")), metrics[0])
 
 
+def grouping_phrase(by: str) -> str:
+    """How the summary rows are grouped, in words for titles: "per query type" only when they are
+    (``--by query-type``); with ``none`` or ``query`` the summary holds the overall rows only."""
+    return "per query type" if by == "query-type" else "over all queries"
+
+
 @dataclass(frozen=True)
 class ReportOptions:
     """What to score and how. See :func:`build_report`."""
