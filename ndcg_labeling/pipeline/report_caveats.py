@@ -57,12 +57,35 @@ def untrusted_graders(*, session: Session) -> list[str] | None:
     return None if names is None else [str(n) for n in names]
 
 
-def _by_type(keys_query: NDArray[np.int64], mask: NDArray[np.bool_], qtype_of: pd.Series) -> dict[str, int]:
-    """``{query type: count of mask}`` over rows whose query is ``keys_query`` (``all`` included)."""
-    types = qtype_of.reindex(keys_query).fillna(UNTYPED).to_numpy(dtype=object)
-    out = {ALL: int(mask.sum())}
-    for t in sorted(set(types.tolist())):
-        out[str(t)] = int(mask[types == t].sum())
+class _TypeCounter:
+    """Counts of a mask per query type (``all`` included), with the type of each query row id looked
+    up once as an integer code (no per-row pandas work)."""
+
+    def __init__(self, queries: pd.DataFrame) -> None:
+        qids = queries["query"].to_numpy(np.int64)
+        order = np.argsort(qids, kind="stable")
+        self.qids = qids[order]
+        types = queries["query_type"].fillna(UNTYPED).to_numpy(dtype=str)[order]  # fixed-width: np.unique sorts fast
+        self.names, self.codes = np.unique(types, return_inverse=True)
+
+    def __call__(self, query: NDArray[np.int64], mask: NDArray[np.bool_] | None = None) -> dict[str, int]:
+        pos = np.minimum(np.searchsorted(self.qids, query), max(self.qids.size - 1, 0))
+        codes = self.codes[pos] if self.qids.size else np.zeros(query.size, np.int64)
+        picked = codes if mask is None else codes[mask]
+        counts = np.bincount(picked, minlength=len(self.names))
+        out = {ALL: int(picked.size)}
+        for name, count in zip(self.names, counts, strict=True):
+            out[str(name)] = int(count)
+        return out
+
+
+def _in_sorted(x: NDArray[np.int64], sorted_keys: NDArray[np.int64]) -> NDArray[np.bool_]:
+    """``np.isin(x, sorted_keys)`` for sorted keys: one binary search per element (``np.isin`` sorts
+    both arrays again, a third of a second on 150,000 keys)."""
+    if sorted_keys.size == 0:
+        return np.zeros(x.shape, dtype=bool)
+    pos = np.minimum(np.searchsorted(sorted_keys, x), sorted_keys.size - 1)
+    out: NDArray[np.bool_] = sorted_keys[pos] == x
     return out
 
 
@@ -81,25 +104,25 @@ def label_caveats(*, session: Session, labels: reads.EffectiveLabelRows, rank_ro
                   scored_q: NDArray[np.int64], queries: pd.DataFrame, k: int) -> LabelCaveats:
     """The caveats of a report over ``scored_q`` (sorted query row ids) and the stored rankings
     ``rank_rows`` (system, query, document in rank order), with top-k holes counted at ``k``."""
-    qtype_of = queries.set_index("query")["query_type"]
+    by_type = _TypeCounter(queries)
     caveats = LabelCaveats(k=k)
     flagged = reads.fetch_array(f"SELECT query_id, document_id FROM {m.ConsensusLabel.__tablename__} "
                                 "WHERE needs_adjudication", 2, session=session).astype(np.int64)
     label_keys = labels.query * _SPAN + labels.document
     adjudicated = label_keys[labels.adjudicated]
     flagged_keys = np.unique(flagged[:, 0] * _SPAN + flagged[:, 1]) if len(flagged) else np.empty(0, np.int64)
-    pending_keys = flagged_keys[~np.isin(flagged_keys, adjudicated)]
+    pending_keys = flagged_keys[~_in_sorted(flagged_keys, adjudicated)]  # label keys are sorted
 
-    inside = np.isin(labels.query, scored_q)
-    caveats.items = _by_type(labels.query[inside], np.ones(int(inside.sum()), bool), qtype_of)
-    caveats.pending = _by_type(labels.query[inside], np.isin(label_keys[inside], pending_keys), qtype_of)
+    inside = _in_sorted(labels.query, scored_q)
+    caveats.items = by_type(labels.query[inside])
+    caveats.pending = by_type(labels.query[inside], _in_sorted(label_keys[inside], pending_keys))
 
     pos = top_k_positions(rank_rows)
-    top = rank_rows[(pos < k) & np.isin(rank_rows[:, 1], scored_q)] if len(rank_rows) else rank_rows
+    top = rank_rows[(pos < k) & _in_sorted(rank_rows[:, 1], scored_q)] if len(rank_rows) else rank_rows
     top_keys = top[:, 1] * _SPAN + top[:, 2]
-    caveats.top_k_rows = _by_type(top[:, 1], np.ones(len(top), bool), qtype_of)
-    caveats.top_k_unjudged = _by_type(top[:, 1], ~np.isin(top_keys, label_keys), qtype_of)
-    caveats.top_k_pending = _by_type(top[:, 1], np.isin(top_keys, pending_keys), qtype_of)
+    caveats.top_k_rows = by_type(top[:, 1])
+    caveats.top_k_unjudged = by_type(top[:, 1], ~_in_sorted(top_keys, label_keys))
+    caveats.top_k_pending = by_type(top[:, 1], _in_sorted(top_keys, pending_keys))
 
     rows, note = agreement_by_query_type(session=session)
     caveats.agreement_rows = rows

@@ -58,7 +58,9 @@ def moved_queries(*, session: Session, metric_values: dict[str, Array], baseline
     near = np.isin(rank_rows[:, 1], wanted_q)
     rr = rank_rows[near]
     pos = top_k_positions(rank_rows)[near]
-    label_of = dict(zip((labels.query * (1 << 31) + labels.document).tolist(), labels.value.tolist(), strict=True))
+    mine = np.isin(labels.query, wanted_q)  # the labels of the listed queries only
+    label_of = dict(zip((labels.query[mine] * (1 << 31) + labels.document[mine]).tolist(), labels.value[mine].tolist(),
+                        strict=True))
     found = session.execute(select(m.Query.id, m.Query.text).where(m.Query.id.in_(wanted_q.tolist())))
     texts: dict[int, str | None] = {int(i): t for i, t in found}
     out: dict[str, dict[str, list[dict[str, Any]]]] = {}
