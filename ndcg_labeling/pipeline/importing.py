@@ -171,8 +171,12 @@ def _write(model: Any, columns: list[str], rows: Any, *, path: str, on_conflict:
 # --- graders -------------------------------------------------------------------------------------
 
 
-def add_graders(names: list[str], *, session: Session) -> ImportSummary:
-    """Add graders by name; existing names are left unchanged (also one a concurrent writer adds)."""
+def add_graders(names: list[str], *, session: Session, role: str = "grader") -> ImportSummary:
+    """Add graders by name with ``role`` (grader or lead); existing names are left unchanged (also one a
+    concurrent writer adds)."""
+    from ndcg_labeling.pipeline.auth import check_role
+
+    check_role(role)
     summary = ImportSummary("graders", "(command line)")
     wanted: dict[str, None] = {}
     for raw in names:
@@ -180,7 +184,8 @@ def add_graders(names: list[str], *, session: Session) -> ImportSummary:
         if not name:
             raise InputFileError("(command line)", "empty grader name")
         wanted[name] = None
-    summary.new = repo.insert_missing_names(m.Grader, [{"name": n, "active": True} for n in wanted], session=session)
+    summary.new = repo.insert_missing_names(m.Grader, [{"name": n, "active": True, "role": role} for n in wanted],
+                                            session=session)
     summary.unchanged = len(names) - summary.new
     return summary
 
