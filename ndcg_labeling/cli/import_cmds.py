@@ -120,7 +120,7 @@ def graders_add(names: Annotated[list[str], typer.Argument(help="Grader names.")
 def graders_list(db: DbOption = None, fmt: FormatOption = TableFormat.table, out: OutOption = None,
                  force: ForceOption = False) -> None:
     """List graders with their number of judgments."""
-    from ndcg_labeling.pipeline.importing import list_graders
+    from ndcg_labeling.pipeline.lookups import list_graders
 
     check_out(out, force)
     with open_session(db) as session:

@@ -225,14 +225,6 @@ def import_graders(path: str | Path, *, session: Session, fmt: str | None = None
     return summary
 
 
-def list_graders(*, session: Session) -> list[dict[str, Any]]:
-    from sqlalchemy import func
-
-    counts = dict(session.execute(select(m.Judgment.grader_id, func.count()).group_by(m.Judgment.grader_id)).all())
-    return [{"grader": g.name, "display_name": g.display_name, "active": g.active, "judgments": counts.get(g.id, 0)}
-            for g in session.execute(select(m.Grader).order_by(m.Grader.name)).scalars()]
-
-
 # --- runs ----------------------------------------------------------------------------------------
 
 
