@@ -7,7 +7,16 @@ from typing import Annotated, Any
 import typer
 
 from ndcg_labeling import choices
-from ndcg_labeling.cli.common import DbOption, OutOption, console, err_console, open_session, write_output
+from ndcg_labeling.cli.common import (
+    DbOption,
+    ForceOption,
+    OutOption,
+    check_out,
+    console,
+    err_console,
+    open_session,
+    write_output,
+)
 
 # The vocabularies live in ndcg_labeling.choices; these names keep the signature below short.
 ReportFormat = choices.ReportFormat
@@ -31,6 +40,7 @@ def report(
     gate: Annotated[str | None, typer.Option("--gate", help="CI gate on this metric (e.g. ndcg@10): exit 3 when a system is significantly worse than the baseline by more than --max-drop.")] = None,
     max_drop: Annotated[float, typer.Option("--max-drop", help="With --gate: the largest drop (system - baseline) allowed.")] = 0.0,
     out: OutOption = None,
+    force: ForceOption = False,
     db: DbOption = None,
 ) -> None:
     """Score systems against the consensus labels: a headline, means with 95% bootstrap intervals, paired
@@ -39,6 +49,7 @@ def report(
     from ndcg_labeling.reports.headline import gate_verdict
     from ndcg_labeling.reports.model import DEFAULT_METRICS, ReportOptions
 
+    check_out(out, force)
     metrics = tuple(metric or DEFAULT_METRICS)
     if gate is not None and gate not in metrics:
         metrics = (gate, *metrics)
@@ -50,7 +61,7 @@ def report(
         result = build_report(session=session, options=options)
         named = system[0] if system and len(system) == 1 else None
         verdict = gate_verdict(result, gate, max_drop, named) if gate is not None else None
-    _render(result, fmt, out)
+    _render(result, fmt, out, force)
     if verdict is not None:
         failed, line = verdict
         err_console.print(line, markup=False, highlight=False)
@@ -58,14 +69,16 @@ def report(
             raise typer.Exit(3)
 
 
-def _render(result: Any, fmt: ReportFormat, out: str | None) -> None:
+def _render(result: Any, fmt: ReportFormat, out: str | None, force: bool) -> None:
     from ndcg_labeling.reports.render import TABLE_WIDTH, render_report
 
     if fmt is ReportFormat.table:
         from rich.console import Console
 
         if out:
-            with open(out, "w", encoding="utf-8") as fh:
+            from ndcg_labeling.io.files import open_output
+
+            with open_output(out, force=force) as fh:
                 render_report(result, "table", console=Console(file=fh, width=TABLE_WIDTH))
         else:  # piped: wide enough for the metric columns
             render_report(result, "table", console=console if console.is_terminal else None)
@@ -80,7 +93,7 @@ def _render(result: Any, fmt: ReportFormat, out: str | None) -> None:
 
         for item in headline_items(result):
             err_console.print(f"headline: {item['text']}", markup=False, highlight=False)
-    write_output(render_report(result, fmt.value) or "", out)
+    write_output(render_report(result, fmt.value) or "", out, force)
     if out:
         err_console.print(f"report written to {out}", markup=False)
 

@@ -212,3 +212,18 @@ def test_by_none_and_by_query(runner, sqlite_db, tmp_path):
     assert {r["query_id"] for r in by_query} == relevant
     # the overall mean is the mean of the per-query rows
     assert float(rows[0]["value"]) == pytest.approx(np.mean([float(r["value"]) for r in by_query]), abs=1e-12)
+
+
+@pytest.mark.parametrize("fmt", ["table", "csv"])
+def test_out_file_is_not_overwritten_without_force(runner, sqlite_db, tmp_path, fmt):
+    make_dataset(tmp_path)
+    load(runner, sqlite_db, tmp_path)
+    out = tmp_path / f"r.{fmt}"
+    out.write_text("a lead's notes\n", encoding="utf-8")
+    result = invoke(runner, sqlite_db, "report", "--format", fmt, "--out", str(out))
+    assert result.exit_code == 1
+    assert result.stderr.startswith("Error: ") and str(out) in result.stderr and "--force" in result.stderr
+    assert out.read_text(encoding="utf-8") == "a lead's notes\n"
+    result = invoke(runner, sqlite_db, "report", "--format", fmt, "--out", str(out), "--force")
+    assert result.exit_code == 0, result.stderr
+    assert "beta" in out.read_text(encoding="utf-8")
