@@ -220,7 +220,7 @@ def _read_run(path: str, fmt: str | None) -> tuple[InputTable, pd.DataFrame]:
     fmt_l = (fmt or "").lower()
     is_trec = fmt_l in ("trec", "trec-run") or (not fmt_l and Path(path).suffix.lower() not in (".csv", ".tsv", ".jsonl", ".parquet"))
     if is_trec:
-        from ndcg_labeling.io.trec import read_trec_run
+        from ndcg_labeling.trec import read_trec_run
 
         run = read_trec_run(path)
         table = InputTable(path, "trec", run)
@@ -359,7 +359,7 @@ def read_judgments_file(path: str, *, fmt: str | None, grader: str | None, scale
     if fmt_l in ("trec-qrels", "qrels", "trec"):
         if not grader:
             raise InputFileError(path, "a TREC qrels file names no grader: pass --grader NAME")
-        from ndcg_labeling.io.trec import read_trec_qrels
+        from ndcg_labeling.trec import read_trec_qrels
 
         qrels = read_trec_qrels(path)
         table = InputTable(path, "trec", pd.DataFrame({
