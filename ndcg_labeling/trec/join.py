@@ -87,8 +87,7 @@ def join(run: RunColumns, qrels: QrelsColumns, options: Options, *, run_path: st
             order = order[: options.max_docs]
         duplicates += _duplicates(q, sorted(lines[j] for j in order), run)
         labels = judged[q]
-        row = [float(labels[docs[j]]) if docs[j] in labels else NONPOOL for j in order]
-        row = [UNJUDGED if v < 0 and v != NONPOOL else v for v in row]
+        row = [NONPOOL if (v := labels.get(docs[j])) is None else UNJUDGED if v < 0 else float(v) for j in order]
         if options.judged_only:
             row = [v for v in row if v >= 0]
         rows.append(row)
