@@ -258,7 +258,8 @@ def rprec_mult(ctx: Context, multiples: tuple[float, ...]) -> FloatArray:
 
 def iprec_at_recall(ctx: Context, recalls: tuple[float, ...]) -> FloatArray:
     """m_iprec_at_recall.c: interpolated precision at recall ``r`` = the best precision at or after
-    the rank where ``lround(r * R)`` relevant documents have been seen; 0 when fewer are retrieved."""
+    the rank where ``lround(r * R)`` relevant documents have been seen; 0 when fewer are retrieved,
+    NaN (as trec_eval) for a need of 0 over an empty list."""
     ip = ctx.interpolated_precision
     cols = []
     for r in recalls:
@@ -266,8 +267,10 @@ def iprec_at_recall(ctx: Context, recalls: tuple[float, ...]) -> FloatArray:
         # First rank holding the need-th relevant document (need 0: the top).
         pos = (ctx.rel_so_far < np.maximum(need, 1)[:, None]).sum(axis=1)
         got = _gather(ip, pos + 1) if ip.shape[1] else np.zeros(ctx.lists.n)
-        ok = (need <= ctx.num_rel_ret) & (ctx.lists.num_ret > 0)
-        cols.append(np.where(ok, np.maximum(got, 0.0), 0.0))
+        ok = need <= ctx.num_rel_ret
+        # An empty list (-J with nothing judged retrieved) divides 0 by 0 in trec_eval: NaN.
+        value = np.where(ctx.lists.num_ret > 0, np.maximum(got, 0.0), np.nan)
+        cols.append(np.where(ok, value, 0.0))
     return np.column_stack(cols)
 
 

@@ -331,7 +331,14 @@ def summarise(columns: Sequence[Column], values: dict[str, Any], *, run_id: str 
             if col.family == "num_rel" and num_rel_override is not None:
                 out[col.name] = float(num_rel_override)
         elif how == "gm":
-            out[col.name] = float(np.exp(np.mean(v))) if len(v) else 0.0
+            out[col.name] = float(np.exp(_sequential_sum(v) / len(v))) if len(v) else 0.0
         else:
-            out[col.name] = float(np.mean(v)) if len(v) else 0.0
+            out[col.name] = _sequential_sum(v) / len(v) if len(v) else 0.0
     return out
+
+
+def _sequential_sum(values: Any) -> float:
+    """The sum in query order, one addition at a time as trec_eval accumulates it (NumPy's pairwise
+    sum differs in the last bits, enough to move a printed 4th decimal now and then)."""
+    v = np.asarray(values, dtype=np.float64)
+    return float(np.cumsum(v)[-1]) if len(v) else 0.0

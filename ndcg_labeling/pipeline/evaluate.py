@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
 from ndcg_labeling.errors import NdcgLabelingError
 from ndcg_labeling.metrics import trec_measures
 from ndcg_labeling.reports.trec_eval import EvalResult
@@ -47,6 +49,8 @@ def evaluate_files(
         for col in columns:
             if col.family == "utility":
                 values[col.name] = values[col.name] * ~joined.missing
+            elif col.family in ("iprec_at_recall", "11pt_avg") and not judged_only:  # trec_eval's 0, not 0/0
+                values[col.name] = np.where(joined.missing, 0.0, values[col.name])
     summary = trec_measures.summarise(columns, values, run_id=joined.run_id,
                                       num_rel_override=joined.n_positive_judgments if complete else None)
     return EvalResult(columns, joined.query_ids, values, summary)

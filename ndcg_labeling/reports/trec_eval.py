@@ -57,7 +57,8 @@ def _trec_value(family: str, value: Any) -> str:
         return str(value)
     if form == "long":
         return str(int(value))
-    return "-nan" if isinstance(value, float) and math.isnan(value) else f"{value:6.4f}"
+    # C's printf("%6.4f") of the NaN a 0/0 gives (trec_eval prints it where a measure divides by zero).
+    return "  -nan" if isinstance(value, float) and math.isnan(value) else f"{value:6.4f}"
 
 
 def render(result: EvalResult, fmt: str, *, per_query: bool, summary: bool = True) -> str:
