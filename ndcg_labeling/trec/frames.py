@@ -131,6 +131,8 @@ def _read_table(
     if frame.empty:
         raise InputFileError(path, "the file is empty")
     frame.columns = [names[i] for i in frame.columns]
+    if last not in frame.columns:  # every line too short (a file separated by ';' or ','): no such column
+        _raise_first_bad_line(path, line_problem)
     tail = frame[last]
     if isinstance(tail.dtype, pd.CategoricalDtype):
         short = bool(tail.isna().any()) or "" in tail.cat.categories

@@ -10,7 +10,7 @@ import pytest
 from ndcg_labeling.errors import InputFileError
 from ndcg_labeling.trec import read_trec_qrels, read_trec_run
 
-REFERENCE = Path(__file__).resolve().parents[2] / ".." / "shared" / "reference" / "trec_eval"
+REFERENCE = Path(__file__).resolve().parents[1] / "data" / "trec_eval"
 
 
 def _write(tmp_path: Path, name: str, text: str | bytes) -> str:
@@ -88,8 +88,6 @@ def test_unreadable_paths(tmp_path):
 
 
 def test_reads_trec_eval_test_files():
-    if not REFERENCE.is_dir():
-        pytest.skip("trec_eval reference files not present")
     run = read_trec_run(REFERENCE / "results.trunc")  # lines with extra fields after the tag
     assert len(run) == 584 and set(run["query_id"]) == {"301", "303"}
     qrels = read_trec_qrels(REFERENCE / "qrels.test")
