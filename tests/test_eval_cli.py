@@ -15,7 +15,6 @@ from typer.testing import CliRunner
 
 from ndcg_labeling.cli import app
 
-
 runner = CliRunner()
 
 

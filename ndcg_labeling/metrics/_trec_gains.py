@@ -86,7 +86,8 @@ def ideal_gain_at_ranks(gains: FloatArray, cum: IntArray, width: int) -> FloatAr
 def ndcg_family(ctx: Context, which: str, pairs: Mapping[float, float]) -> FloatArray:
     """m_ndcg.c: ``ndcg``, ``dcg`` and ``ideal_dcg`` over the whole list; the ideal uses every
     judged document, retrieved or not."""
-    dcg = (results_gains(ctx, pairs) * _discounts(ctx.lists.rel.shape[1])[None, :]).sum(axis=1)
+    dcg = np.asarray((results_gains(ctx, pairs) * _discounts(ctx.lists.rel.shape[1])[None, :]).sum(axis=1),
+                     dtype=np.float64)
     if which == "dcg":
         return dcg
     gains, cum = ideal_groups(ctx, pairs)
@@ -209,4 +210,4 @@ def rbp(ctx: Context, pairs: Mapping[float, float], p: float) -> FloatArray:
         in_table = ~np.isnan(rel) & ((rel >= 0) | np.isin(rel, list(pairs)))
     scaled = np.where(rescale[:, None] & in_table, (rg - lo[:, None]) / np.where(rescale, hi - lo, 1.0)[:, None], rg)
     powers = p ** np.arange(width, dtype=np.float64)
-    return (1.0 - p) * (np.where(np.isnan(rel), 0.0, scaled) * powers[None, :]).sum(axis=1)
+    return np.asarray((1.0 - p) * (np.where(np.isnan(rel), 0.0, scaled) * powers[None, :]).sum(axis=1), dtype=np.float64)

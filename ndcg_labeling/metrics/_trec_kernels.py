@@ -103,16 +103,16 @@ class Context:
     def num_rel(self) -> IntArray:
         """R: judged documents at a label ``>= relevance_level``."""
         keep = self.lists.levels >= self.relevance_level
-        return self.lists.level_counts[:, keep].sum(axis=1)
+        return np.asarray(self.lists.level_counts[:, keep].sum(axis=1), dtype=np.int64)
 
     @cached_property
     def num_nonrel(self) -> IntArray:
         keep = self.lists.levels < self.relevance_level
-        return self.lists.level_counts[:, keep].sum(axis=1)
+        return np.asarray(self.lists.level_counts[:, keep].sum(axis=1), dtype=np.int64)
 
     @cached_property
     def num_rel_ret(self) -> IntArray:
-        return self.is_rel.sum(axis=1).astype(np.int64)
+        return np.asarray(self.is_rel.sum(axis=1), dtype=np.int64)
 
     @cached_property
     def ranks(self) -> FloatArray:
@@ -155,7 +155,7 @@ def counts(ctx: Context, which: str) -> FloatArray:
         return ctx.num_rel_ret.astype(np.float64)
     with np.errstate(invalid="ignore"):
         judged_nonrel = (ctx.lists.rel >= 0) & ~ctx.is_rel
-    return judged_nonrel.sum(axis=1).astype(np.float64)
+    return np.asarray(judged_nonrel.sum(axis=1), dtype=np.float64)
 
 
 def set_measure(ctx: Context, which: str, beta: float = 1.0) -> FloatArray:
@@ -177,7 +177,8 @@ def utility(ctx: Context, params: tuple[float, ...]) -> FloatArray:
     """m_utility.c: ``a*rel_ret + b*nonrel_ret + c*rel_not_ret + d*nonrel_not_ret``."""
     a, b, c, d = params
     ret, rel, rr = ctx.lists.num_ret, ctx.num_rel, ctx.num_rel_ret
-    return (a * rr + b * (ret - rr) + c * (rel - rr) + d * (ctx.num_docs_in_coll + rr - ret - rel)).astype(np.float64)
+    return np.asarray(a * rr + b * (ret - rr) + c * (rel - rr) + d * (ctx.num_docs_in_coll + rr - ret - rel),
+                      dtype=np.float64)
 
 
 # --- rank measures ----------------------------------------------------------------------------

@@ -190,10 +190,10 @@ def _columns(fam: str, params: str | None) -> list[Column]:
             raise ValueError(f"measure {given!r}: a parameter is given twice")
         return [Column(f"{fam}_{v:.2f}", fam, v) for v in values]
     if spec.kind == "p_double":
-        values = tuple(_atof(p) for p in params.split(",")) if params else spec.defaults
-        if fam == "utility" and len(values) != 4:
+        numbers = tuple(_atof(p) for p in params.split(",")) if params else spec.defaults
+        if fam == "utility" and len(numbers) != 4:
             raise ValueError(f"measure {given!r}: utility takes 4 numbers (a,b,c,d)")
-        return [Column(f"{fam}_{params}" if params else fam, fam, values)]
+        return [Column(f"{fam}_{params}" if params else fam, fam, numbers)]
     return [Column(f"{fam}_{params}" if params else fam, fam, _pairs(given, params))]
 
 
@@ -321,11 +321,11 @@ def summarise(columns: Sequence[Column], values: dict[str, Any], *, run_id: str 
     out: dict[str, Any] = {}
     for col in columns:
         how = FAMILIES[col.family].summary
-        v = values.get(col.name)
+        v = values.get(col.name, [])
         if how == "none":
             out[col.name] = run_id if col.family == "runid" else None
         elif how == "count":
-            out[col.name] = float(len(v)) if v is not None else 0.0
+            out[col.name] = float(len(v))
         elif how == "sum":
             out[col.name] = float(np.sum(v))
             if col.family == "num_rel" and num_rel_override is not None:
