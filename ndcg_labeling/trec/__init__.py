@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ndcg_labeling.trec import fast
 from ndcg_labeling.trec.files import read_qrels, read_run
 from ndcg_labeling.trec.join import Joined, Options, join, trec_order
 
@@ -23,6 +24,10 @@ def __getattr__(name: str) -> Any:
 
 def read_and_join(qrels_path: str, run_path: str, options: Options) -> Joined:
     """Both files read (standard input for ``-``) and joined into ranked relevance lists."""
+    if fast.worth_it(qrels_path, run_path):
+        joined = fast.read_and_join(qrels_path, run_path, options)
+        if joined is not None:
+            return joined
     qrels = read_qrels(qrels_path)
     run = read_run(run_path)
     return join(run, qrels, options, run_path=run_path, qrels_path=qrels_path)

@@ -60,6 +60,16 @@ def read_bytes(path: str | Path) -> bytes:
     path = str(path)
     if path == STDIN:
         return sys.stdin.buffer.read()
+    check_file(path)
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise InputFileError(path, f"cannot read file: {exc.strerror or exc}") from None
+
+
+def check_file(path: str) -> None:
+    """:class:`InputFileError` unless ``path`` is a regular file (a FIFO or a device would block)."""
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -70,11 +80,6 @@ def read_bytes(path: str | Path) -> bytes:
         raise InputFileError(path, "cannot read file: it is a directory")
     if not stat.S_ISREG(mode):
         raise InputFileError(path, "cannot read file: not a regular file")
-    try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except OSError as exc:
-        raise InputFileError(path, f"cannot read file: {exc.strerror or exc}") from None
 
 
 def lines(path: str, data: bytes) -> Iterator[tuple[int, list[str]]]:
