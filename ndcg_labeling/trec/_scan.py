@@ -187,6 +187,9 @@ def _sort_desc_py(idx: Any, buf: Any, dstart: Any, dlen: Any, tmp: Any) -> None:
         width *= 2
 
 
+_sort_desc = _sort_desc_py  # the compiled build binds the compiled helper under this name
+
+
 def _lookup(table: Any, mask: int, qcode: int, h: Any, buf: Any, s: int, ln: int, q_qcode: Any, q_dhash: Any,
             qbuf: Any, q_dstart: Any, q_dlen: Any) -> int:  # pragma: no cover - compiled
     """The qrels line judging (query, document), -1 if none: open addressing over ``table``."""
@@ -194,7 +197,7 @@ def _lookup(table: Any, mask: int, qcode: int, h: Any, buf: Any, s: int, ln: int
     while table[slot] >= 0:
         t = table[slot]
         if q_qcode[t] == qcode and q_dhash[t] == h and _cmp(buf, s, ln, qbuf, q_dstart[t], q_dlen[t]) == 0:
-            return t
+            return int(t)
         slot = (slot + 1) & mask
     return -1
 

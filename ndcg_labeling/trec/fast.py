@@ -55,7 +55,7 @@ def read_and_join(qrels_path: str, run_path: str, options: Options) -> Joined | 
 
     qbuf, rbuf = _buffer(qrels_path), _buffer(run_path)
     qtable = numba.typed.Dict.empty(numba.types.uint64, numba.types.int64)
-    qfirst = numba.typed.Dict.empty(numba.types.int64, numba.types.UniTuple(numba.types.int64, 3))
+    qfirst = numba.typed.Dict.empty(numba.types.int64, numba.types.UniTuple(numba.types.int64, 3))  # type: ignore[no-untyped-call]
     q = kernels["scan"](qbuf, False, qtable, qfirst, (qbuf, rbuf), 0)
     if q[0] != _scan.OK:
         return None
