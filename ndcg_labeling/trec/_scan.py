@@ -116,7 +116,7 @@ def _scan_py(buf: Any, run: bool, qtable: Any, qfirst: Any, qbufs: Any, which: i
         while i < n_bytes and buf[i] != 10:
             s = i
             while i < n_bytes and buf[i] != 10 and not _blank(buf[i]):
-                if buf[i] >= 128:
+                if buf[i] >= 128 or buf[i] == 0:
                     return (FALLBACK, qcode, dstart, dlen, dhash, value, slow, 0, 0, 0)
                 i += 1
             if nf < 7:

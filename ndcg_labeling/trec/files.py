@@ -84,18 +84,43 @@ def check_file(path: str) -> None:
 
 def lines(path: str, data: bytes) -> Iterator[tuple[int, list[str]]]:
     """``(line number, fields)`` of every line that is neither blank nor a comment."""
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        fields = raw.split()
-        if not fields or fields[0].startswith(b"#"):
-            continue
-        try:
-            yield number, [f.decode("utf-8") for f in fields]
-        except UnicodeDecodeError:
-            raise InputFileError(path, "the file is not UTF-8 text", number) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputFileError(path, "the file is not UTF-8 text", data.count(b"\n", 0, exc.start) + 1) from None
+    for number, raw in enumerate(text.split("\n"), start=1):
+        # Fields split at ASCII blanks only, as trec_eval does (str.split would also split at U+00A0...).
+        fields = raw.split() if raw.isascii() else [f.decode() for f in raw.encode().split()]
+        if fields and fields[0][0] != "#":
+            yield number, fields
+
+
+def _columns(data: bytes, n_fields: int) -> tuple[list[list[bytes]], list[int]] | None:
+    """The fields of a file whose every content line has exactly ``n_fields`` fields and no comment,
+    as one list per field (``bytes.split`` at C speed; NumPy checks the line structure). None for
+    anything else - then the line reader decides."""
+    import numpy as np
+
+    tokens = data.split()
+    if not tokens or len(tokens) % n_fields:
+        return None
+    buf = np.frombuffer(data, dtype=np.uint8)
+    blank = (buf == 32) | (buf == 9) | (buf == 13) | (buf == 11) | (buf == 12)
+    newline = buf == 10
+    inside = ~(blank | newline)
+    starts = np.flatnonzero(inside & ~np.concatenate(([False], inside[:-1])))
+    per_line = np.bincount(np.cumsum(newline)[starts])
+    if per_line[per_line > 0].min() != n_fields or per_line.max() != n_fields or b"#" in data and any(
+            t.startswith(b"#") for t in tokens[::n_fields]):
+        return None
+    line_of_start = np.cumsum(newline)[starts]
+    return [tokens[i::n_fields] for i in range(n_fields)], (line_of_start[::n_fields] + 1).tolist()
 
 
 def is_int(text: str) -> bool:
     """An integer as trec files write it (``3``, ``-1``, ``1e2``, ``2.0``)."""
+    if text.isascii() and text.isdigit():
+        return True
     try:
         value = float(text)
     except ValueError:
@@ -113,11 +138,22 @@ def parse_score(path: str, number: int, text: str) -> float:
     return score
 
 
+def check_nul(path: str, data: bytes) -> None:
+    """A NUL byte ends a C string: trec_eval would cut the id there. We refuse the file instead."""
+    at = data.find(b"\x00")
+    if at >= 0:
+        raise InputFileError(path, "the file has a NUL byte", data.count(b"\n", 0, at) + 1)
+
+
 def read_run(path: str | Path, *, data: bytes | None = None, full: bool = False) -> RunColumns:
     """A run file's columns (``full``: also rank and tag); :class:`InputFileError` for a line with
     fewer than 6 fields, a rank that is not an integer, a score that is not a finite number."""
     path = str(path)
     data = read_bytes(path) if data is None else data
+    check_nul(path, data)
+    plain = None if full else _run_columns(data)
+    if plain is not None:
+        return plain
     out = RunColumns([], [], [], [], "", [] if full else None, [] if full else None)
     q_append, d_append, s_append, l_append = out.query_id.append, out.doc_id.append, out.score.append, out.line.append
     tag = ""
@@ -128,7 +164,13 @@ def read_run(path: str | Path, *, data: bytes | None = None, full: bool = False)
             raise InputFileError(path, f"rank must be an integer, got {fields[3]!r}", number)
         q_append(fields[0])
         d_append(fields[2])
-        s_append(parse_score(path, number, fields[4]))
+        try:
+            score = float(fields[4])
+        except ValueError:
+            score = math.nan
+        if not math.isfinite(score):
+            score = parse_score(path, number, fields[4])  # raises with the message
+        s_append(score)
         l_append(number)
         tag = fields[5]
         if out.rank is not None and out.tag is not None:
@@ -140,11 +182,35 @@ def read_run(path: str | Path, *, data: bytes | None = None, full: bool = False)
     return out
 
 
+def _run_columns(data: bytes) -> RunColumns | None:
+    """A plain run (6 fields on every line, plain numbers, UTF-8) read column-wise; None otherwise."""
+    import numpy as np
+
+    found = _columns(data, 6)
+    if found is None:
+        return None
+    cols, line_numbers = found
+    try:
+        data.decode("utf-8")
+        scores = np.array(cols[4]).astype(np.float64)
+        ranks = np.array(cols[3]).astype(np.float64)
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if not (np.isfinite(scores).all() and np.isfinite(ranks).all() and (ranks == np.round(ranks)).all()):
+        return None
+    return RunColumns(list(map(bytes.decode, cols[0])), list(map(bytes.decode, cols[2])), scores.tolist(),
+                      line_numbers, cols[5][-1].decode())
+
+
 def read_qrels(path: str | Path, *, data: bytes | None = None) -> QrelsColumns:
     """A qrels file's columns; :class:`InputFileError` for a line without exactly 4 fields (a file
     separated by ``;`` or ``,`` has 1) or a relevance that is not an integer."""
     path = str(path)
     data = read_bytes(path) if data is None else data
+    check_nul(path, data)
+    plain = _qrels_columns(data)
+    if plain is not None:
+        return plain
     out = QrelsColumns([], [], [], [], [])
     for number, fields in lines(path, data):
         if len(fields) != 4:
@@ -159,3 +225,20 @@ def read_qrels(path: str | Path, *, data: bytes | None = None) -> QrelsColumns:
     if not out.line:
         raise InputFileError(path, "the file is empty")
     return out
+
+
+def _qrels_columns(data: bytes) -> QrelsColumns | None:
+    """Plain qrels (4 fields on every line, integer labels written as digits, UTF-8) read column-wise."""
+    import numpy as np
+
+    found = _columns(data, 4)
+    if found is None:
+        return None
+    cols, line_numbers = found
+    try:
+        data.decode("utf-8")
+        labels = np.array(cols[3]).astype(np.int64)  # plain integers only: "1.0" or "1e2" go line by line
+    except (UnicodeDecodeError, ValueError, OverflowError):
+        return None
+    return QrelsColumns(list(map(bytes.decode, cols[0])), list(map(bytes.decode, cols[1])),
+                        list(map(bytes.decode, cols[2])), labels.tolist(), line_numbers)

@@ -57,64 +57,77 @@ def trec_order(doc_ids: Sequence[str], scores: Sequence[float]) -> list[int]:
     return order
 
 
-def judgments_by_query(qrels: QrelsColumns, path: str) -> dict[str, dict[str, int]]:
-    """``{query: {doc: label}}``; a document judged twice for a query is an error naming the line."""
-    out: dict[str, dict[str, int]] = {}
-    for q, d, rel, line in zip(qrels.query_id, qrels.doc_id, qrels.relevance, qrels.line, strict=True):
-        docs = out.setdefault(q, {})
-        if d in docs:
-            raise InputFileError(path, f"document {d} appears twice for query {q} in the qrels", line)
-        docs[d] = rel
-    return out
-
-
 def join(run: RunColumns, qrels: QrelsColumns, options: Options, *, run_path: str, qrels_path: str) -> Joined:
-    """Ranked relevance lists of the evaluated queries (see the module docstring)."""
-    judged = judgments_by_query(qrels, qrels_path)
-    by_query: dict[str, list[int]] = {}
-    for i, q in enumerate(run.query_id):
-        by_query.setdefault(q, []).append(i)
-    query_ids = sorted((q for q in judged if options.complete or q in by_query), key=lambda q: q.encode())
-    if not query_ids:
+    """Ranked relevance lists of the evaluated queries (see the module docstring), with NumPy: ids to
+    codes in byte order (``np.unique`` sorts strings by code point, which is UTF-8 byte order), one
+    ``lexsort`` for trec_eval's ranking, a ``searchsorted`` for the labels."""
+    nq = len(qrels.query_id)
+    q_names, q_codes = np.unique(np.array(qrels.query_id + run.query_id), return_inverse=True)
+    d_names, d_codes = np.unique(np.array(qrels.doc_id + run.doc_id), return_inverse=True)
+    q_codes, d_codes = q_codes.astype(np.int64).ravel(), d_codes.astype(np.int64).ravel()
+    nd = max(len(d_names), 1)
+    qkey = q_codes[:nq] * nd + d_codes[:nq]
+    dup = _first_repeat(qkey)
+    if dup >= 0:
+        raise InputFileError(qrels_path, f"document {qrels.doc_id[dup]} appears twice for query "
+                             f"{qrels.query_id[dup]} in the qrels", qrels.line[dup])
+    rq, rd = q_codes[nq:], d_codes[nq:]
+    judged = np.unique(q_codes[:nq])
+    in_run = np.zeros(len(q_names), dtype=bool)
+    in_run[rq] = True
+    rows = judged if options.complete else judged[in_run[judged]]
+    if not len(rows):
         raise NdcgLabelingError(f"no query of {run_path} has relevance judgments in {qrels_path}")
-    rows: list[list[float]] = []
-    duplicates: list[tuple[int, str, str]] = []
-    for q in query_ids:
-        lines = by_query.get(q, [])
-        docs = [run.doc_id[i] for i in lines]
-        order = trec_order(docs, [run.score[i] for i in lines])
-        if options.max_docs is not None:
-            order = order[: options.max_docs]
-        duplicates += _duplicates(q, sorted(lines[j] for j in order), run)
-        labels = judged[q]
-        row = [NONPOOL if (v := labels.get(docs[j])) is None else UNJUDGED if v < 0 else float(v) for j in order]
-        if options.judged_only:
-            row = [v for v in row if v >= 0]
-        rows.append(row)
-    if duplicates:
-        line, doc, q = min(duplicates)
-        raise InputFileError(run_path, f"document {doc} appears twice for query {q} in the run", line)
-    width = max((len(r) for r in rows), default=0)
-    rel = np.full((len(rows), width), np.nan)
-    for i, row in enumerate(rows):
-        rel[i, : len(row)] = row
-    num_ret = np.array([len(r) for r in rows], dtype=np.int64)
-    levels = np.unique(np.array([v for q in query_ids for v in judged[q].values() if v >= 0], dtype=np.float64))
-    counts = np.zeros((len(query_ids), len(levels)), dtype=np.int64)
-    for i, q in enumerate(query_ids):
-        values = np.array([v for v in judged[q].values() if v >= 0], dtype=np.float64)
-        np.add.at(counts[i], np.searchsorted(levels, values), 1)
-    missing = np.array([q not in by_query for q in query_ids], dtype=bool)
-    n_pos = sum(1 for rel_ in qrels.relevance if rel_ > 0)
-    return Joined(query_ids, RankedLists(rel, num_ret, levels, counts), missing, len(judged), n_pos, run.run_id)
+    row_of = np.full(len(q_names), -1, dtype=np.int64)
+    row_of[rows] = np.arange(len(rows))
+    order = np.lexsort((-rd, -np.asarray(run.score, dtype=np.float64), rq))  # query, score desc, id desc
+    order = order[row_of[rq[order]] >= 0]
+    row = row_of[rq[order]]
+    pos = _positions(row, len(rows))
+    if options.max_docs is not None:
+        order, row, pos = order[pos < options.max_docs], row[pos < options.max_docs], pos[pos < options.max_docs]
+    dup = _first_repeat(rq[np.sort(order)] * nd + rd[np.sort(order)], np.sort(order))
+    if dup >= 0:
+        raise InputFileError(run_path, f"document {run.doc_id[dup]} appears twice for query {run.query_id[dup]} "
+                             "in the run", run.line[dup])
+    by_key = np.argsort(qkey)
+    key = rq[order] * nd + rd[order]
+    at = np.clip(np.searchsorted(qkey[by_key], key), 0, max(nq - 1, 0))
+    found = qkey[by_key][at] == key
+    labels_q = np.asarray(qrels.relevance, dtype=np.float64)
+    label = np.where(found, labels_q[by_key][at], NONPOOL)
+    label = np.where(found & (label < 0), UNJUDGED, label)
+    if options.judged_only:
+        keep = label >= 0
+        row, label = row[keep], label[keep]
+        pos = _positions(row, len(rows))
+    num_ret = np.bincount(row, minlength=len(rows)).astype(np.int64)
+    rel = np.full((len(rows), int(num_ret.max()) if len(num_ret) else 0), np.nan)
+    rel[row, pos] = label
+    qrow = row_of[q_codes[:nq]]
+    ok = (qrow >= 0) & (labels_q >= 0)
+    levels = np.unique(labels_q[ok])
+    counts = np.zeros((len(rows), len(levels)), dtype=np.int64)
+    np.add.at(counts, (qrow[ok], np.searchsorted(levels, labels_q[ok])), 1)
+    return Joined([str(q_names[c]) for c in rows], RankedLists(rel, num_ret, levels, counts), ~in_run[rows],
+                  len(judged), int((labels_q > 0).sum()), run.run_id)
 
 
-def _duplicates(query: str, lines: list[int], run: RunColumns) -> list[tuple[int, str, str]]:
-    """``(file line, doc, query)`` of the first repeated document of a query (lines in file order)."""
-    seen: set[str] = set()
-    for i in lines:
-        d = run.doc_id[i]
-        if d in seen:
-            return [(run.line[i], d, query)]
-        seen.add(d)
-    return []
+def _positions(row: npt.NDArray[np.int64], n_rows: int) -> npt.NDArray[np.int64]:
+    """0-based position of each element within its row (rows given in non-decreasing order)."""
+    counts = np.bincount(row, minlength=n_rows)
+    starts = np.cumsum(counts) - counts
+    return np.arange(len(row), dtype=np.int64) - starts[row]
+
+
+def _first_repeat(keys: npt.NDArray[np.int64], index: npt.NDArray[np.int64] | None = None) -> int:
+    """The line (``index[i]``, default ``i``) of the first key in file order that repeats an earlier one;
+    -1 when all differ. ``keys`` are in file order."""
+    if len(keys) < 2:
+        return -1
+    order = np.argsort(keys, kind="stable")
+    repeat = np.flatnonzero(keys[order][1:] == keys[order][:-1]) + 1
+    if not len(repeat):
+        return -1
+    first = int(order[repeat].min())
+    return int(index[first]) if index is not None else first

@@ -99,3 +99,8 @@ def test_import_reads_comment_lines_like_eval(sqlite_db, tmp_path):
     run = _write(tmp_path, "run", "# a comment\n" + GOOD_RUN)
     result = invoke(CliRunner(), sqlite_db, "import", "run", run, "--system", "s", "--format", "trec")
     assert result.exit_code == 0, result.output
+
+
+def test_a_nul_byte_is_refused(tmp_path):
+    qrels, run = _write(tmp_path, "qrels", GOOD_QRELS), _write(tmp_path, "run", b"1 Q0 a 1 2 t\n1 Q0 b\x00 2 1 t\n")
+    assert _one_line(runner.invoke(app, ["eval", qrels, run])) == f"Error: {run}:2: the file has a NUL byte"
