@@ -76,14 +76,14 @@ def make_files(folder: Path, n_queries: int, depth: int, seed: int = 0) -> tuple
             for i, q in enumerate(qs):
                 qid = str(100_000 + q)
                 lines.extend(f"{qid} Q0 {_doc(d)} {r} {s:.3f} run\n"
-                             for r, (d, s) in enumerate(zip(docs[i].tolist(), scores[i].tolist()), start=1))
+                             for r, (d, s) in enumerate(zip(docs[i].tolist(), scores[i].tolist(), strict=True), start=1))
                 half = JUDGED_PER_QUERY // 2
                 picked = rng.choice(depth, min(half, depth), replace=False)
                 extra = rng.integers(0, N_DOCS, JUDGED_PER_QUERY - len(picked))
-                extra = extra[~np.isin(extra, docs[i])]
+                extra = np.unique(extra[~np.isin(extra, docs[i])])
                 labels = rng.choice([-1, 0, 0, 0, 1, 1, 2, 3], len(picked) + len(extra))
                 judged.extend(f"{qid} 0 {_doc(d)} {lab}\n" for d, lab in
-                              zip([*docs[i][picked].tolist(), *np.unique(extra).tolist()], labels.tolist()))
+                              zip([*docs[i][picked].tolist(), *extra.tolist()], labels.tolist(), strict=True))
             fr.write("".join(lines))
             fq.write("".join(judged))
     return qrels, run

@@ -109,11 +109,11 @@ def _columns(data: bytes, n_fields: int) -> tuple[list[list[bytes]], list[int]] 
     newline = buf == 10
     inside = ~(blank | newline)
     starts = np.flatnonzero(inside & ~np.concatenate(([False], inside[:-1])))
-    per_line = np.bincount(np.cumsum(newline)[starts])
+    line_of_start = np.searchsorted(np.flatnonzero(newline), starts)  # newlines before each field
+    per_line = np.bincount(line_of_start)
     if per_line[per_line > 0].min() != n_fields or per_line.max() != n_fields or b"#" in data and any(
             t.startswith(b"#") for t in tokens[::n_fields]):
         return None
-    line_of_start = np.cumsum(newline)[starts]
     return [tokens[i::n_fields] for i in range(n_fields)], (line_of_start[::n_fields] + 1).tolist()
 
 
