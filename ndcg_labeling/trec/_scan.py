@@ -78,11 +78,11 @@ def _number(buf: Any, s: int, e: int) -> tuple[int, float]:  # pragma: no cover 
     return 0, -value if neg else value
 
 
-def _scan_py(buf: Any, run: bool, qtable: Any, qfirst: Any, qbufs: Any, which: int) -> Any:  # pragma: no cover
+def _scan_py(buf: Any, run: bool, qtable: Any, qbufs: Any, which: int) -> Any:  # pragma: no cover
     """Tokenise every line: query code, document range and hash, score (run) or label (qrels).
 
-    ``qtable`` maps a query id's hash to its code (shared by both files); the first occurrence of
-    each code is kept to compare bytes. Returns ``(status, qcode, dstart, dlen, dhash, value, slow,
+    ``qtable`` maps a query id's hash to ``(code, file, start, length)`` of its first occurrence
+    (shared by both files; bytes are compared on every hit). Returns ``(status, qcode, dstart, dlen, dhash, value, slow,
     tag_start, tag_len, n)``.
     """
     n_bytes = buf.shape[0]
@@ -141,14 +141,13 @@ def _scan_py(buf: Any, run: bool, qtable: Any, qfirst: Any, qbufs: Any, which: i
             tag_s, tag_l = fs[5], fe[5] - fs[5]
         value[n] = v
         h = _fnv(buf, fs[0], fe[0])
-        code = qtable.get(h, -1)
-        if code < 0:
+        if h not in qtable:
             code = len(qtable)
-            qtable[h] = code
-            qfirst[code] = (which, fs[0], fe[0] - fs[0])
+            qtable[h] = (code, which, fs[0], fe[0] - fs[0])
         else:
-            first = qfirst[code]
-            if _cmp(buf, fs[0], fe[0] - fs[0], qbufs[first[0]], first[1], first[2]) != 0:
+            first = qtable[h]
+            code = first[0]
+            if _cmp(buf, fs[0], fe[0] - fs[0], qbufs[first[1]], first[2], first[3]) != 0:
                 return (FALLBACK, qcode, dstart, dlen, dhash, value, slow, 0, 0, 0)  # a 64-bit collision
         qcode[n] = code
         dstart[n] = fs[2]
@@ -156,6 +155,28 @@ def _scan_py(buf: Any, run: bool, qtable: Any, qfirst: Any, qbufs: Any, which: i
         dhash[n] = _fnv(buf, fs[2], fe[2])
         n += 1
     return (OK, qcode[:n], dstart[:n], dlen[:n], dhash[:n], value[:n], slow[:n], tag_s, tag_l, n)
+
+
+def _scan_both_py(qbuf: Any, rbuf: Any) -> Any:  # pragma: no cover - compiled
+    """Both files scanned with one query table; returns ``(q, r, first)`` with ``first[code] =
+    (file, start, length)`` of each query id's first occurrence (status FALLBACK in q or r: give up)."""
+    zero = np.uint64(0)
+    qtable = {zero: (np.int64(0), np.int64(0), np.int64(0), np.int64(0))}  # typed by this entry
+    qtable.pop(zero)
+    qbufs = (qbuf, rbuf)
+    q = _scan(qbuf, False, qtable, qbufs, 0)
+    if q[0] != OK:
+        return q, q, np.zeros((0, 3), np.int64)
+    r = _scan(rbuf, True, qtable, qbufs, 1)
+    first = np.zeros((len(qtable), 3), np.int64)
+    for v in qtable.values():
+        first[v[0], 0] = v[1]
+        first[v[0], 1] = v[2]
+        first[v[0], 2] = v[3]
+    return q, r, first
+
+
+_scan = _scan_py
 
 
 def _sort_desc_py(idx: Any, buf: Any, dstart: Any, dlen: Any, tmp: Any) -> None:  # pragma: no cover - compiled
@@ -324,6 +345,7 @@ def kernels() -> dict[str, Callable[..., Any]] | None:
                (("_blank", _blank), ("_fnv", _fnv), ("_cmp", _cmp), ("_number", _number))}
     helpers["_lookup"] = _jit.compile_kernel(_lookup, helpers, "_lookup")
     helpers["_sort_desc"] = _jit.compile_kernel(_sort_desc_py, helpers, "_sort_desc_py")
-    _compiled["scan"] = _jit.compile_kernel(_scan_py, helpers, "_scan_py")
+    helpers["_scan"] = _jit.compile_kernel(_scan_py, helpers, "_scan_py")
+    _compiled["scan"] = _jit.compile_kernel(_scan_both_py, helpers, "_scan_both_py")
     _compiled["join"] = _jit.compile_kernel(_join_py, helpers, "_join_py")
     return _compiled

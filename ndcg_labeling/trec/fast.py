@@ -12,14 +12,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ndcg_labeling import _jit
 from ndcg_labeling.errors import InputFileError, NdcgLabelingError
 from ndcg_labeling.metrics.trec_measures import RankedLists
 from ndcg_labeling.trec import _scan
 from ndcg_labeling.trec.files import STDIN, check_file, read_bytes
 from ndcg_labeling.trec.join import Joined, Options
 
-BYTES_PER_LINE = 30  # a short TREC run line, to turn file sizes into line counts
+# From this many bytes (about 150,000 run lines) the compiled reader is faster even counting numba's
+# start (about a second, its cache warm); below it the column reader of .files wins. This is the
+# reader's own break-even, not the metric kernels' policy (ndcg_labeling._jit).
+COMPILED_FROM_BYTES = 8_000_000
 
 
 def worth_it(*paths: str) -> bool:
@@ -29,10 +31,10 @@ def worth_it(*paths: str) -> bool:
         if path == STDIN:
             return False  # its size is unknown before reading: the line reader
         try:
-            total += os.path.getsize(path) // BYTES_PER_LINE
+            total += os.path.getsize(path)
         except OSError:
             return False  # the line reader reports it
-    return _jit.worth_compiling(total, count=False)
+    return total >= COMPILED_FROM_BYTES
 
 
 def _buffer(path: str) -> npt.NDArray[np.uint8]:
@@ -51,16 +53,9 @@ def read_and_join(qrels_path: str, run_path: str, options: Options) -> Joined | 
     kernels = _scan.kernels()
     if kernels is None:
         return None
-    import numba
-
     qbuf, rbuf = _buffer(qrels_path), _buffer(run_path)
-    qtable = numba.typed.Dict.empty(numba.types.uint64, numba.types.int64)
-    qfirst = numba.typed.Dict.empty(numba.types.int64, numba.types.UniTuple(numba.types.int64, 3))  # type: ignore[no-untyped-call]
-    q = kernels["scan"](qbuf, False, qtable, qfirst, (qbuf, rbuf), 0)
-    if q[0] != _scan.OK:
-        return None
-    r = kernels["scan"](rbuf, True, qtable, qfirst, (qbuf, rbuf), 1)
-    if r[0] != _scan.OK:
+    q, r, first = kernels["scan"](qbuf, rbuf)
+    if q[0] != _scan.OK or r[0] != _scan.OK:
         return None
     _, q_qcode, q_dstart, q_dlen, q_dhash, q_value, _, _, _, nq = q
     _, r_qcode, r_dstart, r_dlen, r_dhash, r_score, slow, tag_s, tag_l, nr = r
@@ -72,7 +67,7 @@ def read_and_join(qrels_path: str, run_path: str, options: Options) -> Joined | 
         idx = np.flatnonzero(slow)
         texts = [bytes(rbuf[_field_start(rbuf, r_dstart[i], 2):_field_end(rbuf, r_dstart[i], 2)]) for i in idx]
         r_score[idx] = np.array(texts).astype(np.float64)
-    names = [bytes(((qbuf, rbuf)[w])[s:s + ln]).decode() for w, s, ln in (qfirst[c] for c in range(len(qtable)))]
+    names = [bytes(((qbuf, rbuf)[w])[s:s + ln]).decode() for w, s, ln in first.tolist()]
     judged_codes = np.unique(q_qcode)
     in_run = np.zeros(len(names), dtype=bool)
     in_run[r_qcode] = True
