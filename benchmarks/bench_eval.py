@@ -66,7 +66,8 @@ def make_files(folder: Path, n_queries: int, depth: int, seed: int = 0) -> tuple
         return qrels, run
     rng = np.random.default_rng(seed)
     stride = N_DOCS // depth
-    with open(run, "w") as fr, open(qrels, "w") as fq:
+    part_run, part_qrels = Path(f"{run}.part"), Path(f"{qrels}.part")  # complete files only
+    with open(part_run, "w") as fr, open(part_qrels, "w") as fq:
         for first in range(0, n_queries, 1000):
             qs = np.arange(first, min(first + 1000, n_queries))
             # distinct documents per query: one draw in each of `depth` slices of the id space
@@ -86,6 +87,8 @@ def make_files(folder: Path, n_queries: int, depth: int, seed: int = 0) -> tuple
                               zip([*docs[i][picked].tolist(), *extra.tolist()], labels.tolist(), strict=True))
             fr.write("".join(lines))
             fq.write("".join(judged))
+    part_run.rename(run)
+    part_qrels.rename(qrels)
     return qrels, run
 
 
@@ -137,7 +140,7 @@ def main() -> None:
             tools["trec_eval 10"] = [trec_eval, *MEASURES, str(qrels), str(run)]
         results = {}
         for tool, cmd in tools.items():
-            out = folder / f"out.{name}.{tool.split()[0]}"
+            out = folder / f"out.{name}.{tool.replace(' ', '_')}"
             best = min((timed(cmd, out) for _ in range(args.repeat)), key=lambda r: r[0])
             if best[2] != 0:
                 raise SystemExit(f"{tool} failed on {name} (exit {best[2]})")
@@ -146,7 +149,8 @@ def main() -> None:
         for tool, (wall, mb, _) in results.items():
             print(f"{name:<16}{lines:>12,}{tool:>22}{wall:>10.2f}{mb:>10.0f}{wall / base:>8.2f}x")
         if trec_eval:
-            same = (folder / f"out.{name}.ndcg-labeling").read_text() == (folder / f"out.{name}.trec_eval").read_text()
+            same = ((folder / f"out.{name}.ndcg-labeling_eval").read_text()
+                    == (folder / f"out.{name}.trec_eval_10").read_text())
             print(f"{name:<16}{'':>12}{'same output as trec_eval':>22}{'yes' if same else 'NO':>10}")
     print(f"load average after: {os.getloadavg()}")
 
