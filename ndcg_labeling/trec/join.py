@@ -5,7 +5,8 @@ trec_eval's rules (``form_res_rels.c``, ``trec_eval.c``):
 * a query is evaluated when it has judgments and run lines; with ``complete`` (``-c``) every judged
   query is, one missing from the run with an empty list; output rows are in query-id byte order;
 * a query's documents are ranked by score descending, equal scores by document id descending (byte
-  order): :func:`trec_order`, the one owner of that rule; the rank column is ignored;
+  order): :func:`trec_order`, the one statement of that rule (importers use it too); the rank column
+  is ignored;
 * ``max_docs`` (``-M``) keeps the first N ranked documents; the same document twice among them is an
   error; ``judged_only`` (``-J``) then drops documents without a judgment (label >= 0), keeping order;
 * each ranked document gets its label, :data:`~ndcg_labeling.metrics._trec_kernels.NONPOOL` when the
@@ -49,12 +50,21 @@ class Joined:
     run_id: str
 
 
-def trec_order(doc_ids: Sequence[str], scores: Sequence[float]) -> list[int]:
-    """Positions of one query's documents in trec_eval's ranking: score descending, then document id
-    descending in byte order (UTF-8 byte order is code point order, Python's string order)."""
-    order = sorted(range(len(doc_ids)), key=doc_ids.__getitem__, reverse=True)
-    order.sort(key=scores.__getitem__, reverse=True)  # stable: equal scores keep id order
-    return order
+def trec_order(query_ids: Sequence[str] | npt.ArrayLike, doc_ids: Sequence[str] | npt.ArrayLike,
+               scores: Sequence[float] | npt.ArrayLike) -> npt.NDArray[np.int64]:
+    """trec_eval's ranking of run lines, the one statement of the rule: the permutation that orders
+    lines by query id, then score descending, then document id descending, ids in byte order
+    (``np.unique`` sorts strings by code point, which is UTF-8 byte order). The rank column plays no
+    part. (``_scan`` applies the same rule inside the compiled reader; tests hold the two equal.)"""
+    _, q = np.unique(np.asarray(query_ids, dtype=str), return_inverse=True)
+    _, d = np.unique(np.asarray(doc_ids, dtype=str), return_inverse=True)
+    return _order(q.ravel(), d.ravel(), np.asarray(scores, dtype=np.float64))
+
+
+def _order(query_codes: npt.NDArray[np.int64], doc_codes: npt.NDArray[np.int64],
+           scores: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
+    """:func:`trec_order` over codes that follow byte order."""
+    return np.lexsort((-doc_codes, -scores, query_codes)).astype(np.int64)
 
 
 def join(run: RunColumns, qrels: QrelsColumns, options: Options, *, run_path: str, qrels_path: str) -> Joined:
@@ -80,7 +90,7 @@ def join(run: RunColumns, qrels: QrelsColumns, options: Options, *, run_path: st
         raise NdcgLabelingError(f"no query of {run_path} has relevance judgments in {qrels_path}")
     row_of = np.full(len(q_names), -1, dtype=np.int64)
     row_of[rows] = np.arange(len(rows))
-    order = np.lexsort((-rd, -np.asarray(run.score, dtype=np.float64), rq))  # query, score desc, id desc
+    order = _order(rq, rd, np.asarray(run.score, dtype=np.float64))
     order = order[row_of[rq[order]] >= 0]
     row = row_of[rq[order]]
     pos = _positions(row, len(rows))

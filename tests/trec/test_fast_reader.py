@@ -68,3 +68,11 @@ def test_duplicates_name_the_line(tmp_path):
     (tmp_path / "q").write_text("1 0 a 1\n3 0 x 1\n3 0 y 0\n3 0 x 2\n")
     with pytest.raises(InputFileError, match=r"q:4: document x appears twice for query 3 in the qrels$"):
         fast.read_and_join(str(tmp_path / "q"), str(tmp_path / "r"), Options())
+
+
+def test_trec_order_is_trec_evals_ranking():
+    from ndcg_labeling.trec import trec_order
+
+    order = trec_order(["2", "1", "1", "1", "10", "1"], ["a", "b", "c", "á", "x", "d"], [1.0, 2.0, 2.0, 2.0, 5.0, 3.0])
+    # query "1" before "10" before "2"; in "1": 3.0 first, then the 2.0 tie by id descending (á > c > b)
+    assert order.tolist() == [5, 3, 2, 1, 4, 0]
