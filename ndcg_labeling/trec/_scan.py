@@ -99,6 +99,7 @@ def _scan_py(buf: Any, run: bool, qtable: Any, qbufs: Any, which: int) -> Any:  
     fs = np.zeros(7, np.int64)
     fe = np.zeros(7, np.int64)
     tag_s, tag_l = 0, 0
+    prev_s, prev_l = 0, 0
     n, pos = 0, 0
     while pos < n_bytes:
         i = pos
@@ -140,6 +141,14 @@ def _scan_py(buf: Any, run: bool, qtable: Any, qbufs: Any, which: int) -> Any:  
             slow[n] = st == 1
             tag_s, tag_l = fs[5], fe[5] - fs[5]
         value[n] = v
+        if n > 0 and _cmp(buf, fs[0], fe[0] - fs[0], buf, prev_s, prev_l) == 0:
+            qcode[n] = qcode[n - 1]  # files list a query's lines together: no hashing for those
+            dstart[n] = fs[2]
+            dlen[n] = fe[2] - fs[2]
+            dhash[n] = _fnv(buf, fs[2], fe[2])
+            n += 1
+            continue
+        prev_s, prev_l = fs[0], fe[0] - fs[0]
         h = _fnv(buf, fs[0], fe[0])
         if h not in qtable:
             code = len(qtable)
