@@ -18,14 +18,19 @@ from ndcg_labeling.trec import _scan
 from ndcg_labeling.trec.files import STDIN, check_file, read_bytes
 from ndcg_labeling.trec.join import Joined, Options
 
-# From this many bytes (about 150,000 run lines) the compiled reader is faster even counting numba's
-# start (about a second, its cache warm); below it the column reader of .files wins. This is the
-# reader's own break-even, not the metric kernels' policy (ndcg_labeling._jit).
+# With the backend policy ``auto`` (ndcg_labeling.backend), from this many bytes (about 150,000 run
+# lines) the compiled reader is faster even counting numba's start (about a second, its cache warm);
+# below it the column reader of .files wins. ``numpy`` never takes it, ``numba`` always does.
 COMPILED_FROM_BYTES = 8_000_000
 
 
 def worth_it(*paths: str) -> bool:
-    """Whether the files are large enough for the compiled reader to pay for loading numba."""
+    """Whether to read with the compiled reader: the backend policy, and for ``auto`` the file sizes."""
+    from ndcg_labeling import backend
+
+    kind = backend.policy().kind
+    if kind == "numpy":
+        return False
     total = 0
     for path in paths:
         if path == STDIN:
@@ -34,7 +39,7 @@ def worth_it(*paths: str) -> bool:
             total += os.path.getsize(path)
         except OSError:
             return False  # the line reader reports it
-    return total >= COMPILED_FROM_BYTES
+    return kind == "numba" or total >= COMPILED_FROM_BYTES
 
 
 def _buffer(path: str) -> npt.NDArray[np.uint8]:
