@@ -92,15 +92,19 @@ def make_files(folder: Path, n_queries: int, depth: int, seed: int = 0) -> tuple
     return qrels, run
 
 
-def timed(cmd: list[str], out: Path | None = None) -> tuple[float, float, int]:
-    """Wall seconds, peak resident MB and exit code of ``cmd`` run in a child that reports ru_maxrss."""
+def timed(cmd: list[str], out: Path | None = None, timeout: float = 600) -> tuple[float, float, int]:
+    """Wall seconds, peak resident MB and exit code of ``cmd`` run in a child that reports ru_maxrss
+    (exit code -1: stopped after ``timeout`` seconds)."""
     probe = ("import resource, subprocess, sys, time\n"
              "t = time.perf_counter()\n"
              "with open(sys.argv[1], 'wb') as f:\n"
-             "    rc = subprocess.run(sys.argv[2:], stdout=f).returncode\n"
+             "    try:\n"
+             "        rc = subprocess.run(sys.argv[3:], stdout=f, timeout=float(sys.argv[2])).returncode\n"
+             "    except subprocess.TimeoutExpired:\n"
+             "        rc = -1\n"
              "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, rc)\n")
-    res = subprocess.run([sys.executable, "-c", probe, str(out or os.devnull), *cmd], capture_output=True, text=True,
-                         check=True)
+    res = subprocess.run([sys.executable, "-c", probe, str(out or os.devnull), str(timeout), *cmd],
+                         capture_output=True, text=True, check=True)
     wall, mb, rc = res.stdout.split()
     return float(wall), float(mb), int(rc)
 
@@ -119,6 +123,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2, help="runs per tool; the best is shown")
     parser.add_argument("--trec-eval", default=None)
     parser.add_argument("--all-trec", action="store_true", help="also time ours with -m all_trec (memory goal)")
+    parser.add_argument("--timeout", type=float, default=600, help="seconds before a tool is stopped")
     args = parser.parse_args()
     folder = Path(args.dir)
     folder.mkdir(parents=True, exist_ok=True)
@@ -141,14 +146,15 @@ def main() -> None:
         results = {}
         for tool, cmd in tools.items():
             out = folder / f"out.{name}.{tool.replace(' ', '_')}"
-            best = min((timed(cmd, out) for _ in range(args.repeat)), key=lambda r: r[0])
-            if best[2] != 0:
+            best = min((timed(cmd, out, args.timeout) for _ in range(args.repeat)), key=lambda r: r[0])
+            if best[2] not in (0, -1):
                 raise SystemExit(f"{tool} failed on {name} (exit {best[2]})")
             results[tool] = best
         base = results["ndcg-labeling eval"][0]
-        for tool, (wall, mb, _) in results.items():
-            print(f"{name:<16}{lines:>12,}{tool:>22}{wall:>10.2f}{mb:>10.0f}{wall / base:>8.2f}x")
-        if trec_eval:
+        for tool, (wall, mb, rc) in results.items():
+            late = f"  (stopped after {args.timeout:.0f} s)" if rc == -1 else ""
+            print(f"{name:<16}{lines:>12,}{tool:>22}{wall:>10.2f}{mb:>10.0f}{wall / base:>8.2f}x{late}")
+        if trec_eval and results["trec_eval 10"][2] == 0:
             same = ((folder / f"out.{name}.ndcg-labeling_eval").read_text()
                     == (folder / f"out.{name}.trec_eval_10").read_text())
             print(f"{name:<16}{'':>12}{'same output as trec_eval':>22}{'yes' if same else 'NO':>10}")
