@@ -42,7 +42,12 @@ import krippendorff
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-Level = Literal["nominal", "ordinal", "interval"]
+from ndcg_labeling.choices import AgreementLevel
+
+# The members of ndcg_labeling.choices.AgreementLevel are accepted as the same strings.
+Level = AgreementLevel | Literal["nominal", "ordinal", "interval"]
+_KRIPPENDORFF_LEVEL: dict[str, Literal["nominal", "ordinal", "interval"]] = {
+    "nominal": "nominal", "ordinal": "ordinal", "interval": "interval"}
 WeightKind = Literal["identity", "ordinal", "linear", "quadratic"]
 
 LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval")
@@ -241,6 +246,37 @@ def _gwet(counts: NDArray[np.int64], weights: NDArray[np.float64]) -> tuple[floa
     return pa, (pa - pe) / (1.0 - pe)
 
 
+def _alpha_or_reason(paired: NDArray[np.int64], domain: NDArray[np.int64], level: Level, n_grades: int,
+                     n_graders: int) -> tuple[float | None, str | None]:
+    """Krippendorff's alpha of the pairable items' value counts, or None and why it is undefined."""
+    if n_grades == 0:
+        return None, "no grades"
+    if n_graders == 1:
+        return None, "a single grader"
+    if len(paired) == 0:
+        return None, "no item with two grades"
+    if np.count_nonzero(paired.sum(axis=0)) == 1:
+        return None, "a single value in the data"
+    alpha = krippendorff.alpha(value_counts=paired, value_domain=domain,
+                               level_of_measurement=_KRIPPENDORFF_LEVEL[str(level)])
+    return float(alpha), None
+
+
+def _paradox_note(paired: NDArray[np.int64], domain: NDArray[np.int64], alpha: float | None, pa: float | None,
+                  ac1: float | None, ac2: float | None) -> str | None:
+    """The prevalence-paradox explanation: high raw agreement, low alpha, grades on one value."""
+    if alpha is None or pa is None or ac1 is None or ac2 is None:
+        return None
+    totals = paired.sum(axis=0)
+    top = int(np.argmax(totals))
+    share = totals[top] / totals.sum()
+    return (
+        f"graders agree on {pa:.0%} of pairs but alpha is {alpha:.2f}: the grades are concentrated on "
+        f"one value ({share:.0%} of paired grades are {int(domain[top])}) (prevalence paradox); "
+        f"read AC1 ({ac1:.2f}) and AC2 ({ac2:.2f}) too"
+    )
+
+
 def agreement_stats(
     item: ArrayLike,
     grader: ArrayLike,
@@ -277,53 +313,18 @@ def agreement_stats(
         pa, ac1 = _gwet(counts, agreement_weights(g.domain, "identity"))
         _, ac2 = _gwet(counts, agreement_weights(g.domain, ac2_weights))
 
-    alpha: float | None = None
-    reason: str | None = None
     paired = counts[pairable]
-    if g.n_grades == 0:
-        reason = "no grades"
-    elif n_graders == 1:
-        reason = "a single grader"
-    elif n_pairable == 0:
-        reason = "no item with two grades"
-    elif np.count_nonzero(paired.sum(axis=0)) == 1:
-        reason = "a single value in the data"
-    else:
-        alpha = float(
-            krippendorff.alpha(value_counts=paired, value_domain=g.domain, level_of_measurement=level)
-        )
-
+    alpha, reason = _alpha_or_reason(paired, g.domain, level, g.n_grades, n_graders)
     paradox = (
         alpha is not None
         and pa is not None
         and alpha < PARADOX_ALPHA_BELOW
         and pa >= PARADOX_AGREEMENT_AT_LEAST
     )
-    note: str | None = None
-    if paradox and alpha is not None and pa is not None and ac1 is not None and ac2 is not None:
-        totals = paired.sum(axis=0)
-        top = int(np.argmax(totals))
-        share = totals[top] / totals.sum()
-        note = (
-            f"graders agree on {pa:.0%} of pairs but alpha is {alpha:.2f}: the grades are concentrated on "
-            f"one value ({share:.0%} of paired grades are {int(g.domain[top])}) (prevalence paradox); "
-            f"read AC1 ({ac1:.2f}) and AC2 ({ac2:.2f}) too"
-        )
-    return AgreementStats(
-        level=level,
-        alpha=alpha,
-        reason=reason,
-        n_items=n_rated,
-        n_pairable=n_pairable,
-        n_graders=n_graders,
-        n_grades=g.n_grades,
-        percent_agreement=pa,
-        ac1=ac1,
-        ac2=ac2,
-        ac2_weights=ac2_weights,
-        prevalence_paradox=paradox,
-        note=note,
-    )
+    note = _paradox_note(paired, g.domain, alpha, pa, ac1, ac2) if paradox else None
+    return AgreementStats(level=level, alpha=alpha, reason=reason, n_items=n_rated, n_pairable=n_pairable,
+                          n_graders=n_graders, n_grades=g.n_grades, percent_agreement=pa, ac1=ac1, ac2=ac2,
+                          ac2_weights=ac2_weights, prevalence_paradox=paradox, note=note)
 
 
 @dataclass(frozen=True, eq=False)
@@ -377,6 +378,62 @@ def _within_item_pairs(
     return order[left], order[right]
 
 
+def _pairwise_kappa(g: Grades, dom: NDArray[np.float64], weights: Literal["linear", "quadratic"],
+                    min_overlap: int) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.float64]]:
+    """Weighted kappa of every grader pair that shares items (``kappa``, ``overlap``: n x n) and each
+    grader's overlap-weighted mean kappa against the others."""
+    n_gr = g.n_graders
+    # Pairwise kappa over the unordered grader pairs that share items, accumulated per distinct pair.
+    left, right = _within_item_pairs(g.item, g.grader, n_gr)
+    v = dom.shape[0]
+    d = 1.0 - agreement_weights(g.domain, weights)
+    a, b = g.value_index[left], g.value_index[right]
+    pair_key = g.grader[left] * n_gr + g.grader[right]
+    keys, inverse = np.unique(pair_key, return_inverse=True)
+    p = keys.shape[0]
+    n_pair = np.bincount(inverse, minlength=p).astype(np.int64)
+    observed = np.bincount(inverse, weights=d[a, b], minlength=p)
+    marg_a = np.bincount(inverse * v + a, minlength=p * v).reshape(p, v).astype(np.float64)
+    marg_b = np.bincount(inverse * v + b, minlength=p * v).reshape(p, v).astype(np.float64)
+    expected = np.einsum("pv,vw,pw->p", marg_a, d, marg_b)
+    defined = (n_pair >= min_overlap) & (expected > 0)
+    kappa_pair = np.full(p, np.nan)
+    kappa_pair[defined] = 1.0 - observed[defined] * n_pair[defined] / expected[defined]
+
+    g1, g2 = keys // max(n_gr, 1), keys % max(n_gr, 1)
+    kappa = np.full((n_gr, n_gr), np.nan)
+    kappa[g1, g2] = kappa_pair
+    kappa[g2, g1] = kappa_pair
+    overlap = np.zeros((n_gr, n_gr), dtype=np.int64)
+    overlap[g1, g2] = n_pair
+    overlap[g2, g1] = n_pair
+
+    w = np.where(defined, n_pair, 0).astype(np.float64)
+    kw = np.where(defined, kappa_pair, 0.0) * w
+    weight_sum = np.bincount(g1, weights=w, minlength=n_gr) + np.bincount(g2, weights=w, minlength=n_gr)
+    kappa_sum = np.bincount(g1, weights=kw, minlength=n_gr) + np.bincount(g2, weights=kw, minlength=n_gr)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_kappa = np.where(weight_sum > 0, kappa_sum / np.maximum(weight_sum, 1e-300), np.nan)
+
+    return kappa, overlap, mean_kappa
+
+
+def _flag_graders(mean_kappa: NDArray[np.float64], flag_gap: float,
+                  flag_mads: float) -> tuple[NDArray[np.bool_], float | None, float | None]:
+    """Graders whose mean kappa is below ``median - max(flag_gap, flag_mads * MAD)`` (three or more known)."""
+    n_gr = mean_kappa.shape[0]
+    flagged = np.zeros(n_gr, dtype=bool)
+    median_kappa: float | None = None
+    threshold: float | None = None
+    known = ~np.isnan(mean_kappa)
+    if np.count_nonzero(known) >= 3:
+        median_kappa = float(np.median(mean_kappa[known]))
+        mad = float(np.median(np.abs(mean_kappa[known] - median_kappa))) * _MAD_TO_SD
+        threshold = median_kappa - max(flag_gap, flag_mads * mad)
+        flagged[known] = mean_kappa[known] < threshold
+    return flagged, median_kappa, threshold
+
+
 def grader_stats(
     item: ArrayLike,
     grader: ArrayLike,
@@ -425,57 +482,9 @@ def grader_stats(
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_difference = np.where(n_compared > 0, diff_sum / np.maximum(n_compared, 1), np.nan)
 
-    # Pairwise kappa over the unordered grader pairs that share items, accumulated per distinct pair.
-    left, right = _within_item_pairs(g.item, g.grader, n_gr)
-    v = dom.shape[0]
-    d = 1.0 - agreement_weights(g.domain, weights)
-    a, b = g.value_index[left], g.value_index[right]
-    pair_key = g.grader[left] * n_gr + g.grader[right]
-    keys, inverse = np.unique(pair_key, return_inverse=True)
-    p = keys.shape[0]
-    n_pair = np.bincount(inverse, minlength=p).astype(np.int64)
-    observed = np.bincount(inverse, weights=d[a, b], minlength=p)
-    marg_a = np.bincount(inverse * v + a, minlength=p * v).reshape(p, v).astype(np.float64)
-    marg_b = np.bincount(inverse * v + b, minlength=p * v).reshape(p, v).astype(np.float64)
-    expected = np.einsum("pv,vw,pw->p", marg_a, d, marg_b)
-    defined = (n_pair >= min_overlap) & (expected > 0)
-    kappa_pair = np.full(p, np.nan)
-    kappa_pair[defined] = 1.0 - observed[defined] * n_pair[defined] / expected[defined]
-
-    g1, g2 = keys // max(n_gr, 1), keys % max(n_gr, 1)
-    kappa = np.full((n_gr, n_gr), np.nan)
-    kappa[g1, g2] = kappa_pair
-    kappa[g2, g1] = kappa_pair
-    overlap = np.zeros((n_gr, n_gr), dtype=np.int64)
-    overlap[g1, g2] = n_pair
-    overlap[g2, g1] = n_pair
-
-    w = np.where(defined, n_pair, 0).astype(np.float64)
-    kw = np.where(defined, kappa_pair, 0.0) * w
-    weight_sum = np.bincount(g1, weights=w, minlength=n_gr) + np.bincount(g2, weights=w, minlength=n_gr)
-    kappa_sum = np.bincount(g1, weights=kw, minlength=n_gr) + np.bincount(g2, weights=kw, minlength=n_gr)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean_kappa = np.where(weight_sum > 0, kappa_sum / np.maximum(weight_sum, 1e-300), np.nan)
-
-    flagged = np.zeros(n_gr, dtype=bool)
-    median_kappa: float | None = None
-    threshold: float | None = None
-    known = ~np.isnan(mean_kappa)
-    if np.count_nonzero(known) >= 3:
-        median_kappa = float(np.median(mean_kappa[known]))
-        mad = float(np.median(np.abs(mean_kappa[known] - median_kappa))) * _MAD_TO_SD
-        threshold = median_kappa - max(flag_gap, flag_mads * mad)
-        flagged[known] = mean_kappa[known] < threshold
-    return GraderStats(
-        weights=weights,
-        n_graders=n_gr,
-        n_grades=n_grades,
-        n_compared=n_compared,
-        mean_difference=mean_difference,
-        kappa=kappa,
-        overlap=overlap,
-        mean_kappa=mean_kappa,
-        flagged=flagged,
-        median_kappa=median_kappa,
-        flag_threshold=threshold,
-    )
+    kappa, overlap, mean_kappa = _pairwise_kappa(g, dom, weights, min_overlap)
+    flagged, median_kappa, threshold = _flag_graders(mean_kappa, flag_gap, flag_mads)
+    return GraderStats(weights=weights, n_graders=n_gr, n_grades=n_grades, n_compared=n_compared,
+                       mean_difference=mean_difference, kappa=kappa, overlap=overlap,
+                       mean_kappa=mean_kappa, flagged=flagged, median_kappa=median_kappa,
+                       flag_threshold=threshold)

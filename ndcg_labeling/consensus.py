@@ -39,14 +39,16 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ndcg_labeling.agreement import Grades, check_grades
+from ndcg_labeling.choices import ConsensusMethod, DawidSkenePoint, TieRule
 
-Method = Literal["median", "mean", "majority", "dawid-skene"]
-Tie = Literal["low", "high", "flag"]
-Point = Literal["mean", "mode"]
+# The option strings; the members of ndcg_labeling.choices (StrEnums) are accepted as the same strings.
+Method = ConsensusMethod | Literal["median", "mean", "majority", "dawid-skene"]
+Tie = TieRule | Literal["low", "high", "flag"]  # "flag": library only (see above)
+Point = DawidSkenePoint | Literal["mean", "mode"]
 
-METHODS: tuple[str, ...] = ("median", "mean", "majority", "dawid-skene")
-TIES: tuple[str, ...] = ("low", "high", "flag")
-POINTS: tuple[str, ...] = ("mean", "mode")
+METHODS: tuple[str, ...] = tuple(m.value for m in ConsensusMethod)
+TIES: tuple[str, ...] = (*(t.value for t in TieRule), "flag")
+POINTS: tuple[str, ...] = tuple(p.value for p in DawidSkenePoint)
 
 REASON_TOO_FEW = "too few graders"
 REASON_SPREAD = "spread above max"
@@ -165,6 +167,41 @@ def _dawid_skene(
     return posterior, confusion, prior, n_iter, converged
 
 
+def _check_options(func: str, method: str, tie: str, point: str, min_graders: int, max_spread: int | None,
+                   max_iter: int, tol: float, smoothing: float) -> None:
+    """``ValueError`` naming ``func``, the option and the value for any option outside its range."""
+    if method not in METHODS:
+        raise ValueError(f"{func}: method must be one of {METHODS}, got {method!r}")
+    if tie not in TIES:
+        raise ValueError(f"{func}: tie must be one of {TIES}, got {tie!r}")
+    if point not in POINTS:
+        raise ValueError(f"{func}: point must be one of {POINTS}, got {point!r}")
+    if min_graders < 1:
+        raise ValueError(f"{func}: min_graders must be at least 1, got {min_graders}")
+    if max_spread is not None and max_spread < 0:
+        raise ValueError(f"{func}: max_spread must be non-negative or None, got {max_spread}")
+    if max_iter < 1:
+        raise ValueError(f"{func}: max_iter must be at least 1, got {max_iter}")
+    if not tol > 0:
+        raise ValueError(f"{func}: tol must be positive, got {tol}")
+    if not smoothing > 0:
+        raise ValueError(f"{func}: smoothing must be positive, got {smoothing}")
+
+
+def _median(counts: NDArray[np.int64], r: NDArray[np.int64], rated: NDArray[np.bool_], dom: NDArray[np.float64],
+            tie: Tie) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    """The median grade per item (the lower or higher middle value by ``tie``) and whether two differ."""
+    q = dom.shape[0]
+    cum = np.cumsum(counts, axis=1)
+    k_low = (r - 1) // 2
+    k_high = r // 2
+    i_low = np.count_nonzero(cum <= k_low[:, None], axis=1)
+    i_high = np.count_nonzero(cum <= k_high[:, None], axis=1)
+    chosen = i_high if tie == "high" else i_low
+    tied = rated & (i_low != i_high)
+    return dom[np.minimum(chosen, q - 1)], tied
+
+
 def consensus(
     item: ArrayLike,
     grader: ArrayLike,
@@ -188,22 +225,7 @@ def consensus(
     grades can be included. ``max_iter``, ``tol`` and ``smoothing`` tune Dawid-Skene only.
     """
     func = "consensus"
-    if method not in METHODS:
-        raise ValueError(f"{func}: method must be one of {METHODS}, got {method!r}")
-    if tie not in TIES:
-        raise ValueError(f"{func}: tie must be one of {TIES}, got {tie!r}")
-    if point not in POINTS:
-        raise ValueError(f"{func}: point must be one of {POINTS}, got {point!r}")
-    if min_graders < 1:
-        raise ValueError(f"{func}: min_graders must be at least 1, got {min_graders}")
-    if max_spread is not None and max_spread < 0:
-        raise ValueError(f"{func}: max_spread must be non-negative or None, got {max_spread}")
-    if max_iter < 1:
-        raise ValueError(f"{func}: max_iter must be at least 1, got {max_iter}")
-    if not tol > 0:
-        raise ValueError(f"{func}: tol must be positive, got {tol}")
-    if not smoothing > 0:
-        raise ValueError(f"{func}: smoothing must be positive, got {smoothing}")
+    _check_options(func, method, tie, point, min_graders, max_spread, max_iter, tol, smoothing)
     g = check_grades(func, item, grader, grade, value_domain, n_items=n_items)
     dom = g.domain.astype(np.float64)
     q = dom.shape[0]
@@ -222,14 +244,7 @@ def consensus(
     n_iter: int | None = None
     converged: bool | None = None
     if method == "median":
-        cum = np.cumsum(counts, axis=1)
-        k_low = (r - 1) // 2
-        k_high = r // 2
-        i_low = np.count_nonzero(cum <= k_low[:, None], axis=1)
-        i_high = np.count_nonzero(cum <= k_high[:, None], axis=1)
-        chosen = i_high if tie == "high" else i_low
-        tied = rated & (i_low != i_high)
-        value = dom[np.minimum(chosen, q - 1)]
+        value, tied = _median(counts, r, rated, dom, tie)
     elif method == "majority":
         modes = counts == counts.max(axis=1, keepdims=True)
         chosen, tied = _pick(modes, tie)

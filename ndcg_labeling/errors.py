@@ -7,6 +7,8 @@ scikit-learn do; the pipeline wraps what a user can cause into these.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class NdcgLabelingError(Exception):
     """Base class of every error the tool reports to a user as ``Error: ...``."""
@@ -37,3 +39,23 @@ class NotFoundError(NdcgLabelingError):
 
 class ConflictError(NdcgLabelingError):
     """The command would change or duplicate data that already exists (use --replace where offered)."""
+
+
+class GradedFileError(NdcgLabelingError):
+    """Bad rows of a graded task file, one :class:`InputFileError` per row; nothing was written.
+
+    ``str()`` has one line per bad row (``FILE:LINE: problem`` or ``FILE: task I: problem``).
+    """
+
+    def __init__(self, problems: Sequence[InputFileError], total: int | None = None) -> None:
+        self.problems = list(problems)
+        self.total = total if total is not None else len(self.problems)
+        lines = [str(p) for p in self.problems]
+        if self.total > len(self.problems):
+            lines.append(f"... and {self.total - len(self.problems)} more bad rows")
+        self.lines = lines
+        super().__init__("\n".join(lines))
+
+
+class TooManyRetries(NdcgLabelingError):
+    """A transaction collided with concurrent writers more often than allowed."""

@@ -1,15 +1,18 @@
-"""The dependency direction of STYLE.md, checked on the source: the db layer never imports the
-kernels; the kernels never import the db layer, pandas or the pipeline; importing the package does no work."""
+"""The dependency direction of STYLE.md, checked on the source: a layer table over every import (relative
+ones included); the db layer never imports the kernels; the kernels never import the db layer, pandas or
+the pipeline; importing the package does no work."""
 
 from __future__ import annotations
 
 import ast
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "ndcg_labeling"
-KERNELS = ("ndcg_labeling.metrics", "ndcg_labeling.agreement", "ndcg_labeling.consensus")
+KERNELS = ("ndcg_labeling.metrics", "ndcg_labeling.agreement", "ndcg_labeling.consensus", "ndcg_labeling.stats",
+           "ndcg_labeling.assignment")
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -31,7 +34,8 @@ def test_db_layer_never_imports_kernels():
 
 
 def test_kernels_import_neither_db_pandas_nor_pipeline():
-    files = list((PKG / "metrics").glob("*.py")) + [PKG / "agreement.py", PKG / "consensus.py"]
+    files = list((PKG / "metrics").glob("*.py")) + [PKG / "agreement.py", PKG / "consensus.py", PKG / "stats.py",
+                                                    PKG / "assignment.py"]
     for path in files:
         bad = {m for m in imported_modules(path)
                if m.split(".")[0] in {"pandas", "sqlalchemy", "alembic"}
@@ -44,3 +48,108 @@ def test_importing_the_package_loads_nothing_heavy():
             "if m in sys.modules]; print(','.join(heavy))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == ""
+
+
+# --- the layer table ----------------------------------------------------------------------------------
+# Every module of the package belongs to one area; an area may import only the areas listed for it.
+# Imports are resolved to module names first (``from . import x``, ``from ..pipeline import y`` and
+# ``from ndcg_labeling import _jit`` included), wherever they appear (top level or inside a function).
+
+AREAS: dict[str, str] = {
+    "cli": "cli", "web": "web", "pipeline": "pipeline",
+    # pure kernels and the small modules that only they use (the jit and backend switches)
+    "metrics": "kernels", "agreement": "kernels", "consensus": "kernels", "stats": "kernels",
+    "assignment": "kernels", "_jit": "kernels", "backend": "kernels",
+    "io": "io", "trec": "trec", "db": "db", "reports": "reports",
+    "errors": "base", "scales": "base", "choices": "base", "guidelines": "base",
+    "": "root", "__main__": "root",
+}
+BASE = {"base"}
+FRONT = {"cli", "web", "pipeline", "reports", "db", "io", "root"} | BASE
+LAYERS: dict[str, set[str]] = {
+    "root": set(AREAS.values()),  # __main__ starts the CLI; __init__ only re-exports lazily
+    "cli": FRONT,                 # thin: options -> session -> one pipeline call -> render
+    "web": FRONT,                 # like the CLI
+    "pipeline": {"pipeline", "kernels", "io", "trec", "db", "reports"} | BASE,
+    "kernels": {"kernels"} | BASE,
+    "io": {"io"} | BASE,
+    "trec": {"trec", "io", "kernels"} | BASE,
+    "db": {"db"} | BASE,          # never the kernels or the pipeline
+    "reports": {"reports", "kernels", "trec"} | BASE,  # never the pipeline or the db layer
+    "base": BASE,
+}
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def resolved_imports(path: Path, root: Path) -> set[str]:
+    """The package modules ``path`` imports, relative imports resolved, ``from pkg import module``
+    read as the module."""
+    me = module_name(path, root)
+    package = me.split(".") if path.name == "__init__.py" else me.split(".")[:-1]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - (node.level - 1)]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            for alias in node.names:
+                candidate = f"{module}.{alias.name}"
+                rel = Path(*candidate.split("."))
+                is_module = (root.parent / rel).with_suffix(".py").exists() or (root.parent / rel).is_dir()
+                out.add(candidate if is_module else module)
+    return {m for m in out if m == root.name or m.startswith(root.name + ".")}
+
+
+def area_of(module: str) -> str:
+    parts = module.split(".")
+    key = parts[1] if len(parts) > 1 else ""
+    if key not in AREAS:
+        raise AssertionError(f"{module} is in no area of the layer table: add it to AREAS")
+    return AREAS[key]
+
+
+def layer_violations(root: Path = PKG) -> list[str]:
+    problems = []
+    for path in sorted(root.rglob("*.py")):
+        me = module_name(path, root)
+        mine = area_of(me)
+        for target in sorted(resolved_imports(path, root)):
+            theirs = area_of(target)
+            if theirs not in LAYERS[mine]:
+                problems.append(f"{path.relative_to(root.parent)}: {mine} must not import {theirs} ({target})")
+    return problems
+
+
+def test_every_import_follows_the_layer_table():
+    assert layer_violations() == []
+
+
+def test_a_forbidden_relative_import_fails_the_layer_table(tmp_path):
+    copy = tmp_path / "ndcg_labeling"
+    shutil.copytree(PKG, copy, ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
+    target = copy / "reports" / "text.py"
+    target.write_text(target.read_text(encoding="utf-8") + "\nfrom ..pipeline import report as _report\n",
+                      encoding="utf-8")
+    db_file = copy / "db" / "reads.py"
+    db_file.write_text(db_file.read_text(encoding="utf-8") + "\nfrom .. import stats as _stats\n", encoding="utf-8")
+    assert layer_violations(copy) == [
+        "ndcg_labeling/db/reads.py: db must not import kernels (ndcg_labeling.stats)",
+        "ndcg_labeling/reports/text.py: reports must not import pipeline (ndcg_labeling.pipeline.report)",
+    ]
+
+
+def test_every_area_of_the_table_has_its_rule():
+    assert set(AREAS.values()) == set(LAYERS)
+    assert "pipeline" not in LAYERS["reports"] and "db" not in LAYERS["reports"]
+    assert "kernels" not in LAYERS["db"] and "pipeline" not in LAYERS["db"]
+    assert LAYERS["web"] == LAYERS["cli"]

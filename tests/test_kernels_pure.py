@@ -20,3 +20,17 @@ def test_kernel_imports_neither_sqlalchemy_nor_pandas(module: str) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "", f"{module} loaded {done.stdout.strip()}"
+
+
+@pytest.mark.parametrize("module", ["ndcg_labeling.stats"])
+def test_statistics_kernel_imports_neither_sqlalchemy_nor_pandas(module: str) -> None:
+    code = (
+        "import sys\n"
+        f"import {module}\n"
+        "loaded = sorted(m for m in ('sqlalchemy', 'pandas') if m in sys.modules)\n"
+        "print(','.join(loaded))\n"
+        "assert 'numpy' in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "", f"{module} loaded {done.stdout.strip()}"

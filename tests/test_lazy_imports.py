@@ -40,10 +40,8 @@ COMMANDS = [
     pytest.param(["status"], id="status"),
     pytest.param(["db", "current"], id="db-current"),
     pytest.param(["graders", "list"], id="graders-list", marks=_wired_at_merge("ndcg_labeling.pipeline.importing")),
-    pytest.param(["tasks", "status", "demo-0-3"], id="tasks-status",
-                 marks=_wired_at_merge("ndcg_labeling.pipeline.tasks")),
-    pytest.param(["adjudicate", "list"], id="adjudicate-list",
-                 marks=_wired_at_merge("ndcg_labeling.pipeline.consensus")),
+    pytest.param(["tasks", "status", "demo-0-3"], id="tasks-status"),
+    pytest.param(["adjudicate", "list"], id="adjudicate-list"),
 ]
 
 
@@ -86,3 +84,12 @@ def test_importing_the_metrics_loads_no_numba() -> None:
     code = "import sys, ndcg_labeling.metrics, ndcg_labeling.backend; print('numba' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "False"
+
+
+@pytest.mark.parametrize("module", ["ndcg_labeling.pipeline.tasks", "ndcg_labeling.pipeline.tasks.status",
+                                    "ndcg_labeling.pipeline.consensus", "ndcg_labeling.pipeline.lookups"])
+def test_module_loads_no_heavy_package(module: str) -> None:
+    code = (f"import sys, {module}\n"
+            "print(','.join(m for m in ('pandas', 'numba', 'matplotlib') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "", f"{module} loaded {out}"

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
+from ndcg_labeling import choices
 from ndcg_labeling.cli.common import (
     DbOption,
     FormatOption,
@@ -27,38 +27,13 @@ export_app = typer.Typer(help="Export the labels in force.", no_args_is_help=Tru
 BatchOption = Annotated[str | None, typer.Option("--batch", help="Only the judgments of this batch.")]
 
 
-class Level(StrEnum):
-    ordinal = "ordinal"
-    interval = "interval"
-    nominal = "nominal"
-
-
-class ByScope(StrEnum):
-    query_type = "query-type"
-    query = "query"
-    grader = "grader"
-
-
-class Method(StrEnum):
-    median = "median"
-    mean = "mean"
-    majority = "majority"
-    dawid_skene = "dawid-skene"
-
-
-class Tie(StrEnum):
-    low = "low"
-    high = "high"
-
-
-class Point(StrEnum):
-    mean = "mean"
-    mode = "mode"
-
-
-class Rounding(StrEnum):
-    half_up = "half-up"
-    floor = "floor"
+# The vocabularies live in ndcg_labeling.choices.
+Level = choices.AgreementLevel
+ByScope = choices.AgreementScope
+Method = choices.ConsensusMethod
+Tie = choices.TieRule
+Point = choices.DawidSkenePoint
+Rounding = choices.QrelsRounding
 
 
 TABLE_COLUMNS = ("scope", "alpha", "n_items", "n_graders", "n_grades", "percent_agreement", "ac1", "ac2", "reason")
@@ -122,6 +97,18 @@ def consensus_cmd(
         write_output(text, None)
 
 
+def flagged_title(rows: list[dict[str, Any]]) -> str:
+    """The heading of ``adjudicate list``: how many flagged items are still open and how many adjudicated."""
+    n = len(rows)
+    done = sum(r.get("adjudicated") is not None for r in rows)
+    items = "item" if n == 1 else "items"
+    if done == 0:
+        return f"{n} {items} flagged for adjudication"
+    if done == n:
+        return f"{n} flagged {items}, {'adjudicated' if n == 1 else 'all adjudicated'}"
+    return f"{n} {items} flagged for adjudication: {n - done} open, {done} adjudicated"
+
+
 @adjudicate_app.command("list")
 def adjudicate_list(batch: BatchOption = None, fmt: FormatOption = TableFormat.table, out: OutOption = None,
                     db: DbOption = None) -> None:
@@ -135,7 +122,7 @@ def adjudicate_list(batch: BatchOption = None, fmt: FormatOption = TableFormat.t
     if not rows and fmt is TableFormat.table:
         typer.echo("no items flagged for adjudication")
         return
-    text = render_rows(rows, fmt, columns=columns, title=f"{len(rows)} items flagged for adjudication")
+    text = render_rows(rows, fmt, columns=columns, title=flagged_title(rows))
     if text is not None:
         write_output(text, out)
 

@@ -2,41 +2,19 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated
 
 import typer
 
+from ndcg_labeling import choices
 from ndcg_labeling.cli.common import DbOption, OutOption, console, err_console, open_session, write_output
 
-
-class ReportFormat(StrEnum):
-    table = "table"
-    csv = "csv"
-    json = "json"
-    md = "md"
-    html = "html"
-
-
-class By(StrEnum):
-    query_type = "query-type"
-    query = "query"
-    none = "none"
-
-
-class Gain(StrEnum):
-    exponential = "exponential"
-    linear = "linear"
-
-
-class Empty(StrEnum):
-    skip = "skip"
-    zero = "zero"
-
-
-class Missing(StrEnum):
-    zero = "zero"
-    skip = "skip"
+# The vocabularies live in ndcg_labeling.choices; these names keep the signature below short.
+ReportFormat = choices.ReportFormat
+By = choices.ReportGrouping
+Gain = choices.Gain
+Empty = choices.EmptyQueries
+Missing = choices.MissingRuns
 
 
 def report(
@@ -54,13 +32,9 @@ def report(
     db: DbOption = None,
 ) -> None:
     """Score systems against the consensus labels: means with 95% bootstrap intervals, paired tests."""
-    from ndcg_labeling.pipeline.report import (
-        DEFAULT_METRICS,
-        ReportOptions,
-        agreement_by_query_type,
-        build_report,
-    )
-    from ndcg_labeling.reports import render_csv, render_html, render_json, render_markdown, render_table
+    from ndcg_labeling.pipeline.report import agreement_by_query_type, build_report
+    from ndcg_labeling.reports.model import DEFAULT_METRICS, ReportOptions
+    from ndcg_labeling.reports.render import TABLE_WIDTH, render_report
 
     options = ReportOptions(systems=tuple(system or ()), baseline=baseline, metrics=tuple(metric or DEFAULT_METRICS),
                             by=by.value, per_query=per_query, gain=gain.value, relevant_threshold=relevant_threshold,
@@ -71,30 +45,20 @@ def report(
         if fmt is ReportFormat.html:
             agreement, note = agreement_by_query_type(session=session)
     if fmt is ReportFormat.table:
+        from rich.console import Console
+
         if out:
-            from rich.console import Console
-
             with open(out, "w", encoding="utf-8") as fh:
-                render_table(result, Console(file=fh, width=160))
+                render_report(result, "table", console=Console(file=fh, width=TABLE_WIDTH))
         else:  # piped: wide enough for the metric columns
-            from rich.console import Console
-
-            render_table(result, console if console.is_terminal else Console(width=160))
+            render_report(result, "table", console=console if console.is_terminal else None)
         return
     if fmt in (ReportFormat.csv, ReportFormat.json):
         for warning in result.warnings:
             err_console.print(f"Warning: {warning}", markup=False)
         for n in result.notes:
             err_console.print(f"note: {n}", markup=False)
-    if fmt is ReportFormat.csv:
-        text = render_csv(result)
-    elif fmt is ReportFormat.json:
-        text = render_json(result)
-    elif fmt is ReportFormat.md:
-        text = render_markdown(result)
-    else:
-        text = render_html(result, agreement=agreement, agreement_note=note)
-    write_output(text, out)
+    write_output(render_report(result, fmt.value, agreement=agreement, agreement_note=note) or "", out)
     if out:
         err_console.print(f"report written to {out}", markup=False)
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from ndcg_labeling import choices
 from ndcg_labeling.cli.common import (
     DbOption,
     FormatOption,
@@ -27,10 +27,7 @@ BatchArg = Annotated[str, typer.Argument(help="The batch name.", show_default=Fa
 GraderOption = Annotated[str, typer.Option("--grader", help="The grader (as added with `graders add`).")]
 
 
-class TaskFileFormat(str, Enum):
-    csv = "csv"
-    jsonl = "jsonl"
-    label_studio = "label-studio"
+TaskFileFormat = choices.TaskFileFormat  # the vocabulary lives in ndcg_labeling.choices
 
 
 def _warn(lines: list[str]) -> None:

@@ -19,7 +19,6 @@ Decisions:
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -30,12 +29,14 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.agreement import agreement_stats, grader_stats
+from ndcg_labeling.choices import AgreementLevel, AgreementScope, parse_choice
 from ndcg_labeling.db import models as m
+from ndcg_labeling.db import reads
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
 from ndcg_labeling.scales import Scale, get_scale
 
-By = Literal["query-type", "query", "grader"]
-BY_CHOICES: tuple[str, ...] = ("query-type", "query", "grader")
+By = AgreementScope | Literal["query-type", "query", "grader"]
+BY_CHOICES: tuple[str, ...] = tuple(s.value for s in AgreementScope)
 NO_QUERY_TYPE = "(none)"
 
 #: The columns of an agreement row, in output order (``kappa`` is added for ``--by grader`` in json).
@@ -99,19 +100,6 @@ def selection_scale(*, session: Session, batch: str | None) -> Scale:
     return get_scale(scales[0][0])
 
 
-def _fetch_int_columns(session: Session, stmt: Any, width: int) -> NDArray[np.int64]:
-    """The rows of ``stmt`` (``width`` integer columns) as an ``n x width`` int64 array.
-
-    Reads the DBAPI cursor directly (tuples from the driver, no SQLAlchemy Row per row) and fills the
-    array with ``np.fromiter``, so 10^6 rows cost about the driver's own fetch time.
-    """
-    result = session.connection().execute(stmt)
-    rows = result.cursor.fetchall() if result.cursor is not None else []
-    result.close()
-    flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64, count=len(rows) * width)
-    return flat.reshape(len(rows), width)
-
-
 def load_grades(*, session: Session, batch: str | None = None) -> GradeSelection:
     """Every judgment of the selection (``batch`` or all) in one SELECT, coded for the kernels."""
     scale = selection_scale(session=session, batch=batch)
@@ -119,7 +107,7 @@ def load_grades(*, session: Session, batch: str | None = None) -> GradeSelection
     stmt = select(j.query_id, j.document_id, j.grader_id, j.grade)
     if batch is not None:
         stmt = stmt.where(j.batch == batch)
-    data = _fetch_int_columns(session, stmt, 4)
+    data = reads.fetch_array(stmt, 4, session=session, dtype=np.int64)
     qid, did, gid, grade = (np.ascontiguousarray(data[:, k]) for k in range(4))
     del data
     span = int(did.max()) + 1 if did.size else 1
@@ -133,7 +121,7 @@ def load_grades(*, session: Session, batch: str | None = None) -> GradeSelection
     if np.unique(pair).size < pair.size:
         # A grader graded an item in two batches (only possible without --batch): the newest judgment
         # (highest id) counts. Rare, so the ids are read only then: the selection again, by id.
-        data = _fetch_int_columns(session, stmt.add_columns(j.id).order_by(j.id), 5)
+        data = reads.fetch_array(stmt.add_columns(j.id).order_by(j.id), 5, session=session, dtype=np.int64)
         qid, did, gid, grade = (np.ascontiguousarray(data[:, k]) for k in range(4))
         del data
         item = np.searchsorted(keys, qid * span + did).astype(np.int64)
@@ -181,12 +169,12 @@ def _clean(value: Any) -> Any:
 
 
 def _stats_row(scope: str, item: NDArray[np.int64], grader: NDArray[np.int64], grade: NDArray[np.int64],
-               scale: Scale, level: str) -> dict[str, Any]:
+               scale: Scale, level: AgreementLevel) -> dict[str, Any]:
     # Recode inside the scope so the kernel's count matrix is sized by the scope, not the whole selection.
     _, it = np.unique(item, return_inverse=True)
     _, gr = np.unique(grader, return_inverse=True)
     stats = agreement_stats(it.astype(np.int64), gr.astype(np.int64), grade, scale.values,
-                            level=level)  # type: ignore[arg-type]
+                            level=level)
     return {
         "scope": scope, "level": stats.level, "alpha": stats.alpha, "n_items": stats.n_items,
         "n_pairable": stats.n_pairable, "n_graders": stats.n_graders, "n_grades": stats.n_grades,
@@ -217,12 +205,14 @@ def agreement_report(*, session: Session, batch: str | None = None, by: By | Non
     quadratic-weighted kappa against each overlapping grader, and a flag; see
     :func:`ndcg_labeling.agreement.grader_stats`). Scopes are sorted by name; the ``all`` row is first.
     """
-    if level not in ("nominal", "ordinal", "interval"):
-        raise NdcgLabelingError(f"unknown level {level!r}; use nominal, ordinal or interval")
-    if by is not None and by not in BY_CHOICES:
-        raise NdcgLabelingError(f"unknown --by {by!r}; use one of {', '.join(BY_CHOICES)}")
+    try:
+        level_c = parse_choice(AgreementLevel, level, "level")
+        if by is not None:
+            parse_choice(AgreementScope, by, "agreement grouping")
+    except ValueError as exc:
+        raise NdcgLabelingError(str(exc)) from None
     sel = load_grades(session=session, batch=batch)
-    rows = [_stats_row("all", sel.item, sel.grader, sel.grade, sel.scale, level)]
+    rows = [_stats_row("all", sel.item, sel.grader, sel.grade, sel.scale, level_c)]
     columns = AGREEMENT_COLUMNS
     notes: list[str] = []
     if sel.n_superseded:
@@ -241,7 +231,7 @@ def agreement_report(*, session: Session, batch: str | None = None, by: By | Non
         bounds = np.searchsorted(scope_code[order], np.arange(len(scope_names) + 1))
         for k, name in enumerate(scope_names):
             idx = order[bounds[k]:bounds[k + 1]]
-            rows.append(_stats_row(str(name), sel.item[idx], sel.grader[idx], sel.grade[idx], sel.scale, level))
+            rows.append(_stats_row(str(name), sel.item[idx], sel.grader[idx], sel.grade[idx], sel.scale, level_c))
     elif by == "grader":
         columns = GRADER_COLUMNS
         rows.extend(_grader_rows(session, sel, level, notes))
@@ -261,7 +251,7 @@ def _grader_rows(session: Session, sel: GradeSelection, level: str, notes: list[
     try:
         gs = grader_stats(sel.item, sel.grader, sel.grade, sel.scale.values, n_graders=len(sel.grader_ids))
     except ValueError as exc:  # e.g. more graders than the pairwise matrix allows
-        raise NdcgLabelingError(f"--by grader: {exc}") from None
+        raise NdcgLabelingError(f"agreement per grader: {exc}") from None
     items_per_grader = np.bincount(sel.grader, minlength=len(sel.grader_ids))
     grader_names = [names[int(g)] for g in sel.grader_ids]
     out: list[dict[str, Any]] = []

@@ -18,23 +18,27 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 from sqlalchemy import and_, delete, exists, select
 from sqlalchemy.orm import Session
 
+from ndcg_labeling.choices import ConsensusMethod, DawidSkenePoint, QrelsRounding, TieRule, parse_choice
 from ndcg_labeling.consensus import consensus
 from ndcg_labeling.db import models as m
+from ndcg_labeling.db import reads
 from ndcg_labeling.db import repository as repo
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
 from ndcg_labeling.pipeline.agreement import load_grades
 from ndcg_labeling.scales import get_scale
 
-Rounding = Literal["half-up", "floor"]
-ROUNDINGS: tuple[str, ...] = ("half-up", "floor")
+if TYPE_CHECKING:
+    import pandas as pd
+
+Rounding = QrelsRounding | Literal["half-up", "floor"]
+ROUNDINGS: tuple[str, ...] = tuple(r.value for r in QrelsRounding)
 
 #: Columns of :func:`effective_labels`, a stable interface (the report reads them).
 EFFECTIVE_COLUMNS: tuple[str, ...] = ("query_id", "doc_id", "value", "query_type", "source")
@@ -100,20 +104,19 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
     ``min_graders`` grades, ``max - min`` above ``max_spread`` (``None``: no spread check).
     ``progress(n)`` is called with the number of labels written so far.
     """
-    if method not in ("median", "mean", "majority", "dawid-skene"):
-        raise NdcgLabelingError(f"unknown method {method!r}; use median, mean, majority or dawid-skene")
-    if tie not in ("low", "high"):
-        raise NdcgLabelingError(f"unknown tie rule {tie!r}; use low or high")
-    if point not in ("mean", "mode"):
-        raise NdcgLabelingError(f"unknown point {point!r}; use mean or mode")
+    try:
+        method_c = parse_choice(ConsensusMethod, method, "method")
+        tie_c = parse_choice(TieRule, tie, "tie rule")
+        point_c = parse_choice(DawidSkenePoint, point, "point")
+    except ValueError as exc:
+        raise NdcgLabelingError(str(exc)) from None
     if min_graders < 1:
-        raise NdcgLabelingError(f"--min-graders must be at least 1, got {min_graders}")
+        raise NdcgLabelingError(f"min_graders must be at least 1, got {min_graders}")
     if max_spread is not None and max_spread < 0:
-        raise NdcgLabelingError(f"--max-spread must be non-negative, got {max_spread}")
+        raise NdcgLabelingError(f"max_spread must be non-negative, got {max_spread}")
     sel = load_grades(session=session, batch=batch)
-    result = consensus(sel.item, sel.grader, sel.grade, sel.scale.values, method,  # type: ignore[arg-type]
-                       tie=tie, min_graders=min_graders, max_spread=max_spread,  # type: ignore[arg-type]
-                       point=point, n_items=sel.n_items)  # type: ignore[arg-type]
+    result = consensus(sel.item, sel.grader, sel.grade, sel.scale.values, method_c, tie=tie_c,
+                       min_graders=min_graders, max_spread=max_spread, point=point_c, n_items=sel.n_items)
 
     label = m.ConsensusLabel
     if batch is None:
@@ -147,13 +150,13 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
 # --- adjudication --------------------------------------------------------------------------------
 
 
-def _latest_adjudications(session: Session) -> pd.DataFrame:
-    """The adjudication in force per (query, document): columns qid, did, grade, adjudicator, note."""
-    rows = session.execute(select(m.Adjudication.id, m.Adjudication.query_id, m.Adjudication.document_id,
-                                  m.Adjudication.grade, m.Adjudication.adjudicator, m.Adjudication.note)).all()
-    frame = pd.DataFrame(rows, columns=["id", "qid", "did", "grade", "adjudicator", "note"])
+def _latest_adjudications(session: Session) -> dict[tuple[int, int], Any]:
+    """The adjudication in force per (query id, document id): rows with grade, adjudicator, note."""
+    rows = session.execute(select(m.Adjudication.query_id, m.Adjudication.document_id, m.Adjudication.grade,
+                                  m.Adjudication.adjudicator, m.Adjudication.note)
+                           .order_by(m.Adjudication.id)).all()
     # ids grow with every insert, so the highest id of a pair is its newest row (created_at can tie)
-    return frame.sort_values("id").drop_duplicates(["qid", "did"], keep="last").drop(columns="id")
+    return {(int(r.query_id), int(r.document_id)): r for r in rows}
 
 
 def flagged_items(*, session: Session, batch: str | None = None) -> list[dict[str, Any]]:
@@ -185,7 +188,7 @@ def flagged_items(*, session: Session, batch: str | None = None) -> list[dict[st
     grades: dict[tuple[int, int], list[tuple[str, int]]] = {}
     for qid, did, _jbatch, name, grade in session.execute(grade_stmt):
         grades.setdefault((qid, did), []).append((name, grade))
-    adjudicated = {(int(r.qid), int(r.did)): r for r in _latest_adjudications(session).itertuples()}
+    adjudicated = _latest_adjudications(session)
     out = []
     for qid, did, q_ext, d_ext, lbatch, value, method, n_graders, spread, reason in labels:
         adj = adjudicated.get((qid, did))
@@ -270,15 +273,12 @@ def effective_labels(*, session: Session) -> pd.DataFrame:
     None), ``source`` (``"adjudication"`` or ``"consensus"``). A pair adjudicated without a consensus
     label is included; a consensus label without a value (no grades) is left out.
     """
+    import pandas as pd
+
     label = m.ConsensusLabel
-    cons = pd.DataFrame(session.execute(select(label.query_id, label.document_id, label.value)).all(),
-                        columns=["qid", "did", "value"])
-    adj = _latest_adjudications(session)[["qid", "did", "grade"]]
-    merged = cons.merge(adj, on=["qid", "did"], how="outer")
-    has_adj = merged["grade"].notna()
-    merged["value"] = np.where(has_adj, merged["grade"], merged["value"]).astype(float)
-    merged["source"] = np.where(has_adj, "adjudication", "consensus")
-    merged = merged[merged["value"].notna()]
+    rows = reads.effective_label_rows(session=session)  # the one rule of the label in force
+    merged = pd.DataFrame({"qid": rows.query, "did": rows.document, "value": rows.value,
+                           "source": np.where(rows.adjudicated, "adjudication", "consensus")})
     if merged.empty:
         return pd.DataFrame({c: pd.Series(dtype=float if c == "value" else object) for c in EFFECTIVE_COLUMNS})
     queries = pd.DataFrame(session.execute(select(m.Query.id, m.Query.external_id, m.Query.query_type).where(
@@ -315,7 +315,7 @@ def export_qrels(*, session: Session, rounding: Rounding | None = None, keep_fra
     if rounding is not None and rounding not in ROUNDINGS:
         raise NdcgLabelingError(f"unknown rounding {rounding!r}; use half-up or floor")
     if rounding is not None and keep_fraction:
-        raise NdcgLabelingError("--round and --keep-fraction exclude each other: choose one")
+        raise NdcgLabelingError("a rounding rule and keeping fractions exclude each other: choose one")
     labels = effective_labels(session=session)
     if labels.empty:
         raise NotFoundError("no labels to export: run `ndcg-labeling consensus` first")

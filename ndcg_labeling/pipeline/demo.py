@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 from sqlalchemy import inspect, select, text
+from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import repository as repo
@@ -124,8 +125,8 @@ def run_demo(*, db: str | None = None, out: str | Path = "demo-out", data_dir: P
     """
     from ndcg_labeling.db import migrate
     from ndcg_labeling.db.session import make_engine, session_scope
-    from ndcg_labeling.pipeline import importing
     from ndcg_labeling.pipeline.report import ReportOptions, agreement_by_query_type, build_report
+    from ndcg_labeling.pipeline.tasks import create_batch
     from ndcg_labeling.reports import render_csv, render_html
 
     folder = _data_dir(data_dir)
@@ -150,30 +151,15 @@ def run_demo(*, db: str | None = None, out: str | Path = "demo-out", data_dir: P
         migrate.upgrade(engine)
         step(1)
         with session_scope(engine) as session:
-            importing.import_queries(folder / "queries.csv", session=session)
-            importing.import_documents(folder / "documents.csv", session=session)
-            importing.import_graders(folder / "graders.csv", session=session)
-            for system in SYSTEMS:
-                importing.import_run(folder / "runs" / f"{system}.run", system=system, session=session,
-                                     fmt="trec")
+            _import_demo_data(folder, session=session)
         step(2)
         graders = sorted(json.loads((folder / "grader_profiles.json").read_text(encoding="utf-8")))
-        try:
-            from ndcg_labeling.pipeline.tasks import create_batch
-        except ImportError:  # no tasks pipeline: use the batch graded in advance
-            create_batch = None  # type: ignore[assignment]
         with session_scope(engine) as session:
-            if create_batch is not None:
-                created = create_batch(BATCH, scale=SCALE, depth=DEPTH, overlap=OVERLAP, graders=graders,
-                                       session=session, systems=list(SYSTEMS), seed=SEED)
-                batch_summary = str(created)
-            else:
-                batch_summary = str(importing.import_judgments(folder / "judgments.csv", scale=SCALE,
-                                                               session=session))
+            batch_summary = str(create_batch(BATCH, scale=SCALE, depth=DEPTH, overlap=OVERLAP, graders=graders,
+                                             session=session, systems=list(SYSTEMS), seed=SEED))
         step(3)
-        if create_batch is not None:
-            with session_scope(engine) as session:
-                batch_summary += "; " + _play_graders(folder, out_dir, session=session)
+        with session_scope(engine) as session:
+            batch_summary += "; " + _play_graders(folder, out_dir, session=session)
         step(4)
         with session_scope(engine) as session:
             agreement, agreement_note = agreement_by_query_type(session=session)
@@ -196,6 +182,17 @@ def run_demo(*, db: str | None = None, out: str | Path = "demo-out", data_dir: P
     return DemoResult(db_url=url, out_dir=out_dir, html_path=html_path, csv_path=csv_path, report=report,
                       agreement=agreement, agreement_note=agreement_note, batch_summary=batch_summary,
                       consensus_summary=consensus_summary, timings=timings)
+
+
+def _import_demo_data(folder: Path, *, session: Session) -> None:
+    """Queries, documents, graders and the systems' runs of the demo set."""
+    from ndcg_labeling.pipeline import importing
+
+    importing.import_queries(folder / "queries.csv", session=session)
+    importing.import_documents(folder / "documents.csv", session=session)
+    importing.import_graders(folder / "graders.csv", session=session)
+    for system in SYSTEMS:
+        importing.import_run(folder / "runs" / f"{system}.run", system=system, session=session, fmt="trec")
 
 
 def counts(url: str) -> dict[str, int]:

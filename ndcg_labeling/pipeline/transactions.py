@@ -19,7 +19,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.db.session import session_scope
-from ndcg_labeling.errors import NdcgLabelingError
+from ndcg_labeling.errors import TooManyRetries
 
 T = TypeVar("T")
 
@@ -44,8 +44,7 @@ def is_retryable(exc: BaseException) -> bool:
     return False
 
 
-class TooManyRetries(NdcgLabelingError):
-    """A transaction collided with concurrent writers more often than allowed."""
+__all__ = ["RETRY_SQLSTATES", "TooManyRetries", "is_retryable", "run_in_transaction"]  # TooManyRetries: errors.py
 
 
 def run_in_transaction(engine: Engine, work: Callable[[Session], T], *, retries: int = 8,

@@ -1,0 +1,126 @@
+"""The option vocabularies shared by the kernels, the pipeline, the CLI (Typer) and the web workspace.
+
+One StrEnum per option, so a value is spelled once; a member *is* its string
+(``Gain.exponential == "exponential"``), so functions that take plain strings take members too.
+Imports nothing but the standard library.
+
+Two options are easy to confuse, so they have two names here:
+
+* :class:`EmptyValue` (metric kernels, ``empty=``): the *value* a metric returns for a query without
+  any relevant document (its ideal DCG is 0): ``zero`` (0.0) or ``nan`` (undefined; averages skip it).
+* :class:`EmptyQueries` (``report --empty``): *which* such queries the report scores: ``skip``
+  leaves them out of every mean (the kernel value ``nan``, then dropped), ``zero`` scores them as 0
+  for every system (the kernel value ``zero``).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import TypeVar
+
+E = TypeVar("E", bound=StrEnum)
+
+
+class Gain(StrEnum):
+    """NDCG gain of a label ``rel``: ``2**rel - 1`` (exponential) or ``rel`` (linear, as trec_eval)."""
+
+    exponential = "exponential"
+    linear = "linear"
+
+
+class EmptyValue(StrEnum):
+    """Metric kernels: the value for a query without a relevant document (see the module docstring)."""
+
+    zero = "zero"
+    nan = "nan"
+
+
+class EmptyQueries(StrEnum):
+    """Report: queries without a relevant document are left out (skip) or scored as 0 (zero)."""
+
+    skip = "skip"
+    zero = "zero"
+
+
+class MissingRuns(StrEnum):
+    """Report: a judged query a system returned nothing for scores 0 (zero) or is left out of that
+    system's numbers (skip, as trec_eval does)."""
+
+    zero = "zero"
+    skip = "skip"
+
+
+class ReportGrouping(StrEnum):
+    """Report rows: per query type and overall, per query, or overall only."""
+
+    query_type = "query-type"
+    query = "query"
+    none = "none"
+
+
+class ReportFormat(StrEnum):
+    table = "table"
+    csv = "csv"
+    json = "json"
+    md = "md"
+    html = "html"
+
+
+class ConsensusMethod(StrEnum):
+    median = "median"
+    mean = "mean"
+    majority = "majority"
+    dawid_skene = "dawid-skene"
+
+
+class TieRule(StrEnum):
+    """How a tie between two grades is broken (the consensus kernel also knows ``flag``, library only)."""
+
+    low = "low"
+    high = "high"
+
+
+class DawidSkenePoint(StrEnum):
+    """The Dawid-Skene label of an item: the mean of its posterior or its mode."""
+
+    mean = "mean"
+    mode = "mode"
+
+
+class AgreementLevel(StrEnum):
+    """Level of measurement of Krippendorff's alpha."""
+
+    ordinal = "ordinal"
+    interval = "interval"
+    nominal = "nominal"
+
+
+class AgreementScope(StrEnum):
+    """Agreement rows: one per query type, per query or per grader."""
+
+    query_type = "query-type"
+    query = "query"
+    grader = "grader"
+
+
+class QrelsRounding(StrEnum):
+    """How a fractional label becomes a qrels integer: round half up, or floor."""
+
+    half_up = "half-up"
+    floor = "floor"
+
+
+class TaskFileFormat(StrEnum):
+    csv = "csv"
+    jsonl = "jsonl"
+    label_studio = "label-studio"
+
+
+def parse_choice(enum: type[E], value: str, what: str) -> E:
+    """``value`` as a member of ``enum``; ``ValueError`` ("unknown level 'ratio'; use one of ordinal,
+    interval, nominal") naming ``what``, the value and the choices."""
+    try:
+        return enum(value)
+    except ValueError:
+        choices = ", ".join(m.value for m in enum)
+        raise ValueError(f"unknown {what} {value!r}; use one of {choices}") from None

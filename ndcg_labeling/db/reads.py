@@ -1,0 +1,163 @@
+"""Bulk reads: whole tables (or large slices) as numpy arrays, without one ORM object per row.
+
+Every function takes the session as a keyword argument and never commits. The SQL is built only from
+table names of the models and integers, never from user text.
+
+* :func:`fetch_array`: one SELECT through the driver as a float64 array (``COPY ... TO STDOUT`` on
+  PostgreSQL, ``fetchall`` on SQLite);
+* :func:`effective_label_rows`: the label in force of every (query, document), the one rule of
+  "consensus overridden by the newest adjudication";
+* :func:`ranking_rows`: the first ``k`` documents of every stored list of some systems;
+* :func:`query_rows`, :func:`system_ids`: the small lookups the report needs.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from sqlalchemy import Executable
+from sqlalchemy.orm import Session
+
+from ndcg_labeling.db import models as m
+from ndcg_labeling.db.repository import dialect_name
+
+Array = NDArray[Any]
+_IN_CHUNK = 5000
+
+
+def fetch_array(query: str | Executable, ncols: int, *, session: Session,
+                dtype: type[np.floating[Any]] | type[np.integer[Any]] = np.float64) -> Array:
+    """The rows of ``query`` as a ``(rows, ncols)`` array of ``dtype``: the one bulk-fetch helper.
+
+    ``query`` is SQL text built from table names and integers only (never user text), or a SQLAlchemy
+    statement (whose parameters travel as bind parameters). Text on PostgreSQL goes through
+    ``COPY (sql) TO STDOUT`` read by pandas' C parser; everything else reads the DBAPI cursor's tuples
+    directly. Both avoid SQLAlchemy's per-row objects, which dominate the time for millions of rows.
+    With a float ``dtype`` NULL becomes NaN; an integer ``dtype`` needs columns without NULL.
+    """
+    conn = session.connection()
+    if isinstance(query, str) and dialect_name(session) == "postgresql":
+        import pandas as pd
+
+        raw: Any = conn.connection.driver_connection
+        buf = io.BytesIO()
+        with raw.cursor() as cursor, cursor.copy(f"COPY ({query}) TO STDOUT WITH (FORMAT csv)") as copy:
+            for block in copy:
+                buf.write(block)
+        if buf.tell() == 0:
+            return np.empty((0, ncols), dtype=dtype)
+        buf.seek(0)
+        frame = pd.read_csv(buf, header=None, dtype=np.float64, na_values=[""], keep_default_na=False)
+        out: Array = frame.to_numpy(dtype=np.float64).reshape(-1, ncols).astype(dtype, copy=False)
+        return out
+    result = conn.exec_driver_sql(query) if isinstance(query, str) else conn.execute(query)
+    try:
+        rows = result.cursor.fetchall() if result.cursor is not None else []
+    finally:
+        result.close()
+    if not rows:
+        return np.empty((0, ncols), dtype=dtype)
+    if np.issubdtype(dtype, np.integer):  # no None possible: fill the array straight from the tuples
+        flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=dtype, count=len(rows) * ncols)
+        return flat.reshape(len(rows), ncols)
+    return np.array(rows, dtype=dtype).reshape(-1, ncols)
+
+
+@dataclass(frozen=True)
+class EffectiveLabelRows:
+    """The label in force per labelled (query, document), as parallel arrays (row ids, not external ids).
+
+    ``query`` and ``document`` (int64 row ids), ``value`` (float64), ``adjudicated`` (bool: the value
+    is an adjudication's grade). Ordered by (query, document).
+    """
+
+    query: NDArray[np.int64]
+    document: NDArray[np.int64]
+    value: NDArray[np.float64]
+    adjudicated: NDArray[np.bool_]
+
+    def __len__(self) -> int:
+        return int(self.query.size)
+
+
+def effective_label_rows(*, session: Session) -> EffectiveLabelRows:
+    """The one rule of the label in force: the newest adjudication of a (query, document) (highest id:
+    ids grow with every insert, while ``created_at`` can tie) overrides its consensus value, and labels
+    a pair that has no consensus row; a consensus label whose value is NULL (no grades) and that no
+    adjudication overrides is not a label. Two SELECTs, whatever the number of rows."""
+    cons = fetch_array(f"SELECT query_id, document_id, value FROM {m.ConsensusLabel.__tablename__} "
+                       "WHERE value IS NOT NULL", 3, session=session)
+    adj = fetch_array(f"SELECT query_id, document_id, grade, id FROM {m.Adjudication.__tablename__}", 4,
+                      session=session)
+    span = np.int64(1) << np.int64(31)  # (query, document) row ids as one int64 key; ids are 32-bit integers
+    adj = adj[np.argsort(adj[:, 3], kind="stable")]
+    adj_keys = adj[:, 0].astype(np.int64) * span + adj[:, 1].astype(np.int64)
+    # the last (newest) adjudication of each key
+    rev_keys, rev_first = np.unique(adj_keys[::-1], return_index=True)
+    newest = adj[len(adj) - 1 - rev_first]
+    cons_keys = cons[:, 0].astype(np.int64) * span + cons[:, 1].astype(np.int64)
+    keep = ~np.isin(cons_keys, rev_keys)
+    keys = np.concatenate([cons_keys[keep], rev_keys])
+    values = np.concatenate([cons[keep, 2], newest[:, 2]]).astype(np.float64)
+    adjudicated = np.concatenate([np.zeros(int(keep.sum()), bool), np.ones(len(rev_keys), bool)])
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    return EffectiveLabelRows(query=(keys // span).astype(np.int64), document=(keys % span).astype(np.int64),
+                              value=values[order], adjudicated=adjudicated[order])
+
+
+def ranking_rows(system_ids: list[int], k: int | None, *, session: Session) -> NDArray[np.int64]:
+    """``(rows, 3)`` int64 ``system, query, document`` ordered by system, query, rank: the first ``k``
+    documents of every stored list of ``system_ids`` (all of them for ``k=None``).
+
+    Only ranks ``<= k`` travel from the database. A list whose ranks have holes (a CSV run may skip
+    ranks) is read whole, so its first ``k`` documents are right all the same.
+    """
+    ids = ", ".join(str(int(i)) for i in system_ids)
+    table = m.RankingEntry.__tablename__
+    cols = "system_id, query_id, document_id, rank"
+    if k is None:
+        rows = fetch_array(f"SELECT {cols} FROM {table} WHERE system_id IN ({ids}) "
+                           "ORDER BY system_id, query_id, rank", 4, session=session).astype(np.int64)
+        return rows[:, :3]
+    rows = fetch_array(f"SELECT {cols} FROM {table} WHERE system_id IN ({ids}) AND rank <= {int(k)} "
+                       "ORDER BY system_id, query_id, rank", 4, session=session).astype(np.int64)
+    gaps = fetch_array(f"SELECT system_id, query_id FROM {table} WHERE system_id IN ({ids}) "
+                       "GROUP BY system_id, query_id HAVING max(rank) <> count(*)", 2,
+                       session=session).astype(np.int64)
+    if len(gaps) == 0:
+        return rows[:, :3]
+    span = int(max(rows[:, 1].max() if len(rows) else 0, gaps[:, 1].max())) + 1
+    gap_keys = gaps[:, 0] * span + gaps[:, 1]
+    parts = [rows[~np.isin(rows[:, 0] * span + rows[:, 1], gap_keys)]]
+    for sid in np.unique(gaps[:, 0]):
+        qs = gaps[gaps[:, 0] == sid, 1]
+        for start in range(0, len(qs), _IN_CHUNK):
+            q_list = ", ".join(str(int(q)) for q in qs[start : start + _IN_CHUNK])
+            parts.append(fetch_array(f"SELECT {cols} FROM {table} WHERE system_id = {int(sid)} "
+                                     f"AND query_id IN ({q_list})", 4, session=session).astype(np.int64))
+    allrows = np.vstack(parts)
+    allrows = allrows[np.lexsort((allrows[:, 3], allrows[:, 1], allrows[:, 0]))]
+    key = allrows[:, 0] * span + allrows[:, 1]
+    starts = np.r_[0, np.flatnonzero(np.diff(key)) + 1]
+    pos = np.arange(len(allrows)) - np.repeat(starts, np.diff(np.r_[starts, len(allrows)]))
+    out: NDArray[np.int64] = allrows[pos < k, :3]
+    return out
+
+
+def query_rows(*, session: Session) -> list[tuple[int, str, str | None]]:
+    """``(row id, external id, query_type)`` of every query."""
+    conn = session.connection()
+    rows = conn.exec_driver_sql(f"SELECT id, external_id, query_type FROM {m.Query.__tablename__}").fetchall()
+    return [(int(i), str(e), t) for i, e, t in rows]
+
+
+def system_ids(*, session: Session) -> dict[str, int]:
+    """``name -> row id`` of every system."""
+    conn = session.connection()
+    return {str(n): int(i) for i, n in conn.exec_driver_sql(f"SELECT id, name FROM {m.System.__tablename__}")}

@@ -1,0 +1,262 @@
+"""``tasks create``: pool (TREC-style, top-``depth`` of the chosen systems), leave out what is already
+judged enough, assign to graders (:mod:`ndcg_labeling.assignment`) and store the batch."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from ndcg_labeling.assignment import balanced_assignment, grader_orders
+from ndcg_labeling.db import models as m
+from ndcg_labeling.db import repository as repo
+from ndcg_labeling.errors import ConflictError, NdcgLabelingError, NotFoundError
+from ndcg_labeling.guidelines import load_guideline
+from ndcg_labeling.pipeline.tasks._common import _IN_CHUNK
+from ndcg_labeling.scales import Scale, get_scale
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+@dataclass
+class BatchCreated:
+    """What :func:`create_batch` did; ``str()`` is the summary the CLI prints."""
+
+    batch: str
+    scale: str
+    depth: int
+    overlap: int
+    seed: int
+    systems: list[str]
+    graders: list[str]
+    queries: int
+    items: int
+    assignments: int
+    already_judged: int
+    guideline_path: str
+    guideline_version: str | None
+    guideline_sha256: str
+
+    def __str__(self) -> str:
+        text = (f"batch {self.batch}: {self.items} items from {self.queries} queries (scale {self.scale}, "
+                f"depth {self.depth}, systems {', '.join(self.systems)}), {self.assignments} assignments to "
+                f"{len(self.graders)} graders (overlap {self.overlap}), seed {self.seed}")
+        if self.already_judged:
+            text += f"; {self.already_judged} pooled pairs left out (already judged {self.overlap} times)"
+        return text + f"; guideline {self.guideline_path} version {self.guideline_version or '?'}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _validate_names(values: Sequence[str] | None, what: str) -> list[str]:
+    out: list[str] = []
+    for raw in values or []:
+        value = raw.strip()
+        if not value:
+            raise NdcgLabelingError(f"empty {what} name")
+        if value in out:
+            raise NdcgLabelingError(f"{what} {value!r} is named twice")
+        out.append(value)
+    return out
+
+
+def create_batch(name: str, *, scale: str, depth: int, overlap: int, graders: Sequence[str], session: Session,
+                 systems: Sequence[str] | None = None, query_types: Sequence[str] | None = None,
+                 query_ids: Sequence[str] | None = None, seed: int | None = None) -> BatchCreated:
+    """Pool, assign and store a grading batch.
+
+    Pooling (as in TREC): per query, the union of the top-``depth`` documents (rank <= depth) of the
+    chosen ``systems`` (all systems when none is named), for the queries of the chosen
+    ``query_types`` and/or ``query_ids`` (all queries when none). Pairs that already have ``overlap``
+    judgments by distinct graders on ``scale`` (in any batch, or none) are left out, so a batch created
+    after adding a system pools only what is new. Pairs with open assignments in another batch are
+    not left out.
+
+    Assignment: each item goes to ``overlap`` distinct graders, greedily to the least-loaded ones with
+    random tie-breaks, so the busiest and the idlest grader differ by at most one item. Each grader's
+    order is shuffled independently: queries in random order, documents within a query in random
+    order. ``seed`` (random when None, and recorded) makes the pool order, the assignment and the
+    orders reproducible; the item ids come from a cryptographic source, independent of the seed.
+
+    Raises :class:`NdcgLabelingError` for bad arguments, :class:`NotFoundError` for unknown graders,
+    systems, query types or query ids, :class:`ConflictError` for an existing batch name.
+    """
+    name, scale_obj, grader_names = _check_arguments(name, scale=scale, depth=depth, overlap=overlap,
+                                                     graders=graders, seed=seed)
+    gmap = repo.grader_map(session=session)
+    unknown = [g for g in grader_names if g not in gmap]
+    if unknown:
+        raise NotFoundError(f"unknown grader {unknown[0]!r}; add it with `ndcg-labeling graders add {unknown[0]}`")
+    if session.execute(select(m.GradingBatch.id).where(m.GradingBatch.name == name)).first() is not None:
+        raise ConflictError(f"batch {name!r} already exists; choose another name")
+    all_systems, system_names = _chosen_systems(systems, session=session)
+    type_names, qid_names = _chosen_queries(query_types, query_ids, session=session)
+
+    guideline = load_guideline(scale_obj.name)
+    pool = _pool(session=session, depth=depth, system_ids=[all_systems[s] for s in system_names],
+                 query_types=type_names, query_ids=qid_names)
+    n_pooled = len(pool)
+    pool = _drop_judged(pool, scale=scale_obj.name, overlap=overlap, session=session)
+    if pool.empty:
+        if n_pooled == 0:
+            raise NdcgLabelingError(f"nothing to pool: no ranking entries with rank <= {depth} for systems "
+                                    f"{', '.join(system_names)} and the chosen queries")
+        raise NdcgLabelingError(f"nothing to grade: all {n_pooled} pooled pairs already have {overlap} judgments "
+                                f"on scale {scale_obj.name}")
+
+    if seed is None:
+        seed = secrets.randbelow(2**31)
+    rng = np.random.default_rng(seed)
+    # The SQL order is not guaranteed: sort, then shuffle with the seed so that results are reproducible.
+    pool = pool.sort_values(["qid", "did"], kind="stable").reset_index(drop=True)
+    pool = pool.iloc[rng.permutation(len(pool))].reset_index(drop=True)
+    n_items = len(pool)
+    keys = _item_keys(n_items)
+    grader_ids = np.array([gmap[g] for g in grader_names], dtype=np.int64)
+    chosen = balanced_assignment(n_items, len(grader_ids), overlap, rng)
+    item, grader, position = grader_orders(pool["qid"].to_numpy(dtype=np.int64), chosen, rng)
+
+    batch = m.GradingBatch(name=name, scale=scale_obj.name, depth=depth, overlap=overlap, seed=seed,
+                           systems=list(system_names), guideline_path=guideline.path,
+                           guideline_version=guideline.version, guideline_sha256=guideline.sha256)
+    session.add(batch)
+    session.flush()
+    repo.bulk_insert(m.BatchItem, ["batch_id", "item_key", "query_id", "document_id"],
+                     zip([batch.id] * n_items, keys, pool["qid"].tolist(), pool["did"].tolist(), strict=True),
+                     session=session)
+    key_to_id = dict(session.execute(select(m.BatchItem.item_key, m.BatchItem.id)
+                                     .where(m.BatchItem.batch_id == batch.id)).all())
+    item_ids = np.array([key_to_id[k] for k in keys], dtype=np.int64)
+    n_assign = len(item)
+    repo.bulk_insert(m.Assignment, ["batch_id", "item_id", "grader_id", "position", "status"],
+                     zip([batch.id] * n_assign, item_ids[item].tolist(), grader_ids[grader].tolist(),
+                         position.tolist(), ["open"] * n_assign, strict=True),
+                     session=session)
+    return BatchCreated(batch=name, scale=scale_obj.name, depth=depth, overlap=overlap, seed=seed,
+                        systems=list(system_names), graders=grader_names, queries=int(pool["qid"].nunique()),
+                        items=n_items, assignments=n_assign, already_judged=n_pooled - n_items,
+                        guideline_path=guideline.path, guideline_version=guideline.version,
+                        guideline_sha256=guideline.sha256)
+
+
+def _check_arguments(name: str, *, scale: str, depth: int, overlap: int, graders: Sequence[str],
+                     seed: int | None) -> tuple[str, Scale, list[str]]:
+    """The stripped batch name, the scale and the grader names, or an error naming the bad argument."""
+    name = name.strip()
+    if not name:
+        raise NdcgLabelingError("empty batch name")
+    if len(name) > 128:
+        raise NdcgLabelingError(f"batch name is {len(name)} characters long; the limit is 128")
+    try:
+        scale_obj = get_scale(scale)
+    except ValueError as exc:
+        raise NdcgLabelingError(str(exc)) from None
+    if depth < 1:
+        raise NdcgLabelingError(f"depth must be at least 1, got {depth}")
+    if overlap < 1:
+        raise NdcgLabelingError(f"overlap must be at least 1, got {overlap}")
+    grader_names = _validate_names(graders, "grader")
+    if not grader_names:
+        raise NdcgLabelingError("no graders given")
+    if overlap > len(grader_names):
+        raise NdcgLabelingError(f"overlap {overlap} needs at least {overlap} graders, got {len(grader_names)} "
+                                f"({', '.join(grader_names)})")
+    if seed is not None and not 0 <= seed < 2**31:
+        raise NdcgLabelingError(f"seed must be between 0 and {2**31 - 1}, got {seed}")
+    return name, scale_obj, grader_names
+
+
+def _chosen_systems(systems: Sequence[str] | None, *, session: Session) -> tuple[dict[str, int], list[str]]:
+    """Every system (name -> id) and the names to pool from (all when none is named)."""
+    all_systems = dict(session.execute(select(m.System.name, m.System.id).order_by(m.System.name)).all())
+    system_names = _validate_names(systems, "system")
+    for s in system_names:
+        if s not in all_systems:
+            known = ", ".join(all_systems) or "(none: import a run first)"
+            raise NotFoundError(f"unknown system {s!r}; known systems: {known}")
+    if not system_names:
+        system_names = list(all_systems)
+    if not system_names:
+        raise NdcgLabelingError("no systems to pool from: import a run first (`ndcg-labeling import run`)")
+    return all_systems, system_names
+
+
+def _chosen_queries(query_types: Sequence[str] | None, query_ids: Sequence[str] | None, *,
+                    session: Session) -> tuple[list[str], list[str]]:
+    """The query types and query ids to pool, each checked to exist."""
+    type_names = _validate_names(query_types, "query type")
+    if type_names:
+        known_types = {v for v in session.execute(select(m.Query.query_type).distinct()).scalars() if v is not None}
+        for t in type_names:
+            if t not in known_types:
+                raise NotFoundError(f"unknown query type {t!r}; known query types: {', '.join(sorted(known_types)) or '(none)'}")
+    qid_names = _validate_names(query_ids, "query id")
+    if qid_names:
+        qmap = repo.external_id_map(m.Query, session=session, only=qid_names)
+        missing = [q for q in qid_names if q not in qmap]
+        if missing:
+            raise NotFoundError(f"unknown query id {missing[0]!r}")
+    return type_names, qid_names
+
+
+def _pool(*, session: Session, depth: int, system_ids: list[int], query_types: list[str],
+          query_ids: list[str]) -> pd.DataFrame:
+    """Distinct (qid, did) with rank <= depth in any of the systems, for the chosen queries."""
+    re_ = m.RankingEntry
+    stmt = (select(re_.query_id, re_.document_id).distinct()
+            .where(re_.rank <= depth, re_.system_id.in_(system_ids)))
+    if query_types or query_ids:
+        stmt = stmt.join(m.Query, m.Query.id == re_.query_id)
+        if query_types:
+            stmt = stmt.where(m.Query.query_type.in_(query_types))
+        if query_ids:
+            stmt = stmt.where(m.Query.external_id.in_(query_ids))
+    import pandas as pd
+
+    rows = session.execute(stmt).all()
+    return pd.DataFrame(rows, columns=["qid", "did"]).astype(np.int64)
+
+
+def _drop_judged(pool: pd.DataFrame, *, scale: str, overlap: int, session: Session) -> pd.DataFrame:
+    """The pool without the pairs already judged by ``overlap`` distinct graders on ``scale``."""
+    import pandas as pd
+
+    if pool.empty:
+        return pool
+    j = m.Judgment
+    stmt = (select(j.query_id, j.document_id).where(j.scale == scale)
+            .group_by(j.query_id, j.document_id).having(func.count(j.grader_id.distinct()) >= overlap))
+    queries = pool["qid"].unique().tolist()
+    frames = []
+    if len(queries) <= _IN_CHUNK:
+        frames.append(pd.DataFrame(session.execute(stmt.where(j.query_id.in_(queries))).all(),
+                                   columns=["qid", "did"]))
+    else:
+        frames.append(pd.DataFrame(session.execute(stmt).all(), columns=["qid", "did"]))
+    judged = pd.concat(frames).astype(np.int64)
+    if judged.empty:
+        return pool
+    merged = pool.merge(judged.assign(_judged=True), on=["qid", "did"], how="left")
+    return pool[merged["_judged"].isna().to_numpy()].reset_index(drop=True)
+
+
+def _item_keys(n: int) -> list[str]:
+    """``n`` distinct random 24-hex-digit item ids (96 bits each) from the operating system's
+    cryptographic source (:mod:`secrets`).
+
+    They do not depend on the batch's seed or name: the seed is printed and stored, and ids derived from
+    it could be recomputed, and with them the pool order. The seed still governs the assignment and
+    every grader's order, so those stay reproducible.
+    """
+    while True:
+        raw = secrets.token_bytes(12 * n).hex()
+        keys = [raw[i * 24 : (i + 1) * 24] for i in range(n)]
+        if len(set(keys)) == n:  # 96 random bits: a collision is practically impossible
+            return keys

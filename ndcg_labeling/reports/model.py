@@ -1,0 +1,145 @@
+"""The report's data model: what to score (:class:`ReportOptions`), the finished result
+(:class:`ReportResult`) and its JSON-ready form (:func:`report_as_dict`).
+
+It lives with the renderers so that they never import the pipeline: the pipeline builds a
+``ReportResult``, the renderers only format it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ndcg_labeling.choices import EmptyQueries, Gain, MissingRuns, ReportGrouping
+
+DEFAULT_METRICS: tuple[str, ...] = ("ndcg@5", "ndcg@10", "mrr@10", "map@10", "p@10", "judged@10")
+ALL = "all"  # the query_type of the overall rows
+UNTYPED = "untyped"  # the query_type of queries stored without one
+SEED = 20240601
+
+
+HEADLINE_METRIC = "ndcg@10"
+
+
+def headline_metric(metrics: Sequence[str]) -> str:
+    """The metric a one-metric view shows (the W/T/L column, the demo's tables), the same in every
+    format: ndcg@10 when it was asked for, else the first metric that is not judged@k, else the first."""
+    if HEADLINE_METRIC in metrics:
+        return HEADLINE_METRIC
+    return next((m for m in metrics if not m.startswith("judged")), metrics[0])
+
+
+def grouping_phrase(by: str) -> str:
+    """How the summary rows are grouped, in words for titles: "per query type" only when they are
+    (``--by query-type``); with ``none`` or ``query`` the summary holds the overall rows only."""
+    return "per query type" if by == "query-type" else "over all queries"
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """What to score and how. See :func:`build_report`."""
+
+    systems: Sequence[str] = ()
+    baseline: str | None = None
+    metrics: Sequence[str] = DEFAULT_METRICS
+    by: str = ReportGrouping.query_type.value  # a ReportGrouping value
+    per_query: bool = False
+    gain: str = Gain.exponential.value  # a Gain value
+    relevant_threshold: float = 1.0
+    empty: str = EmptyQueries.skip.value  # an EmptyQueries value (not the kernels' EmptyValue)
+    missing: str = MissingRuns.zero.value  # a MissingRuns value
+    n_bootstrap: int = 2000
+    n_permutations: int = 10_000
+    confidence: float = 0.95
+    seed: int = SEED
+
+
+@dataclass
+class ReportResult:
+    """Everything a renderer needs.
+
+    * ``summary``: one row per (system, query_type, metric) with ``value`` (mean), ``n_queries``,
+      ``ci_low``, ``ci_high``; query_type ``all`` for the overall rows.
+    * ``per_query``: one row per (system, query_id, query_type, metric) with ``value`` (NaN rows left out).
+    * ``comparisons``: one row per (system, query_type, metric) for every system but the baseline:
+      ``baseline, n_queries, baseline_value, value, diff, diff_ci_low, diff_ci_high, t_p, t_p_holm,
+      rand_p, rand_p_holm, wins, ties, losses``.
+    * ``coverage``: judged@k per (system, query_type) at ``coverage_k``.
+    * ``labels``: the effective labels used (query_id, query_type, value) for the grade distribution.
+    * ``notes``: counts of what was left out or set to zero, in words; ``warnings``: unsafe comparisons.
+    """
+
+    options: ReportOptions
+    systems: list[str]
+    baseline: str | None
+    metrics: list[str]
+    query_types: list[str]
+    summary: pd.DataFrame
+    per_query: pd.DataFrame
+    comparisons: pd.DataFrame
+    coverage: pd.DataFrame
+    coverage_k: int
+    labels: pd.DataFrame
+    counts: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float) and not np.isfinite(v):
+        return None
+    return v
+
+
+def _nest(frame: pd.DataFrame, keys: list[str], fields: list[str]) -> dict[str, Any]:
+    """``{key1: {key2: ... {field: value}}}`` from the rows of ``frame`` (NaN -> None)."""
+    out: dict[str, Any] = {}
+    for row in frame[keys + fields].itertuples(index=False, name=None):
+        node = out
+        for k in row[: len(keys) - 1]:
+            node = node.setdefault(str(k), {})
+        node[str(row[len(keys) - 1])] = {f: _plain(v) for f, v in zip(fields, row[len(keys):], strict=True)}
+    return out
+
+
+def report_as_dict(result: ReportResult) -> dict[str, Any]:
+    """The report as nested JSON-ready data (NaN -> None):
+
+    ``results[system][query_type][metric] = {value, n_queries, ci_low, ci_high}``,
+    ``comparisons[system][query_type][metric] = {n_queries, baseline_value, value, diff, diff_ci_low,
+    diff_ci_high, t_p, t_p_holm, rand_p, rand_p_holm, wins, ties, losses}`` (against ``baseline``),
+    ``coverage[system][query_type] = {judged, n_queries}`` and, with per-query output,
+    ``per_query[system][query_id] = {query_type, <metric>: value, ...}``.
+    """
+    o = result.options
+    data: dict[str, Any] = {
+        "options": {"systems": result.systems, "baseline": result.baseline, "metrics": result.metrics,
+                    "by": o.by, "gain": o.gain, "relevant_threshold": o.relevant_threshold, "empty": o.empty,
+                    "missing": o.missing, "confidence": o.confidence, "n_bootstrap": o.n_bootstrap,
+                    "n_permutations": o.n_permutations, "seed": o.seed, "judged_k": result.coverage_k},
+        "baseline": result.baseline,
+        "counts": result.counts,
+        "notes": result.notes,
+        "warnings": result.warnings,
+        "results": _nest(result.summary, ["system", "query_type", "metric"],
+                         ["value", "n_queries", "ci_low", "ci_high"]),
+        "comparisons": _nest(result.comparisons, ["system", "query_type", "metric"],
+                             ["n_queries", "baseline_value", "value", "diff", "diff_ci_low", "diff_ci_high", "t_p",
+                              "t_p_holm", "rand_p", "rand_p_holm", "wins", "ties", "losses"]),
+        "coverage": _nest(result.coverage, ["system", "query_type"], ["judged", "n_queries"]),
+    }
+    if o.per_query or o.by == "query":
+        per_query: dict[str, Any] = {}
+        pq = result.per_query
+        for system, qid, qtype, metric, value in pq[["system", "query_id", "query_type", "metric", "value"]].itertuples(
+                index=False, name=None):
+            entry = per_query.setdefault(system, {}).setdefault(str(qid), {"query_type": qtype})
+            entry[metric] = _plain(value)
+        data["per_query"] = per_query
+    return data

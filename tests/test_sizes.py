@@ -1,0 +1,99 @@
+"""Size limits that keep the code readable: no module in ndcg_labeling/ over 500 lines, no function over 80
+lines — except numba kernels (one compiled loop is easier to read whole than split into calls the
+compiler would have to inline again).
+
+A numba kernel is recognised by how it is compiled, not by a list of names: a function decorated with
+``jit``/``njit``/``vectorize``/``guvectorize`` (``numba.njit(...)`` included), or a function whose name
+a function that calls ``compile_kernel``/``njit``/``jit`` refers to (``_jit.compile_kernel(_ndcg_py,
+...)``, or a tuple of kernels such a function loops over).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PKG = Path(__file__).resolve().parents[1] / "ndcg_labeling"
+MAX_MODULE_LINES = 500
+MAX_FUNCTION_LINES = 80
+JIT_NAMES = {"jit", "njit", "vectorize", "guvectorize", "compile_kernel", "stencil"}
+
+# Current violators in modules that other engineers are rewriting on their own branches right now
+# (the metric kernels). To be removed at merge: the integrator empties this set once every branch is in,
+# and the test then holds for the whole package.
+KNOWN_OVERSIZE: set[str] = set()
+
+
+def _callee_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Call):
+        return _callee_name(node.func)
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Name):
+        return node.id
+    return ""
+
+
+def _functions(tree: ast.AST) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+
+
+def compiled_kernels(trees: dict[Path, ast.AST]) -> set[str]:
+    """Names of the functions that are numba kernels, by decorator or by being handed to a compiler."""
+    names: set[str] = set()
+    for tree in trees.values():
+        for fn in _functions(tree):
+            if any(_callee_name(d) in JIT_NAMES for d in fn.decorator_list):
+                names.add(fn.name)
+            calls = [c for c in ast.walk(fn) if isinstance(c, ast.Call)]
+            if any(_callee_name(c.func) in JIT_NAMES for c in calls):
+                for node in ast.walk(fn):
+                    if isinstance(node, ast.Name):
+                        names.add(node.id)
+                    elif isinstance(node, ast.Attribute):
+                        names.add(node.attr)
+    return names
+
+
+def size_violations(root: Path = PKG) -> list[str]:
+    trees = {p: ast.parse(p.read_text(encoding="utf-8")) for p in sorted(root.rglob("*.py"))}
+    kernels = compiled_kernels(trees)
+    problems = []
+    for path, tree in trees.items():
+        rel = path.relative_to(root.parent).as_posix()
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > MAX_MODULE_LINES:
+            problems.append(f"{rel}: {lines} lines (limit {MAX_MODULE_LINES})")
+        for fn in _functions(tree):
+            length = (fn.end_lineno or fn.lineno) - fn.lineno + 1
+            if length > MAX_FUNCTION_LINES and fn.name not in kernels:
+                problems.append(f"{rel}:{fn.name}: {length} lines (limit {MAX_FUNCTION_LINES})")
+    return problems
+
+
+def _key(problem: str) -> str:
+    return problem.split(": ")[0]
+
+
+def test_modules_and_functions_are_within_the_limits():
+    problems = [p for p in size_violations() if _key(p) not in KNOWN_OVERSIZE]
+    assert problems == []
+
+
+def test_known_oversize_lists_only_current_violators():
+    # an entry that no longer violates must leave the list, so the list only shrinks
+    current = {_key(p) for p in size_violations()}
+    assert KNOWN_OVERSIZE <= current, f"no longer oversize, remove: {sorted(KNOWN_OVERSIZE - current)}"
+
+
+def test_a_long_plain_function_fails_and_a_compiled_kernel_does_not(tmp_path):
+    pkg = tmp_path / "ndcg_labeling"
+    pkg.mkdir()
+    body = "\n".join(f"    x{i} = {i}" for i in range(85))
+    (pkg / "a.py").write_text(
+        f"def long_plain():\n{body}\n\n\ndef _long_kernel_py():\n{body}\n\n\n"
+        f"def _compile():\n    return compile_kernel(_long_kernel_py, {{}}, 'k')\n\n\n"
+        f"@numba.njit(cache=True)\ndef long_decorated():\n{body}\n", encoding="utf-8")
+    (pkg / "b.py").write_text("\n" * 501, encoding="utf-8")
+    assert size_violations(pkg) == ["ndcg_labeling/a.py:long_plain: 86 lines (limit 80)",
+                                    "ndcg_labeling/b.py: 501 lines (limit 500)"]
