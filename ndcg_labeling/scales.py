@@ -6,6 +6,7 @@ checks that these and the guideline files agree).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -48,20 +49,28 @@ def get_scale(name: str) -> Scale:
         raise ValueError(f"unknown scale {name!r}; known scales: {known}") from None
 
 
+# ASCII digits only: Python's float() also reads Arabic-Indic and full-width digits and "1_0", which
+# no grade file means; an exponent ("2e0") and a zero fraction ("2.0") are what spreadsheets write.
+_GRADE_TEXT = re.compile(r"[+-]?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?", re.ASCII)
+
+
 def parse_grade(raw: object, scale: Scale) -> int:
     """Parse one grade given as text or number; ``ValueError`` says why it is not a grade of ``scale``.
 
-    Accepts ``"2"``, ``2``, ``2.0``; refuses ``"2.5"``, ``"three"``, empty, and values outside the scale.
+    The one grade parser of the tool (judgment files, task files). Accepts ``"2"``, ``2``, ``2.0``,
+    ``" 2 "``; refuses ``"2.5"``, ``"three"``, empty, booleans, digits other than ASCII 0-9
+    (``"٢"``, ``"２"``), ``"1_0"``, ``nan``/``inf``, and values outside the scale.
     """
+    if isinstance(raw, bool):
+        raise ValueError(f"grade {raw!r} is not an integer")
     text = str(raw).strip()
     if text == "" or text.lower() in {"nan", "none", "null"}:
         raise ValueError("empty grade")
-    try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(f"grade {text!r} is not an integer") from None
+    if _GRADE_TEXT.fullmatch(text) is None:
+        raise ValueError(f"grade {text[:40]!r} is not an integer")
+    value = float(text)
     if value != value or value in (float("inf"), float("-inf")) or not value.is_integer():
-        raise ValueError(f"grade {text!r} is not an integer")
+        raise ValueError(f"grade {text[:40]!r} is not an integer")
     grade = int(value)
     if not scale.contains(grade):
         raise ValueError(f"grade {grade} is outside the scale {scale.name} ({scale.min_grade}..{scale.max_grade})")

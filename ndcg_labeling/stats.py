@@ -8,6 +8,8 @@ report, which scores queries per system and compares systems query by query.
 * :func:`randomization_p`: two-sided paired randomization (sign-flip) test of a zero mean difference;
 * :func:`paired_ttest_p`: the paired t-test (as ``scipy.stats.ttest_rel``);
 * :func:`holm`: Holm's step-down adjustment of a family of p-values.
+* :func:`paired_t_power`, :func:`queries_needed`, :func:`minimum_detectable_effect`: the power of the
+  paired t-test, the queries it needs for a difference, and the difference its queries can detect.
 
 Every function takes a fixed ``seed`` where it draws, so the same input gives the same output.
 """
@@ -158,4 +160,107 @@ def paired_ttest_p(diffs: Array) -> Array:
             t = d.mean(axis=0) / (d.std(axis=0, ddof=1) / np.sqrt(n))
             out[~zero] = 2.0 * stdtr(n - 1, -np.abs(t))
     out[zero] = 1.0  # identical scores on every query: no evidence of a difference
+    return out
+
+
+#: the conventional planning targets: 80 % power at a two-sided 5 % level
+DEFAULT_POWER = 0.8
+DEFAULT_ALPHA = 0.05
+#: the largest number of queries :func:`queries_needed` searches (beyond it the answer is "more than")
+MAX_QUERIES = 10_000_000
+
+
+def _check_power_args(name: str, alpha: float, power: float | None = None) -> None:
+    if not (0.0 < alpha < 1.0):
+        raise ValueError(f"{name}: alpha must be in (0, 1), got {alpha}")
+    if power is not None and not (0.0 < power < 1.0):
+        raise ValueError(f"{name}: power must be in (0, 1), got {power}")
+
+
+def paired_t_power(n: Array | float, effect_size: Array | float, alpha: float = DEFAULT_ALPHA) -> Array:
+    """Power of the two-sided paired t-test with ``n`` pairs at standardised effect ``mean / sd``.
+
+    ``power = P(T' > c) + P(T' < -c)`` where ``T'`` is non-central t with ``n - 1`` degrees of freedom
+    and non-centrality ``effect_size * sqrt(n)``, and ``c`` the ``1 - alpha / 2`` quantile of the
+    central t (as ``statsmodels.stats.power.TTestPower``). ``n`` may be fractional (the solvers search
+    it continuously); ``n < 2`` gives NaN. Uses ``scipy.special.nctdtr`` / ``stdtrit`` (not
+    ``scipy.stats``, whose import costs over a second).
+    """
+    from scipy.special import nctdtr, stdtrit
+
+    _check_power_args("paired_t_power", alpha)
+    n_arr = np.asarray(n, dtype=np.float64)
+    d = np.asarray(effect_size, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        df = np.where(n_arr >= 2, n_arr - 1.0, np.nan)
+        crit = stdtrit(df, 1.0 - alpha / 2.0)
+        nc = np.abs(d) * np.sqrt(np.where(n_arr >= 2, n_arr, np.nan))  # the power is symmetric in d
+        # Far in the tails nctdtr returns NaN for probabilities below ~1e-100: both terms are then 0.
+        below_upper = np.nan_to_num(nctdtr(df, nc, crit), nan=0.0)
+        below_lower = np.nan_to_num(nctdtr(df, nc, -crit), nan=0.0)
+        out: Array = np.where(np.isfinite(df) & np.isfinite(nc), (1.0 - below_upper) + below_lower, np.nan)
+    return out
+
+
+def queries_needed(mde: float, sd: float, alpha: float = DEFAULT_ALPHA, power: float = DEFAULT_POWER) -> int:
+    """The smallest number of queries for which a two-sided paired t-test at level ``alpha`` detects a
+    true mean difference of ``mde`` with probability ``power``, when the per-query differences have
+    standard deviation ``sd``.
+
+    It equals ``ceil(TTestPower().solve_power(effect_size=mde / sd, alpha=alpha, power=power,
+    alternative="two-sided"))`` of statsmodels: the power grows with ``n``, so the smallest whole
+    ``n`` reaching the target is the continuous solution rounded up. At least 2 (one difference has
+    no variance). ``sd == 0`` (every difference the same) gives 2. Raises ``ValueError`` for a
+    non-positive ``mde``, a negative ``sd``, or more than :data:`MAX_QUERIES` queries.
+    """
+    _check_power_args("queries_needed", alpha, power)
+    if not (np.isfinite(mde) and mde > 0):
+        raise ValueError(f"queries_needed: mde must be a positive number, got {mde}")
+    if not (np.isfinite(sd) and sd >= 0):
+        raise ValueError(f"queries_needed: sd must be a non-negative number, got {sd}")
+    if sd == 0:
+        return 2
+    effect = mde / sd
+    lo, hi = 2, 4
+    while float(paired_t_power(hi, effect, alpha)) < power:
+        lo, hi = hi, hi * 2
+        if hi > MAX_QUERIES:
+            raise ValueError(f"queries_needed: more than {MAX_QUERIES:,} queries needed for mde {mde:g} at sd {sd:g}")
+    if float(paired_t_power(lo, effect, alpha)) >= power:
+        return lo
+    while hi - lo > 1:  # invariant: power(lo) < target <= power(hi)
+        mid = (lo + hi) // 2
+        if float(paired_t_power(mid, effect, alpha)) >= power:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def minimum_detectable_effect(n: Array | float, sd: Array | float, alpha: float = DEFAULT_ALPHA,
+                              power: float = DEFAULT_POWER) -> Array:
+    """The smallest true mean difference that a two-sided paired t-test with ``n`` queries detects with
+    probability ``power`` at level ``alpha``, when per-query differences have standard deviation ``sd``:
+    the inverse of :func:`queries_needed` (``sd * d`` where ``paired_t_power(n, d) == power``).
+
+    Element-wise over arrays; NaN where ``n < 2`` or ``sd`` is not finite; 0 where ``sd == 0``.
+    Solved by bisection on the standardised effect (60 halvings: far below printed precision).
+    """
+    _check_power_args("minimum_detectable_effect", alpha, power)
+    n_arr, sd_arr = np.broadcast_arrays(np.asarray(n, dtype=np.float64), np.asarray(sd, dtype=np.float64))
+    ok = (n_arr >= 2) & np.isfinite(sd_arr)
+    lo = np.zeros(n_arr.shape)
+    hi = np.full(n_arr.shape, 1.0)
+    n_safe = np.where(ok, n_arr, 2.0)
+    for _ in range(64):  # grow the bracket until power(hi) >= target (n = 2 needs d of about 10)
+        short = ok & (paired_t_power(n_safe, hi, alpha) < power)
+        if not short.any():
+            break
+        hi = np.where(short, hi * 2.0, hi)
+    for _ in range(60):
+        mid = (lo + hi) / 2.0
+        reach = paired_t_power(n_safe, mid, alpha) >= power
+        hi = np.where(reach, mid, hi)
+        lo = np.where(reach, lo, mid)
+    out: Array = np.where(ok, hi * np.where(np.isfinite(sd_arr), sd_arr, 0.0), np.nan)
     return out

@@ -39,7 +39,7 @@ def test_html_is_self_contained(html_report):
     text = html_report.read_text(encoding="utf-8")
     assert "http://" not in text and "https://" not in text  # nothing fetched from the network
     images = re.findall(r'src="data:image/png;base64,([^"]+)"', text)
-    assert len(images) >= 4  # metrics, coverage, grades, agreement
+    assert len(images) >= 6  # metrics, two per-query differences, coverage, grades, agreement
     for img in images:
         w, h = png_size(base64.b64decode(img))
         assert w > 300 and h > 150
@@ -63,9 +63,17 @@ def test_html_renders_in_headless_chromium(html_report, tmp_path):
     text = re.sub(r"<[^>]+>", " ", re.sub(r'src="data:[^"]+"', "", dom))
     for name in ("alpha", "beta", "gamma"):
         assert name in text
-    for heading in ("Metrics per query type", "Difference to the baseline alpha", "Judged@10 coverage",
-                    "Grade distribution", "Agreement", "Notes"):
+    for heading in ("Headline (ndcg@10)", "Metrics per query type", "Difference to the baseline alpha",
+                    "Queries that moved", "Label quality", "Judged@10 coverage", "Grade distribution", "Agreement",
+                    "Notes"):
         assert heading in text
+    # the headline comes first, with its warnings and a statement per comparison
+    assert text.index("Headline (ndcg@10)") < text.index("Metrics per query type")
+    assert "overall: beta vs alpha on ndcg@10" in text or "overall: beta beats alpha" in text or \
+        "overall: beta loses to alpha" in text
+    assert "of the scored top-10 items are pending adjudication" in text  # this data set has many holes
+    assert "beta vs alpha on ndcg@10: the 10 largest losses" in text and "documents that changed places" in text
+    assert 'alt="per-query difference beta vs alpha"' in dom
     assert "Krippendorff" in dom or "Agreement is not shown" in text
 
 
@@ -154,3 +162,18 @@ def test_wtl_counts_the_same_metric_in_every_format(sqlite_db):
     terminal = console.export_text()
     for text in (terminal, render_markdown(result), render_html(result)):
         assert "W/T/L ndcg@10" in text and "W/T/L p@10" not in text
+
+
+def test_metric_axis_follows_the_data_within_the_metric_range():
+    import numpy as np
+
+    from ndcg_labeling.reports.html import y_range
+
+    high = {"a": (np.array([0.86, 0.97]), np.array([0.81, 0.95]), np.array([0.9, 1.0]))}
+    bottom, top = y_range("ndcg@10", high)
+    assert 0.7 < bottom < 0.81 and 1.0 <= top <= 1.02  # not from 0: values between 0.8 and 1 are told apart
+    dcg = {"a": (np.array([4.2, 7.5]), np.array([3.9, 7.1]), np.array([4.6, 7.9]))}
+    bottom, top = y_range("dcg@10", dcg)
+    assert bottom < 3.9 and top > 7.9  # dcg is not clipped at 1
+    low = {"a": (np.array([0.02, 0.1]), np.array([0.0, 0.05]), np.array([0.04, 0.2]))}
+    assert y_range("p@10", low)[0] == 0.0  # never below the metric's own range

@@ -30,6 +30,8 @@ DbOption = Annotated[
 OutOption = Annotated[
     str | None, typer.Option("--out", "-o", help="Write the output to this file instead of the terminal.")
 ]
+ForceOption = Annotated[bool, typer.Option("--force", help="Overwrite the --out file if it exists.")]
+MESSAGE_LIMIT = 1_000  # characters of one error line; longer messages are cut with a note
 
 
 class TableFormat(str, Enum):
@@ -44,35 +46,84 @@ console = Console()
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
+def one_line(message: str, limit: int = MESSAGE_LIMIT) -> str:
+    """``message`` as one line of inert text: control characters (newlines included) escaped, and
+    cut to ``limit`` characters with a note of the full length."""
+    text = inert(message)
+    if len(text) > limit:
+        text = f"{text[:limit]}... (message cut; {len(text):,} characters)"
+    return text
+
+
+def inert(text: object, *, newlines: bool = False) -> str:
+    """Text from the data as it may be shown on a terminal: every control or non-printable character
+    (the ESC of an ANSI sequence, a carriage return, a bidi override...) shown as a visible escape
+    (``\\x1b``), so nothing in the data can move the cursor, clear the screen or restyle the output.
+    Newlines are kept when ``newlines`` (tabs become spaces). Print the result as a Rich ``Text`` or
+    with ``markup=False``: Rich markup in the data (``wk[/bold]``) then stays literal too."""
+    out = []
+    for c in str(text):
+        if c.isprintable() or (newlines and c == "\n"):
+            out.append(c)
+        elif newlines and c == "\t":
+            out.append("    ")
+        else:
+            out.append(repr(c)[1:-1])
+    return "".join(out)
+
+
 def fail(message: str, code: int = 1) -> typer.Exit:
     """Print ``Error: message`` (one line) on stderr; return the Exit to raise."""
-    err_console.print(f"Error: {message}", markup=False)
+    err_console.print(f"Error: {one_line(message)}", markup=False, highlight=False)
     return typer.Exit(code)
 
 
 @contextmanager
-def handle_errors() -> Iterator[None]:
-    """Turn the project's errors (and a missing/unreachable database) into ``Error: ...``, exit 1."""
+def handle_errors(file: object = None) -> Iterator[None]:
+    """Turn the project's errors, and every database driver error, into one ``Error: ...`` line, exit 1.
+
+    ``file`` is the command's input file, named in a driver error (its line is unknown there: the
+    importer validates every row it can before it writes, so such an error is rare).
+    """
     try:
         yield
     except NdcgLabelingError as exc:
         raise fail(str(exc)) from None
-    except Exception as exc:
-        # A database the driver cannot reach or use (sqlalchemy's DBAPIError, OperationalError included).
-        from sqlalchemy.exc import DBAPIError
-
-        if isinstance(exc, DBAPIError):
-            raise fail(f"database error: {str(exc.orig).splitlines()[0] if exc.orig else exc}") from None
-        raise
     except KeyboardInterrupt:
         err_console.print("Interrupted: nothing was written.", markup=False)
         raise typer.Exit(130) from None
+    except Exception as exc:
+        raise fail(_unexpected(exc, file)) from exc
 
 
-def engine_for(db: str | None, *, check_head: bool = True) -> Engine:
+def _unexpected(exc: Exception, file: object) -> str:
+    """The one line for an error that is not the project's own, or re-raise it (a bug: traceback)."""
+    from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+
+    where = f"{file}: " if file is not None else ""
+    if isinstance(exc, DBAPIError):
+        # A database the driver cannot reach or use, or a value it refuses.
+        detail = str(exc.orig).strip().splitlines()[0] if exc.orig is not None and str(exc.orig).strip() else type(exc).__name__
+        return f"{where}database error: {detail}"
+    if isinstance(exc, SQLAlchemyError):
+        return f"{where}database error: {str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}"
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"{exc.filename}: {exc.strerror or exc}"
+    if isinstance(exc, RecursionError):
+        return f"{where}input nested too deeply"
+    raise exc
+
+
+def engine_for(db: str | None, *, check_head: bool = True, create: bool = False) -> Engine:
+    """An engine for ``db``; unless ``create``, a SQLite file that does not exist is an error (so no
+    command but ``db upgrade`` leaves an empty database file behind)."""
     from ndcg_labeling.db.migrate import ensure_at_head
-    from ndcg_labeling.db.session import make_engine
+    from ndcg_labeling.db.session import make_engine, sqlite_file
+    from ndcg_labeling.errors import DatabaseNotAtHead
 
+    file = sqlite_file(db)
+    if file is not None and not create and not file.exists():
+        raise DatabaseNotAtHead(f"no database at {file}; create it with `ndcg-labeling db upgrade`")
     engine = make_engine(db)
     if check_head:
         ensure_at_head(engine)
@@ -80,11 +131,12 @@ def engine_for(db: str | None, *, check_head: bool = True) -> Engine:
 
 
 @contextmanager
-def open_session(db: str | None) -> Iterator[Session]:
-    """Error handling + an engine at head + one transaction, for a command body."""
+def open_session(db: str | None, file: object = None) -> Iterator[Session]:
+    """Error handling + an engine at head + one transaction, for a command body (``file``: the
+    command's input file, named by a driver error)."""
     from ndcg_labeling.db.session import session_scope
 
-    with handle_errors():
+    with handle_errors(file):
         engine = engine_for(db)
         try:
             with session_scope(engine) as session:
@@ -93,11 +145,24 @@ def open_session(db: str | None) -> Iterator[Session]:
             engine.dispose()
 
 
-def write_output(text: str, out: str | None) -> None:
-    """Print ``text`` to stdout, or write it to ``out``."""
+def check_out(out: str | None, force: bool = False) -> None:
+    """Fail early (``Error: ...``) when ``--out`` cannot be written: exists without ``--force``, a
+    symbolic link, a folder, or in a missing folder. Call it before the command's work."""
     if out:
-        with open(out, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+        from ndcg_labeling.io.files import check_output_path
+
+        with handle_errors():
+            check_output_path(out, force=force)
+
+
+def write_output(text: str, out: str | None, force: bool = False) -> None:
+    """Print ``text`` to stdout, or write it to ``out`` (never over an existing file unless ``force``,
+    never through a symbolic link; see :func:`ndcg_labeling.io.files.open_output`)."""
+    if out:
+        from ndcg_labeling.io.files import write_text_file
+
+        with handle_errors():
+            write_text_file(out, text, force=force)
     else:
         sys.stdout.write(text)
         if text and not text.endswith("\n"):

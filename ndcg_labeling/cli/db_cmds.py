@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from ndcg_labeling.cli.common import DbOption, console, engine_for, handle_errors, open_session
+from ndcg_labeling.errors import NdcgLabelingError
 
 db_app = typer.Typer(help="Create and migrate the database schema (Alembic).", no_args_is_help=True)
 
@@ -25,32 +26,45 @@ def upgrade(revision: Annotated[str, typer.Argument(help="Target revision.")] = 
     from ndcg_labeling.db import migrate
 
     with handle_errors():
-        engine = engine_for(db, check_head=False)
+        engine = engine_for(db, check_head=False, create=True)
         migrate.upgrade(engine, revision)
-        console.print(f"database at revision {migrate.current_revision(engine)}")
+        console.print(f"database at revision {migrate.current_revision(engine)}", markup=False, highlight=False)
 
 
 @db_app.command("downgrade")
 def downgrade(revision: Annotated[str, typer.Argument(help="Target revision, or 'base' for an empty database.")],
-              db: DbOption = None) -> None:
-    """Downgrade the schema to REVISION."""
+              db: DbOption = None,
+              yes: Annotated[bool, typer.Option("--yes", help="Drop tables that hold data without asking.")] = False) -> None:
+    """Downgrade the schema to REVISION. Tables that would be dropped with rows in them need --yes."""
     from ndcg_labeling.db import migrate
 
     with handle_errors():
         engine = engine_for(db, check_head=False)
+        losing = migrate.tables_losing_data(engine, revision)
+        if losing and not yes:
+            listed = ", ".join(f"{name} ({n:,} rows)" for name, n in losing.items())
+            raise NdcgLabelingError(f"downgrading to {revision[:80]!r} would drop tables holding data: {listed}; "
+                                    f"pass --yes to drop them")
         migrate.downgrade(engine, revision)
-        console.print(f"database at revision {migrate.current_revision(engine) or 'base'}")
+        console.print(f"database at revision {migrate.current_revision(engine) or 'base'}", markup=False,
+                      highlight=False)
 
 
 @db_app.command("current")
 def current(db: DbOption = None) -> None:
     """Print the schema revision of the database and the head revision of this tool."""
     from ndcg_labeling.db import migrate
+    from ndcg_labeling.db.session import sqlite_file
 
     with handle_errors():
-        engine = engine_for(db, check_head=False)
-        rev = migrate.current_revision(engine)
-        head = migrate.head_revision(engine)
+        file = sqlite_file(db)
+        if file is not None and not file.exists():
+            rev = None  # no connection: no empty database file left behind
+        else:
+            engine = engine_for(db, check_head=False)
+            rev = migrate.current_revision(engine)
+            engine.dispose()
+        head = migrate.head_revision()
         state = "at head" if rev == head else "not at head: run `ndcg-labeling db upgrade`"
         typer.echo(f"{rev or 'base'} (head {head}; {state})")
 

@@ -8,11 +8,14 @@ the last grade or skip of this session, ``?`` the guideline, ``q`` quit.
 Every grade, skip and undo is its own short transaction (retried when it collides with another
 writer), so a crash loses nothing, and a new session resumes at the grader's first open item. Input is read line by line (``typer.prompt``), so a test
 drives the session with ``CliRunner(input="2\\n0\\nu\\nq\\n")``; end of input quits.
+
+Everything that comes from the data (query, title, body, url, batch and grader names, item ids) is
+shown as inert text: passed through :func:`~ndcg_labeling.cli.common.inert` (control characters such
+as ANSI escapes made visible) and printed as Rich ``Text``, never parsed as Rich markup.
 """
 
 from __future__ import annotations
 
-import click
 import typer
 from rich.console import Console, Group
 from rich.markdown import Markdown
@@ -22,7 +25,7 @@ from rich.table import Table
 from rich.text import Text
 from sqlalchemy import Engine
 
-from ndcg_labeling.cli.common import engine_for, handle_errors
+from ndcg_labeling.cli.common import engine_for, handle_errors, inert
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.guidelines import Guideline, load_guideline
 from ndcg_labeling.pipeline import tasks
@@ -55,7 +58,7 @@ class GradingSession:
             changed = tasks.batch_status(batch, session=session).warnings
         self.guideline: Guideline = load_guideline(self.scale)
         for warning in changed:
-            self.console.print(Text(f"Warning: {warning}", style="yellow"))
+            self.console.print(Text(f"Warning: {inert(warning)}", style="yellow"))
 
     # --- drawing ---------------------------------------------------------------------------------
 
@@ -78,13 +81,14 @@ class GradingSession:
 
     def _show_item(self, item: tasks.GradingItem) -> None:
         body = item.body if len(item.body) <= BODY_LIMIT else item.body[:BODY_LIMIT] + " [...]"
-        parts: list[Text | Table] = [Text.assemble(("Query: ", "bold"), (item.query, "bold cyan")), Text("")]
-        parts.append(Text(item.title or "(no title)", style="bold"))
+        parts: list[Text | Table] = [Text.assemble(("Query: ", "bold"), (inert(item.query), "bold cyan")), Text("")]
+        parts.append(Text(inert(item.title) if item.title else "(no title)", style="bold"))
         if item.url:
-            parts.append(Text(item.url, style="underline blue"))
+            parts.append(Text(inert(item.url), style="underline blue"))
         if body:
-            parts.append(Text(body))
-        self.console.print(Panel(Group(*parts), title=f"batch {self.batch}", subtitle=f"item {item.item_id}"))
+            parts.append(Text(inert(body, newlines=True)))
+        self.console.print(Panel(Group(*parts), title=Text(f"batch {inert(self.batch)}"),
+                                 subtitle=Text(f"item {inert(item.item_id)}")))
         self.console.print(self._legend())
 
     # --- input -----------------------------------------------------------------------------------
@@ -93,7 +97,7 @@ class GradingSession:
         """One line of input; None at the end of input (treated as quit)."""
         try:
             value: str = typer.prompt(text, default=default, show_default=bool(default), prompt_suffix=" ")
-        except (click.exceptions.Abort, typer.Abort, EOFError):
+        except (typer.Abort, EOFError):  # typer.Abort is click's Abort: click is not imported directly
             return None
         return value.strip()
 
@@ -107,7 +111,8 @@ class GradingSession:
                 progress = tasks.grader_progress(self.batch, grader=self.grader, session=session)
             self._show_progress(progress)
             if item is None:
-                self.console.print(Text(f"Nothing left to grade in batch {self.batch} for {self.grader}.", style="green"))
+                self.console.print(Text(f"Nothing left to grade in batch {inert(self.batch)} for {inert(self.grader)}.",
+                                        style="green"))
                 if not self.history:
                     return
                 key = self._ask("u undo the last one, q quit >")
@@ -126,22 +131,22 @@ class GradingSession:
         elif lowered == "u":
             self._undo()
         elif item is None:
-            self.console.print(Text(f"Unknown key {key!r}: u undoes, q quits.", style="red"))
+            self.console.print(Text(f"Unknown key {inert(repr(key))}: u undoes, q quits.", style="red"))
         elif lowered == "s":
             reason = self._ask("Reason for skipping", default=tasks.DEFAULT_SKIP_REASON)
             run_in_transaction(self.engine, lambda session: tasks.skip_item(
                 self.batch, item.item_id, grader=self.grader, session=session,
                 reason=reason or tasks.DEFAULT_SKIP_REASON))
             self.history.append(item.item_id)
-            self.console.print(Text(f"skipped ({reason or tasks.DEFAULT_SKIP_REASON})", style="yellow"))
-        elif key.isdigit() and any(g.grade == int(key) for g in self.guideline.grades):
+            self.console.print(Text(f"skipped ({inert(reason or tasks.DEFAULT_SKIP_REASON)})", style="yellow"))
+        elif key.isascii() and key.isdigit() and any(g.grade == int(key) for g in self.guideline.grades):
             value = run_in_transaction(self.engine, lambda session: tasks.save_grade(
                 self.batch, item.item_id, int(key), grader=self.grader, session=session))
             self.history.append(item.item_id)
             self.console.print(Text(f"saved: {value} — {self.guideline.name_of(value)}", style="green"))
         else:
             keys = ", ".join(str(g.grade) for g in self.guideline.grades)
-            self.console.print(Text(f"Unknown key {key!r}: grades are {keys}; s skip, u undo, ? guideline, q quit.",
+            self.console.print(Text(f"Unknown key {inert(repr(key))}: grades are {keys}; s skip, u undo, ? guideline, q quit.",
                                     style="red"))
 
     def _undo(self) -> None:
@@ -151,9 +156,9 @@ class GradingSession:
         item_id = self.history.pop()
         run_in_transaction(self.engine, lambda session: tasks.undo_item(
             self.batch, item_id, grader=self.grader, session=session))
-        self.console.print(Text(f"undone: item {item_id} is open again", style="yellow"))
+        self.console.print(Text(f"undone: item {inert(item_id)} is open again", style="yellow"))
 
     def _goodbye(self) -> None:
         progress = self._progress()
         self.console.print(Text(f"Saved. {progress.done}/{progress.total} done, {progress.skipped} skipped. "
-                                f"Resume with: ndcg-labeling grade {self.batch} --grader {self.grader}"))
+                                f"Resume with: ndcg-labeling grade {inert(self.batch)} --grader {inert(self.grader)}"))

@@ -10,8 +10,11 @@ import typer
 
 from ndcg_labeling.cli.common import (
     DbOption,
+    ForceOption,
     FormatOption,
+    OutOption,
     TableFormat,
+    check_out,
     open_session,
     render_rows,
     row_progress,
@@ -38,7 +41,7 @@ def import_queries(file: FileArg, fmt: InFormat = None, db: DbOption = None, as_
     """Import queries: columns query_id,text,query_type."""
     from ndcg_labeling.pipeline.importing import import_queries as run
 
-    with open_session(db) as session:
+    with open_session(db, file) as session:
         summary = run(file, session=session, fmt=fmt)
     _done(summary, as_json)
 
@@ -48,7 +51,7 @@ def import_documents(file: FileArg, fmt: InFormat = None, db: DbOption = None, a
     """Import documents: columns doc_id,title and body and/or url (other columns become metadata)."""
     from ndcg_labeling.pipeline.importing import import_documents as run
 
-    with open_session(db) as session:
+    with open_session(db, file) as session:
         summary = run(file, session=session, fmt=fmt)
     _done(summary, as_json)
 
@@ -58,7 +61,7 @@ def import_graders(file: FileArg, fmt: InFormat = None, db: DbOption = None, as_
     """Import graders: columns grader[,display_name]."""
     from ndcg_labeling.pipeline.importing import import_graders as run
 
-    with open_session(db) as session:
+    with open_session(db, file) as session:
         summary = run(file, session=session, fmt=fmt)
     _done(summary, as_json)
 
@@ -76,7 +79,7 @@ def import_run(
     """Import a system's ranking: TREC run (qid Q0 docid rank score tag) or CSV (query_id,doc_id,rank[,score])."""
     from ndcg_labeling.pipeline.importing import import_run as run
 
-    with open_session(db) as session, row_progress(f"importing {file.name}") as progress:
+    with open_session(db, file) as session, row_progress(f"importing {file.name}") as progress:
         summary = run(file, system=system, session=session, fmt=fmt, replace=replace, description=description,
                       progress=progress)
     _done(summary, as_json)
@@ -96,7 +99,7 @@ def import_judgments(
     """Import judgments: long format query_id,doc_id,grader,grade[,batch], or TREC qrels with --grader."""
     from ndcg_labeling.pipeline.importing import import_judgments as run
 
-    with open_session(db) as session, row_progress(f"importing {file.name}") as progress:
+    with open_session(db, file) as session, row_progress(f"importing {file.name}") as progress:
         summary = run(file, scale=scale, session=session, fmt=fmt, grader=grader, replace=replace,
                       create_graders=create_graders, progress=progress)
     _done(summary, as_json)
@@ -114,15 +117,17 @@ def graders_add(names: Annotated[list[str], typer.Argument(help="Grader names.")
 
 
 @graders_app.command("list")
-def graders_list(db: DbOption = None, fmt: FormatOption = TableFormat.table, out: Annotated[str | None, typer.Option("--out")] = None) -> None:
+def graders_list(db: DbOption = None, fmt: FormatOption = TableFormat.table, out: OutOption = None,
+                 force: ForceOption = False) -> None:
     """List graders with their number of judgments."""
     from ndcg_labeling.pipeline.importing import list_graders
 
+    check_out(out, force)
     with open_session(db) as session:
         rows = list_graders(session=session)
     text = render_rows(rows, fmt, title="graders", columns=["grader", "display_name", "active", "judgments"])
     if text is not None:
-        write_output(text, out)
+        write_output(text, out, force)
 
 
 def register(app: typer.Typer) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -28,22 +28,39 @@ def report(
     empty: Annotated[Empty, typer.Option("--empty", help="Queries without a relevant document: leave out (skip) or score as 0.")] = Empty.skip,
     missing: Annotated[Missing, typer.Option("--missing", help="Judged queries a system returned nothing for: 0 or leave out (trec_eval).")] = Missing.zero,
     fmt: Annotated[ReportFormat, typer.Option("--format", help="Output format.")] = ReportFormat.table,
+    gate: Annotated[str | None, typer.Option("--gate", help="CI gate on this metric (e.g. ndcg@10): exit 3 when a system is significantly worse than the baseline by more than --max-drop.")] = None,
+    max_drop: Annotated[float, typer.Option("--max-drop", help="With --gate: the largest drop (system - baseline) allowed.")] = 0.0,
     out: OutOption = None,
     db: DbOption = None,
 ) -> None:
-    """Score systems against the consensus labels: means with 95% bootstrap intervals, paired tests."""
-    from ndcg_labeling.pipeline.report import agreement_by_query_type, build_report
+    """Score systems against the consensus labels: a headline, means with 95% bootstrap intervals, paired
+    tests, label-quality caveats and the queries that moved; with --gate, exit 3 on a significant drop."""
+    from ndcg_labeling.pipeline.report import build_report
+    from ndcg_labeling.reports.headline import gate_verdict
     from ndcg_labeling.reports.model import DEFAULT_METRICS, ReportOptions
-    from ndcg_labeling.reports.render import TABLE_WIDTH, render_report
 
-    options = ReportOptions(systems=tuple(system or ()), baseline=baseline, metrics=tuple(metric or DEFAULT_METRICS),
-                            by=by.value, per_query=per_query, gain=gain.value, relevant_threshold=relevant_threshold,
-                            empty=empty.value, missing=missing.value)
-    agreement = note = None
+    metrics = tuple(metric or DEFAULT_METRICS)
+    if gate is not None and gate not in metrics:
+        metrics = (gate, *metrics)
+    options = ReportOptions(systems=tuple(system or ()), baseline=baseline, metrics=metrics, by=by.value,
+                            per_query=per_query, gain=gain.value, relevant_threshold=relevant_threshold,
+                            empty=empty.value, missing=missing.value, headline_metric=gate,
+                            compare_single=gate is not None)
     with open_session(db) as session:
         result = build_report(session=session, options=options)
-        if fmt is ReportFormat.html:
-            agreement, note = agreement_by_query_type(session=session)
+        named = system[0] if system and len(system) == 1 else None
+        verdict = gate_verdict(result, gate, max_drop, named) if gate is not None else None
+    _render(result, fmt, out)
+    if verdict is not None:
+        failed, line = verdict
+        err_console.print(line, markup=False, highlight=False)
+        if failed:
+            raise typer.Exit(3)
+
+
+def _render(result: Any, fmt: ReportFormat, out: str | None) -> None:
+    from ndcg_labeling.reports.render import TABLE_WIDTH, render_report
+
     if fmt is ReportFormat.table:
         from rich.console import Console
 
@@ -58,7 +75,12 @@ def report(
             err_console.print(f"Warning: {warning}", markup=False)
         for n in result.notes:
             err_console.print(f"note: {n}", markup=False)
-    write_output(render_report(result, fmt.value, agreement=agreement, agreement_note=note) or "", out)
+    if fmt is ReportFormat.csv:  # json carries the headline in its data
+        from ndcg_labeling.reports.headline import headline_items
+
+        for item in headline_items(result):
+            err_console.print(f"headline: {item['text']}", markup=False, highlight=False)
+    write_output(render_report(result, fmt.value) or "", out)
     if out:
         err_console.print(f"report written to {out}", markup=False)
 

@@ -32,8 +32,11 @@ def alembic_config(engine: Engine) -> Config:
     return cfg
 
 
-def head_revision(engine: Engine) -> str | None:
-    return ScriptDirectory.from_config(alembic_config(engine)).get_current_head()
+def head_revision(engine: Engine | None = None) -> str | None:
+    """The newest revision of the migration scripts (no database needed)."""
+    cfg = Config()
+    cfg.set_main_option("script_location", str(migrations_dir()))
+    return ScriptDirectory.from_config(cfg).get_current_head()
 
 
 def current_revision(engine: Engine) -> str | None:
@@ -41,9 +44,19 @@ def current_revision(engine: Engine) -> str | None:
         return MigrationContext.configure(conn).get_current_revision()
 
 
+def _alembic_error(action: str, revision: str, exc: Exception) -> NdcgLabelingError:
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return NdcgLabelingError(f"cannot {action} to {revision[:80]!r}: {first[:300]}")
+
+
 def upgrade(engine: Engine, revision: str = "head") -> None:
     """Upgrade the schema to ``revision`` (each migration in its own transaction)."""
-    command.upgrade(alembic_config(engine), revision)
+    try:
+        command.upgrade(alembic_config(engine), revision)
+    except Exception as exc:  # alembic raises CommandError / ResolutionError for unknown revisions
+        if exc.__class__.__module__.startswith("alembic"):
+            raise _alembic_error("upgrade", revision, exc) from exc
+        raise
 
 
 def downgrade(engine: Engine, revision: str) -> None:
@@ -52,8 +65,58 @@ def downgrade(engine: Engine, revision: str) -> None:
         command.downgrade(alembic_config(engine), revision)
     except Exception as exc:  # alembic raises CommandError / ResolutionError for unknown revisions
         if exc.__class__.__module__.startswith("alembic"):
-            raise NdcgLabelingError(f"cannot downgrade to {revision!r}: {exc}") from exc
+            raise _alembic_error("downgrade", revision, exc) from exc
         raise
+
+
+def tables_at(revision: str | None) -> dict[str, int]:
+    """The tables of a fresh database at ``revision`` and the rows the migrations themselves put there
+    (the scales), found by migrating a scratch in-memory SQLite database (the migrations create the
+    same tables on every backend)."""
+    from sqlalchemy import create_engine, func, inspect, select, table
+
+    scratch = create_engine("sqlite://")
+    try:
+        if revision not in (None, "base"):
+            upgrade(scratch, revision)
+        with scratch.connect() as conn:
+            names = set(inspect(conn).get_table_names()) - {"alembic_version"}
+            return {n: int(conn.execute(select(func.count()).select_from(table(n))).scalar_one()) for n in names}
+    finally:
+        scratch.dispose()
+
+
+def _resolve_relative(engine: Engine, revision: str) -> str:
+    """``-N`` as the revision N steps below the current one (``base`` below the first)."""
+    if not (revision.startswith("-") and revision[1:].isdigit()):
+        return revision
+    script = ScriptDirectory.from_config(alembic_config(engine))
+    rev: str | None = current_revision(engine)
+    for _ in range(int(revision[1:])):
+        down = script.get_revision(rev).down_revision if rev else None
+        rev = down if isinstance(down, str) or down is None else down[0]
+    return rev or "base"
+
+
+def tables_losing_data(engine: Engine, revision: str) -> dict[str, int]:
+    """Tables that a downgrade to ``revision`` would drop while they hold rows of the user's (more
+    rows than the migrations seed): name -> row count."""
+    from sqlalchemy import func, inspect, select, table
+
+    with engine.connect() as conn:
+        current = set(inspect(conn).get_table_names()) - {"alembic_version"}
+    try:
+        target = tables_at(_resolve_relative(engine, revision))
+        seeded = tables_at(current_revision(engine))
+    except NdcgLabelingError:
+        return {}  # an unknown revision: the downgrade itself reports it
+    out: dict[str, int] = {}
+    with engine.connect() as conn:
+        for name in sorted(current - set(target)):
+            n = int(conn.execute(select(func.count()).select_from(table(name))).scalar_one())
+            if n > seeded.get(name, 0):
+                out[name] = n
+    return out
 
 
 def ensure_at_head(engine: Engine) -> None:

@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.orm import Session, sessionmaker
+
+from ndcg_labeling.errors import NdcgLabelingError
 
 ENV_VAR = "NDCG_LABELING_DB"
 DEFAULT_URL = "sqlite:///ndcg_labeling.db"
@@ -23,6 +25,57 @@ def resolve_url(url: str | None = None) -> str:
     if url:
         return url
     return os.environ.get(ENV_VAR) or DEFAULT_URL
+
+
+class DatabaseUrlError(NdcgLabelingError):
+    """The database URL cannot be used: not a URL, an unknown dialect, or a driver not installed."""
+
+
+def parse_url(url: str | None = None) -> URL:
+    """The resolved URL, parsed; :class:`DatabaseUrlError` saying what to write instead otherwise.
+
+    ``postgresql://`` (no driver named) means psycopg 3, the driver of the ``postgres`` extra, not
+    SQLAlchemy's default psycopg2.
+    """
+    raw = resolve_url(url)
+    try:
+        parsed = make_url(raw)
+    except Exception:  # sqlalchemy.exc.ArgumentError: not a URL at all
+        hint = ""
+        if "://" not in raw:
+            hint = f"; for a SQLite file write sqlite:///{raw} (four slashes for an absolute path: sqlite:////path/x.db)"
+        raise DatabaseUrlError(f"--db {raw!r} is not a database URL{hint}") from None
+    name = parsed.drivername
+    if name == "postgres" or name.startswith("postgres+"):
+        fixed = parsed.set(drivername="postgresql+psycopg").render_as_string(hide_password=True)
+        raise DatabaseUrlError(f"--db: the scheme {name}:// is not known; write {fixed}")
+    if name == "postgresql":
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    backend = parsed.get_backend_name()
+    if backend not in ("sqlite", "postgresql"):
+        raise DatabaseUrlError(f"--db: the database {backend!r} is not supported; use sqlite:///FILE or "
+                               f"postgresql+psycopg://USER@HOST/DB")
+    return parsed
+
+
+def _check_driver(parsed: URL) -> None:
+    if parsed.get_backend_name() != "postgresql":
+        return
+    import importlib.util
+
+    module = "psycopg2" if parsed.get_driver_name() == "psycopg2" else "psycopg"
+    if importlib.util.find_spec(module) is None:
+        raise DatabaseUrlError(f"--db: PostgreSQL needs the driver {module}, which is not installed; "
+                               f"install it with: pip install 'ndcg-labeling[postgres]'")
+
+
+def sqlite_file(url: str | None = None) -> Path | None:
+    """The file of a SQLite file database URL; None for other databases and in-memory SQLite."""
+    parsed = parse_url(url)
+    database = parsed.database
+    if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:" or database.startswith("file:"):
+        return None
+    return Path(database)
 
 
 def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -48,7 +101,8 @@ def make_engine(url: str | None = None, **kwargs: Any) -> Engine:
     SQLite: foreign keys on, a busy timeout, and ``BEGIN IMMEDIATE`` transactions; the folder of a
     file database is created if missing.
     """
-    resolved = make_url(resolve_url(url))
+    resolved = parse_url(url)
+    _check_driver(resolved)
     if resolved.get_backend_name() == "sqlite":
         database = resolved.database
         if database and database != ":memory:" and not database.startswith("file:"):

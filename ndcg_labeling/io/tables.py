@@ -6,6 +6,13 @@ fields with commas or newlines and a trailing delimiter are accepted as spreadsh
 
 Errors are :class:`~ndcg_labeling.errors.InputFileError` naming the file and the 1-based line (the
 header is line 1). Line numbers of rows are only worked out when an error needs one.
+
+Refused as a whole (never read with a value silently changed): anything but a regular file, a NUL
+byte, a header naming a column twice, a CSV/TSV row with fewer fields than the header, JSON ``NaN``,
+``Infinity`` or a number too large for a float (``1e309``), JSON nested deeper than Python can parse.
+Values that are not text in a typed format (JSON ``true``, numbers, objects; Parquet binary, struct or
+numeric columns) are read as text but remembered in :attr:`InputTable.non_text`, so that
+:meth:`InputTable.check_ids` refuses them as ids (see :mod:`ndcg_labeling.io.ids`).
 """
 
 from __future__ import annotations
@@ -13,13 +20,21 @@ from __future__ import annotations
 import csv
 import io
 import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from ndcg_labeling.errors import InputFileError
+from ndcg_labeling.io.files import require_input_file
+from ndcg_labeling.io.ids import MAX_ID_LENGTH, first_bad_id
+from ndcg_labeling.scales import Scale, parse_grade
+
+MESSAGE_LIMIT = 300  # characters of file content (a header, a value) quoted in one error message
 
 TABULAR_FORMATS = ("csv", "tsv", "jsonl", "parquet")
 _EXTENSIONS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
@@ -46,6 +61,8 @@ class InputTable:
     fmt: str
     frame: pd.DataFrame
     _row_lines: list[int] | None = field(default=None, repr=False)
+    # column -> (first data row, or None for the whole column; what it was) of a value that was not text
+    non_text: dict[str, tuple[int | None, str]] = field(default_factory=dict, repr=False)
 
     def line_of(self, row: int) -> int | None:
         """The 1-based file line where data row ``row`` (0-based) starts; None for Parquet."""
@@ -64,12 +81,62 @@ class InputTable:
             return InputFileError(self.path, f"row {row + 1}: {problem}")
         return InputFileError(self.path, problem, line=line)
 
+    def check_ids(self, column: str, limit: int = MAX_ID_LENGTH) -> pd.Series:
+        """The column ``column`` if every value is a valid id (:mod:`ndcg_labeling.io.ids`); else the
+        error for the first bad one."""
+        if column in self.non_text:
+            row, what = self.non_text[column]
+            if row is None:
+                raise InputFileError(self.path, f"column {column}: ids must be strings, got {what}")
+            raise self.error(row, f"{column} must be a string, got {what}")
+        found = first_bad_id(self.frame[column], column, limit)
+        if found is not None:
+            raise self.error(*found)
+        return self.frame[column]
+
+    def check_lengths(self, column: str, limit: int, what: str | None = None) -> None:
+        """Refuse a value of ``column`` longer than ``limit`` characters (the width of its database column)."""
+        if column not in self.frame.columns:
+            return
+        too_long = self.frame[column].str.len() > limit
+        if too_long.any():
+            row = int(too_long.to_numpy().nonzero()[0][0])
+            length = len(self.frame[column].iloc[row])
+            raise self.error(row, f"{what or column} is {length} characters long; the limit is {limit}")
+
+    def parse_grades(self, column: str, scale: Scale) -> NDArray[np.int64]:
+        """The grades of ``column`` through :func:`ndcg_labeling.scales.parse_grade` (the one grade
+        parser), called once per distinct value. ``factorize`` lists the values in order of first
+        appearance, so the first value refused is also the first bad row of the file."""
+        codes, uniques = pd.factorize(self.frame[column], sort=False)
+        parsed = np.empty(len(uniques), dtype=np.int64)
+        for i, value in enumerate(uniques):
+            try:
+                parsed[i] = parse_grade(value, scale)
+            except ValueError as exc:
+                raise self.error(int(np.flatnonzero(codes == i)[0]), str(exc)) from None
+        out: NDArray[np.int64] = parsed[codes]
+        return out
+
+    def parse_ranks(self, column: str, max_rank: int) -> NDArray[np.int64]:
+        """``column`` as whole numbers from 1 to ``max_rank`` written with ASCII digits (``2``, ``2.0``,
+        ``2e0``); ``inf``, ``1e20``, ``0x1``, ``1.5`` and other digits are refused with their row."""
+        raw = self.frame[column]
+        ranks = pd.to_numeric(raw, errors="coerce")
+        bad = ranks.isna() | (ranks < 1) | (ranks != ranks.round()) | (ranks > max_rank)
+        bad = bad | ~raw.str.fullmatch(r"[+]?[0-9]+(?:\.0*)?(?:[eE][+]?[0-9]+)?")
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise self.error(row, f"rank {_capped(raw.iloc[row])!r} is not a whole number from 1 to {max_rank}")
+        out: NDArray[np.int64] = ranks.to_numpy().astype(np.int64)
+        return out
+
     def require_columns(self, required: Sequence[str], optional: Sequence[str] = ()) -> None:
         """Check the header: every ``required`` column is present (the error lists the expected ones)."""
         missing = [c for c in required if c not in self.frame.columns]
         if missing:
             expected = ",".join(list(required) + [f"[{c}]" for c in optional])
-            found = ",".join(str(c) for c in self.frame.columns)
+            found = _capped(",".join(str(c) for c in self.frame.columns), f" ({len(self.frame.columns)} columns)")
             hint = ""
             if len(self.frame.columns) == 1 and any(d in found for d in ";|\t,"):
                 hint = " (is the delimiter right?)"
@@ -77,7 +144,15 @@ class InputTable:
                                  f"found {found or '(none)'}{hint}", line=1 if self.fmt in ("csv", "tsv") else None)
 
 
+def _capped(text: str, note: str = "") -> str:
+    return text if len(text) <= MESSAGE_LIMIT else text[:MESSAGE_LIMIT] + "..." + note
+
+
 def _decode_check(path: str, data: bytes) -> str:
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise InputFileError(path, "NUL byte (0x00) in the file; is it binary, or UTF-16?",
+                             line=data[:nul].count(b"\n") + 1)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -90,6 +165,7 @@ def _row_start_lines(path: str, fmt: str) -> list[int]:
     text = _decode_check(path, Path(path).read_bytes())
     if fmt in ("jsonl", "trec"):
         return [i + 1 for i, line in enumerate(text.splitlines()) if line.strip()]
+    _allow_long_fields()
     reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t" if fmt == "tsv" else ",")
     starts: list[int] = []
     previous_end = 0
@@ -107,16 +183,20 @@ def read_table(path: str | Path, fmt: str | None = None) -> InputTable:
     if fmt not in TABULAR_FORMATS:
         raise InputFileError(path_s, f"unknown format {fmt!r}; expected one of {', '.join(TABULAR_FORMATS)}")
     p = Path(path_s)
-    if not p.is_file():
-        raise InputFileError(path_s, "no such file")
+    require_input_file(p)
+    non_text: dict[str, tuple[int | None, str]] = {}
+    row_lines: list[int] | None = None
     if fmt == "parquet":
-        frame = _read_parquet(path_s)
+        frame = _read_parquet(path_s, non_text)
     else:
         data = p.read_bytes()
         if not data.strip():
             raise InputFileError(path_s, "the file is empty")
         text = _decode_check(path_s, data)
-        frame = _read_jsonl(path_s, text) if fmt == "jsonl" else _read_delimited(path_s, text, fmt)
+        if fmt == "jsonl":
+            frame, row_lines = _read_jsonl(path_s, text, non_text)
+        else:
+            frame = _read_delimited(path_s, text, fmt)
     frame.columns = [str(c).strip().lstrip("\ufeff") for c in frame.columns]
     # A trailing delimiter gives an unnamed, empty last column: drop it.
     unnamed = [c for c in frame.columns if c == "" or c.startswith("Unnamed: ")]
@@ -127,11 +207,61 @@ def read_table(path: str | Path, fmt: str | None = None) -> InputTable:
         raise InputFileError(path_s, "the file has a header but no rows")
     if frame.empty:
         raise InputFileError(path_s, "the file has no rows")
+    if fmt in ("csv", "tsv"):
+        _check_short_rows(path_s, text, "\t" if fmt == "tsv" else ",", frame)
     if fmt in ("csv", "tsv") and not _may_have_edge_spaces(text, "\t" if fmt == "tsv" else ","):
         return InputTable(path_s, fmt, frame.reset_index(drop=True))  # nothing to strip: skip the pass
     for c in frame.columns:
         frame[c] = frame[c].astype(str).str.strip()
-    return InputTable(path_s, fmt, frame.reset_index(drop=True))
+    return InputTable(path_s, fmt, frame.reset_index(drop=True), row_lines, non_text)
+
+
+def _allow_long_fields() -> None:
+    # The csv module refuses fields over 128 KiB by default; a document body may be longer.
+    csv.field_size_limit(2**31 - 1)
+
+
+def _header_fields(text: str, sep: str) -> list[str]:
+    _allow_long_fields()
+    first = next(csv.reader(io.StringIO(text, newline=""), delimiter=sep), [])
+    return [f.strip().lstrip("\ufeff").strip() for f in first]
+
+
+def _check_header(path: str, text: str, sep: str) -> None:
+    """Refuse a header that names a column twice (pandas would rename the second to ``name.1``)."""
+    seen: set[str] = set()
+    for name in _header_fields(text, sep):
+        if name and name in seen:
+            raise InputFileError(path, f"the header names the column {_capped(name)!r} twice", line=1)
+        seen.add(name)
+
+
+def _check_short_rows(path: str, text: str, sep: str, frame: pd.DataFrame) -> None:
+    """Refuse a row with fewer fields than the header (pandas pads it with empty values).
+
+    A short row always leaves the last column empty, so the file is only re-read with the csv module
+    when some value of the last column is empty."""
+    if (frame[frame.columns[-1]] == "").any():
+        _check_row_lengths(path, text, sep, short=True)
+
+
+def _check_row_lengths(path: str, text: str, sep: str, *, short: bool) -> None:
+    """Refuse the first row with fewer fields than the header (``short``) or with more non-empty ones."""
+    header = _header_fields(text, sep)
+    while header and header[-1] == "":
+        header.pop()  # a trailing delimiter on the header line only
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep)
+    previous_end = 0
+    for index, row in enumerate(reader):
+        if index > 0 and row:
+            if short and len(row) < len(header):
+                raise InputFileError(path, f"{len(row)} field(s) where the header has {len(header)}: a value is "
+                                     f"missing (quote values that hold the delimiter)", line=previous_end + 1)
+            if not short and len(row) > len(header) and any(v.strip() for v in row[len(header):]):
+                hint = "is the delimiter right?" if len(header) == 1 else "quote values that hold the delimiter"
+                raise InputFileError(path, f"{len(row)} fields where the header has {len(header)} ({hint})",
+                                     line=previous_end + 1)
+        previous_end = reader.line_num
 
 
 def _may_have_edge_spaces(text: str, delimiter: str) -> bool:
@@ -144,41 +274,91 @@ def _may_have_edge_spaces(text: str, delimiter: str) -> bool:
 
 def _read_delimited(path: str, text: str, fmt: str) -> pd.DataFrame:
     sep = "\t" if fmt == "tsv" else ","
+    _check_header(path, text, sep)
     try:
-        return pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_filter=False,
-                           skipinitialspace=False, engine="c", index_col=False)
+        # With index_col=False pandas drops the extra values of a row longer than the header, with only a
+        # warning: such a row is refused below unless its extra values are empty (a trailing delimiter).
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", pd.errors.ParserWarning)
+            frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_filter=False,
+                                skipinitialspace=False, engine="c", index_col=False)
+        if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
+            _check_row_lengths(path, text, sep, short=False)
+        return frame
     except pd.errors.ParserError as exc:
         msg = str(exc).strip().splitlines()[-1]
         line = None
         found = re.search(r"line (\d+)", msg)
         if found:
             line = int(found.group(1))
-        raise InputFileError(path, f"malformed {fmt.upper()}: {msg}", line=line) from None
+        header = text.split("\n", 1)[0]
+        hint = " (is the delimiter right?)" if sep not in header and any(d in header for d in ";|\t,") else ""
+        raise InputFileError(path, f"malformed {fmt.upper()}: {_capped(msg)}{hint}", line=line) from None
     except pd.errors.EmptyDataError:
         raise InputFileError(path, "the file is empty") from None
 
 
-def _read_jsonl(path: str, text: str) -> pd.DataFrame:
+def _json_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _json_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"the number {_capped(text, '')} is too large")
+    return value
+
+
+def _json_object(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise ValueError(f"the key {_capped(twice)!r} appears twice")
+    return out
+
+
+_JSON_KINDS = {bool: "JSON boolean", int: "JSON number", float: "JSON number", dict: "JSON object", list: "JSON array"}
+
+
+def _read_jsonl(path: str, text: str, non_text: dict[str, tuple[int | None, str]]) -> tuple[pd.DataFrame, list[int]]:
+    """The records of a JSON Lines text as text columns, and the line of each record."""
     import json
 
-    records = []
+    records: list[dict[str, str]] = []
+    lines: list[int] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = json.loads(line, parse_constant=_json_constant, parse_float=_json_float,
+                                object_pairs_hook=_json_object)
         except json.JSONDecodeError as exc:
             raise InputFileError(path, f"not a JSON object: {exc.msg}", line=number) from None
+        except ValueError as exc:
+            raise InputFileError(path, f"not valid JSON: {exc}", line=number) from None
+        except RecursionError:
+            raise InputFileError(path, "not a JSON object: nested too deeply", line=number) from None
         if not isinstance(record, dict):
             raise InputFileError(path, f"not a JSON object: got {type(record).__name__}", line=number)
-        records.append({k: ("" if v is None else (v if isinstance(v, str) else json.dumps(v) if isinstance(v, (dict, list)) else str(v)))
-                        for k, v in record.items()})
+        row: dict[str, str] = {}
+        for k, v in record.items():
+            if isinstance(v, str):
+                if "\x00" in v:
+                    raise InputFileError(path, f"NUL character (\\u0000) in the value of {_capped(k)!r}", line=number)
+                row[k] = v
+                continue
+            if v is not None and k not in non_text:
+                non_text[k] = (len(records), f"{_JSON_KINDS.get(type(v), 'JSON value')} {_capped(json.dumps(v), '')}")
+            row[k] = "" if v is None else json.dumps(v) if isinstance(v, (dict, list)) else str(v)
+        records.append(row)
+        lines.append(number)
     if not records:
         raise InputFileError(path, "the file has no rows")
-    return pd.DataFrame.from_records(records).fillna("")
+    return pd.DataFrame.from_records(records).fillna(""), lines
 
 
-def _read_parquet(path: str) -> pd.DataFrame:
+def _read_parquet(path: str, non_text: dict[str, tuple[int | None, str]]) -> pd.DataFrame:
     with open(path, "rb") as fh:
         head = fh.read(4)
         fh.seek(0, 2)
@@ -188,13 +368,31 @@ def _read_parquet(path: str) -> pd.DataFrame:
     if size < 12 or head != b"PAR1" or tail != b"PAR1":
         raise InputFileError(path, "not a readable Parquet file: truncated, or not Parquet (no PAR1 marks at start and end)")
     try:
+        import pyarrow.parquet as pq
+
+        schema = pq.read_schema(path)
+        names = [str(n).strip() for n in schema.names]
+        twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+        if twice is not None:
+            raise InputFileError(path, f"the file names the column {_capped(twice)!r} twice")
         frame = pd.read_parquet(path)
+    except InputFileError:
+        raise
     except Exception as exc:  # pyarrow raises many types for a broken file
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputFileError(path, f"not a readable Parquet file: {first}") from None
+        raise InputFileError(path, f"not a readable Parquet file: {_capped(first)}") from None
+    for f in schema:
+        kind = str(f.type)
+        if kind not in ("string", "large_string", "string_view", "null") and kind != "dictionary<values=string, indices=int32, ordered=0>":
+            non_text[str(f.name).strip()] = (None, f"a Parquet {_capped(kind, '')} column")
     out = pd.DataFrame(index=frame.index)
     for c in frame.columns:
         col = frame[c]
+        nul = (col.fillna("").astype(str).str.contains("\x00", regex=False) if str(c) not in non_text
+               else pd.Series(False, index=col.index))
+        if nul.any():
+            row = int(nul.to_numpy().nonzero()[0][0])
+            raise InputFileError(path, f"row {row + 1}: NUL byte (0x00) in column {_capped(str(c))!r}")
         if pd.api.types.is_float_dtype(col):
             # 2.0 -> "2", NaN -> "" so text rules apply the same way as for CSV
             out[c] = [("" if pd.isna(v) else (str(int(v)) if float(v).is_integer() else repr(float(v)))) for v in col]

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ndcg_labeling.errors import InputFileError
+from ndcg_labeling.io.files import open_output, require_input_file
 from ndcg_labeling.io.tables import read_table
 
 TASK_COLUMNS = ("item_id", "query", "title", "body", "url", "grade")
@@ -48,14 +49,17 @@ def task_format(path: str | Path, fmt: str | None) -> str:
     return _EXTENSIONS[suffix]
 
 
-def write_tasks(rows: Sequence[dict[str, Any]], path: str | Path, fmt: str | None = None) -> str:
+def write_tasks(rows: Sequence[dict[str, Any]], path: str | Path, fmt: str | None = None, *,
+                force: bool = False) -> str:
     """Write task rows (dicts with the keys of :data:`TASK_COLUMNS`) to ``path``; returns the format.
 
-    Only the task columns are written, whatever else the dicts hold.
+    Only the task columns are written, whatever else the dicts hold. An existing file is kept (a
+    grader's filled-in file must not be wiped by a second export) unless ``force``; a symbolic link is
+    never followed (:func:`ndcg_labeling.io.files.open_output`).
     """
     fmt_n = task_format(path, fmt)
     clean = [{c: ("" if row.get(c) is None else str(row.get(c))) for c in TASK_COLUMNS} for row in rows]
-    with open(path, "w", encoding="utf-8", newline="") as fh:
+    with open_output(path, force=force) as fh:
         if fmt_n == "csv":
             writer = csv.DictWriter(fh, fieldnames=list(TASK_COLUMNS), lineterminator="\n")
             writer.writeheader()
@@ -119,14 +123,19 @@ def read_graded(path: str | Path, fmt: str | None = None) -> GradedFile:
 
 def _read_label_studio(path: str) -> GradedFile:
     p = Path(path)
-    if not p.is_file():
-        raise InputFileError(path, "no such file")
+    require_input_file(p)
+    raw = p.read_bytes()
+    if b"\x00" in raw:
+        raise InputFileError(path, "NUL byte (0x00) in the file; is it binary, or UTF-16?",
+                             line=raw[: raw.index(b"\x00")].count(b"\n") + 1)
     try:
-        tasks = json.loads(p.read_text(encoding="utf-8-sig"))
+        tasks = json.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError:
         raise InputFileError(path, "not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise InputFileError(path, f"not a Label Studio JSON export: {exc.msg}", line=exc.lineno) from None
+    except RecursionError:
+        raise InputFileError(path, "not a Label Studio JSON export: nested too deeply") from None
     if not isinstance(tasks, list):
         raise InputFileError(path, f"not a Label Studio JSON export: expected a list of tasks, got {type(tasks).__name__}")
     out = GradedFile(path, "label-studio")
@@ -135,6 +144,10 @@ def _read_label_studio(path: str) -> GradedFile:
         item = data.get("item_id") if isinstance(data, dict) else None
         if item is None or str(item).strip() == "":
             out.problems.append((i, InputFileError(path, f"task {i + 1}: no data.item_id")))
+            continue
+        if not isinstance(item, str):
+            out.problems.append((i, InputFileError(path, f"task {i + 1}: data.item_id must be a string, "
+                                                         f"got {type(item).__name__}")))
             continue
         try:
             grade = _label_studio_choice(task)
@@ -160,8 +173,17 @@ def _label_studio_choice(task: dict[str, Any]) -> str:
         raise ValueError("annotations[-1].result is not a list")
     for result in results:
         value = result.get("value") if isinstance(result, dict) else None
-        choices = value.get("choices") if isinstance(value, dict) else None
-        if isinstance(choices, list) and choices:
+        if not isinstance(value, dict) or "choices" not in value:
+            continue  # another control's result (a text area, a rating...)
+        choices = value["choices"]
+        if not isinstance(choices, list):
+            raise ValueError(f"value.choices must be a list of one choice, got {type(choices).__name__} "
+                             f"{json.dumps(choices)[:60]}")
+        if len(choices) > 1:
+            raise ValueError(f"value.choices holds {len(choices)} choices; a grade is one choice")
+        if choices:
+            if not isinstance(choices[0], str | int) or isinstance(choices[0], bool):
+                raise ValueError(f"value.choices[0] must be text, got {type(choices[0]).__name__}")
             return str(choices[0]).strip()
     return ""
 

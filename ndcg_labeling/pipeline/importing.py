@@ -16,17 +16,32 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from numpy.typing import NDArray
 from sqlalchemy import delete, select, tuple_
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import repository as repo
 from ndcg_labeling.errors import ConflictError, InputFileError
+from ndcg_labeling.io.ids import first_bad_id
 from ndcg_labeling.io.tables import InputTable, read_table
 from ndcg_labeling.scales import Scale, get_scale
 
 MAX_ID_LENGTH = m.ID_LENGTH
+
+
+def _width(column: Any) -> int:
+    """The declared width of a String column of the models: one limit for SQLite (which would store
+    anything) and PostgreSQL (which would refuse with a driver error)."""
+    return int(column.property.columns[0].type.length)
+
+
+# Limits checked at import on both backends, taken from the models.
+QUERY_TYPE_LENGTH = _width(m.Query.query_type)
+GRADER_LENGTH = _width(m.Grader.name)
+DISPLAY_NAME_LENGTH = _width(m.Grader.display_name)
+SYSTEM_LENGTH = _width(m.System.name)
+BATCH_LENGTH = _width(m.Judgment.batch)
+MAX_RANK = 2**31 - 1  # ranking_entries.rank is a 32-bit INTEGER on PostgreSQL
 Progress = Callable[[int], None]
 
 
@@ -59,16 +74,8 @@ class ImportSummary:
 # --- shared row checks --------------------------------------------------------------------------
 
 
-def _check_ids(table: InputTable, column: str) -> pd.Series:
-    values = table.frame[column]
-    empty = values == ""
-    if empty.any():
-        raise table.error(int(np.flatnonzero(empty.to_numpy())[0]), f"empty {column}")
-    too_long = values.str.len() > MAX_ID_LENGTH
-    if too_long.any():
-        row = int(np.flatnonzero(too_long.to_numpy())[0])
-        raise table.error(row, f"{column} is {len(values.iloc[row])} characters long; the limit is {MAX_ID_LENGTH}")
-    return values
+def _check_ids(table: InputTable, column: str, limit: int = MAX_ID_LENGTH) -> pd.Series:
+    return table.check_ids(column, limit)
 
 
 def _check_unique(table: InputTable, columns: list[str], what: str) -> None:
@@ -97,6 +104,7 @@ def import_queries(path: str | Path, *, session: Session, fmt: str | None = None
     table = read_table(path, fmt)
     table.require_columns(["query_id", "text", "query_type"])
     ids = _check_ids(table, "query_id")
+    table.check_lengths("query_type", QUERY_TYPE_LENGTH)
     _check_unique(table, ["query_id"], "query_id")
     texts = _optional_text(table, "text")
     types = _optional_text(table, "query_type")
@@ -178,11 +186,14 @@ def add_graders(names: list[str], *, session: Session, role: str = "grader") -> 
 
     check_role(role)
     summary = ImportSummary("graders", "(command line)")
+    from ndcg_labeling.io.ids import id_problem
+
     wanted: dict[str, None] = {}
     for raw in names:
         name = raw.strip()
-        if not name:
-            raise InputFileError("(command line)", "empty grader name")
+        problem = id_problem(name, "grader name", GRADER_LENGTH)
+        if problem:
+            raise InputFileError("(command line)", problem)
         wanted[name] = None
     summary.new = repo.insert_missing_names(m.Grader, [{"name": n, "active": True, "role": role} for n in wanted],
                                             session=session)
@@ -194,7 +205,8 @@ def import_graders(path: str | Path, *, session: Session, fmt: str | None = None
     """Import ``grader[,display_name]``."""
     table = read_table(path, fmt)
     table.require_columns(["grader"], optional=["display_name"])
-    names = _check_ids(table, "grader")
+    names = _check_ids(table, "grader", GRADER_LENGTH)
+    table.check_lengths("display_name", DISPLAY_NAME_LENGTH)
     _check_unique(table, ["grader"], "grader")
     displays = _optional_text(table, "display_name")
     summary = ImportSummary("graders", table.path)
@@ -229,8 +241,10 @@ def _read_run(path: str, fmt: str | None) -> tuple[InputTable, pd.DataFrame]:
     fmt_l = (fmt or "").lower()
     is_trec = fmt_l in ("trec", "trec-run") or (not fmt_l and Path(path).suffix.lower() not in (".csv", ".tsv", ".jsonl", ".parquet"))
     if is_trec:
+        from ndcg_labeling.io.files import refuse_nul
         from ndcg_labeling.trec import read_trec_run
 
+        refuse_nul(path)  # also refuses anything but a regular file
         run = read_trec_run(path)
         table = InputTable(path, "trec", run)
         # trec_eval's order: score descending, ties by document id descending; the rank column is ignored.
@@ -241,11 +255,7 @@ def _read_run(path: str, fmt: str | None) -> tuple[InputTable, pd.DataFrame]:
     table = read_table(path, fmt)
     table.require_columns(["query_id", "doc_id", "rank"], optional=["score"])
     frame = table.frame
-    ranks = pd.to_numeric(frame["rank"], errors="coerce")
-    bad = ranks.isna() | (ranks < 1) | (ranks != ranks.round())
-    if bad.any():
-        row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise table.error(row, f"rank {frame['rank'].iloc[row]!r} is not a whole number >= 1")
+    ranks = table.parse_ranks("rank", MAX_RANK)
     if "score" in frame.columns:
         scores = pd.to_numeric(frame["score"].replace("", np.nan), errors="coerce")
         bad_score = (scores.isna() & (frame["score"] != "")) | np.isinf(scores.fillna(0))
@@ -257,9 +267,18 @@ def _read_run(path: str, fmt: str | None) -> tuple[InputTable, pd.DataFrame]:
     else:
         scores = pd.Series(np.nan, index=frame.index)
     out = pd.DataFrame({"query_id": frame["query_id"], "doc_id": frame["doc_id"],
-                        "rank": ranks.astype(np.int64), "score": scores.astype(float),
+                        "rank": ranks, "score": scores.astype(float),
                         "_row": np.arange(len(frame))})
     return table, out
+
+
+def _check_system_name(path: str, system: str) -> None:
+    name = system.strip()
+    if not name:
+        raise InputFileError(path, "empty system name (--system)")
+    if len(name) > SYSTEM_LENGTH or not name.isprintable():
+        raise InputFileError(path, f"system name (--system) must be printable text of at most {SYSTEM_LENGTH} "
+                                   f"characters, got {len(name)} characters")
 
 
 def import_run(path: str | Path, *, system: str, session: Session, fmt: str | None = None,
@@ -272,18 +291,14 @@ def import_run(path: str | Path, *, system: str, session: Session, fmt: str | No
     (then that query's list is replaced whole). Same list: unchanged.
     """
     path_s = str(path)
-    if not system.strip():
-        raise InputFileError(path_s, "empty system name (--system)")
+    _check_system_name(path_s, system)
     table, run = _read_run(path_s, fmt)
     for col in ("query_id", "doc_id"):
-        values = run[col].astype(str)
-        empty = values.str.strip() == ""
-        if empty.any():
-            raise table.error(int(run["_row"].to_numpy()[np.flatnonzero(empty.to_numpy())[0]]), f"empty {col}")
-        too_long = values.str.len() > MAX_ID_LENGTH
-        if too_long.any():
-            row = int(run["_row"].to_numpy()[np.flatnonzero(too_long.to_numpy())[0]])
-            raise table.error(row, f"{col} is longer than {MAX_ID_LENGTH} characters")
+        if col in table.non_text:
+            table.check_ids(col)
+        found = first_bad_id(run[col].astype(str), col)
+        if found is not None:
+            raise table.error(int(run["_row"].to_numpy()[found[0]]), found[1])
     dup_doc = run.duplicated(subset=["query_id", "doc_id"], keep="first")
     if dup_doc.any():
         r = run[dup_doc].iloc[0]
@@ -342,34 +357,16 @@ def import_run(path: str | Path, *, system: str, session: Session, fmt: str | No
 # --- judgments ---------------------------------------------------------------------------------
 
 
-def _grades(table: InputTable, column: str, scale: Scale) -> NDArray[np.int64]:
-    raw = table.frame[column]
-    numeric = pd.to_numeric(raw, errors="coerce")
-    bad_text = numeric.isna() | ~np.isfinite(numeric.fillna(0))
-    if bad_text.any():
-        row = int(np.flatnonzero(bad_text.to_numpy())[0])
-        value = raw.iloc[row]
-        raise table.error(row, "empty grade" if value == "" else f"grade {value!r} is not an integer")
-    frac = numeric != numeric.round()
-    if frac.any():
-        row = int(np.flatnonzero(frac.to_numpy())[0])
-        raise table.error(row, f"grade {raw.iloc[row]!r} is not an integer")
-    out: NDArray[np.int64] = numeric.to_numpy(dtype=float).astype(np.int64)
-    outside = (out < scale.min_grade) | (out > scale.max_grade)
-    if outside.any():
-        row = int(np.flatnonzero(outside)[0])
-        raise table.error(row, f"grade {out[row]} is outside the scale {scale.name} ({scale.min_grade}..{scale.max_grade})")
-    return out
-
-
 def read_judgments_file(path: str, *, fmt: str | None, grader: str | None, scale: Scale) -> tuple[InputTable, pd.DataFrame]:
     """Read and check a judgments file: columns query_id, doc_id, grader, grade (int), batch, _row."""
     fmt_l = (fmt or "").lower()
     if fmt_l in ("trec-qrels", "qrels", "trec"):
         if not grader:
             raise InputFileError(path, "a TREC qrels file names no grader: pass --grader NAME")
+        from ndcg_labeling.io.files import refuse_nul
         from ndcg_labeling.trec import read_trec_qrels
 
+        refuse_nul(path)  # also refuses anything but a regular file
         qrels = read_trec_qrels(path)
         table = InputTable(path, "trec", pd.DataFrame({
             "query_id": qrels["query_id"].astype(str), "doc_id": qrels["doc_id"].astype(str),
@@ -381,9 +378,11 @@ def read_judgments_file(path: str, *, fmt: str | None, grader: str | None, scale
             raise InputFileError(path, "--grader is for TREC qrels files; this file has a grader column")
         if "batch" not in table.frame.columns:
             table.frame["batch"] = ""
-    for col in ("query_id", "doc_id", "grader"):
+    for col in ("query_id", "doc_id"):
         _check_ids(table, col)
-    grades = _grades(table, "grade", scale)
+    _check_ids(table, "grader", GRADER_LENGTH)
+    table.check_lengths("batch", BATCH_LENGTH)
+    grades = table.parse_grades("grade", scale)
     _check_unique(table, ["query_id", "doc_id", "grader", "batch"], "judgment")
     frame = table.frame[["query_id", "doc_id", "grader", "batch"]].assign(grade=grades, _row=np.arange(len(table.frame)))
     return table, frame

@@ -27,6 +27,7 @@ Conventions (decided here, documented in docs/report.md):
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,17 +39,29 @@ from sqlalchemy.orm import Session
 from ndcg_labeling.choices import EmptyQueries, Gain, MissingRuns, ReportGrouping
 from ndcg_labeling.db import reads
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
+from ndcg_labeling.pipeline.report_caveats import agreement_by_query_type
 from ndcg_labeling.reports.model import (
     ALL,
     DEFAULT_METRICS,
+    POWER,
     SEED,
+    SIGNIFICANCE,
     UNTYPED,
+    LabelCaveats,
     ReportOptions,
     ReportResult,
+    headline_metric,
     report_as_dict,
 )
 from ndcg_labeling.stats import TIE_EPS as _EPS
-from ndcg_labeling.stats import bootstrap_ci, bootstrap_counts, contain, holm, randomization_p
+from ndcg_labeling.stats import (
+    bootstrap_ci,
+    bootstrap_counts,
+    contain,
+    holm,
+    minimum_detectable_effect,
+    randomization_p,
+)
 from ndcg_labeling.stats import paired_ttest_p as _ttest_p
 
 __all__ = ["ALL", "DEFAULT_METRICS", "SEED", "UNTYPED", "ReportOptions", "ReportResult", "agreement_by_query_type",
@@ -85,6 +98,9 @@ def _check_options(options: ReportOptions) -> list[Any]:
     names = [p.name for p in parsed]
     if len(set(names)) != len(names):
         raise NdcgLabelingError(f"a metric is named twice: {', '.join(names)}")
+    if options.headline_metric is not None and options.headline_metric not in names:
+        raise NdcgLabelingError(f"the headline metric {options.headline_metric} is not among the metrics: "
+                                f"{', '.join(names)}")
     return parsed
 
 
@@ -128,6 +144,10 @@ def _resolve_systems(opts: ReportOptions, known: dict[str, int]) -> tuple[list[s
             systems.append(baseline)
     elif len(systems) >= 2:
         baseline = sorted(systems)[0]
+    elif opts.compare_single and len(known) >= 2:  # the gate: one named system against the default baseline
+        baseline = sorted(s for s in known if s not in systems)[0] if systems[0] == sorted(known)[0] \
+            else sorted(known)[0]
+        systems.append(baseline)
     if baseline is not None:  # the baseline first, the others in the order given
         systems = [baseline] + [s for s in systems if s != baseline]
     return systems, baseline
@@ -262,7 +282,7 @@ def _summarise(data: _Loaded, scored: _Scored, opts: ReportOptions, metric_names
     comparisons = pd.concat(comparison_parts, ignore_index=True) if comparison_parts else pd.DataFrame(
         columns=["system", "baseline", "query_type", "metric", "n_queries", "baseline_value", "value", "diff",
                  "diff_ci_low", "diff_ci_high", "t_p", "t_p_holm", "rand_p", "rand_p_holm", "wins", "ties",
-                 "losses"])
+                 "losses", "diff_sd", "mde"])
     if len(comparisons):
         for col in ("t_p", "rand_p"):
             comparisons[f"{col}_holm"] = comparisons.groupby(["query_type", "metric"])[col].transform(
@@ -316,10 +336,36 @@ def build_report(*, session: Session, options: ReportOptions | None = None) -> R
         "labels": len(data.labels),
     }
     query_types = [g for g in _groups(qtypes, opts.by) if g != ALL]
-    return ReportResult(options=opts, systems=data.systems, baseline=data.baseline, metrics=metric_names,
+    caveats, moved, lead = _decide(session, data, scored, opts, parsed, coverage_k, ext_ids, qtypes)
+    return ReportResult(caveats=caveats, moved=moved, leaders=lead, options=opts, systems=data.systems, baseline=data.baseline, metrics=metric_names,
                         query_types=query_types, summary=summary, per_query=per_query, comparisons=comparisons,
                         coverage=coverage, coverage_k=coverage_k, labels=label_frame, counts=counts_info,
                         notes=_notes(counts_info, opts), warnings=_coverage_warnings(coverage, coverage_k))
+
+
+def _decide(session: Session, data: _Loaded, scored: _Scored, opts: ReportOptions, parsed: list[Any],
+            coverage_k: int, ext_ids: Array, qtypes: Array) -> tuple[LabelCaveats | None, dict[str, Any],
+                                                                     pd.DataFrame | None]:
+    """The label-quality caveats, the queries that moved and the leader of each group on the headline
+    metric (``opts.decide``)."""
+    if not opts.decide:
+        return None, {}, None
+    from ndcg_labeling.pipeline.report_caveats import label_caveats
+    from ndcg_labeling.pipeline.report_leaders import leaders
+    from ndcg_labeling.pipeline.report_moved import moved_queries
+
+    name = headline_metric([p.name for p in parsed], opts)
+    values = {s: scored.per_system[s][name] for s in data.systems}
+    lead = leaders(values, _groups(qtypes, opts.by))
+    caveats = label_caveats(session=session, labels=data.labels, rank_rows=data.rank_rows, scored_q=data.scored_q,
+                            queries=data.queries, k=coverage_k)
+    if data.baseline is None:
+        return caveats, {}, lead
+    k = next(p.k for p in parsed if p.name == name) or coverage_k
+    moved = moved_queries(session=session, metric_values=values,
+                          baseline=data.baseline, system_ids=data.system_ids, scored_q=data.scored_q, ext_ids=ext_ids,
+                          qtypes=qtypes, rank_rows=data.rank_rows, labels=data.labels, k=k, n_moved=opts.n_moved)
+    return caveats, moved, lead
 
 
 def _pad(rows: Array, values: Array, n_rows: int) -> Array:
@@ -373,6 +419,9 @@ def _compare(mats: dict[str, Array], systems: list[str], baseline: str, metric_n
         base_mean = np.where(both, base_rep, 0).sum(axis=0) / np.maximum(n, 1)
         mean = np.where(both, other, 0).sum(axis=0) / np.maximum(n, 1)
     d0 = np.nan_to_num(diffs)
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a column with fewer than 2 pairs: sd NaN
+        diff_sd = np.where(n >= 2, np.nanstd(diffs, axis=0, ddof=1) if len(diffs) else np.nan, np.nan)
     frame = pd.DataFrame({
         "system": np.repeat(others, m_count), "baseline": baseline, "query_type": gname,
         "metric": metric_names * len(others), "n_queries": n,
@@ -381,6 +430,7 @@ def _compare(mats: dict[str, Array], systems: list[str], baseline: str, metric_n
         "t_p": t_p, "t_p_holm": np.nan, "rand_p": r_p, "rand_p_holm": np.nan,
         "wins": (both & (d0 > _EPS)).sum(axis=0), "ties": (both & (np.abs(d0) <= _EPS)).sum(axis=0),
         "losses": (both & (d0 < -_EPS)).sum(axis=0),
+        "diff_sd": diff_sd, "mde": minimum_detectable_effect(n, diff_sd, SIGNIFICANCE, POWER),
     })
     return frame, diffs
 
@@ -416,21 +466,3 @@ def _coverage_warnings(coverage: pd.DataFrame, k: int) -> list[str]:
     return [f"unsafe comparison: judged@{k} is below {JUDGED_WARN_BELOW:g} ({shares}); unjudged documents count "
             f"as gain 0, so these numbers are lower bounds. Pool the holes with: "
             f"ndcg-labeling tasks create BATCH {opts} --depth {k} --scale SCALE --overlap N --graders A,B,C"]
-
-
-def agreement_by_query_type(*, session: Session) -> tuple[list[dict[str, Any]] | None, str | None]:
-    """Agreement rows (``scope`` = query type, ``all`` first) from the agreement pipeline, and a note.
-
-    Returns ``(None, reason)`` when the agreement pipeline is not available or there is nothing to
-    measure, so a report can leave the section out and say why.
-    """
-    try:
-        from ndcg_labeling.pipeline.agreement import agreement_report
-    except ImportError:
-        return None, "Agreement is not shown: this version has no agreement pipeline."
-    try:
-        rep = agreement_report(session=session, by="query-type")
-    except NdcgLabelingError as exc:
-        return None, f"Agreement is not shown: {exc}"
-    note = "; ".join(rep.notes) if rep.notes else None
-    return list(rep.rows), note

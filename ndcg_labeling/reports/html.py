@@ -2,7 +2,8 @@
 
 One file, no network: the page opens from disk anywhere. Plots (matplotlib, Agg backend):
 
-* the mean of each metric per query type and system, with its bootstrap interval;
+* the mean of each metric per query type and system, with its bootstrap interval (points and whiskers on
+  an axis that follows the data within the metric's own range);
 * the judged@k coverage per query type and system, with the 0.9 line below which comparisons are unsafe;
 * the distribution of the effective labels per query type;
 * Krippendorff's alpha per query type (when agreement rows are given).
@@ -21,7 +22,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ndcg_labeling.reports.headline import headline_html
 from ndcg_labeling.reports.model import grouping_phrase
+from ndcg_labeling.reports.moved import render_moved_html
 from ndcg_labeling.reports.text import P_LEGEND, comparison_cells, coverage_cells, summary_cells
 
 if TYPE_CHECKING:
@@ -39,7 +42,9 @@ table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
 th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right;white-space:nowrap}small{color:#666}th{background:#f3f3f3}
 td:first-child,td:nth-child(2),th:first-child,th:nth-child(2){text-align:left}
 .warning{background:#fff3cd;border:1px solid #e0b100;padding:.6em 1em;border-radius:4px}
-.note{color:#555}img{max-width:100%;height:auto}.muted{color:#777;font-size:.9em}.scroll{overflow-x:auto}
+.note{color:#555}.headline{background:#f6f8fa;border:1px solid #d0d7de;border-radius:6px;padding:.2em 1em .6em}
+.headline li{margin:.25em 0}.headline li.up{color:#1a7f37}.headline li.down{color:#b42318}
+table.moved td{white-space:normal;vertical-align:top;text-align:left}img{max-width:100%;height:auto}.muted{color:#777;font-size:.9em}.scroll{overflow-x:auto}
 """
 
 
@@ -101,6 +106,43 @@ def _grouped_bars(ax: Any, groups: Sequence[str], series: dict[str, tuple[Array,
     ax.grid(axis="y", alpha=0.3)
 
 
+#: metric families without an upper bound of 1 (their axis follows the data upwards)
+UNBOUNDED_FAMILIES = ("dcg",)
+
+
+def y_range(metric: str, series: dict[str, tuple[Array, Array, Array]]) -> tuple[float, float]:
+    """The y-axis of a point-and-interval plot: the data's span (means and interval bounds) with 10 %
+    padding, kept inside the metric's own range ([0, 1], or [0, inf) for dcg)."""
+    values = np.concatenate([np.concatenate([v, lo, hi]) for v, lo, hi in series.values()]) if series else np.empty(0)
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return 0.0, 1.0
+    low, high = float(finite.min()), float(finite.max())
+    pad = 0.1 * (high - low) or 0.05 * max(abs(high), 1e-3)
+    bottom = max(low - pad, 0.0) if low >= 0 else low - pad
+    top = high + pad
+    if metric.split("@")[0] not in UNBOUNDED_FAMILIES and high <= 1.0:
+        top = min(top, 1.02)
+    return bottom, top
+
+
+def _grouped_points(ax: Any, groups: Sequence[str], series: dict[str, tuple[Array, Array, Array]],
+                    title: str) -> None:
+    """Per group one marker per series at its mean with its interval as a whisker; the y-axis follows
+    the data (:func:`y_range`), so differences between 0.8 and 1 are visible."""
+    x = np.arange(len(groups))
+    width = 0.8 / max(len(series), 1)
+    for i, (name, (value, low, high)) in enumerate(series.items()):
+        err = np.clip(np.vstack([np.nan_to_num(value - low), np.nan_to_num(high - value)]), 0.0, None)
+        ax.errorbar(x + (i - (len(series) - 1) / 2) * width, value, yerr=err, fmt="o", capsize=3, markersize=5,
+                    label=name)
+    ax.set_xticks(x)
+    ax.set_xticklabels(groups, rotation=20, ha="right")
+    ax.set_title(title)
+    ax.set_ylim(*y_range(title, series))
+    ax.grid(axis="y", alpha=0.3)
+
+
 def metric_plot(result: ReportResult) -> str:
     plt = _pyplot()
     metrics = [mt for mt in result.metrics if not mt.startswith("judged")] or result.metrics
@@ -115,7 +157,7 @@ def metric_plot(result: ReportResult) -> str:
             sub = s.loc[(system, metric)].reindex(groups)
             series[system] = (sub["value"].to_numpy(float), sub["ci_low"].to_numpy(float),
                               sub["ci_high"].to_numpy(float))
-        _grouped_bars(ax, groups, series, metric)
+        _grouped_points(ax, groups, series, metric)
     for ax in axes.ravel()[len(metrics):]:
         ax.set_visible(False)
     handles, names = axes.ravel()[0].get_legend_handles_labels()
@@ -200,6 +242,8 @@ def render_html(result: ReportResult, *, agreement: Sequence[dict[str, Any]] | N
     """One self-contained HTML page. ``agreement``: rows with ``scope`` and ``alpha`` (and optionally
     ``percent_agreement``, ``ac1``, ``n_items``) per query type, the ``all`` row included; None leaves
     the agreement section out with ``agreement_note`` saying why."""
+    if agreement is None and result.caveats is not None and result.caveats.agreement_rows is not None:
+        agreement = result.caveats.agreement_rows  # measured once, with the caveats
     with _plain_text():
         return _render_html(result, agreement=agreement, agreement_note=agreement_note, title=title)
 
@@ -214,6 +258,7 @@ def _render_html(result: ReportResult, *, agreement: Sequence[dict[str, Any]] | 
                  f'{o.confidence:.0%} percentile bootstrap intervals ({o.n_bootstrap:,} resamples).</p>')
     for w in result.warnings:
         parts.append(f'<p class="warning"><strong>Warning:</strong> {html.escape(w)}</p>')
+    parts.append(headline_html(result))
 
     grouping = grouping_phrase(o.by)
     parts.append(f"<h2>Metrics {grouping}</h2>")
@@ -226,6 +271,8 @@ def _render_html(result: ReportResult, *, agreement: Sequence[dict[str, Any]] | 
         parts.append(f"<h2>Difference to the baseline {html.escape(str(result.baseline))}</h2>")
         parts.append(_table(header, rows))
         parts.append(f'<p class="note">{html.escape(P_LEGEND)}.</p>')
+    parts.append(render_moved_html(result))
+    parts.append(_caveats_html(result))
 
     parts.append(f"<h2>Judged@{result.coverage_k} coverage</h2>")
     parts.append(_img(coverage_plot(result), "judged coverage"))
@@ -251,6 +298,21 @@ def _render_html(result: ReportResult, *, agreement: Sequence[dict[str, Any]] | 
     parts.append("<h2>Notes</h2><ul>")
     parts.extend(f"<li>{html.escape(n)}</li>" for n in result.notes)
     parts.append("</ul></body></html>")
+    return "\n".join(parts)
+
+
+def _caveats_html(result: ReportResult) -> str:
+    """The label-quality section: alpha, pending adjudication and top-k holes per query type."""
+    from ndcg_labeling.reports.headline import caveat_notes, caveat_rows
+
+    header, rows = caveat_rows(result)
+    if not rows:
+        return ""
+    parts = ["<h2>Label quality</h2>",
+             '<p class="note">How far the labels behind the numbers can be trusted: Krippendorff\'s alpha of the '
+             "grades (below 0.667 conclusions are tentative), labelled items still pending adjudication, and the "
+             "scored top-k rows whose document has no label or a pending one.</p>", _table(header, rows)]
+    parts.extend(f'<p class="note">{html.escape(n)}</p>' for n in caveat_notes(result))
     return "\n".join(parts)
 
 

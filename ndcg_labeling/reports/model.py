@@ -20,14 +20,21 @@ DEFAULT_METRICS: tuple[str, ...] = ("ndcg@5", "ndcg@10", "mrr@10", "map@10", "p@
 ALL = "all"  # the query_type of the overall rows
 UNTYPED = "untyped"  # the query_type of queries stored without one
 SEED = 20240601
+#: the level at which a Holm-corrected p-value counts as significant (headline, stars, gate)
+SIGNIFICANCE = 0.05
+#: the power at which the report states the minimum detectable difference (MDE) of a comparison
+POWER = 0.8
 
 
 HEADLINE_METRIC = "ndcg@10"
 
 
-def headline_metric(metrics: Sequence[str]) -> str:
-    """The metric a one-metric view shows (the W/T/L column, the demo's tables), the same in every
-    format: ndcg@10 when it was asked for, else the first metric that is not judged@k, else the first."""
+def headline_metric(metrics: Sequence[str], options: ReportOptions | None = None) -> str:
+    """The metric a one-metric view shows (the headline, the W/T/L column, the moved queries, the demo's
+    tables), the same in every format: ``options.headline_metric`` when set (``report --gate`` sets it),
+    else ndcg@10 when it was asked for, else the first metric that is not judged@k, else the first."""
+    if options is not None and options.headline_metric is not None:
+        return options.headline_metric
     if HEADLINE_METRIC in metrics:
         return HEADLINE_METRIC
     return next((m for m in metrics if not m.startswith("judged")), metrics[0])
@@ -56,6 +63,39 @@ class ReportOptions:
     n_permutations: int = 10_000
     confidence: float = 0.95
     seed: int = SEED
+    #: the metric of the headline, the moved queries and W/T/L; None: ndcg@10 if asked, else the first
+    headline_metric: str | None = None
+    #: with a single named system, compare it with the default baseline (``report --gate --system S``)
+    compare_single: bool = False
+    #: label-quality caveats (agreement, pending adjudication) and the queries that moved; off for ``plan``
+    decide: bool = True
+    #: how many of the largest gains and losses per comparison the report lists
+    n_moved: int = 10
+
+
+@dataclass
+class LabelCaveats:
+    """How far the labels behind the numbers can be trusted, per query type (``all`` included).
+
+    * ``alpha``: Krippendorff's alpha of the grades per query type (None: not measurable);
+    * ``pending``: labelled items flagged for adjudication and not yet adjudicated;
+    * ``items``: labelled (query, document) items of the scored queries;
+    * ``top_k_rows`` / ``top_k_unjudged`` / ``top_k_pending``: (system, query, rank <= k) rows of the
+      scored queries, those without a label and those whose label is pending adjudication;
+    * ``untrusted_graders``: graders whose gold accuracy marks them untrusted (None: no quality data);
+    * ``notes``: why a caveat could not be measured.
+    """
+
+    k: int
+    alpha: dict[str, float | None] = field(default_factory=dict)
+    pending: dict[str, int] = field(default_factory=dict)
+    items: dict[str, int] = field(default_factory=dict)
+    top_k_rows: dict[str, int] = field(default_factory=dict)
+    top_k_unjudged: dict[str, int] = field(default_factory=dict)
+    top_k_pending: dict[str, int] = field(default_factory=dict)
+    untrusted_graders: list[str] | None = None
+    agreement_rows: list[dict[str, Any]] | None = None
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -67,7 +107,9 @@ class ReportResult:
     * ``per_query``: one row per (system, query_id, query_type, metric) with ``value`` (NaN rows left out).
     * ``comparisons``: one row per (system, query_type, metric) for every system but the baseline:
       ``baseline, n_queries, baseline_value, value, diff, diff_ci_low, diff_ci_high, t_p, t_p_holm,
-      rand_p, rand_p_holm, wins, ties, losses``.
+      rand_p, rand_p_holm, wins, ties, losses, diff_sd`` (standard deviation of the per-query
+      differences) and ``mde`` (the difference a paired t-test on these queries detects with
+      :data:`POWER` at level :data:`SIGNIFICANCE`).
     * ``coverage``: judged@k per (system, query_type) at ``coverage_k``.
     * ``labels``: the effective labels used (query_id, query_type, value) for the grade distribution.
     * ``notes``: counts of what was left out or set to zero, in words; ``warnings``: unsafe comparisons.
@@ -87,6 +129,11 @@ class ReportResult:
     counts: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    caveats: LabelCaveats | None = None
+    #: per compared system: ``{"gains": [...], "losses": [...]}``, each a moved query (see report_moved)
+    moved: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
+    #: per group the best system on the headline metric and its paired t-test against the runner-up
+    leaders: pd.DataFrame | None = None
 
 
 def _plain(v: Any) -> Any:
@@ -114,7 +161,9 @@ def report_as_dict(result: ReportResult) -> dict[str, Any]:
     ``results[system][query_type][metric] = {value, n_queries, ci_low, ci_high}``,
     ``comparisons[system][query_type][metric] = {n_queries, baseline_value, value, diff, diff_ci_low,
     diff_ci_high, t_p, t_p_holm, rand_p, rand_p_holm, wins, ties, losses}`` (against ``baseline``),
-    ``coverage[system][query_type] = {judged, n_queries}`` and, with per-query output,
+    ``coverage[system][query_type] = {judged, n_queries}``, ``headline`` (a list of statements, see
+    :func:`ndcg_labeling.reports.headline.headline_items`), ``caveats`` (label quality per query type),
+    ``moved[system] = {gains, losses}`` (the queries that moved) and, with per-query output,
     ``per_query[system][query_id] = {query_type, <metric>: value, ...}``.
     """
     o = result.options
@@ -131,9 +180,14 @@ def report_as_dict(result: ReportResult) -> dict[str, Any]:
                          ["value", "n_queries", "ci_low", "ci_high"]),
         "comparisons": _nest(result.comparisons, ["system", "query_type", "metric"],
                              ["n_queries", "baseline_value", "value", "diff", "diff_ci_low", "diff_ci_high", "t_p",
-                              "t_p_holm", "rand_p", "rand_p_holm", "wins", "ties", "losses"]),
+                              "t_p_holm", "rand_p", "rand_p_holm", "wins", "ties", "losses", "diff_sd", "mde"]),
         "coverage": _nest(result.coverage, ["system", "query_type"], ["judged", "n_queries"]),
     }
+    from ndcg_labeling.reports.headline import headline_items
+
+    data["headline"] = headline_items(result)
+    data["caveats"] = None if result.caveats is None else _caveats_dict(result.caveats)
+    data["moved"] = result.moved
     if o.per_query or o.by == "query":
         per_query: dict[str, Any] = {}
         pq = result.per_query
@@ -143,3 +197,13 @@ def report_as_dict(result: ReportResult) -> dict[str, Any]:
             entry[metric] = _plain(value)
         data["per_query"] = per_query
     return data
+
+
+def _caveats_dict(cv: LabelCaveats) -> dict[str, Any]:
+    """The caveats per query type: ``{query_type: {alpha, items, pending, top_k_rows, top_k_unjudged,
+    top_k_pending}}`` under ``by_query_type``, with ``k``, ``untrusted_graders`` and ``notes``."""
+    types = sorted(set(cv.items) | set(cv.top_k_rows) | set(cv.alpha))
+    per_type = {t: {"alpha": cv.alpha.get(t), "items": cv.items.get(t, 0), "pending": cv.pending.get(t, 0),
+                    "top_k_rows": cv.top_k_rows.get(t, 0), "top_k_unjudged": cv.top_k_unjudged.get(t, 0),
+                    "top_k_pending": cv.top_k_pending.get(t, 0)} for t in types}
+    return {"k": cv.k, "by_query_type": per_type, "untrusted_graders": cv.untrusted_graders, "notes": cv.notes}

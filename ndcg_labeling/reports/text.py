@@ -101,7 +101,7 @@ def comparison_cells(result: ReportResult, with_p: bool = True) -> tuple[list[st
     if c.empty:
         return [], []
     p_col = "rand_p_holm"
-    first = headline_metric(result.metrics)  # the same metric in the terminal, md and html
+    first = headline_metric(result.metrics, result.options)  # the same metric in the terminal, md and html
     header = ["query type", "system vs " + str(result.baseline)] + result.metrics + [f"W/T/L {first}"]
     rows = []
     indexed = c.set_index(["query_type", "system", "metric"]).sort_index()
@@ -140,8 +140,12 @@ def render_table(result: ReportResult, console: Console | None = None) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from ndcg_labeling.reports.headline import render_caveats_table, render_headline_table
+    from ndcg_labeling.reports.moved import render_moved_table
+
     con = console or Console()
     ci = f"{result.options.confidence:.0%}"
+    render_headline_table(result, con)
     if _per_query_wanted(result):
         table = Table(title="per query")
         pq = result.per_query.pivot_table(index=["query_id", "query_type", "system"], columns="metric",
@@ -165,6 +169,8 @@ def render_table(result: ReportResult, console: Console | None = None) -> None:
         table.add_row(*r)
     con.print(table)
     render_comparisons(result, con)
+    render_caveats_table(result, con)
+    render_moved_table(result, con)
     render_notes(result, con)
 
 
@@ -268,8 +274,12 @@ def _md_table(header: list[str], rows: list[list[str]]) -> str:
 def render_markdown(result: ReportResult) -> str:
     """The report as Markdown: warnings first, then the summary, comparison and judged@k tables."""
     parts = ["# ndcg-labeling report\n"]
+    from ndcg_labeling.reports.headline import caveat_notes, caveat_rows, headline_markdown
+    from ndcg_labeling.reports.moved import render_moved_markdown
+
     for warning in result.warnings:
         parts.append(f"> **Warning:** {warning}\n")
+    parts.extend(headline_markdown(result))
     ci = f"{result.options.confidence:.0%}"
     header, rows = summary_cells(result)
     parts.append(f"## Mean {grouping_phrase(result.options.by)} ({ci} bootstrap interval, {result.options.gain} gain)\n")
@@ -282,6 +292,15 @@ def render_markdown(result: ReportResult) -> str:
     header, rows = coverage_cells(result)
     parts.append(f"## Judged@{result.coverage_k} coverage\n")
     parts.append(_md_table(header, rows))
+    header, rows = caveat_rows(result)
+    if rows:
+        parts.append("## Label quality\n")
+        parts.append(_md_table(header, rows))
+        parts.extend(f"- {n}\n" for n in caveat_notes(result))
+    moved = render_moved_markdown(result, _md_table)
+    if moved:
+        parts.append("## Queries that moved\n")
+        parts.extend(moved)
     if _per_query_wanted(result):
         pq = result.per_query.pivot_table(index=["query_id", "query_type", "system"], columns="metric",
                                           values="value", sort=True)

@@ -90,3 +90,32 @@ def test_grade_errors(runner, db, tmp_path):
     result = invoke(runner, db, "grade", "b1", "--grader", "zed")
     assert result.exit_code == 1
     assert result.stderr.strip() == "Error: unknown grader 'zed'; add it with `ndcg-labeling graders add zed`"
+
+
+def test_everything_shown_to_a_grader_is_inert_text(runner, db, tmp_path):
+    """ANSI escapes in a title or body cannot clear the screen or print a fake line; Rich markup in a
+    batch name (wk[/bold]) is shown literally instead of crashing; Arabic-Indic digits are no grade."""
+    from sqlalchemy import update
+
+    from ndcg_labeling.cli import app
+
+    make_corpus(db, tmp_path, queries=1, docs=2, systems={"bm25": 1})
+    with db.engine.begin() as conn:
+        conn.execute(update(m.Document).values(title="\x1b[2J\x1b[Hrank 1 (bm25) [bold]x[/bold]",
+                                               body="line one\n\x1b[31mred\x07\x08\rcarriage", url="\x1b]8;;evil\x1b\\"))
+        conn.execute(update(m.Query).values(text="q\x1b[1A\u202eevil"))
+    create(db, name="wk[/bold]", depth=2, overlap=1, graders=["ann"])
+    result = runner.invoke(app, ["grade", "wk[/bold]", "--grader", "ann", "--db", db.url], input="\u0662\n1\nq\n",
+                           catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    for raw in ("\x1b", "\x07", "\x08", "\r", "\u202e"):
+        assert raw not in out
+    assert "\\x1b[2J\\x1b[Hrank 1 (bm25) [bold]x[/bold]" in out  # visible, literal, markup not applied
+    assert "\\x1b[31mred\\x07\\x08\\rcarriage" in out and "line one" in out
+    assert "q\\x1b[1A\\u202eevil" in out
+    assert "batch wk[/bold]" in out and "Resume with: ndcg-labeling grade wk[/bold] --grader" in out
+    assert "Unknown key '\u0662'" in out  # an Arabic-Indic two is not the grade 2
+    assert "saved: 1 — Somewhat relevant" in out
+    with db.engine.connect() as conn:
+        assert conn.execute(select(m.Judgment.grade)).scalars().all() == [1]

@@ -38,7 +38,20 @@ def one_line_error(result) -> str:
 def test_status_needs_upgraded_database(runner, empty_db):
     result = invoke(runner, empty_db, "status")
     assert result.exit_code == 1
-    assert "not at head" in result.stderr and "ndcg-labeling db upgrade" in result.stderr
+    expected = "no database at" if empty_db.backend == "sqlite" else "not at head"
+    assert expected in result.stderr and "ndcg-labeling db upgrade" in result.stderr
+
+
+def test_command_before_upgrade_leaves_no_empty_sqlite_file(runner, tmp_path):
+    path = tmp_path / "sub" / "fresh.db"
+    url = f"sqlite:///{path}"
+    for args in (["status"], ["graders", "list"], ["db", "current"], ["db", "downgrade", "base"],
+                 ["import", "queries", str(tmp_path / "q.csv")]):
+        result = invoke(runner, None, *args, "--db", url)
+        assert "Traceback" not in result.output
+        assert not path.exists(), args
+    assert "base (head" in invoke(runner, None, "db", "current", "--db", url).stdout
+    assert invoke(runner, None, "db", "upgrade", "--db", url).exit_code == 0 and path.stat().st_size > 0
 
 
 def test_db_upgrade_current_downgrade(runner, empty_db):
@@ -179,7 +192,7 @@ BAD_CASES = [
     ("inf-score", ["import", "run", "--system", "s"], "r.csv", "query_id,doc_id,rank,score\nq1,d1,1,inf\n",
      ":2: score 'inf' is not a finite number"),
     ("bad-rank", ["import", "run", "--system", "s"], "r.csv", "query_id,doc_id,rank\nq1,d1,0\n",
-     ":2: rank '0' is not a whole number >= 1"),
+     ":2: rank '0' is not a whole number from 1 to 2147483647"),
     ("no-body-or-url", ["import", "documents"], "d.csv", "doc_id,title\nd1,Hello\n",
      ":1: missing column body or url: expected doc_id,title,body or doc_id,title,url"),
     ("bad-jsonl", ["import", "queries"], "q.jsonl", '{"query_id": "q1", "text": "a", "query_type": "nav"}\n{"query_id": \n',
@@ -222,3 +235,176 @@ def test_run_conflict_needs_replace(runner, db, tmp_path):
     result = invoke(runner, db, "import", "run", str(second), "--system", "bm25", "--replace")
     assert result.exit_code == 0 and "2 updated" in result.stdout
     assert db.counts()["ranking_entries"] == 3
+
+
+# --- issue 11: inputs that are not regular files, --out, URLs, migrations, help, limits ---------------
+
+
+def test_fifo_device_and_folder_are_refused_at_once(runner, sqlite_db, tmp_path):
+    import os
+
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    folder = tmp_path / "folder.csv"
+    folder.mkdir()
+    cases = [(["import", "queries", str(fifo)], f"Error: {fifo}: is a named pipe (FIFO); give a regular file"),
+             (["import", "queries", "/dev/zero", "--format", "csv"], "Error: /dev/zero: is a device; give a regular file"),
+             (["import", "run", "/dev/zero", "--system", "s"], "Error: /dev/zero: is a device; give a regular file"),
+             (["import", "judgments", str(fifo), "--scale", "0-3", "--format", "trec-qrels", "--grader", "a"],
+              f"Error: {fifo}: is a named pipe (FIFO); give a regular file"),
+             (["import", "queries", str(folder)], f"Error: {folder}: is a folder, not a file"),
+             (["import", "queries", str(tmp_path / "missing.csv")], f"Error: {tmp_path / 'missing.csv'}: no such file")]
+    for args, expected in cases:
+        assert one_line_error(invoke(runner, sqlite_db, *args)) == expected
+
+
+def test_out_never_overwrites_without_force_nor_follows_a_symlink(runner, sqlite_db, tmp_path):
+    out = tmp_path / "graders.csv"
+    assert invoke(runner, sqlite_db, "graders", "add", "alice").exit_code == 0
+    args = ["graders", "list", "--format", "csv", "--out", str(out)]
+    assert invoke(runner, sqlite_db, *args).exit_code == 0
+    out.write_text("a grader's filled-in work\n")
+    assert one_line_error(invoke(runner, sqlite_db, *args)) == f"Error: {out}: already exists; pass --force to overwrite it"
+    assert out.read_text() == "a grader's filled-in work\n"
+    assert invoke(runner, sqlite_db, *args, "--force").exit_code == 0
+    assert out.read_text().startswith("grader,display_name")
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("keep me\n")
+    link = tmp_path / "link.csv"
+    link.symlink_to(target)
+    for extra in ([], ["--force"]):
+        line = one_line_error(invoke(runner, sqlite_db, "graders", "list", "--out", str(link), *extra))
+        assert line.startswith(f"Error: {link}: is a symbolic link"), line
+    assert target.read_text() == "keep me\n"
+    missing = tmp_path / "no" / "such" / "x.csv"
+    assert one_line_error(invoke(runner, sqlite_db, "graders", "list", "--out", str(missing))) == (
+        f"Error: {missing}: the folder {str(missing.parent)!r} does not exist")
+    assert one_line_error(invoke(runner, sqlite_db, "graders", "list", "--out", str(tmp_path))) == (
+        f"Error: {tmp_path}: is a folder; give a file name")
+
+
+def test_tasks_export_twice_keeps_the_first_file(runner, sqlite_db, tmp_path):
+    """Re-running `tasks export` must not wipe a grader's filled-in file (io.tasks_files.write_tasks)."""
+    run = write(tmp_path, "run.txt", "q1 Q0 d1 1 3 s\nq1 Q0 d2 2 2 s\n")
+    assert invoke(runner, sqlite_db, "import", "run", str(run), "--system", "s").exit_code == 0
+    assert invoke(runner, sqlite_db, "graders", "add", "ann").exit_code == 0
+    assert invoke(runner, sqlite_db, "tasks", "create", "b1", "--scale", "0-3", "--depth", "2", "--overlap", "1",
+                  "--graders", "ann").exit_code == 0
+    out = tmp_path / "ann.csv"
+    export = ["tasks", "export", "b1", "--grader", "ann", "--out", str(out)]
+    assert invoke(runner, sqlite_db, *export).exit_code == 0
+    filled = out.read_text().replace(",\n", ",2\n")
+    out.write_text(filled)
+    assert one_line_error(invoke(runner, sqlite_db, *export)) == f"Error: {out}: already exists; pass --force to overwrite it"
+    assert out.read_text() == filled
+
+
+@pytest.mark.parametrize(("url", "expected"), [
+    ("relevance.db", "Error: --db 'relevance.db' is not a database URL; for a SQLite file write sqlite:///relevance.db"),
+    ("postgres://u:secret@localhost/db", "Error: --db: the scheme postgres:// is not known; write "
+                                         "postgresql+psycopg://u:***@localhost/db"),
+    ("mysql://u@h/db", "Error: --db: the database 'mysql' is not supported"),
+])
+def test_database_url_mistakes_say_what_to_write(runner, url, expected):
+    line = one_line_error(invoke(runner, None, "status", "--db", url))
+    assert line.startswith(expected), line
+    assert "secret" not in line
+
+
+def test_postgresql_url_without_the_driver_names_the_extra(runner, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "psycopg" else real(name, *a))
+    line = one_line_error(invoke(runner, None, "status", "--db", "postgresql://u@localhost/db"))
+    assert line == ("Error: --db: PostgreSQL needs the driver psycopg, which is not installed; install it with: "
+                    "pip install 'ndcg-labeling[postgres]'")
+
+
+def test_db_upgrade_to_an_unknown_revision_is_one_line(runner, empty_db):
+    line = one_line_error(invoke(runner, empty_db, "db", "upgrade", "9999"))
+    assert line.startswith("Error: cannot upgrade to '9999': "), line
+
+
+def test_db_downgrade_dropping_data_needs_yes(runner, db, tmp_path):
+    assert invoke(runner, db, "db", "downgrade", "base").exit_code == 0  # only the seeded scales: no question
+    assert invoke(runner, db, "db", "upgrade").exit_code == 0
+    assert invoke(runner, db, "import", "queries", str(write(tmp_path, "q.csv", QUERIES))).exit_code == 0
+    before = db.counts()
+    line = one_line_error(invoke(runner, db, "db", "downgrade", "base"))
+    assert line.startswith("Error: downgrading to 'base' would drop tables holding data: ") and "queries (2 rows)" in line
+    assert line.endswith("pass --yes to drop them")
+    assert db.counts() == before
+    assert invoke(runner, db, "db", "downgrade", "base", "--yes").exit_code == 0
+    assert invoke(runner, db, "db", "current").stdout.startswith("base")
+
+
+def test_help_shows_flags_as_flags_and_version(runner):
+    from ndcg_labeling import __version__
+
+    result = invoke(runner, None, "import", "judgments", "--help")
+    assert result.exit_code == 0
+    assert "--json " in result.stdout and "<bool>" not in result.stdout
+    result = invoke(runner, None, "--version")
+    assert result.exit_code == 0 and result.stdout.strip() == f"ndcg-labeling {__version__}"
+
+
+def test_error_from_a_million_column_header_is_capped(runner, sqlite_db, tmp_path):
+    path = tmp_path / "wide.csv"
+    path.write_text(",".join(f"c{i}" for i in range(1_000_000)) + "\n" + ",".join("x" * 1_000_000) + "\n")
+    line = one_line_error(invoke(runner, sqlite_db, "import", "queries", str(path)))
+    assert line.startswith(f"Error: {path}:1: missing column(s) query_id, text, query_type") and len(line) < 1_200
+    assert "(1000000 columns)" in line
+
+
+def test_a_driver_error_is_one_line_naming_the_file(runner, sqlite_db, tmp_path, monkeypatch):
+    """Whatever the importer cannot check beforehand reaches the user as one line naming the file."""
+    from sqlalchemy.exc import IntegrityError
+
+    from ndcg_labeling.db import repository
+
+    def refuse(*_a, **_k):
+        raise IntegrityError("INSERT ...", {}, Exception("value too long for type character varying(64)\nDETAIL"))
+
+    monkeypatch.setattr(repository, "bulk_insert", refuse)
+    path = write(tmp_path, "q.csv", QUERIES)
+    assert one_line_error(invoke(runner, sqlite_db, "import", "queries", str(path))) == (
+        f"Error: {path}: database error: value too long for type character varying(64)")
+
+
+@pytest.mark.parametrize("raw", ["\u0662", "\uff12", "1_0", "2.5", "inf", "nan", "", "two", True, "1e400"])
+def test_the_one_grade_parser_refuses_other_digits_and_non_integers(raw):
+    from ndcg_labeling.scales import SCALES, parse_grade
+
+    with pytest.raises(ValueError):
+        parse_grade(raw, SCALES["0-3"])
+
+
+@pytest.mark.parametrize(("raw", "grade"), [("2", 2), (" 3 ", 3), ("2.0", 2), (1, 1), (0.0, 0), ("+1", 1), ("2e0", 2)])
+def test_the_one_grade_parser_reads_what_spreadsheets_write(raw, grade):
+    from ndcg_labeling.scales import SCALES, parse_grade
+
+    assert parse_grade(raw, SCALES["0-3"]) == grade
+
+
+def test_ctrl_c_while_loading_prints_interrupted_not_a_traceback(tmp_path):
+    """SIGINT in the first fraction of a second (while typer, rich, sqlalchemy... load and typer builds
+    the commands). The clock starts once the interpreter is up: a signal during Python's own start-up
+    (site-packages) is Python's to report."""
+    import subprocess
+    import sys
+
+    script = ("import os, signal, sys, threading\n"
+              "from ndcg_labeling.__main__ import main\n"
+              f"sys.argv = ['ndcg-labeling', 'status', '--db', {'sqlite:///' + str(tmp_path / 'x.db')!r}]\n"
+              "threading.Timer(float(sys.argv_delay), lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
+              "main()\n")
+    for delay in (0.03, 0.06, 0.1, 0.2, 0.3, 0.5, 0.8):
+        code = script.replace("sys.argv_delay", repr(delay))
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+        err = proc.stderr
+        assert "Traceback" not in err and "KeyboardInterrupt" not in err, (delay, err)
+        # 1: it had finished (no database); -2: the signal came while the interpreter was exiting
+        assert proc.returncode in (1, 130, -2), (delay, proc.returncode, err)
+        if proc.returncode == 130:
+            assert err.strip().startswith("Interrupted"), (delay, err)

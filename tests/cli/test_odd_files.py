@@ -22,6 +22,13 @@ CASES = [
     ("documents", "documents_plain.csv", "documents_quoted_newlines.csv"),
     ("judgments", "judgments_plain.csv", "judgments_bom_crlf_quoted.csv"),
     ("judgments", "judgments_plain.csv", "judgments_trailing_tab.tsv"),
+    # issue 11 (tests/data/odd/make_odd_files.py): the same rows in other valid shapes
+    ("queries", "queries_plain.csv", "queries_reordered_escaped.jsonl"),
+    ("queries", "queries_plain.csv", "queries_strings.parquet"),
+    ("queries", "queries_plain.csv", "queries_all_quoted.csv"),
+    ("queries", "queries_plain.csv", "queries_trailing_comma.csv"),
+    ("judgments", "judgments_plain.csv", "judgments_strings.parquet"),
+    ("judgments", "judgments_plain.csv", "judgments_int_grades.jsonl"),
 ]
 
 DUMPS = {
@@ -69,3 +76,21 @@ def test_line_numbers_count_quoted_newlines(runner, db, tmp_path):
     result = invoke(runner, db, "import", "documents", str(bad))
     assert result.exit_code == 1
     assert result.stderr.strip() == f"Error: {bad}:4: empty doc_id"
+
+
+def test_long_text_with_control_characters_is_stored_verbatim(runner, db):
+    """Text fields are not ids: a 140 KB body (over the csv module's default field limit) and ANSI
+    escapes in a title are stored exactly as written (the grade screen makes them inert)."""
+    result = invoke(runner, db, "import", "documents", str(ODD / "documents_long_body.csv"))
+    assert result.exit_code == 0 and "1 new" in result.stdout, result.output
+    with db.engine.connect() as conn:
+        title, body = conn.execute(text("SELECT title, body FROM documents WHERE external_id = 'd9'")).one()
+    assert title == "Long \x1b[31mred\x1b[0m title"
+    assert body == "x" * 140_000 + "\x1b[2J\tend"
+
+
+def test_printable_non_ascii_and_punctuation_ids_are_ids(runner, db, tmp_path):
+    path = tmp_path / "q.csv"
+    path.write_text("query_id,text,query_type\n東京-1,a,nav\nq#1;x/ü,b,nav\n", encoding="utf-8")
+    result = invoke(runner, db, "import", "queries", str(path))
+    assert result.exit_code == 0 and "2 new" in result.stdout, result.output

@@ -23,6 +23,7 @@ PER_WORKER = 80
 
 def _items(runner, db, tmp_path: Path, grader: str) -> list[str]:
     out = tmp_path / f"{grader}.csv"
+    out.unlink(missing_ok=True)  # tasks export keeps an existing file (issue 11 item 8)
     assert invoke(runner, db, "tasks", "export", "b1", "--grader", grader, "--out", str(out)).exit_code == 0
     return [line.split(",")[0] for line in out.read_text().splitlines()[1:]]
 

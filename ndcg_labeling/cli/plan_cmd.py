@@ -1,0 +1,48 @@
+"""``plan``: how many queries a paired comparison needs to detect a difference (and what the queries
+at hand detect)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ndcg_labeling.cli.common import DbOption, FormatOption, TableFormat, console, handle_errors, open_session
+
+
+def plan(
+    mde: Annotated[float, typer.Option("--mde", help="The smallest true difference to detect (e.g. 0.02).")],
+    metric: Annotated[str, typer.Option("--metric", help="The metric the difference is in.")] = "ndcg@10",
+    power: Annotated[float, typer.Option("--power", help="Probability of detecting a true difference of --mde.")] = 0.8,
+    alpha: Annotated[float, typer.Option("--alpha", help="Two-sided significance level of the paired t-test.")] = 0.05,
+    baseline: Annotated[str | None, typer.Option("--baseline", help="Measure the sd against this system; default: the report's baseline.")] = None,
+    system: Annotated[str | None, typer.Option("--system", help="Measure the sd for this system; default: every other system.")] = None,
+    sd: Annotated[float | None, typer.Option("--sd", help="Standard deviation of per-query differences (no database needed).")] = None,
+    fmt: FormatOption = TableFormat.table,
+    db: DbOption = None,
+) -> None:
+    """Queries needed for a paired two-sided t-test to detect --mde, from the sd of per-query differences."""
+    from ndcg_labeling.cli.common import render_rows, write_output
+    from ndcg_labeling.pipeline.plan import PLAN_COLUMNS, PlanOptions, plan_queries, plan_sentence
+
+    options = PlanOptions(mde=mde, metric=metric, power=power, alpha=alpha, baseline=baseline, system=system, sd=sd)
+    if sd is not None:
+        with handle_errors():
+            rows = plan_queries(session=None, options=options)
+    else:
+        with open_session(db) as session:
+            rows = plan_queries(session=session, options=options)
+    if fmt is not TableFormat.table:
+        write_output(render_rows(rows, fmt, columns=PLAN_COLUMNS) or "", None)
+        return
+    from ndcg_labeling.reports.plan import render_plan_table
+
+    render_plan_table(rows, console)
+    for row in rows:
+        if row["query_type"] == "all":
+            console.print(plan_sentence(row), markup=False, highlight=False, soft_wrap=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``plan`` to ``app``."""
+    app.command("plan")(plan)

@@ -1,0 +1,274 @@
+"""What a lead reads first: the headline, the label-quality caveats and the CI gate's verdict.
+
+Pure functions of a finished :class:`~ndcg_labeling.reports.model.ReportResult` (no database).
+
+* :func:`headline_items`: per query group (``all`` first), the best system on the headline metric and
+  every difference to the baseline in words — "hybrid beats bm25 on ndcg@10 by +0.138 [+0.09, +0.18],
+  p < 0.001, 29/3/8 of 40 queries" — or, when the Holm-corrected p is not below 0.05, "no detectable
+  difference (MDE ±0.05 at 80% power)"; then a warning line per label-quality problem.
+* :func:`caveat_rows`: alpha, items pending adjudication and top-k holes per query type.
+* :func:`gate_verdict`: the ``report --gate`` decision and its one-line reason.
+
+The p-value is the paired randomization test's, Holm-corrected over the systems compared with the
+baseline (the one the tables star); the MDE is the paired t-test's at the queries both systems scored.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from ndcg_labeling.errors import NdcgLabelingError
+from ndcg_labeling.reports.model import ALL, POWER, SIGNIFICANCE, headline_metric
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ndcg_labeling.reports.model import ReportResult
+
+#: Krippendorff's alpha below which conclusions from the labels are tentative (Krippendorff 2004)
+ALPHA_TENTATIVE = 0.667
+#: share of top-k items flagged for adjudication or unjudged above which the headline warns
+HOLES_WARN_ABOVE = 0.05
+P_COLUMN = "rand_p_holm"
+
+
+def _p(p: float) -> str:
+    if p is None or math.isnan(p):
+        return "p n/a"
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+
+
+def _ci(lo: float, hi: float, sign: bool) -> str:
+    if lo is None or hi is None or math.isnan(lo) or math.isnan(hi):
+        return "[no interval]"
+    f = "+.2f" if sign else ".2f"
+    return f"[{lo:{f}}, {hi:{f}}]"
+
+
+def _group_name(qt: str) -> str:
+    return "overall" if qt == ALL else qt
+
+
+def groups(result: ReportResult) -> list[str]:
+    """The query groups of the headline: ``all`` first, then the query types."""
+    return [ALL] + list(result.query_types)
+
+
+def comparison_text(r: Any, metric: str, baseline: str) -> tuple[str, str]:
+    """``(verdict, sentence)`` of one comparison row (system vs baseline in one group)."""
+    n = int(r["n_queries"])
+    wtl = f"{int(r['wins'])}/{int(r['ties'])}/{int(r['losses'])} of {n} queries"
+    mde = r.get("mde", float("nan"))
+    mde_text = "MDE n/a (fewer than 2 queries)" if mde is None or math.isnan(mde) else f"MDE ±{mde:.2f}"
+    p = r[P_COLUMN]
+    diff = r["diff"]
+    ci = _ci(r["diff_ci_low"], r["diff_ci_high"], sign=True)
+    if p is not None and not math.isnan(p) and p < SIGNIFICANCE and not math.isnan(diff):
+        verb, verdict = ("beats", "better") if diff > 0 else ("loses to", "worse")
+        return verdict, (f"{r['system']} {verb} {baseline} on {metric} by {diff:+.3f} {ci}, {_p(p)}, {wtl}; "
+                         f"{mde_text}")
+    detail = "no scores" if math.isnan(diff) else f"{diff:+.3f} {ci}, {_p(p)}, {wtl}"
+    return "no detectable difference", (f"{r['system']} vs {baseline} on {metric}: no detectable difference "
+                                        f"({mde_text} at {POWER:.0%} power); {detail}")
+
+
+def _best(result: ReportResult, qt: str, metric: str) -> dict[str, Any] | None:
+    """The best system of a group and, from ``result.leaders``, whether it is detectably ahead of the
+    runner-up (paired t-test p < 0.05)."""
+    s = result.summary
+    rows = s[(s["query_type"] == qt) & (s["metric"] == metric)].dropna(subset=["value"])
+    if rows.empty:
+        return None
+    top = rows.loc[rows["value"].idxmax()]
+    text = (f"{top['system']} is best on {metric}: {top['value']:.3f} {_ci(top['ci_low'], top['ci_high'], False)}, "
+            f"{int(top['n_queries'])} queries")
+    item: dict[str, Any] = {"kind": "best", "system": str(top["system"]), "baseline": None, "runner_up": None,
+                            "ahead": None}
+    lead = result.leaders
+    if lead is not None and not lead.empty:
+        hit = lead[lead["query_type"] == qt]
+        if len(hit) and hit.iloc[0]["runner_up"] is not None and hit.iloc[0]["system"] == top["system"]:
+            r = hit.iloc[0]
+            ahead = bool(r["t_p"] < SIGNIFICANCE)
+            item.update(runner_up=str(r["runner_up"]), ahead=ahead)
+            if ahead:
+                text += f"; ahead of {r['runner_up']} by {r['diff']:+.3f} ({_p(r['t_p'])}, paired t-test)"
+            else:
+                text += (f"; not detectably ahead of {r['runner_up']} ({r['runner_up_value']:.3f}; "
+                         f"{r['diff']:+.3f}, {_p(r['t_p'])}, paired t-test)")
+    item["text"] = text
+    return item
+
+
+def headline_items(result: ReportResult) -> list[dict[str, Any]]:
+    """The headline as items ``{query_type, kind, system, baseline, metric, text}``; ``kind`` is
+    ``best``, ``better``, ``worse``, ``no detectable difference`` or ``warning``. ``text`` starts with
+    the group ("overall: ..." / "navigational: ...") except for warnings."""
+    metric = headline_metric(result.metrics, result.options)
+    items: list[dict[str, Any]] = [{"query_type": None, "kind": "warning", "system": None, "baseline": None,
+                                    "metric": None, "text": w} for w in caveat_warnings(result)]
+    c = result.comparisons
+    for qt in groups(result):
+        best = _best(result, qt, metric)
+        if best is not None:
+            items.append({"query_type": qt, **best, "metric": metric, "text": f"{_group_name(qt)}: {best['text']}"})
+        if c.empty:
+            continue
+        rows = c[(c["query_type"] == qt) & (c["metric"] == metric)]
+        for _, r in rows.iterrows():
+            verdict, text = comparison_text(r, metric, str(result.baseline))
+            items.append({"query_type": qt, "kind": verdict, "system": str(r["system"]),
+                          "baseline": str(result.baseline), "metric": metric, "text": f"{_group_name(qt)}: {text}"})
+    return items
+
+
+def caveat_rows(result: ReportResult) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the label-quality table: per group alpha, labelled items, items pending
+    adjudication, and the top-k rows without a label or pending (empty without caveats)."""
+    cv = result.caveats
+    if cv is None:
+        return [], []
+    header = ["query type", "Krippendorff's alpha", "labelled items", "pending adjudication",
+              f"top-{cv.k} unjudged", f"top-{cv.k} pending"]
+    rows = []
+    for qt in list(result.query_types) + [ALL]:
+        alpha = cv.alpha.get(qt)
+        total = cv.top_k_rows.get(qt, 0)
+
+        def share(count: int, of: int) -> str:
+            return f"{count:,} ({count / of:.1%})" if of else "0"
+
+        rows.append([qt, "-" if alpha is None else f"{alpha:.3f}", f"{cv.items.get(qt, 0):,}",
+                     share(cv.pending.get(qt, 0), cv.items.get(qt, 0)), share(cv.top_k_unjudged.get(qt, 0), total),
+                     share(cv.top_k_pending.get(qt, 0), total)])
+    return header, rows
+
+
+def caveat_notes(result: ReportResult) -> list[str]:
+    """What the caveat table cannot show: why alpha is missing, the untrusted graders."""
+    cv = result.caveats
+    if cv is None:
+        return []
+    notes = list(cv.notes)
+    if cv.untrusted_graders is None:
+        notes.append("grader trust: no gold-item quality data (untrusted graders cannot be shown)")
+    elif cv.untrusted_graders:
+        notes.append(f"untrusted graders: {', '.join(cv.untrusted_graders)}")
+    return notes
+
+
+def caveat_warnings(result: ReportResult) -> list[str]:
+    """Warning lines for the headline: alpha below 0.667, more than 5% of the top-k items flagged or
+    unjudged, untrusted graders among those who graded."""
+    cv = result.caveats
+    if cv is None:
+        return []
+    out = []
+    low = [(qt, a) for qt in list(result.query_types) + [ALL] if (a := cv.alpha.get(qt)) is not None
+           and a < ALPHA_TENTATIVE]
+    if low:
+        where = ", ".join(f"{'overall' if qt == ALL else qt} {a:.2f}" for qt, a in low)
+        out.append(f"labels are noisy: Krippendorff's alpha is below {ALPHA_TENTATIVE} ({where}); conclusions "
+                   "from these labels are tentative")
+    total = cv.top_k_rows.get(ALL, 0)
+    holes = cv.top_k_unjudged.get(ALL, 0) + cv.top_k_pending.get(ALL, 0)
+    if total and holes / total > HOLES_WARN_ABOVE:
+        out.append(f"{holes / total:.1%} of the scored top-{cv.k} items are pending adjudication "
+                   f"({cv.top_k_pending.get(ALL, 0):,}) or unjudged ({cv.top_k_unjudged.get(ALL, 0):,}) "
+                   f"of {total:,}; adjudicate with `ndcg-labeling adjudicate list`, pool holes with `tasks create`")
+    if cv.untrusted_graders:
+        out.append(f"untrusted graders contributed labels: {', '.join(cv.untrusted_graders)}")
+    return out
+
+
+def gate_verdict(result: ReportResult, metric: str, max_drop: float, system: str | None = None) -> tuple[bool, str]:
+    """``(failed, one line)``: failed when a system (``system``, else any compared system) is worse
+    than the baseline on ``metric`` overall by more than ``max_drop`` with a Holm-corrected p below
+    0.05. Raises :class:`NdcgLabelingError` when there is nothing to compare."""
+    if not (math.isfinite(max_drop) and max_drop >= 0):
+        raise NdcgLabelingError(f"--max-drop must be a non-negative number, got {max_drop:g}")
+    c = result.comparisons
+    if system is not None and system == result.baseline:
+        raise NdcgLabelingError(f"--system {system} is the baseline; name the system to gate")
+    if result.baseline is None or c.empty:
+        raise NdcgLabelingError("the gate compares systems with a baseline: score at least two systems")
+    rows = c[(c["query_type"] == ALL) & (c["metric"] == metric)]
+    if system is not None:
+        rows = rows[rows["system"] == system]
+    failed, passed = [], []
+    for _, r in rows.iterrows():
+        p, diff = r[P_COLUMN], r["diff"]
+        what = (f"{r['system']} vs {result.baseline} on {metric}: {diff:+.3f} "
+                f"{_ci(r['diff_ci_low'], r['diff_ci_high'], True)}, {_p(p)} (Holm), {int(r['n_queries'])} queries")
+        if not math.isnan(diff) and diff < -max_drop and not math.isnan(p) and p < SIGNIFICANCE:
+            failed.append(what)
+        else:
+            passed.append(what)
+    if failed:
+        return True, f"gate failed (drop of more than {max_drop:g}, significant): " + "; ".join(failed)
+    return False, f"gate passed (no significant drop of more than {max_drop:g}): " + "; ".join(passed)
+
+
+def render_headline_table(result: ReportResult, console: Console) -> None:
+    """The headline as plain lines on the terminal (warnings in red), before the tables."""
+    from rich.text import Text
+
+    console.print(Text(f"headline ({headline_metric(result.metrics, result.options)}; p: paired randomization "
+                       "test, Holm-corrected; W/T/L of the queries both scored)", style="bold"))
+    for item in headline_items(result):
+        if item["kind"] == "warning":
+            console.print(Text("warning: ", style="bold red") + Text(item["text"]))
+        else:
+            console.print(Text("  " + item["text"]))
+    console.print()
+
+
+def render_caveats_table(result: ReportResult, console: Console) -> None:
+    """The label-quality table and its notes."""
+    from rich.table import Table
+    from rich.text import Text
+
+    header, rows = caveat_rows(result)
+    if not rows:
+        return
+    table = Table(title="label quality behind the numbers")
+    for i, col in enumerate(header):
+        table.add_column(col, justify="left" if i == 0 else "right")
+    for r in rows:
+        table.add_row(*(Text(c) for c in r))
+    console.print(table)
+    for note in caveat_notes(result):
+        console.print(Text(f"note: {note}"))
+
+
+def headline_markdown(result: ReportResult) -> list[str]:
+    """The headline as Markdown: warnings as quotes, then one bullet per statement."""
+    metric = headline_metric(result.metrics, result.options)
+    parts = [f"## Headline ({metric})\n"]
+    items = headline_items(result)
+    parts.extend(f"> **Warning:** {i['text']}\n" for i in items if i["kind"] == "warning")
+    parts.append("".join(f"- {i['text']}\n" for i in items if i["kind"] != "warning"))
+    parts.append("p: paired randomization test, Holm-corrected; W/T/L: queries won/tied/lost; MDE: the "
+                 f"difference a paired t-test on these queries detects with {POWER:.0%} power.\n")
+    return parts
+
+
+def headline_html(result: ReportResult) -> str:
+    """The headline as an HTML section (warnings first)."""
+    import html
+
+    metric = headline_metric(result.metrics, result.options)
+    items = headline_items(result)
+    parts = [f'<section class="headline"><h2>Headline ({html.escape(metric)})</h2>']
+    parts.extend(f'<p class="warning"><strong>Warning:</strong> {html.escape(i["text"])}</p>'
+                 for i in items if i["kind"] == "warning")
+    parts.append("<ul>")
+    for i in items:
+        if i["kind"] != "warning":
+            cls = {"better": "up", "worse": "down"}.get(i["kind"], "flat")
+            parts.append(f'<li class="{cls}">{html.escape(i["text"])}</li>')
+    parts.append("</ul>")
+    parts.append('<p class="note">p: paired randomization test, Holm-corrected; W/T/L: queries won/tied/lost; '
+                 f"MDE: the difference a paired t-test on these queries detects with {POWER:.0%} power.</p></section>")
+    return "\n".join(parts)
