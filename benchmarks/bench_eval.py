@@ -1,154 +1,164 @@
-"""End-to-end `ndcg-labeling eval` (files in, per-query NDCG@10 out) against pytrec_eval.
+"""`ndcg-labeling eval` against pytrec_eval and the trec_eval binary on realistic TREC files.
 
-Writes a run of N queries x 100 documents (default N = 100,000: 10M run lines) and qrels with 30
-judged documents per query (20 of them retrieved) to a temporary folder, then times
+Files: document ids drawn from 8.8 million distinct MS MARCO-like strings
+(``msmarco_passage_07_7123456``), scores with 3 decimals (many ties, broken by document id), queries
+written one after the other; qrels with 40 judged documents per query (labels 0-3, a few -1), about
+half of them retrieved. Cases: 10,000 queries x 1,000 documents and 100,000 x 100 (10 million lines
+each), and 500 x 100 (50,000 lines, a real-size TREC track).
 
-* ``ndcg-labeling eval qrels run -m ndcg_cut.10 -q -o /dev/null`` as a subprocess (process start,
-  imports, parsing, ranking, output: what a user waits for), and
-* pytrec_eval with its own parsing: ``parse_qrel`` + ``parse_run`` + ``RelevanceEvaluator`` +
-  ``evaluate`` in this process (its import not counted),
+Every tool runs as its own process, timed from start to exit (reading and parsing included) with its
+peak resident memory (``ru_maxrss`` of the child): ``ndcg-labeling eval``, a Python script reading the
+files into dicts for pytrec_eval (as its README shows) and evaluating, and trec_eval 10 when a binary
+is found (``--trec-eval PATH``, ``$TREC_EVAL`` or ``trec_eval`` on PATH). The output of ours and
+trec_eval's is compared line by line, so a fast wrong answer cannot pass.
 
-* the trec_eval binary (``trec_eval -q -m ndcg_cut.10 qrels run``) when one is at hand:
-  ``--trec-eval PATH``, else ``$TREC_EVAL``, else ``trec_eval`` on the PATH (its per-query lookup is
-  quadratic in the number of queries: expect minutes at the default size),
-
-and checks that they give the same mean. Each side is timed as the best of ``--repeats`` runs (2). Usage: ``python benchmarks/bench_eval.py [--queries N]``.
+    python benchmarks/bench_eval.py [--cases small,10k,100k] [--dir /tmp/bench-eval] [--repeat 2]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import platform
 import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
-from _machine import cpu_name  # benchmarks/ is on sys.path when a script runs
 
-DOCS_PER_QUERY = 100
-JUDGED_PER_QUERY = 30
-RETRIEVED_JUDGED = 20
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _machine import cpu_name  # noqa: E402
+
+CASES = {"small": (500, 100), "10k": (10_000, 1_000), "100k": (100_000, 100)}
+N_DOCS = 8_800_000
+JUDGED_PER_QUERY = 40
+MEASURES = ["-m", "map", "-m", "ndcg", "-m", "ndcg_cut.10", "-m", "P.10", "-m", "recall.100", "-m", "recip_rank"]
+
+PYTREC = textwrap.dedent("""
+    import sys, pytrec_eval
+    qrels, run = {}, {}
+    with open(sys.argv[1]) as f:
+        for line in f:
+            q, _, d, r = line.split()
+            qrels.setdefault(q, {})[d] = int(r)
+    with open(sys.argv[2]) as f:
+        for line in f:
+            q, _, d, _, s, _ = line.split()
+            run.setdefault(q, {})[d] = float(s)
+    measures = set(sys.argv[3].split(";"))
+    out = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+    print(len(out))
+""")
+PYTREC_MEASURES = "map;ndcg;ndcg_cut.10;P.10;recall.100;recip_rank"
 
 
-def write_files(folder: Path, n_queries: int, seed: int = 0) -> tuple[Path, Path]:
+def _doc(d: int) -> str:
+    return f"msmarco_passage_{d % 100:02d}_{d}"
+
+
+def make_files(folder: Path, n_queries: int, depth: int, seed: int = 0) -> tuple[Path, Path]:
+    """Write ``qrels`` and ``run`` for a case (kept between runs: generating 10M lines takes a minute)."""
+    qrels, run = folder / f"qrels.{n_queries}x{depth}", folder / f"run.{n_queries}x{depth}"
+    if qrels.exists() and run.exists():
+        return qrels, run
     rng = np.random.default_rng(seed)
-    qids = np.repeat(np.char.add("q", np.arange(n_queries).astype(str)), DOCS_PER_QUERY)
-    doc_num = np.tile(np.arange(DOCS_PER_QUERY), n_queries)
-    docs = np.char.add("doc", doc_num.astype(str))
-    scores = np.round(rng.random(n_queries * DOCS_PER_QUERY) * 100, 4)  # some ties, as real runs have
-    ranks = np.tile(np.arange(1, DOCS_PER_QUERY + 1), n_queries)
-    run = pd.DataFrame({"q": qids, "Q0": "Q0", "d": docs, "rank": ranks, "score": scores, "tag": "bench"})
-    run_path = folder / "run.txt"
-    run.to_csv(run_path, sep=" ", header=False, index=False)
-    # 20 judged among the retrieved (doc0..doc19) and 10 judged but never retrieved.
-    judged = np.concatenate([np.arange(RETRIEVED_JUDGED), np.arange(1000, 1000 + JUDGED_PER_QUERY - RETRIEVED_JUDGED)])
-    q_q = np.repeat(np.char.add("q", np.arange(n_queries).astype(str)), JUDGED_PER_QUERY)
-    q_d = np.char.add("doc", np.tile(judged, n_queries).astype(str))
-    rel = rng.choice([0, 0, 0, 1, 1, 2, 3], size=n_queries * JUDGED_PER_QUERY)
-    qrels_path = folder / "qrels.txt"
-    pd.DataFrame({"q": q_q, "it": 0, "d": q_d, "rel": rel}).to_csv(qrels_path, sep=" ", header=False, index=False)
-    return qrels_path, run_path
+    stride = N_DOCS // depth
+    part_run, part_qrels = Path(f"{run}.part"), Path(f"{qrels}.part")  # complete files only
+    with open(part_run, "w") as fr, open(part_qrels, "w") as fq:
+        for first in range(0, n_queries, 1000):
+            qs = np.arange(first, min(first + 1000, n_queries))
+            # distinct documents per query: one draw in each of `depth` slices of the id space
+            docs = rng.integers(0, stride, (len(qs), depth)) + np.arange(depth) * stride
+            scores = np.sort(rng.integers(0, 20_000, (len(qs), depth)), axis=1)[:, ::-1] / 1000
+            lines, judged = [], []
+            for i, q in enumerate(qs):
+                qid = str(100_000 + q)
+                lines.extend(f"{qid} Q0 {_doc(d)} {r} {s:.3f} run\n"
+                             for r, (d, s) in enumerate(zip(docs[i].tolist(), scores[i].tolist(), strict=True), start=1))
+                half = JUDGED_PER_QUERY // 2
+                picked = rng.choice(depth, min(half, depth), replace=False)
+                extra = rng.integers(0, N_DOCS, JUDGED_PER_QUERY - len(picked))
+                extra = np.unique(extra[~np.isin(extra, docs[i])])
+                labels = rng.choice([-1, 0, 0, 0, 1, 1, 2, 3], len(picked) + len(extra))
+                judged.extend(f"{qid} 0 {_doc(d)} {lab}\n" for d, lab in
+                              zip([*docs[i][picked].tolist(), *extra.tolist()], labels.tolist(), strict=True))
+            fr.write("".join(lines))
+            fq.write("".join(judged))
+    part_run.rename(run)
+    part_qrels.rename(qrels)
+    return qrels, run
 
 
-def time_ours(qrels: Path, run: Path, out: Path, repeats: int) -> float:
-    exe = Path(sys.executable).with_name("ndcg-labeling")
-    cmd = [str(exe), "eval", str(qrels), str(run), "-m", "ndcg_cut.10", "-q", "--format", "csv", "-o", str(out)]
-    # Warm the numba on-disk cache once (a first-ever call compiles), then time a normal call.
-    subprocess.run([str(exe), "eval", str(qrels), str(run), "-m", "ndcg_cut.10", "-o", os.devnull], check=True)
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        subprocess.run(cmd, check=True)
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
-def time_pytrec_eval(qrels: Path, run: Path, repeats: int) -> tuple[float, float, float]:
-    """Best of ``repeats`` runs: (total seconds, of which parsing, mean ndcg_cut_10)."""
-    import pytrec_eval
-
-    best = (float("inf"), 0.0, 0.0)
-    for _ in range(repeats):
-        start = time.perf_counter()
-        with open(qrels) as fh:
-            qrel = pytrec_eval.parse_qrel(fh)
-        with open(run) as fh:
-            parsed = pytrec_eval.parse_run(fh)
-        parsed_at = time.perf_counter()
-        result = pytrec_eval.RelevanceEvaluator(qrel, {"ndcg_cut.10"}).evaluate(parsed)
-        end = time.perf_counter()
-        mean = float(np.mean([v["ndcg_cut_10"] for v in result.values()]))
-        if end - start < best[0]:
-            best = (end - start, parsed_at - start, mean)
-        del qrel, parsed, result
-    return best
+def timed(cmd: list[str], out: Path | None = None, timeout: float = 600) -> tuple[float, float, int]:
+    """Wall seconds, peak resident MB and exit code of ``cmd`` run in a child that reports ru_maxrss
+    (exit code -1: stopped after ``timeout`` seconds)."""
+    probe = ("import resource, subprocess, sys, time\n"
+             "t = time.perf_counter()\n"
+             "with open(sys.argv[1], 'wb') as f:\n"
+             "    try:\n"
+             "        rc = subprocess.run(sys.argv[3:], stdout=f, timeout=float(sys.argv[2])).returncode\n"
+             "    except subprocess.TimeoutExpired:\n"
+             "        rc = -1\n"
+             "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, rc)\n")
+    res = subprocess.run([sys.executable, "-c", probe, str(out or os.devnull), str(timeout), *cmd],
+                         capture_output=True, text=True, check=True)
+    wall, mb, rc = res.stdout.split()
+    return float(wall), float(mb), int(rc)
 
 
 def find_trec_eval(given: str | None) -> str | None:
-    return given or os.environ.get("TREC_EVAL") or shutil.which("trec_eval")
-
-
-def time_trec_eval(binary: str, qrels: Path, run: Path) -> tuple[float, float]:
-    """One run of the binary, its output parsed by us: (seconds, mean ndcg_cut_10)."""
-    start = time.perf_counter()
-    proc = subprocess.run([binary, "-q", "-m", "ndcg_cut.10", str(qrels), str(run)],
-                          check=True, capture_output=True, text=True)
-    seconds = time.perf_counter() - start
-    means = [line.split()[2] for line in proc.stdout.splitlines() if line.split()[1:2] == ["all"]]
-    return seconds, float(means[0])
+    for candidate in (given, os.environ.get("TREC_EVAL"), shutil.which("trec_eval")):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--queries", type=int, default=100_000, help="number of queries (100 run lines each)")
-    parser.add_argument("--skip-pytrec-eval", action="store_true")
-    parser.add_argument("--repeats", type=int, default=2, help="best of this many runs, for both tools")
-    parser.add_argument("--trec-eval", help="path of a trec_eval binary (default: $TREC_EVAL, then the PATH)")
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cases", default="small,10k,100k")
+    parser.add_argument("--dir", default=os.path.join(tempfile.gettempdir(), "bench-eval"))
+    parser.add_argument("--repeat", type=int, default=2, help="runs per tool; the best is shown")
+    parser.add_argument("--trec-eval", default=None)
+    parser.add_argument("--all-trec", action="store_true", help="also time ours with -m all_trec (memory goal)")
+    parser.add_argument("--timeout", type=float, default=600, help="seconds before a tool is stopped")
     args = parser.parse_args()
-    n = args.queries
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        t0 = time.perf_counter()
-        qrels, run = write_files(folder, n)
-        print(f"wrote {n * DOCS_PER_QUERY:,} run lines and {n * JUDGED_PER_QUERY:,} qrels lines "
-              f"({run.stat().st_size / 1e6:.0f} MB + {qrels.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t0:.1f} s")
-        print(f"machine: {os.cpu_count()} cores {platform.machine()}, {cpu_name()}; python {platform.python_version()}")
-        out = folder / "ours.csv"
-        ours = time_ours(qrels, run, out, args.repeats)
-        our_values = pd.read_csv(out)
-        our_mean = float(our_values.loc[our_values["query_id"] == "all", "value"].iloc[0])
-        print()
-        print(f"| eval, {n:,} queries x {DOCS_PER_QUERY} docs, ndcg_cut.10 -q | seconds | time / ours |")
-        print("| --- | ---: | ---: |")
-        print(f"| ndcg-labeling eval (subprocess, whole command) | {ours:.2f} | 1.0x |")
-        if not args.skip_pytrec_eval:
-            total, parse, mean = time_pytrec_eval(qrels, run, args.repeats)
-            print(f"| pytrec_eval parse_qrel + parse_run + evaluate | {total:.2f} | {total / ours:.1f}x |")
-            print(f"|   of which parsing | {parse:.2f} | |")
-        binary = find_trec_eval(args.trec_eval)
-        if binary:
-            te_seconds, te_mean = time_trec_eval(binary, qrels, run)
-            print(f"| trec_eval binary ({binary}), one run | {te_seconds:.2f} | {te_seconds / ours:.1f}x |")
-        print()
-        same = True
-        if not args.skip_pytrec_eval:
-            ok = abs(mean - our_mean) <= 1e-9
-            same &= ok
-            print(f"mean ndcg_cut_10: ours {our_mean:.6f}, pytrec_eval {mean:.6f} ({'same' if ok else 'DIFFERENT'})")
-        if binary:
-            ok = abs(te_mean - our_mean) <= 5e-5  # trec_eval prints 4 decimals
-            same &= ok
-            print(f"mean ndcg_cut_10: ours {our_mean:.6f}, trec_eval {te_mean:.4f} ({'same' if ok else 'DIFFERENT'})")
-        else:
-            print("trec_eval binary: not found (--trec-eval PATH, $TREC_EVAL or the PATH)")
-        if not same:
-            sys.exit(1)
+    folder = Path(args.dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    trec_eval = find_trec_eval(args.trec_eval)
+    ours = [sys.executable, "-m", "ndcg_labeling", "eval"]
+    print(f"machine: {cpu_name()}, {os.cpu_count()} CPUs; date: {time.strftime('%Y-%m-%d %H:%M %Z')}")
+    print(f"load average before: {os.getloadavg()}")
+    print(f"measures: {' '.join(MEASURES)}; trec_eval binary: {trec_eval or 'not found'}")
+    print(f"{'case':<16}{'lines':>12}{'tool':>22}{'seconds':>10}{'peak MB':>10}{'vs ours':>9}")
+    for name in args.cases.split(","):
+        n_queries, depth = CASES[name]
+        qrels, run = make_files(folder, n_queries, depth)
+        lines = n_queries * depth
+        tools = {"ndcg-labeling eval": [*ours, *MEASURES, str(qrels), str(run)]}
+        if args.all_trec:
+            tools["ndcg-labeling -m all_trec"] = [*ours, "-m", "all_trec", str(qrels), str(run)]
+        tools["pytrec_eval (process)"] = [sys.executable, "-c", PYTREC, str(qrels), str(run), PYTREC_MEASURES]
+        if trec_eval:
+            tools["trec_eval 10"] = [trec_eval, *MEASURES, str(qrels), str(run)]
+        results = {}
+        for tool, cmd in tools.items():
+            out = folder / f"out.{name}.{tool.replace(' ', '_')}"
+            best = min((timed(cmd, out, args.timeout) for _ in range(args.repeat)), key=lambda r: r[0])
+            if best[2] not in (0, -1):
+                raise SystemExit(f"{tool} failed on {name} (exit {best[2]})")
+            results[tool] = best
+        base = results["ndcg-labeling eval"][0]
+        for tool, (wall, mb, rc) in results.items():
+            late = f"  (stopped after {args.timeout:.0f} s)" if rc == -1 else ""
+            print(f"{name:<16}{lines:>12,}{tool:>22}{wall:>10.2f}{mb:>10.0f}{wall / base:>8.2f}x{late}")
+        if trec_eval and results["trec_eval 10"][2] == 0:
+            same = ((folder / f"out.{name}.ndcg-labeling_eval").read_text()
+                    == (folder / f"out.{name}.trec_eval_10").read_text())
+            print(f"{name:<16}{'':>12}{'same output as trec_eval':>22}{'yes' if same else 'NO':>10}")
+    print(f"load average after: {os.getloadavg()}")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,11 @@
 
 Grammar: ``family`` or ``family@k`` with ``k`` an integer >= 1; no ``@k`` means the whole list.
 Families (aliases in brackets): ``ndcg``, ``dcg``, ``mrr`` [``rr``, ``recip_rank``], ``map``
-[``ap``], ``p`` [``precision``], ``recall``, ``judged``. Names are case-insensitive.
+[``ap``], ``p`` [``precision``], ``recall``, ``judged``, and trec_eval's other measures under their
+lower-case names (``bpref``, ``infap``, ``rprec``, ``success@k``, ``relative_p@k``, ``set_f``, ``rbp``...,
+see :data:`TREC_FAMILIES`). Names are case-insensitive. trec_eval's own names are one grammar with
+these: ``ndcg_cut.10`` is ``ndcg@10``, ``P.5`` is ``p@5``, ``infAP`` is ``infap``
+(:mod:`ndcg_labeling.metrics.trec_measures` holds the mapping).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ndcg_labeling.metrics import _core
+from ndcg_labeling.metrics import _core, trec_measures
 from ndcg_labeling.metrics._validation import EMPTIES, GAINS, check_choice, check_threshold
 
 
@@ -61,12 +65,21 @@ REGISTRY: dict[str, _Family] = {
 }
 ALIASES = {"rr": "mrr", "recip_rank": "mrr", "ap": "map", "precision": "p"}
 
-_NAME = re.compile(r"^\s*([a-z_]+)\s*(?:@\s*(\d+))?\s*$")
+# trec_eval measures the registry reaches through trec_measures: registry family -> whether it takes @k.
+_NOT_REGISTRY = {"runid", "relstring", "num_q", "gm_map", "gm_bpref", "iprec_at_recall", "Rprec_mult"}
+TREC_FAMILIES: dict[str, bool] = {
+    trec_measures.REGISTRY_NAMES.get(fam, fam.lower()): spec.kind == "cut_long"
+    for fam, spec in trec_measures.FAMILIES.items() if fam not in _NOT_REGISTRY
+}
+for _own in REGISTRY:
+    TREC_FAMILIES.pop(_own, None)
+
+_NAME = re.compile(r"^\s*([a-z0-9_]+)\s*(?:@\s*(\d+))?\s*$")
 
 
 def known_metrics() -> list[str]:
-    """The metric families, for messages and help texts."""
-    return sorted(REGISTRY)
+    """The metric families, for messages and help texts: the registry's own, then trec_eval's."""
+    return [*sorted(REGISTRY), *sorted(TREC_FAMILIES)]
 
 
 @dataclass(frozen=True)
@@ -96,7 +109,8 @@ class Metric:
 
 
 def parse_metric(name: str | Metric) -> Metric:
-    """Parse ``"ndcg@10"``, ``"map"``, ``"P@5"``... into a :class:`Metric`.
+    """Parse ``"ndcg@10"``, ``"map"``, ``"P@5"``, ``"bpref"``, or trec_eval's ``"ndcg_cut.10"``,
+    ``"P.5"``... into a :class:`Metric`.
 
     Raises ``ValueError`` naming the known metrics for an unknown family, and for ``k < 1``.
     """
@@ -105,16 +119,37 @@ def parse_metric(name: str | Metric) -> Metric:
     if not isinstance(name, str):
         raise ValueError(f"parse_metric: metric name must be a string like 'ndcg@10', got {name!r}")
     m = _NAME.match(name.lower())
-    family = ALIASES.get(m.group(1), m.group(1)) if m else None
-    if m is None or family not in REGISTRY:
+    family = ALIASES.get(m.group(1), m.group(1)) if m else ""
+    if m is None or (family not in REGISTRY and family not in TREC_FAMILIES):
+        trec = _from_trec_name(name)
+        if trec is not None:
+            return trec
         raise ValueError(
             f"parse_metric: unknown metric {name!r}; known metrics: {', '.join(known_metrics())} "
-            "(optionally with @k, e.g. ndcg@10)"
+            "(optionally with @k, e.g. ndcg@10), or a trec_eval name such as ndcg_cut.10"
         )
     k = None if m.group(2) is None else int(m.group(2))
     if k is not None and k < 1:
         raise ValueError(f"parse_metric: k must be >= 1, got {k} in {name!r}")
+    if family in TREC_FAMILIES and TREC_FAMILIES[family] and k is None:
+        raise ValueError(f"parse_metric: {family} needs a cut-off, e.g. {family}@10")
+    if family in TREC_FAMILIES and not TREC_FAMILIES[family] and k is not None:
+        raise ValueError(f"parse_metric: {family} takes no cut-off, got {name!r}")
     return Metric(family, k)
+
+
+def _from_trec_name(name: str) -> Metric | None:
+    """A trec_eval measure name with one output column, as a registry metric (None: not one)."""
+    try:
+        columns = trec_measures.parse_measures([name]).columns()
+    except ValueError:
+        return None
+    if len(columns) != 1 or columns[0].family in _NOT_REGISTRY:
+        return None
+    if trec_measures.FAMILIES[columns[0].family].kind in ("p_pair", "p_double") and columns[0].name != columns[0].family:
+        return None  # parameters the registry has no place for (gains, utility weights)
+    family, _, k = trec_measures.registry_name(columns[0]).partition("@")
+    return Metric(ALIASES.get(family, family), int(k) if k else None)
 
 
 def _takes_fused_kernel(metrics: list[Metric]) -> bool:
@@ -149,6 +184,8 @@ def compute_metrics(
     check_choice("compute_metrics", "gain", gain, GAINS)
     check_choice("compute_metrics", "empty", empty, EMPTIES)
     t = check_threshold("compute_metrics", relevant_threshold)
+    if any(mt.family in TREC_FAMILIES for mt in metrics):
+        return _with_trec_families(metrics, scores, labels, ideal_labels, gain, t, empty)
     if _takes_fused_kernel(metrics):
         fused = _core.fused_ndcg("compute_metrics", scores, labels, [mt.k for mt in metrics], gain, empty, ideal_labels)
         if fused is not None:
@@ -156,3 +193,28 @@ def compute_metrics(
     k_max = None if any(mt.k is None for mt in metrics) else max(mt.k for mt in metrics if mt.k is not None)
     r = _core.prepare("compute_metrics", scores, labels, k_max=k_max, ideal_labels=ideal_labels)
     return {mt.name: REGISTRY[mt.family].kernel(r, mt.k, gain, t, empty) for mt in metrics}
+
+
+def _with_trec_families(metrics: list[Metric], scores: Any, labels: Any, ideal_labels: Any, gain: str, t: float,
+                        empty: str) -> dict[str, Any]:
+    """:func:`compute_metrics` when a trec_eval family is asked: those through
+    :mod:`~ndcg_labeling.metrics.trec_measures` (NaN labels unjudged, negative labels judged but never
+    relevant, ties in column order), the others as usual."""
+    import numpy as np
+
+    own = [mt for mt in metrics if mt.family not in TREC_FAMILIES]
+    out = compute_metrics(own, scores, labels, ideal_labels=ideal_labels, gain=gain, relevant_threshold=t,
+                          empty=empty) if own else {}
+    lists = trec_measures.ranked_lists_from_scores(np.asarray(scores, dtype=np.float64),
+                                                   np.asarray(labels, dtype=np.float64), ideal_labels)
+    for mt in metrics:
+        if mt.family in TREC_FAMILIES:
+            col = trec_measures.trec_column_for(mt.family, mt.k)
+            if col is None:  # pragma: no cover - parse_metric admits only families that have one
+                raise ValueError(f"compute_metrics: no trec_eval measure for {mt.name!r}")
+            values = trec_measures.compute([col], lists, relevance_level=t)[col.name]
+            if empty == "nan":
+                keep = lists.levels >= t
+                values = np.where(lists.level_counts[:, keep].sum(axis=1) > 0, values, np.nan)
+            out[mt.name] = values
+    return {mt.name: out[mt.name] for mt in metrics}

@@ -234,7 +234,7 @@ def _read_run(path: str, fmt: str | None) -> tuple[InputTable, pd.DataFrame]:
     is_trec = fmt_l in ("trec", "trec-run") or (not fmt_l and Path(path).suffix.lower() not in (".csv", ".tsv", ".jsonl", ".parquet"))
     if is_trec:
         from ndcg_labeling.io.files import refuse_nul
-        from ndcg_labeling.io.trec import read_trec_run
+        from ndcg_labeling.trec import read_trec_run
 
         refuse_nul(path)  # also refuses anything but a regular file
         run = read_trec_run(path)
@@ -356,7 +356,7 @@ def read_judgments_file(path: str, *, fmt: str | None, grader: str | None, scale
         if not grader:
             raise InputFileError(path, "a TREC qrels file names no grader: pass --grader NAME")
         from ndcg_labeling.io.files import refuse_nul
-        from ndcg_labeling.io.trec import read_trec_qrels
+        from ndcg_labeling.trec import read_trec_qrels
 
         refuse_nul(path)  # also refuses anything but a regular file
         qrels = read_trec_qrels(path)

@@ -1,4 +1,4 @@
-"""Readers for TREC run and qrels files (whitespace separated, one judgment / result per line).
+"""pandas frames of TREC run and qrels files, for the importers (``eval`` reads with :mod:`.files`).
 
 Run line:   ``query_id  Q0  doc_id  rank  score  tag``  (trec_eval ignores fields after the sixth -
             its own test run ``results.trunc`` has them - and so do we; fewer fields are an error)
@@ -7,12 +7,15 @@ Qrels line: ``query_id  iteration  doc_id  relevance``  (exactly four fields; re
 
 The fast path is pandas' C parser. When it fails, or a check on the parsed columns fails, the file is
 scanned line by line to report the first bad line exactly (1-based, blank lines counted), so a
-valid 10-million-line file is read at C speed and a bad one gets a precise message.
+valid 10-million-line file is read at C speed and a bad one gets a precise message. A file with
+comment lines (first non-blank character ``#``, skipped as trec_eval 10 does) is read by the
+line reader of :mod:`ndcg_labeling.trec.files`, which shares the rules and the messages.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -20,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ndcg_labeling.errors import InputFileError
+from ndcg_labeling.trec import files
 
 RUN_COLUMNS = ["query_id", "q0", "doc_id", "rank", "score", "tag"]
 QRELS_COLUMNS = ["query_id", "iteration", "doc_id", "relevance"]
@@ -34,85 +38,21 @@ def read_trec_run(path: str | Path) -> pd.DataFrame:
     unreadable or non-UTF-8 file, an empty file, a line with fewer than 6 fields, a rank that is not
     an integer, or a score that is not a finite number.
     """
+    if _has_comments(path):
+        run = files.read_run(path, full=True)
+        return pd.DataFrame({"query_id": run.query_id, "doc_id": run.doc_id, "rank": np.asarray(run.rank, np.int64),
+                             "score": np.asarray(run.score, np.float64), "tag": run.tag})
     return _read_run(path, RUN_COLUMNS)[["query_id", "doc_id", "rank", "score", "tag"]]
 
 
-def read_trec_run_scores(path: str | Path) -> pd.DataFrame:
-    """The ``query_id``, ``doc_id`` and ``score`` columns of a run, checked as :func:`read_trec_run`.
-
-    What ``eval`` needs: ``query_id`` and ``doc_id`` come as pandas categoricals (the parser hashes
-    each distinct id once, so no per-line Python string is made and the codes are free), and the
-    rank and tag columns are not built. File order is kept.
-    """
-    fast = _read_run_scores_arrow(path)
-    if fast is not None:
-        return fast
-    return _read_run(path, ["query_id", "doc_id", "score"], categorical=True)
-
-
-def _read_run_scores_arrow(path: str | Path) -> pd.DataFrame | None:
-    """The run through :func:`_read_arrow`; a score that parses but is not finite is reported by the
-    same line-by-line check as the pandas reader."""
-    frame = _read_arrow(path, RUN_COLUMNS, {"query_id": "string", "doc_id": "string", "score": "float64"})
-    if frame is not None and not np.isfinite(frame["score"].to_numpy()).all():
-        _raise_first_bad_line(str(path), _run_line_problem)
-    return frame
-
-
-def _read_arrow(path: str | Path, names: list[str], wanted: dict[str, str]) -> pd.DataFrame | None:
-    """pyarrow's multi-threaded CSV reader for the plain layout: fields split by single spaces.
-
-    String columns are dictionary-encoded in Arrow and handed to pandas as categoricals. Returns None -
-    and the pandas reader, with its exact line-by-line errors, takes over - when pyarrow is missing or
-    the file is anything else: tabs or runs of spaces, a short or long line, a number that does not
-    parse, a missing value, bytes that are not UTF-8.
-    """
+def _has_comments(path: str | Path) -> bool:
+    """Whether a line of the file starts (after blanks) with ``#``; unreadable files: False (the
+    readers report them)."""
     try:
-        import pyarrow as pa
-        import pyarrow.csv as pacsv
-    except Exception:  # noqa: BLE001 - pyarrow missing or broken: the pandas reader serves
-        return None
-    _check_readable(str(path))
-    # Ids are read straight into a dictionary (each distinct id stored once), never as one string per line.
-    types = {"string": pa.dictionary(pa.int32(), pa.string()), "float64": pa.float64(), "int64": pa.int64()}
-    try:
-        table = pacsv.read_csv(
-            str(path),
-            read_options=pacsv.ReadOptions(column_names=names),
-            parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False),
-            convert_options=pacsv.ConvertOptions(
-                include_columns=list(wanted),
-                column_types={name: types[kind] for name, kind in wanted.items()},
-                strings_can_be_null=False,
-            ),
-        )
-    except (pa.ArrowException, OSError, ValueError):
-        return None
-    if table.num_rows == 0:
-        return None
-    table = table.unify_dictionaries()  # one dictionary for all the chunks the reader made
-    columns: dict[str, object] = {}
-    for name, kind in wanted.items():
-        column = table.column(name)
-        if column.null_count:
-            return None
-        if kind == "string":
-            encoded = column.combine_chunks()
-            categories = pd.Index(encoded.dictionary.to_numpy(zero_copy_only=False), dtype=object)
-            columns[name] = pd.Categorical.from_codes(encoded.indices.to_numpy(zero_copy_only=False),
-                                                      categories=categories)
-        else:
-            columns[name] = column.to_numpy()
-    return pd.DataFrame(columns)
-
-
-def read_trec_qrels_codes(path: str | Path) -> pd.DataFrame:
-    """The ``query_id``, ``doc_id`` (categoricals) and ``relevance`` (int64) columns of a qrels file,
-    checked as :func:`read_trec_qrels`: what ``eval`` needs, read by pyarrow when the layout is plain."""
-    fast = _read_arrow(path, QRELS_COLUMNS, {"query_id": "string", "doc_id": "string", "relevance": "int64"})
-    if fast is not None:
-        return fast
-    return read_trec_qrels(path)[["query_id", "doc_id", "relevance"]]
+        data = files.read_bytes(str(path))
+    except InputFileError:
+        return False
+    return re.search(rb"(?m)^[ \t\r\f\v]*#", data) is not None
 
 
 def read_trec_qrels(path: str | Path) -> pd.DataFrame:
@@ -125,6 +65,10 @@ def read_trec_qrels(path: str | Path) -> pd.DataFrame:
     integer.
     """
     path = str(path)
+    if _has_comments(path):
+        q = files.read_qrels(path)
+        return pd.DataFrame({"query_id": q.query_id, "iteration": q.iteration, "doc_id": q.doc_id,
+                             "relevance": np.asarray(q.relevance, np.int64)})
     frame = _read_table(path, QRELS_COLUMNS, QRELS_COLUMNS, {"relevance": "float64"}, _qrels_line_problem, 4, False)
     rel = frame["relevance"].to_numpy()
     bad = ~np.isfinite(rel) | (rel != np.round(rel))
@@ -187,6 +131,8 @@ def _read_table(
     if frame.empty:
         raise InputFileError(path, "the file is empty")
     frame.columns = [names[i] for i in frame.columns]
+    if last not in frame.columns:  # every line too short (a file separated by ';' or ','): no such column
+        _raise_first_bad_line(path, line_problem)
     tail = frame[last]
     if isinstance(tail.dtype, pd.CategoricalDtype):
         short = bool(tail.isna().any()) or "" in tail.cat.categories

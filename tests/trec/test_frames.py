@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from ndcg_labeling.errors import InputFileError
-from ndcg_labeling.io.trec import read_trec_qrels, read_trec_run, read_trec_run_scores
+from ndcg_labeling.trec import read_trec_qrels, read_trec_run
 
-REFERENCE = Path(__file__).resolve().parents[2] / ".." / "shared" / "reference" / "trec_eval"
+REFERENCE = Path(__file__).resolve().parents[1] / "data" / "trec_eval"
 
 
 def _write(tmp_path: Path, name: str, text: str | bytes) -> str:
@@ -31,7 +31,7 @@ def test_run_columns_dtypes_and_file_order(tmp_path):
     assert run["rank"].dtype == np.int64 and run["rank"].tolist() == [1, 2, 3]
     assert run["score"].dtype == np.float64 and run["score"].tolist() == [2.5, -1000.0, 7.0]
     assert run["tag"].tolist() == ["sys", "sys", "sys"]
-    assert list(read_trec_run_scores(path).columns) == ["query_id", "doc_id", "score"]
+    assert list(read_trec_run(path)["doc_id"]) == ["NA", "d-01", "null"]
 
 
 def test_qrels_columns_and_negative_labels(tmp_path):
@@ -88,8 +88,6 @@ def test_unreadable_paths(tmp_path):
 
 
 def test_reads_trec_eval_test_files():
-    if not REFERENCE.is_dir():
-        pytest.skip("trec_eval reference files not present")
     run = read_trec_run(REFERENCE / "results.trunc")  # lines with extra fields after the tag
     assert len(run) == 584 and set(run["query_id"]) == {"301", "303"}
     qrels = read_trec_qrels(REFERENCE / "qrels.test")

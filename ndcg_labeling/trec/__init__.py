@@ -1,0 +1,37 @@
+"""trec_eval's file side: reading runs and qrels, the run/qrels join and the tie order.
+
+:func:`read_and_join` is what ``eval`` calls; :func:`read_trec_run` and :func:`read_trec_qrels` give
+the same files as pandas frames for the importers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ndcg_labeling.trec import fast
+from ndcg_labeling.trec.files import read_qrels, read_run
+from ndcg_labeling.trec.join import Joined, Options, join, trec_order
+
+
+def __getattr__(name: str) -> Any:
+    # The pandas readers load pandas: only when an importer asks for them, never for ``eval``.
+    if name in ("read_trec_run", "read_trec_qrels"):
+        from ndcg_labeling.trec import frames
+
+        return getattr(frames, name)
+    raise AttributeError(name)
+
+
+def read_and_join(qrels_path: str, run_path: str, options: Options) -> Joined:
+    """Both files read (standard input for ``-``) and joined into ranked relevance lists."""
+    if fast.worth_it(qrels_path, run_path):
+        joined = fast.read_and_join(qrels_path, run_path, options)
+        if joined is not None:
+            return joined
+    qrels = read_qrels(qrels_path)
+    run = read_run(run_path)
+    return join(run, qrels, options, run_path=run_path, qrels_path=qrels_path)
+
+
+__all__ = ["Joined", "Options", "join", "read_and_join", "read_qrels", "read_run", "read_trec_qrels",
+           "read_trec_run", "trec_order"]

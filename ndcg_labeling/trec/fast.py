@@ -1,0 +1,127 @@
+"""``eval``'s reader for large files: both files through the compiled scanner and join of
+:mod:`ndcg_labeling.trec._scan`, the same result as :func:`ndcg_labeling.trec.join.join` over the
+line reader. Returns None (the caller then reads line by line) without numba, or when a file has
+anything the scanner leaves to the line reader."""
+
+from __future__ import annotations
+
+import mmap
+import os
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ndcg_labeling.errors import InputFileError, NdcgLabelingError
+from ndcg_labeling.metrics.trec_measures import RankedLists
+from ndcg_labeling.trec import _scan
+from ndcg_labeling.trec.files import STDIN, check_file, read_bytes
+from ndcg_labeling.trec.join import Joined, Options
+
+# With the backend policy ``auto`` (ndcg_labeling.backend), from this many bytes (about 150,000 run
+# lines) the compiled reader is faster even counting numba's start (about a second, its cache warm);
+# below it the column reader of .files wins. ``numpy`` never takes it, ``numba`` always does.
+COMPILED_FROM_BYTES = 8_000_000
+
+
+def worth_it(*paths: str) -> bool:
+    """Whether to read with the compiled reader: the backend policy, and for ``auto`` the file sizes."""
+    from ndcg_labeling import backend
+
+    kind = backend.policy().kind
+    if kind == "numpy":
+        return False
+    total = 0
+    for path in paths:
+        if path == STDIN:
+            return False  # its size is unknown before reading: the line reader
+        try:
+            total += os.path.getsize(path)
+        except OSError:
+            return False  # the line reader reports it
+    return kind == "numba" or total >= COMPILED_FROM_BYTES
+
+
+def _buffer(path: str) -> npt.NDArray[np.uint8]:
+    """The file's bytes, mapped (pages are read as the scanner reaches them)."""
+    check_file(path)
+    if os.path.getsize(path) == 0:
+        return np.frombuffer(read_bytes(path), dtype=np.uint8)
+    try:
+        with open(path, "rb") as fh:
+            return np.frombuffer(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ), dtype=np.uint8)
+    except OSError as exc:
+        raise InputFileError(path, f"cannot read file: {exc.strerror or exc}") from None
+
+
+def read_and_join(qrels_path: str, run_path: str, options: Options) -> Joined | None:
+    kernels = _scan.kernels()
+    if kernels is None:
+        return None
+    qbuf, rbuf = _buffer(qrels_path), _buffer(run_path)
+    q, r, first = kernels["scan"](qbuf, rbuf)
+    if q[0] != _scan.OK or r[0] != _scan.OK:
+        return None
+    _, q_qcode, q_dstart, q_dlen, q_dhash, q_value, _, _, _, nq = q
+    _, r_qcode, r_dstart, r_dlen, r_dhash, r_score, slow, tag_s, tag_l, nr = r
+    if nq == 0:
+        raise InputFileError(qrels_path, "the file is empty")
+    if nr == 0:
+        raise InputFileError(run_path, "the file is empty")
+    if slow.any():  # scores with an exponent or more than 15 digits: NumPy's correctly rounded parse
+        idx = np.flatnonzero(slow)
+        texts = [bytes(rbuf[_field_start(rbuf, r_dstart[i], 2):_field_end(rbuf, r_dstart[i], 2)]) for i in idx]
+        r_score[idx] = np.array(texts).astype(np.float64)
+    names = [bytes(((qbuf, rbuf)[w])[s:s + ln]).decode() for w, s, ln in first.tolist()]
+    judged_codes = np.unique(q_qcode)
+    in_run = np.zeros(len(names), dtype=bool)
+    in_run[r_qcode] = True
+    rows = judged_codes if options.complete else judged_codes[in_run[judged_codes]]
+    if not len(rows):
+        raise NdcgLabelingError(f"no query of {run_path} has relevance judgments in {qrels_path}")
+    rows = rows[np.argsort(np.array([names[c].encode() for c in rows], dtype=object), kind="stable")]
+    rel, num_ret, dup_q, dup_r = kernels["join"](
+        qbuf, q_qcode, q_dstart, q_dlen, q_dhash, q_value.astype(np.int64), rbuf, r_qcode, r_dstart, r_dlen,
+        r_dhash, r_score, len(names), rows.astype(np.int64), options.max_docs or 0, options.judged_only)
+    rel = rel[:, : int(num_ret.max()) if len(num_ret) else 0]  # -J may have shortened every list
+    if dup_q >= 0:
+        raise _duplicate(qrels_path, qbuf, q_dstart[dup_q], q_dlen[dup_q], names[q_qcode[dup_q]], "qrels")
+    if dup_r >= 0:
+        raise _duplicate(run_path, rbuf, r_dstart[dup_r], r_dlen[dup_r], names[r_qcode[dup_r]], "run")
+    return Joined([names[c] for c in rows], RankedLists(rel, num_ret, *_levels(q_qcode, q_value, rows, len(names))),
+                  ~in_run[rows], len(judged_codes), int((q_value > 0).sum()),
+                  bytes(rbuf[tag_s:tag_s + tag_l]).decode())
+
+
+def _levels(q_qcode: Any, q_value: Any, rows: Any, n_codes: int) -> tuple[Any, Any]:
+    row_of = np.full(n_codes, -1, dtype=np.int64)
+    row_of[rows] = np.arange(len(rows))
+    keep = (row_of[q_qcode] >= 0) & (q_value >= 0)
+    levels = np.unique(q_value[keep])
+    counts = np.zeros((len(rows), len(levels)), dtype=np.int64)
+    np.add.at(counts, (row_of[q_qcode[keep]], np.searchsorted(levels, q_value[keep])), 1)
+    return levels, counts
+
+
+def _field_start(buf: Any, doc_start: int, after: int) -> int:
+    """Start of the ``after``-th field after the document id starting at ``doc_start``."""
+    i = doc_start
+    for _ in range(after):
+        while buf[i] not in (32, 9, 11, 12, 13):
+            i += 1
+        while buf[i] in (32, 9, 11, 12, 13):
+            i += 1
+    return i
+
+
+def _field_end(buf: Any, doc_start: int, after: int) -> int:
+    i = _field_start(buf, doc_start, after)
+    while i < len(buf) and buf[i] not in (32, 9, 10, 11, 12, 13):
+        i += 1
+    return i
+
+
+def _duplicate(path: str, buf: Any, start: int, length: int, query: str, what: str) -> InputFileError:
+    line = int(np.count_nonzero(buf[:start] == 10)) + 1
+    doc = bytes(buf[start:start + length]).decode()
+    return InputFileError(path, f"document {doc} appears twice for query {query} in the {what}", line)

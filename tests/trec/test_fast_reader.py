@@ -1,0 +1,78 @@
+"""The compiled reader of large files gives the line reader's lists and errors, byte for byte: ties,
+-M, -J, -c, comments, odd spacing, long and exponent scores, '#' inside ids, duplicates, fallbacks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ndcg_labeling.errors import InputFileError
+from ndcg_labeling.metrics import numba_available
+from ndcg_labeling.trec import fast, files
+from ndcg_labeling.trec.join import Options
+from ndcg_labeling.trec.join import join as line_join
+from tests.trec.conftest import random_files
+
+pytestmark = pytest.mark.skipif(not numba_available(), reason="numba not available")
+OPTIONS = [Options(), Options(complete=True), Options(max_docs=7), Options(judged_only=True, max_docs=20),
+           Options(judged_only=True, complete=True)]
+
+
+def _same(qrels: str, run: str, options: Options) -> None:
+    a = fast.read_and_join(qrels, run, options)
+    b = line_join(files.read_run(run), files.read_qrels(qrels), options, run_path=run, qrels_path=qrels)
+    assert a is not None
+    assert a.query_ids == b.query_ids
+    np.testing.assert_array_equal(a.lists.rel, b.lists.rel)
+    np.testing.assert_array_equal(a.lists.num_ret, b.lists.num_ret)
+    np.testing.assert_array_equal(a.lists.levels, b.lists.levels)
+    np.testing.assert_array_equal(a.lists.level_counts, b.lists.level_counts)
+    assert (a.missing == b.missing).all() and a.run_id == b.run_id
+    assert (a.n_positive_judgments, a.n_qrels_queries) == (b.n_positive_judgments, b.n_qrels_queries)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("options", OPTIONS)
+def test_random_files(tmp_path, seed, options):
+    qrels, run, *_ = random_files(tmp_path, seed=seed, shuffle=seed % 2 == 1)
+    _same(qrels, run, options)
+
+
+def test_odd_but_valid_layouts(tmp_path):
+    (tmp_path / "q").write_text("# c\n1\t0  D#1 2\n  1 0 d2 0\r\n2 0 x -1\n\n2 0 y 1\n")
+    (tmp_path / "r").write_text("1 Q0 D#1 1 0.48667709617644916 t\n#x\n1  Q0\td2 2 4.8667709617644916e-1 t extra\n"
+                                "2 Q0 y 1 1e-3 t\n2 Q0 x 2 0.001 t\n2 Q0 z 3 +0.0010 t\n2 Q0 w 4 -0 last\n")
+    for options in OPTIONS:
+        _same(str(tmp_path / "q"), str(tmp_path / "r"), options)
+
+
+@pytest.mark.parametrize(("qrels", "run"), [
+    ("1 0 a 1\n", "1 Q0 a 1 2.0\n"),  # short run line
+    ("1 0 a 1 x\n", "1 Q0 a 1 2.0 t\n"),  # 5-field qrels
+    ("1 0 a 1\n", "1 Q0 a 1 nan t\n"),
+    ("1 0 a 1\n", "1 Q0 a 1e0 2 t\n"),  # a rank the scanner leaves to the line reader
+    ("1 0 é 1\n", "1 Q0 é 1 2 t\n"),  # non-ASCII ids: the line reader checks UTF-8
+])
+def test_unusual_files_go_to_the_line_reader(tmp_path, qrels, run):
+    (tmp_path / "q").write_text(qrels)
+    (tmp_path / "r").write_text(run)
+    assert fast.read_and_join(str(tmp_path / "q"), str(tmp_path / "r"), Options()) is None
+
+
+def test_duplicates_name_the_line(tmp_path):
+    (tmp_path / "q").write_text("1 0 a 1\n2 0 a 1\n")
+    (tmp_path / "r").write_text("1 Q0 a 1 2.0 t\n2 Q0 c 1 1.0 t\n1 Q0 b 2 1.0 t\n#\n2 Q0 c 3 0.2 t\n1 Q0 a 3 0.5 t\n")
+    with pytest.raises(InputFileError) as info:
+        fast.read_and_join(str(tmp_path / "q"), str(tmp_path / "r"), Options())
+    assert str(info.value) == f"{tmp_path / 'r'}:5: document c appears twice for query 2 in the run"
+    (tmp_path / "q").write_text("1 0 a 1\n3 0 x 1\n3 0 y 0\n3 0 x 2\n")
+    with pytest.raises(InputFileError, match=r"q:4: document x appears twice for query 3 in the qrels$"):
+        fast.read_and_join(str(tmp_path / "q"), str(tmp_path / "r"), Options())
+
+
+def test_trec_order_is_trec_evals_ranking():
+    from ndcg_labeling.trec import trec_order
+
+    order = trec_order(["2", "1", "1", "1", "10", "1"], ["a", "b", "c", "á", "x", "d"], [1.0, 2.0, 2.0, 2.0, 5.0, 3.0])
+    # query "1" before "10" before "2"; in "1": 3.0 first, then the 2.0 tie by id descending (á > c > b)
+    assert order.tolist() == [5, 3, 2, 1, 4, 0]
