@@ -23,12 +23,15 @@ def _register_all() -> None:
         db_cmds,
         demo_cmd,
         eval_cmd,
+        graders_cmds,
         import_cmds,
         report_cmd,
+        serve_cmd,
         tasks_cmds,
     )
 
-    for module in (db_cmds, import_cmds, tasks_cmds, agreement_cmds, report_cmd, eval_cmd, demo_cmd):
+    for module in (db_cmds, import_cmds, graders_cmds, tasks_cmds, agreement_cmds, report_cmd, eval_cmd, demo_cmd,
+                   serve_cmd):
         module.register(app)
 
 

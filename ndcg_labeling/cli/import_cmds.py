@@ -103,12 +103,13 @@ def import_judgments(
 
 
 @graders_app.command("add")
-def graders_add(names: Annotated[list[str], typer.Argument(help="Grader names.")], db: DbOption = None) -> None:
+def graders_add(names: Annotated[list[str], typer.Argument(help="Grader names.")], db: DbOption = None,
+                role: Annotated[str, typer.Option("--role", help="Role of new graders: grader or lead.")] = "grader") -> None:
     """Add graders by name."""
     from ndcg_labeling.pipeline.importing import add_graders
 
     with open_session(db) as session:
-        summary = add_graders(names, session=session)
+        summary = add_graders(names, session=session, role=role)
     typer.echo(f"graders: {summary.new} new, {summary.unchanged} unchanged")
 
 

@@ -77,6 +77,8 @@ class Grader(Base):
     name: Mapped[str] = mapped_column(String(128), unique=True)
     display_name: Mapped[str | None] = mapped_column(String(256))
     active: Mapped[bool] = mapped_column(Boolean, default=True, server_default="1")
+    # revision 0004: "grader" (grades their own items) or "lead" (runs batches, adjudicates)
+    role: Mapped[str] = mapped_column(String(16), default="grader", server_default="grader")
 
 
 class System(Base):
@@ -210,3 +212,36 @@ class Adjudication(Base):
     adjudicator: Mapped[str] = mapped_column(String(128))
     note: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+# --- revision 0004: the web workspace's sign-in ------------------------------------------------------
+
+
+class GraderToken(Base):
+    """A sign-in token of a grader (``graders token``): only its sha256 is stored.
+
+    A token is valid until ``expires_at`` unless ``revoked_at`` is set (``graders revoke``).
+    """
+
+    __tablename__ = "grader_tokens"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    grader_id: Mapped[int] = mapped_column(ForeignKey("graders.id", ondelete="CASCADE"), index=True)
+    token_sha256: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime)
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime)
+
+
+class WebSession(Base):
+    """A signed-in browser: the sha256 of its session cookie, the token it came from, its expiry.
+
+    A session ends with its token (expiry or revocation) or at sign-out (the row is deleted).
+    """
+
+    __tablename__ = "web_sessions"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    grader_id: Mapped[int] = mapped_column(ForeignKey("graders.id", ondelete="CASCADE"), index=True)
+    token_id: Mapped[int] = mapped_column(ForeignKey("grader_tokens.id", ondelete="CASCADE"), index=True)
+    session_sha256: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime)

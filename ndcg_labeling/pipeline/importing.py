@@ -162,8 +162,11 @@ def _upsert_by_external_id(model: Any, kind: str, table: InputTable, ids: list[s
 # --- graders -------------------------------------------------------------------------------------
 
 
-def add_graders(names: list[str], *, session: Session) -> ImportSummary:
-    """Add graders by name; existing names are left unchanged."""
+def add_graders(names: list[str], *, session: Session, role: str = "grader") -> ImportSummary:
+    """Add graders by name with ``role`` (grader or lead); existing names are left unchanged."""
+    from ndcg_labeling.pipeline.auth import check_role
+
+    check_role(role)
     summary = ImportSummary("graders", "(command line)")
     known = repo.grader_map(session=session)
     for raw in names:
@@ -173,7 +176,7 @@ def add_graders(names: list[str], *, session: Session) -> ImportSummary:
         if name in known:
             summary.unchanged += 1
             continue
-        grader = m.Grader(name=name, active=True)
+        grader = m.Grader(name=name, active=True, role=role)
         session.add(grader)
         session.flush()
         known[name] = grader.id

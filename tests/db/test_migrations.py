@@ -11,7 +11,8 @@ from ndcg_labeling.db import migrate
 from ndcg_labeling.db.base import Base
 
 TABLES = {"scales", "scale_grades", "queries", "documents", "graders", "systems", "ranking_entries", "judgments",
-          "consensus_labels", "grading_batches", "batch_items", "assignments", "adjudications"}
+          "consensus_labels", "grading_batches", "batch_items", "assignments", "adjudications", "grader_tokens",
+          "web_sessions"}
 
 
 def test_upgrade_downgrade_upgrade(empty_db):
@@ -30,12 +31,21 @@ def test_upgrade_downgrade_upgrade(empty_db):
 def test_each_revision_steps_down_and_up(empty_db):
     engine = empty_db.engine
     migrate.upgrade(engine)
-    for target, gone in [("0002", "adjudications"), ("0001", "grading_batches")]:
+    for target, gone in [("0003", "web_sessions"), ("0002", "adjudications"), ("0001", "grading_batches")]:
         migrate.downgrade(engine, target)
         assert migrate.current_revision(engine) == target
         assert gone not in inspect(engine).get_table_names()
     migrate.upgrade(engine)
-    assert migrate.current_revision(engine) == "0003"
+    assert migrate.current_revision(engine) == "0004"
+
+
+def test_0004_adds_the_role_column_and_removes_it(empty_db):
+    engine = empty_db.engine
+    migrate.upgrade(engine)
+    assert "role" in {c["name"] for c in inspect(engine).get_columns("graders")}
+    migrate.downgrade(engine, "0003")
+    assert "role" not in {c["name"] for c in inspect(engine).get_columns("graders")}
+    assert not {"grader_tokens", "web_sessions"} & set(inspect(engine).get_table_names())
 
 
 def test_models_match_migrations(db):

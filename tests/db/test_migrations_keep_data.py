@@ -33,29 +33,81 @@ ROWS_0002 = {
                     "VALUES (1, 1, 1, 1, 0, 'done', NULL)"],
 }
 
+ROWS_0003 = {
+    "adjudications": [f"INSERT INTO adjudications (id, query_id, document_id, grade, adjudicator, note, created_at) "
+                      f"VALUES (1, 1, 1, 2.0, 'lead', 'checked', {T})"],
+}
+# 0004's own tables: they keep their rows through a downgrade to 0003 and back only as far as 0004 exists,
+# so they are checked from 0004 on (the role column of a grader added at 0004 included).
+ROWS_0004 = {
+    "grader_tokens": [f"INSERT INTO grader_tokens (id, grader_id, token_sha256, created_at, expires_at, revoked_at) "
+                      f"VALUES (1, 1, '{'b' * 64}', {T}, {T}, NULL)"],
+    "web_sessions": [f"INSERT INTO web_sessions (id, grader_id, token_id, session_sha256, created_at, expires_at) "
+                     f"VALUES (1, 1, 1, '{'c' * 64}', {T}, {T})"],
+}
 
-def _dump(engine, tables) -> dict[str, list[tuple]]:
+
+def _dump(engine, tables, columns: dict[str, list[str]] | None = None) -> dict[str, list[tuple]]:
+    """Every row of ``tables``; with ``columns``, only those columns (the ones of an older revision)."""
     with engine.connect() as conn:
-        return {t: [tuple(r) for r in conn.execute(text(f"SELECT * FROM {t} ORDER BY 1"))] for t in tables}
+        return {t: [tuple(r) for r in conn.execute(text(
+            f"SELECT {', '.join(columns[t]) if columns else '*'} FROM {t} ORDER BY 1"))] for t in tables}
 
 
-@pytest.mark.parametrize("revision", ["0001", "0002"])
+def _columns(engine, tables) -> dict[str, list[str]]:
+    from sqlalchemy import inspect
+
+    return {t: [c["name"] for c in inspect(engine).get_columns(t)] for t in tables}
+
+
+@pytest.mark.parametrize("revision", ["0001", "0002", "0003"])
 def test_rows_survive_upgrade_and_round_trip(empty_db, revision):
     engine = empty_db.engine
     migrate.upgrade(engine, revision)
     rows = dict(ROWS_0001)
     if revision >= "0002":
         rows.update(ROWS_0002)
+    if revision >= "0003":
+        rows.update(ROWS_0003)
     with engine.begin() as conn:
         for statements in rows.values():
             for sql in statements:
                 conn.execute(text(sql))
-    before = _dump(engine, rows)
+    columns = _columns(engine, rows)  # later revisions may add columns (graders.role in 0004)
+    before = _dump(engine, rows, columns)
     assert all(before[t] for t in rows)
     migrate.upgrade(engine)
     assert migrate.current_revision(engine) == migrate.head_revision(engine)
-    assert _dump(engine, rows) == before
+    assert _dump(engine, rows, columns) == before
     migrate.downgrade(engine, revision)
     assert _dump(engine, rows) == before
     migrate.upgrade(engine)
-    assert _dump(engine, rows) == before
+    assert _dump(engine, rows, columns) == before
+
+
+def test_0004_rows_and_roles_survive_a_round_trip(empty_db):
+    engine = empty_db.engine
+    migrate.upgrade(engine, "0003")
+    with engine.begin() as conn:
+        for statements in {**ROWS_0001, **ROWS_0002, **ROWS_0003}.values():
+            for sql in statements:
+                conn.execute(text(sql))
+    migrate.upgrade(engine)
+    with engine.begin() as conn:
+        assert conn.execute(text("SELECT role FROM graders WHERE id = 1")).scalar_one() == "grader"
+        conn.execute(text("UPDATE graders SET role = 'lead' WHERE id = 1"))
+        for statements in ROWS_0004.values():
+            for sql in statements:
+                conn.execute(text(sql))
+    tables = [*ROWS_0001, *ROWS_0002, *ROWS_0003, *ROWS_0004]
+    before = _dump(engine, tables)
+    assert before["graders"][0][-1] == "lead"
+    migrate.downgrade(engine, "0003")
+    after_down = _dump(engine, [*ROWS_0001, *ROWS_0002, *ROWS_0003])
+    assert after_down["graders"] == [row[:-1] for row in before["graders"]]
+    assert {t: after_down[t] for t in after_down if t != "graders"} == {
+        t: before[t] for t in after_down if t != "graders"}
+    migrate.upgrade(engine)
+    assert _dump(engine, [*ROWS_0001, *ROWS_0002, *ROWS_0003]) == {
+        **{t: before[t] for t in [*ROWS_0001, *ROWS_0002, *ROWS_0003]},
+        "graders": [(*row[:-1], "grader") for row in before["graders"]]}

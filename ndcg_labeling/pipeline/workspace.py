@@ -1,0 +1,254 @@
+"""The web workspace's use cases, built on the functions the terminal uses.
+
+Grading goes through :mod:`ndcg_labeling.pipeline.tasks` (``next_item``, ``save_grade``,
+``skip_item``, ``undo_item``, ``grader_progress``), so the order, the item ids, the grade parser and
+the bookkeeping are those of ``grade`` and ``tasks export``. Lead views call the agreement,
+consensus and report pipelines. Nothing here decides a grading rule of its own.
+
+What a grader is shown carries no rank, score, system or other grader: :func:`item_payload` is the
+whole of it. A batch or an item that is not the caller's is reported as not found, with one message
+that does not say whether it exists (so ann cannot probe bob's items, nor learn batch names).
+
+Every function takes the session as a keyword argument and never commits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ndcg_labeling.db import models as m
+from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
+from ndcg_labeling.guidelines import Guideline, load_guideline
+from ndcg_labeling.pipeline import tasks
+from ndcg_labeling.pipeline.auth import WebUser
+from ndcg_labeling.scales import get_scale
+
+MAX_SKIP_REASON = 500
+
+
+class InvalidInput(NdcgLabelingError):
+    """A grade outside the scale, or a skip reason that is too long (HTTP 422)."""
+
+
+# --- what a grader sees ---------------------------------------------------------------------------
+
+
+@dataclass
+class GradingView:
+    """One grading page: the grader's first open item (None when all are done), progress, the scale."""
+
+    batch: str
+    scale: str
+    item: tasks.GradingItem | None
+    progress: tasks.GraderProgress
+    grades: list[dict[str, Any]]
+    guideline: str
+    can_undo: bool = False
+
+
+def progress_dict(progress: tasks.GraderProgress) -> dict[str, int]:
+    return {"done": progress.done, "skipped": progress.skipped, "open": progress.open, "total": progress.total}
+
+
+def scale_grades(scale: str) -> tuple[list[dict[str, Any]], str]:
+    """The grades of ``scale`` as ``[{"value", "name", "definition"}]`` from its guideline, and the guideline text."""
+    guideline: Guideline | None
+    try:
+        guideline = load_guideline(scale)
+    except NdcgLabelingError:
+        guideline = None
+    if guideline is not None:
+        return ([{"value": g.grade, "name": g.name, "definition": g.definition} for g in guideline.grades],
+                guideline.text)
+    sc = get_scale(scale)
+    return [{"value": v, "name": sc.name_of(v), "definition": ""} for v in sc.values], ""
+
+
+def item_payload(view: GradingView) -> dict[str, Any] | None:
+    """The API's item: exactly ``item_id, query, title, body, url, scale, grades`` (no position either)."""
+    if view.item is None:
+        return None
+    it = view.item
+    return {"item_id": it.item_id, "query": it.query, "title": it.title, "body": it.body, "url": it.url,
+            "scale": view.scale, "grades": view.grades}
+
+
+def _not_yours(batch: str) -> NotFoundError:
+    return NotFoundError(f"no batch {batch!r} with items for you")
+
+
+def _my_batch(batch: str, user: WebUser, *, session: Session) -> tuple[m.GradingBatch, tasks.GraderProgress]:
+    try:
+        found = tasks.require_batch(batch, session=session)
+        return found, tasks.grader_progress(batch, grader=user.grader, session=session)
+    except NotFoundError:
+        raise _not_yours(batch) from None
+
+
+def _my_item(batch: str, item_id: str, user: WebUser, work: Any) -> Any:
+    try:
+        return work()
+    except NotFoundError:
+        raise NotFoundError(f"no item {item_id!r} for you in batch {batch!r}") from None
+
+
+def my_batches(user: WebUser, *, session: Session) -> list[dict[str, Any]]:
+    """The batches the grader has items in, oldest first, with their progress."""
+    out = []
+    for row in tasks.list_batches(session=session):
+        try:
+            progress = tasks.grader_progress(row["batch"], grader=user.grader, session=session)
+        except NotFoundError:
+            continue
+        out.append({"batch": row["batch"], "scale": row["scale"], **progress_dict(progress)})
+    return out
+
+
+def grading_view(batch: str, user: WebUser, *, session: Session) -> GradingView:
+    """The grader's first open item of ``batch`` (resume point), progress, and the scale's grades."""
+    found, progress = _my_batch(batch, user, session=session)
+    grades, guideline = scale_grades(found.scale)
+    item = tasks.next_item(batch, grader=user.grader, session=session)
+    return GradingView(found.name, found.scale, item, progress, grades, guideline,
+                       can_undo=progress.done + progress.skipped > 0)
+
+
+def grade_item(batch: str, item_id: str, grade: Any, user: WebUser, *, session: Session) -> dict[str, int]:
+    """Store the grader's grade of one of their items; returns their progress.
+
+    The grade is read by the parser of task files and the terminal (a number or a grade name);
+    :class:`InvalidInput` when it is not on the batch's scale.
+    """
+    found, _ = _my_batch(batch, user, session=session)
+    if isinstance(grade, bool) or not isinstance(grade, int | str):
+        raise InvalidInput(f"grade {grade!r} is not a grade of scale {found.scale}")
+    try:
+        tasks.parse_task_grade(grade, get_scale(found.scale))
+    except ValueError as exc:
+        raise InvalidInput(str(exc)) from None
+    _my_item(batch, item_id, user, lambda: tasks.save_grade(batch, item_id, grade, grader=user.grader,
+                                                            session=session))
+    return progress_dict(tasks.grader_progress(batch, grader=user.grader, session=session))
+
+
+def skip(batch: str, item_id: str, reason: str, user: WebUser, *, session: Session) -> dict[str, int]:
+    """Skip one of the grader's items with a reason (empty: "cannot judge"); returns their progress."""
+    _my_batch(batch, user, session=session)
+    if not isinstance(reason, str) or len(reason) > MAX_SKIP_REASON:
+        raise InvalidInput(f"a skip reason is text of at most {MAX_SKIP_REASON} characters")
+    _my_item(batch, item_id, user, lambda: tasks.skip_item(batch, item_id, grader=user.grader, session=session,
+                                                           reason=reason))
+    return progress_dict(tasks.grader_progress(batch, grader=user.grader, session=session))
+
+
+def undo(batch: str, item_id: str, user: WebUser, *, session: Session) -> dict[str, int]:
+    """Reopen one of the grader's items (its grade or skip is removed); returns their progress."""
+    _my_batch(batch, user, session=session)
+    _my_item(batch, item_id, user, lambda: tasks.undo_item(batch, item_id, grader=user.grader, session=session))
+    return progress_dict(tasks.grader_progress(batch, grader=user.grader, session=session))
+
+
+def undo_last(batch: str, user: WebUser, *, session: Session) -> str | None:
+    """Reopen the grader's most recently graded or skipped item of ``batch``; its item id, or None.
+
+    Repeated, it walks back through the grader's grades and skips, newest first (the web page's
+    ``u``; the terminal's ``u`` undoes within its session the same way).
+    """
+    found, _ = _my_batch(batch, user, session=session)
+    a = m.Assignment
+    last = session.execute(
+        select(m.BatchItem.item_key).join(a, a.item_id == m.BatchItem.id)
+        .where(a.batch_id == found.id, a.grader_id == user.grader_id, a.status != "open")
+        .order_by(a.updated_at.desc(), a.id.desc()).limit(1)).scalar_one_or_none()
+    if last is None:
+        return None
+    tasks.undo_item(batch, last, grader=user.grader, session=session)
+    return str(last)
+
+
+def my_progress(batch: str, user: WebUser, *, session: Session) -> dict[str, int]:
+    return progress_dict(_my_batch(batch, user, session=session)[1])
+
+
+# --- lead views -------------------------------------------------------------------------------------
+
+
+@dataclass
+class BatchDetail:
+    status: tasks.BatchStatus
+    skips: list[dict[str, Any]]
+
+
+@dataclass
+class AgreementView:
+    batch: str | None
+    by_query_type: list[dict[str, Any]] = field(default_factory=list)
+    by_grader: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def batch_detail(batch: str, *, session: Session) -> BatchDetail:
+    """Per-grader progress of a batch (``tasks status``) and every skip with its reason."""
+    status = tasks.batch_status(batch, session=session)
+    found = tasks.require_batch(batch, session=session)
+    a = m.Assignment
+    rows = session.execute(
+        select(m.Grader.name, m.Query.external_id, m.Query.text, m.Document.external_id, m.Document.title,
+               a.skip_reason, a.updated_at)
+        .join(m.Grader, m.Grader.id == a.grader_id).join(m.BatchItem, m.BatchItem.id == a.item_id)
+        .join(m.Query, m.Query.id == m.BatchItem.query_id).join(m.Document, m.Document.id == m.BatchItem.document_id)
+        .where(a.batch_id == found.id, a.status == "skipped").order_by(m.Grader.name, a.updated_at)).all()
+    skips = [{"grader": g, "query_id": q, "query": qt or q, "doc_id": d, "title": t or "", "reason": r or "",
+              "when": w.isoformat(sep=" ", timespec="seconds") if w else ""} for g, q, qt, d, t, r, w in rows]
+    return BatchDetail(status, skips)
+
+
+def agreement_view(batch: str | None, *, session: Session) -> AgreementView:
+    """Agreement per query type (alpha, AC1) and per grader (mean kappa, flagged), from ``agreement``."""
+    from ndcg_labeling.pipeline.agreement import agreement_report
+
+    view = AgreementView(batch)
+    for by, target in (("query-type", view.by_query_type), ("grader", view.by_grader)):
+        try:
+            rep = agreement_report(session=session, batch=batch, by=by)  # type: ignore[arg-type]
+        except NdcgLabelingError as exc:
+            view.notes.append(f"agreement by {by}: {exc}")
+            continue
+        target.extend(rep.rows)
+        view.notes.extend(n for n in rep.notes if n not in view.notes)
+    return view
+
+
+def adjudication_queue(batch: str | None, *, session: Session) -> list[dict[str, Any]]:
+    """The items flagged for adjudication, with every grade and grader (``adjudicate list``)."""
+    from ndcg_labeling.pipeline.consensus import flagged_items
+
+    return flagged_items(session=session, batch=batch)
+
+
+def adjudicate(query_id: str, doc_id: str, grade: Any, note: str | None, user: WebUser, *,
+               session: Session) -> str:
+    """Record the lead's final grade of (query, document) with a note (``adjudicate set``)."""
+    from ndcg_labeling.pipeline.consensus import set_adjudication
+
+    try:
+        value = int(str(grade).strip())
+    except ValueError:
+        raise InvalidInput(f"grade {grade!r} is not an integer") from None
+    record = set_adjudication(query_id, doc_id, value, adjudicator=user.grader, session=session,
+                              note=(note or "").strip() or None)
+    return str(record)
+
+
+def live_report_html(*, session: Session) -> str:
+    """The HTML report (``report --format html``) of the database as it is now."""
+    from ndcg_labeling.pipeline.report import agreement_by_query_type, build_report
+    from ndcg_labeling.reports import render_html
+
+    result = build_report(session=session)
+    agreement, note = agreement_by_query_type(session=session)
+    return render_html(result, agreement=agreement, agreement_note=note)

@@ -1,0 +1,102 @@
+"""Dependencies: the database session, the writer (short retried transactions), and the caller.
+
+The caller is looked up in its own short transaction before the route runs (on SQLite every
+transaction holds the write lock, so the route's own transaction must not overlap it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Annotated, Any, TypeVar
+
+from fastapi import Depends, Request
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session
+
+from ndcg_labeling.db.session import session_scope
+from ndcg_labeling.pipeline import auth
+from ndcg_labeling.pipeline.auth import AuthenticationError, WebUser
+from ndcg_labeling.pipeline.transactions import run_in_transaction
+
+T = TypeVar("T")
+SESSION_COOKIE = "ndcg_session"
+LOGIN_COOKIE = "ndcg_login"
+CSRF_HEADER = "X-CSRF-Token"
+SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
+
+
+def get_engine(request: Request) -> Engine:
+    engine: Engine = request.app.state.engine
+    return engine
+
+
+def db_session(engine: Annotated[Engine, Depends(get_engine)]) -> Iterator[Session]:
+    """One transaction for a reading route (committed when the route returns)."""
+    with session_scope(engine) as session:
+        yield session
+
+
+Writer = Callable[[Callable[[Session], Any]], Any]
+
+
+def db_writer(engine: Annotated[Engine, Depends(get_engine)]) -> Writer:
+    """``writer(work)`` runs ``work(session)`` in its own transaction, retried when writers collide."""
+    return lambda work: run_in_transaction(engine, work)
+
+
+def _lookup(engine: Engine, fn: Callable[[Session], T]) -> T:
+    with session_scope(engine) as session:
+        return fn(session)
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The signed-in grader of a page request, and the session's CSRF token for its forms."""
+
+    user: WebUser
+    csrf: str
+
+
+def page_caller(request: Request, engine: Annotated[Engine, Depends(get_engine)]) -> Caller:
+    """The grader of the session cookie (pages use the cookie only); 401 without a live session."""
+    cookie = request.cookies.get(SESSION_COOKIE)
+    user = _lookup(engine, lambda s: auth.authenticate_session(cookie, session=s))
+    return Caller(user, auth.csrf_token(cookie or ""))
+
+
+def lead_caller(caller: Annotated[Caller, Depends(page_caller)]) -> Caller:
+    auth.require_lead(caller.user)
+    return caller
+
+
+def check_form_csrf(request: Request, csrf: str | None) -> None:
+    auth.check_csrf(request.cookies.get(SESSION_COOKIE), csrf)
+
+
+def api_user(request: Request, engine: Annotated[Engine, Depends(get_engine)]) -> WebUser:
+    """``Authorization: Bearer TOKEN`` (a sign-in token), else the session cookie; with the cookie, a
+    state-changing request must carry the session's CSRF token in the ``X-CSRF-Token`` header."""
+    header = request.headers.get("Authorization")
+    if header is not None:
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise AuthenticationError("the Authorization header must be 'Bearer TOKEN'")
+        return _lookup(engine, lambda s: auth.authenticate_token(token.strip(), session=s))
+    cookie = request.cookies.get(SESSION_COOKIE)
+    user = _lookup(engine, lambda s: auth.authenticate_session(cookie, session=s))
+    if request.method not in SAFE_METHODS:
+        auth.check_csrf(cookie, request.headers.get(CSRF_HEADER))
+    return user
+
+
+def api_lead(user: Annotated[WebUser, Depends(api_user)]) -> WebUser:
+    return auth.require_lead(user)
+
+
+SessionDep = Annotated[Session, Depends(db_session)]
+WriterDep = Annotated[Writer, Depends(db_writer)]
+PageCaller = Annotated[Caller, Depends(page_caller)]
+LeadCaller = Annotated[Caller, Depends(lead_caller)]
+ApiUser = Annotated[WebUser, Depends(api_user)]
+ApiLead = Annotated[WebUser, Depends(api_lead)]

@@ -1,0 +1,109 @@
+"""Grader pages: sign-in, my batches, the grading page and its form posts (each with a CSRF token)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Form, Request
+from fastapi.responses import RedirectResponse, Response
+from sqlalchemy import Engine
+
+from ndcg_labeling.db.session import session_scope
+from ndcg_labeling.pipeline import auth, workspace
+from ndcg_labeling.pipeline.auth import PermissionDenied
+from ndcg_labeling.web.deps import (
+    LOGIN_COOKIE,
+    SESSION_COOKIE,
+    PageCaller,
+    SessionDep,
+    WriterDep,
+    check_form_csrf,
+    get_engine,
+)
+from ndcg_labeling.web.render import render
+
+router = APIRouter()
+CsrfField = Annotated[str | None, Form()]
+
+
+def _grade_page(batch: str) -> str:
+    from urllib.parse import quote
+
+    return f"/batches/{quote(batch, safe='')}/grade"
+
+
+def _see_other(url: str) -> RedirectResponse:
+    return RedirectResponse(url, status_code=303)
+
+
+@router.get("/")
+def home(request: Request, caller: PageCaller, session: SessionDep) -> Response:
+    batches = workspace.my_batches(caller.user, session=session)
+    return render(request, "home.html", {"user": caller.user, "csrf": caller.csrf, "batches": batches})
+
+
+@router.get("/login")
+def login_page(request: Request, engine: Annotated[Engine, Depends(get_engine)], token: str = "") -> Response:
+    """Check the link's token (nothing is written) and show a sign-in button; the POST signs in."""
+    with session_scope(engine) as session:
+        user = auth.authenticate_token(token, session=session)
+    nonce = auth.new_secret()
+    response = render(request, "login.html", {"who": user.grader, "token": token, "nonce": nonce})
+    response.set_cookie(LOGIN_COOKIE, nonce, max_age=600, path="/login", httponly=True, samesite="strict",
+                        secure=request.url.scheme == "https")
+    return response
+
+
+@router.post("/login")
+def login(request: Request, writer: WriterDep, token: Annotated[str, Form()] = "",
+          nonce: Annotated[str, Form()] = "") -> Response:
+    """Exchange the token for a session cookie (HttpOnly, SameSite=Strict); the form's nonce must match
+    the cookie the sign-in page set, so another site cannot sign a browser in."""
+    if not auth.same_secret(nonce, request.cookies.get(LOGIN_COOKIE)):
+        raise PermissionDenied("the sign-in form has expired; open the sign-in link again")
+    cookie, user = writer(lambda s: auth.start_session(token, session=s))
+    response = _see_other("/")
+    response.delete_cookie(LOGIN_COOKIE, path="/login")
+    response.set_cookie(SESSION_COOKIE, cookie, path="/", httponly=True, samesite="strict",
+                        secure=request.url.scheme == "https", max_age=366 * 24 * 3600)
+    return response
+
+
+@router.post("/logout")
+def logout(request: Request, writer: WriterDep, csrf: CsrfField = None) -> Response:
+    check_form_csrf(request, csrf)
+    cookie = request.cookies.get(SESSION_COOKIE)
+    writer(lambda s: auth.end_session(cookie, session=s))
+    response = render(request, "error.html", {"status": 200, "message": "You are signed out."})
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    return response
+
+
+@router.get("/batches/{batch:path}/grade")
+def grading_page(request: Request, batch: str, caller: PageCaller, session: SessionDep) -> Response:
+    view = workspace.grading_view(batch, caller.user, session=session)
+    return render(request, "grade.html", {"user": caller.user, "csrf": caller.csrf, "view": view})
+
+
+@router.post("/batches/{batch:path}/items/{item_id}/grade")
+def grade_form(request: Request, batch: str, item_id: str, caller: PageCaller, writer: WriterDep,
+               grade: Annotated[str, Form()], csrf: CsrfField = None) -> Response:
+    check_form_csrf(request, csrf)
+    writer(lambda s: workspace.grade_item(batch, item_id, grade, caller.user, session=s))
+    return _see_other(_grade_page(batch))
+
+
+@router.post("/batches/{batch:path}/items/{item_id}/skip")
+def skip_form(request: Request, batch: str, item_id: str, caller: PageCaller, writer: WriterDep,
+              reason: Annotated[str, Form()] = "", csrf: CsrfField = None) -> Response:
+    check_form_csrf(request, csrf)
+    writer(lambda s: workspace.skip(batch, item_id, reason, caller.user, session=s))
+    return _see_other(_grade_page(batch))
+
+
+@router.post("/batches/{batch:path}/undo")
+def undo_form(request: Request, batch: str, caller: PageCaller, writer: WriterDep,
+              csrf: CsrfField = None) -> Response:
+    check_form_csrf(request, csrf)
+    writer(lambda s: workspace.undo_last(batch, caller.user, session=s))
+    return _see_other(_grade_page(batch))

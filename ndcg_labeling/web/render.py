@@ -1,0 +1,41 @@
+"""Jinja2 templates with autoescaping on: everything from the database is shown as inert text."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+import jinja2
+from fastapi import Request
+from fastapi.responses import HTMLResponse
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+
+def safe_href(url: str | None) -> str | None:
+    """``url`` when it is an http(s) link, else None (a ``javascript:`` URL is shown as text only)."""
+    if not url:
+        return None
+    try:
+        scheme = urlsplit(url.strip()).scheme.lower()
+    except ValueError:
+        return None
+    return url.strip() if scheme in ("http", "https") else None
+
+
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["segment"] = lambda value: quote(str(value), safe="")
+    env.filters["safe_href"] = safe_href
+    return env
+
+
+def render(request: Request, name: str, context: dict[str, Any], *, status_code: int = 200) -> HTMLResponse:
+    """Render template ``name``; ``user`` and ``csrf`` are None unless the route put them in ``context``."""
+    base = {"user": None, "csrf": None, "request_path": request.url.path}
+    html = environment().get_template(name).render({**base, **context})
+    return HTMLResponse(html, status_code=status_code)

@@ -1,0 +1,260 @@
+"""The workspace in real Chromium (Python playwright driving Debian's /usr/bin/chromium) against a
+``ndcg-labeling serve`` process started here on a free loopback port.
+
+Skipped only when chromium is missing (``.ci/run`` installs it). Screenshots of the grading page and
+of a lead page are written to the test's tmp folder; with ``NDCG_LABELING_SCREENSHOTS=DIR`` also to DIR
+(that is how ``docs/img/grading-page.png`` was made).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import select
+
+from ndcg_labeling.db import models as m
+from ndcg_labeling.db.session import session_scope
+from ndcg_labeling.pipeline import tasks as t
+from tests.web.conftest import build_workspace, grade_for, graded_two_ways
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="chromium is not installed (.ci/run installs it)")]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    """``python -m ndcg_labeling serve`` on a free port of 127.0.0.1, stopped at the end."""
+
+    def __init__(self, db_url: str, log: Path) -> None:
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.log = log.open("w")
+        self.proc = subprocess.Popen([sys.executable, "-m", "ndcg_labeling", "serve", "--host", "127.0.0.1",
+                                      "--port", str(self.port), "--db", db_url], cwd=ROOT,
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"serve exited with {self.proc.returncode}: {log.read_text()[-2000:]}")
+            try:
+                httpx.get(f"{self.base}/static/style.css", timeout=1)
+                return
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        raise RuntimeError("serve did not start within 60 s")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.log.close()
+
+
+@pytest.fixture
+def serve(tmp_path) -> Iterator:
+    started: list[Server] = []
+
+    def start(db) -> Server:
+        server = Server(db.url, tmp_path / f"serve-{len(started)}.log")
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+def screenshot(page, tmp_path: Path, name: str) -> Path:
+    path = tmp_path / name
+    page.screenshot(path=str(path), full_page=True)
+    extra = os.environ.get("NDCG_LABELING_SCREENSHOTS")
+    if extra:
+        Path(extra).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(extra) / name)
+    assert path.stat().st_size > 10_000
+    return path
+
+
+def sign_in(page, server: Server, ws, grader: str) -> None:
+    page.goto(f"{server.base}/login?token={ws.token(grader)}")
+    with page.expect_navigation():
+        page.click("#sign-in")
+    assert page.url == f"{server.base}/"
+
+
+def press(page, key: str) -> None:
+    with page.expect_navigation():
+        page.keyboard.press(key)
+
+
+def shown_item(page) -> str | None:
+    return page.get_attribute("#item", "data-item-id") if page.query_selector("#item") else None
+
+
+def test_grader_grades_ten_with_the_keyboard_skips_undoes_and_resumes(browser, serve, sqlite_db, tmp_path):
+    ws = build_workspace(sqlite_db, tmp_path, queries=8, docs=8, depth=4)
+    items = ws.items("ann")
+    total = len(items)
+    assert total >= 13
+    server = serve(sqlite_db)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    sign_in(page, server, ws, "ann")
+    page.click("text=Continue")
+    for i in range(10):
+        assert shown_item(page) == items[i]
+        press(page, str(grade_for(items[i])))
+    assert shown_item(page) == items[10]
+    page.keyboard.press("s")
+    page.keyboard.type("the page does not load")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    assert shown_item(page) == items[11]
+    press(page, "1")
+    assert shown_item(page) == items[12]
+    press(page, "u")  # reopens items[11], the newest grade
+    assert shown_item(page) == items[11]
+    page.reload()
+    assert shown_item(page) == items[11]
+    with session_scope(sqlite_db.engine) as session:
+        resume = t.next_item("b1", grader="ann", session=session)
+    assert resume is not None and resume.item_id == items[11]
+    assert page.inner_text("#progress-text") == f"10/{total} done, 1 skipped, {total - 11} open"
+    assert sorted(ws.judgments()) == sorted(("ann", item, grade_for(item)) for item in items[:10])
+    assert ws.statuses("ann")[10:12] == [(items[10], "skipped", "the page does not load"), (items[11], "open", None)]
+    assert page.is_hidden("#guideline")
+    page.keyboard.press("?")
+    assert page.is_visible("#guideline")
+    page.keyboard.press("?")
+    screenshot(page, tmp_path, "grading-page.png")
+
+
+@pytest.mark.parametrize("backend_texts", [{"query": '<script>window.pwned="query";alert(1)</script>',
+                                            "title": '<img src=x onerror="window.pwned=\'title\';alert(2)">',
+                                            "body": '<script>window.pwned="body"</script><b onmouseover=alert(3)>x</b>'}])
+def test_script_in_query_title_or_body_is_inert(browser, serve, sqlite_db, tmp_path, backend_texts):
+    ws = build_workspace(sqlite_db, tmp_path, texts=backend_texts)
+    server = serve(sqlite_db)
+    page = browser.new_page()
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    sign_in(page, server, ws, "ann")
+    page.goto(f"{server.base}/batches/b1/grade")
+    page.hover("#body")
+    page.wait_for_timeout(300)
+    assert page.evaluate("typeof window.pwned") == "undefined"
+    assert dialogs == []
+    assert page.inner_text("#query") == backend_texts["query"]
+    assert page.inner_text("#title") == backend_texts["title"]
+    assert page.inner_text("#body") == backend_texts["body"]
+    assert page.query_selector("#item script, #item img, #item b") is None
+
+
+def test_lead_resolves_an_adjudication(browser, serve, sqlite_db, tmp_path):
+    ws = graded_two_ways(sqlite_db, tmp_path)
+    server = serve(sqlite_db)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    sign_in(page, server, ws, "lee")
+    page.click("text=Lead")
+    page.click("text=adjudication")
+    row = page.query_selector("#queue tbody tr")
+    query_id, doc_id = row.get_attribute("data-query"), row.get_attribute("data-doc")
+    assert "ann: " in row.inner_text() and "bob: " in row.inner_text()
+    row.query_selector("input[name=grade]").fill("2")
+    row.query_selector("input[name=note]").fill("both readings are fair; 2")
+    with page.expect_navigation():
+        row.query_selector("button").click()
+    assert page.inner_text("#done").startswith(f"adjudicated ({query_id}, {doc_id}) = 2")
+    final = page.inner_text(f'#queue tr[data-query="{query_id}"][data-doc="{doc_id}"] .final')
+    assert final == "2 by lee"
+    screenshot(page, tmp_path, "lead-adjudication.png")
+    with sqlite_db.engine.connect() as conn:
+        rows = conn.execute(select(m.Adjudication.grade, m.Adjudication.adjudicator, m.Adjudication.note)).all()
+    assert [tuple(r) for r in rows] == [(2.0, "lee", "both readings are fair; 2")]
+    # a grader signed in the same browser gets 403 on the lead page
+    grader = browser.new_page()
+    sign_in(grader, server, ws, "ann")
+    assert grader.goto(f"{server.base}/lead/adjudication").status == 403
+
+
+async def _grade_everything(base: str, link: str) -> int:
+    """One browser context: sign in from the link and grade with the keyboard until nothing is open."""
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = await (await browser.new_context()).new_page()
+        page.set_default_timeout(30_000)
+        await page.goto(link)
+        async with page.expect_navigation():
+            await page.click("#sign-in")
+        await page.goto(f"{base}/batches/b1/grade")
+        graded = 0
+        while await page.query_selector("#item"):
+            item = await page.get_attribute("#item", "data-item-id")
+            async with page.expect_navigation():
+                await page.keyboard.press(str(grade_for(item)))
+            graded += 1
+        await browser.close()
+        return graded
+
+
+@pytest.mark.pg
+def test_four_browsers_grade_one_batch_at_once_on_postgresql(serve, tmp_path):
+    from tests.conftest import PG_URL, Database
+
+    if not PG_URL:
+        pytest.skip("NDCG_LABELING_TEST_PG_URL is not set")
+    from ndcg_labeling.db import migrate
+
+    db = Database("postgresql", tmp_path)
+    try:
+        migrate.upgrade(db.engine)
+        ws = build_workspace(db, tmp_path, queries=6, docs=6, depth=4, graders=("g1", "g2", "g3"), overlap=2)
+        server = serve(db)
+        # g1 grades in two browsers at once: they race on the very same items
+        links = [f"{server.base}/login?token={ws.token(g)}" for g in ("g1", "g1", "g2", "g3")]
+
+        async def all_at_once() -> list[int]:
+            return await asyncio.gather(*(_grade_everything(server.base, link) for link in links))
+
+        counts = asyncio.run(all_at_once())
+        expected = {(g, item, grade_for(item)) for g in ("g1", "g2", "g3") for item in ws.items(g)}
+        got = ws.judgments()
+        assert len(got) == len(expected) >= 40
+        assert set(got) == expected  # every grade exactly once, none lost
+        assert {s for g in ("g1", "g2", "g3") for _, s, _ in ws.statuses(g)} == {"done"}
+        assert counts[2] == len(ws.items("g2")) and counts[3] == len(ws.items("g3"))
+        assert counts[0] + counts[1] >= len(ws.items("g1"))
+    finally:
+        db.drop()
