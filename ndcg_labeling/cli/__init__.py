@@ -25,13 +25,14 @@ def _register_all() -> None:
         eval_cmd,
         graders_cmds,
         import_cmds,
+        quality_cmds,
         report_cmd,
         serve_cmd,
         tasks_cmds,
     )
 
-    for module in (db_cmds, import_cmds, graders_cmds, tasks_cmds, agreement_cmds, report_cmd, eval_cmd, demo_cmd,
-                   serve_cmd):
+    for module in (db_cmds, import_cmds, graders_cmds, tasks_cmds, agreement_cmds, quality_cmds, report_cmd, eval_cmd,
+                   demo_cmd, serve_cmd):
         module.register(app)
 
 

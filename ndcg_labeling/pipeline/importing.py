@@ -22,11 +22,12 @@ from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import repository as repo
-from ndcg_labeling.errors import ConflictError, InputFileError
+from ndcg_labeling.errors import ConflictError, InputFileError, NdcgLabelingError
 from ndcg_labeling.io.tables import InputTable, read_table
 from ndcg_labeling.scales import Scale, get_scale
 
 MAX_ID_LENGTH = m.ID_LENGTH
+GRADER_KINDS = ("human", "model")
 Progress = Callable[[int], None]
 
 
@@ -162,11 +163,18 @@ def _upsert_by_external_id(model: Any, kind: str, table: InputTable, ids: list[s
 # --- graders -------------------------------------------------------------------------------------
 
 
-def add_graders(names: list[str], *, session: Session, role: str = "grader") -> ImportSummary:
-    """Add graders by name with ``role`` (grader or lead); existing names are left unchanged."""
+def _check_kind(kind: str) -> None:
+    if kind not in GRADER_KINDS:
+        raise NdcgLabelingError(f"unknown grader kind {kind!r}; use {' or '.join(GRADER_KINDS)}")
+
+
+def add_graders(names: list[str], *, session: Session, role: str = "grader", kind: str = "human") -> ImportSummary:
+    """Add graders by name with ``role`` (grader or lead) and ``kind`` (human or model); existing names
+    are left unchanged."""
     from ndcg_labeling.pipeline.auth import check_role
 
     check_role(role)
+    _check_kind(kind)
     summary = ImportSummary("graders", "(command line)")
     known = repo.grader_map(session=session)
     for raw in names:
@@ -176,7 +184,7 @@ def add_graders(names: list[str], *, session: Session, role: str = "grader") -> 
         if name in known:
             summary.unchanged += 1
             continue
-        grader = m.Grader(name=name, active=True, role=role)
+        grader = m.Grader(name=name, active=True, role=role, kind=kind)
         session.add(grader)
         session.flush()
         known[name] = grader.id
@@ -184,8 +192,9 @@ def add_graders(names: list[str], *, session: Session, role: str = "grader") -> 
     return summary
 
 
-def import_graders(path: str | Path, *, session: Session, fmt: str | None = None) -> ImportSummary:
-    """Import ``grader[,display_name]``."""
+def import_graders(path: str | Path, *, session: Session, fmt: str | None = None, kind: str = "human") -> ImportSummary:
+    """Import ``grader[,display_name]``; new graders get ``kind`` (human or model)."""
+    _check_kind(kind)
     table = read_table(path, fmt)
     table.require_columns(["grader"], optional=["display_name"])
     names = _check_ids(table, "grader")
@@ -196,7 +205,7 @@ def import_graders(path: str | Path, *, session: Session, fmt: str | None = None
     for name, display in zip(names.tolist(), displays, strict=True):
         grader = existing.get(name)
         if grader is None:
-            session.add(m.Grader(name=name, display_name=display, active=True))
+            session.add(m.Grader(name=name, display_name=display, active=True, kind=kind))
             summary.new += 1
         elif grader.display_name == display or display is None:
             summary.unchanged += 1
@@ -211,7 +220,8 @@ def list_graders(*, session: Session) -> list[dict[str, Any]]:
     from sqlalchemy import func
 
     counts = dict(session.execute(select(m.Judgment.grader_id, func.count()).group_by(m.Judgment.grader_id)).all())
-    return [{"grader": g.name, "display_name": g.display_name, "active": g.active, "judgments": counts.get(g.id, 0)}
+    return [{"grader": g.name, "display_name": g.display_name, "active": g.active, "kind": g.kind,
+             "judgments": counts.get(g.id, 0)}
             for g in session.execute(select(m.Grader).order_by(m.Grader.name)).scalars()]
 
 

@@ -44,7 +44,7 @@ def test_status_needs_upgraded_database(runner, empty_db):
 def test_db_upgrade_current_downgrade(runner, empty_db):
     assert invoke(runner, empty_db, "db", "upgrade").exit_code == 0
     result = invoke(runner, empty_db, "db", "current")
-    assert result.exit_code == 0 and "0003 (head 0003; at head)" in result.stdout
+    assert result.exit_code == 0 and "0005 (head 0005; at head)" in result.stdout
     assert invoke(runner, empty_db, "db", "downgrade", "0001").exit_code == 0
     assert "not at head" in invoke(runner, empty_db, "db", "current").stdout
     assert invoke(runner, empty_db, "db", "downgrade", "base").exit_code == 0
