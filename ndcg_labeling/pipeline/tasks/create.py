@@ -286,13 +286,15 @@ def _pool(*, session: Session, depth: int, system_ids: list[int], query_types: l
 
 
 def _drop_judged(pool: pd.DataFrame, *, scale: str, overlap: int, session: Session) -> pd.DataFrame:
-    """The pool without the pairs already judged by ``overlap`` distinct graders on ``scale``."""
+    """The pool without the pairs already judged by ``overlap`` distinct human graders on ``scale``."""
     import pandas as pd
 
     if pool.empty:
         return pool
     j = m.Judgment
+    # model graders' judgments (automatic judges) do not count: people grade what only a model judged
     stmt = (select(j.query_id, j.document_id).where(j.scale == scale)
+            .where(j.grader_id.in_(select(m.Grader.id).where(m.Grader.kind == "human")))
             .group_by(j.query_id, j.document_id).having(func.count(j.grader_id.distinct()) >= overlap))
     queries = pool["qid"].unique().tolist()
     frames = []
