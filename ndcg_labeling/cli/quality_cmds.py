@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from rich import box
+from rich.console import Console
+from rich.table import Table
 
 from ndcg_labeling.cli.common import (
     DbOption,
@@ -130,6 +133,31 @@ def calibrate(
         render_rows(cm, fmt, columns=["people \\ judge", *grades], title=f"confusion ({row['scope']}, n {row['n']})")
     for line in report.verdicts:
         console.print(f"Verdict: {line}", markup=False, highlight=False)
+
+
+def print_quality_demo(result: Any, con: Console) -> None:
+    """The demo's quality part: the gold-based quality table, consensus before/after, the calibration."""
+    if result is None:
+        return
+    table = Table(title="grader quality on gold items (simulated: dev random, emma lenient)", box=box.SIMPLE_HEAD)
+    cols = ("grader", "n_gold", "gold_accuracy", "within_one", "bias", "trusted", "drift")
+    for col in cols:
+        table.add_column(col, justify="left" if col == "grader" else "right")
+    for r in result.quality.rows:
+        table.add_row(*("-" if r[c] is None else (f"{r[c]:.2f}" if isinstance(r[c], float) else str(r[c])) for c in cols))
+    con.print(table)
+    for line in result.lines():
+        con.print(line, markup=False, highlight=False)
+    calib = Table(title=f"calibration of the simulated judge {result.calibration.judge} against people",
+                  box=box.SIMPLE_HEAD)
+    ccols = ("scope", "n", "kappa", "exact_agreement", "mae", "tau", "max_rank_change")
+    for col in ccols:
+        calib.add_column(col, justify="left" if col == "scope" else "right")
+    for r in result.calibration.rows:
+        calib.add_row(*("-" if r[c] is None else (f"{r[c]:.2f}" if isinstance(r[c], float) else str(r[c])) for c in ccols))
+    con.print(calib)
+    for line in result.calibration.verdicts:
+        con.print(f"verdict: {line}", markup=False, highlight=False)
 
 
 def register(app: typer.Typer) -> None:

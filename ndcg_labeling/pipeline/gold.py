@@ -303,7 +303,7 @@ class GoldFeedback:
 
     def __str__(self) -> str:
         head = "matches the reference" if self.correct else f"the reference grade is {self.expected_grade} ({self.expected_name})"
-        text = f"Calibration item: your grade {self.your_grade} {head}."
+        text = f"Calibration item: your grade {self.your_grade} — {head}."
         return text + (f" {self.explanation}" if self.explanation else "")
 
     def as_dict(self) -> dict[str, Any]:

@@ -91,7 +91,7 @@ def truth_share(*, session: Session, folder: Path = QUALITY_DIR) -> tuple[float,
     label, q, d = m.ConsensusLabel, m.Query, m.Document
     rows = session.execute(select(q.external_id, d.external_id, label.value).join(q, q.id == label.query_id)
                            .join(d, d.id == label.document_id).where(label.value.is_not(None))).all()
-    hits = sum(1 for qe, de, v in rows if float(v) == truth[(qe, de)])
+    hits = sum(1 for qe, de, v in rows if v is not None and float(v) == truth[(qe, de)])
     return (hits / len(rows) if rows else float("nan")), len(rows)
 
 
@@ -130,3 +130,19 @@ def run_quality_demo(*, session: Session, out_dir: Path, folder: Path = QUALITY_
     calibration = calibrate(session=session, judge="llm-judge", batch=None, by="query-type")
     return QualityDemo(quality=quality, before=before, after=after, consensus_after=str(summary),
                        calibration=calibration)
+
+
+def quality_step(out_dir: Path) -> QualityDemo:
+    """:func:`run_quality_demo` into a fresh ``sqlite:///<out_dir>/quality.db`` (the demo's step)."""
+    from ndcg_labeling.db import migrate
+    from ndcg_labeling.db.session import make_engine, session_scope
+
+    path = out_dir / "quality.db"
+    path.unlink(missing_ok=True)
+    engine = make_engine(f"sqlite:///{path}")
+    try:
+        migrate.upgrade(engine)
+        with session_scope(engine) as session:
+            return run_quality_demo(session=session, out_dir=out_dir / "quality-tasks")
+    finally:
+        engine.dispose()

@@ -9,6 +9,7 @@ import shutil
 import pytest
 from sqlalchemy import select
 
+from ndcg_labeling.cli import app
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.pipeline.quality_demo import QUALITY_DIR, load_quality_data, run_quality_demo
@@ -149,7 +150,7 @@ def test_tasks_create_with_gold_and_feedback_in_the_grading_terminal(runner, sql
                                 .where(m.Grader.name == "ana").order_by(m.Assignment.position)).scalars().all()
     n_first_gold = next(i for i, item in enumerate(first) if item in gold)
     keys = "1\n" * (n_first_gold + 1) + "q\n"
-    result = runner.invoke(__import__("ndcg_labeling.cli", fromlist=["app"]).app,
+    result = runner.invoke(app,
                            ["grade", "t", "--grader", "ana", "--db", sqlite_db.url], input=keys)
     assert result.exit_code == 0
     assert result.stdout.count("Calibration item: your grade 1") == 1
