@@ -117,8 +117,9 @@ def grading_view(batch: str, user: WebUser, *, session: Session) -> GradingView:
                        can_undo=progress.done + progress.skipped > 0)
 
 
-def grade_item(batch: str, item_id: str, grade: Any, user: WebUser, *, session: Session) -> dict[str, int]:
-    """Store the grader's grade of one of their items; returns their progress.
+def grade_item(batch: str, item_id: str, grade: Any, user: WebUser, *, session: Session) -> dict[str, Any]:
+    """Store the grader's grade of one of their items; returns their progress (and, in a batch created
+    with ``--gold-feedback``, ``feedback``: None, or the reference grade after a gold item).
 
     The grade is read by the parser of task files and the terminal (a number or a grade name);
     :class:`InvalidInput` when it is not on the batch's scale.
@@ -132,7 +133,13 @@ def grade_item(batch: str, item_id: str, grade: Any, user: WebUser, *, session: 
         raise InvalidInput(str(exc)) from None
     _my_item(batch, item_id, user, lambda: tasks.save_grade(batch, item_id, grade, grader=user.grader,
                                                             session=session))
-    return progress_dict(tasks.grader_progress(batch, grader=user.grader, session=session))
+    out: dict[str, Any] = progress_dict(tasks.grader_progress(batch, grader=user.grader, session=session))
+    if found.gold_feedback:  # the same keys for every item of the batch
+        from ndcg_labeling.pipeline.gold import gold_feedback
+
+        feedback = gold_feedback(batch, item_id, grader=user.grader, session=session)
+        out["feedback"] = None if feedback is None else feedback.as_dict()
+    return out
 
 
 def skip(batch: str, item_id: str, reason: str, user: WebUser, *, session: Session) -> dict[str, int]:

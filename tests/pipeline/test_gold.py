@@ -209,3 +209,25 @@ def test_grading_a_gold_item_saves_an_answer_and_feedback_tells_the_reference(db
         quiet_gold, _ = _first_gold_and_ordinary(session, "quiet", "ana")
         tasks.save_grade("quiet", quiet_gold, 0, grader="ana", session=session)
         assert gold_feedback("quiet", quiet_gold, grader="ana", session=session) is None  # no --gold-feedback
+
+
+def test_the_web_grading_function_returns_the_feedback_with_the_same_keys_for_every_item(sqlite_db):
+    from ndcg_labeling.pipeline import workspace
+    from ndcg_labeling.pipeline.auth import WebUser
+
+    with session_scope(sqlite_db.engine) as session:
+        load_quality_data(session=session)
+        tasks.create_batch("fb", scale="0-3", depth=8, overlap=1, graders=GRADERS, session=session, seed=4,
+                           gold_rate=0.1, gold_feedback=True)
+        tasks.create_batch("quiet", scale="0-3", depth=8, overlap=1, graders=GRADERS, session=session, seed=4,
+                           gold_rate=0.1)
+        ana = session.execute(select(m.Grader).where(m.Grader.name == "ana")).scalar_one()
+        user = WebUser(grader_id=ana.id, grader="ana", role="grader")
+        gold_key, plain_key = _first_gold_and_ordinary(session, "fb", "ana")
+        plain = workspace.grade_item("fb", plain_key, 1, user, session=session)
+        gold = workspace.grade_item("fb", gold_key, 0, user, session=session)
+        assert set(plain) == set(gold) == {"done", "skipped", "open", "total", "feedback"}
+        assert plain["feedback"] is None
+        assert gold["feedback"]["your_grade"] == 0 and gold["feedback"]["expected_grade"] in range(4)
+        quiet_gold, _ = _first_gold_and_ordinary(session, "quiet", "ana")
+        assert "feedback" not in workspace.grade_item("quiet", quiet_gold, 0, user, session=session)
