@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test venv lint bench clean
+.PHONY: demo test venv lint bench docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,9 @@ test: $(STAMP)
 	$(BIN)/ruff check ndcg_labeling tests benchmarks migrations
 	$(BIN)/mypy ndcg_labeling
 	$(BIN)/python -m pytest -n 2 -q tests
+
+docs: $(STAMP)
+	$(BIN)/python -m ndcg_labeling.cli.docgen > docs/cli.md
 
 bench: $(STAMP)
 	for f in benchmarks/bench_*.py; do $(BIN)/python $$f || exit 1; done

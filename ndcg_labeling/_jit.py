@@ -1,75 +1,75 @@
 """Compiling plain-Python kernel bodies with numba: on first use, cached on disk, optional.
 
-A kernel body is an ordinary Python function over arrays. :func:`compile_kernels` compiles it with
+A kernel body is an ordinary Python function over arrays. :func:`compile_kernel` compiles it with
 ``numba.njit`` under a given set of global names (so one body can be built serial and parallel, and
 call compiled helpers by name), with the on-disk cache on so a CLI call does not recompile, and in
 memory where no cache directory is writable. :func:`load_numba` returns None where numba cannot be
-imported; callers then take their NumPy path (same numbers, slower). Nothing here imports numba
-until a kernel is first needed.
+imported. Whether a call uses the compiled kernels at all is decided by :mod:`ndcg_labeling.backend`;
+nothing here imports numba until a kernel is first needed.
 """
 
 from __future__ import annotations
 
 import threading
 import types
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
 _lock = threading.Lock()
 _numba: Any = None
-_numba_failed = False
+_failure: str | None = None
 
-# numba costs about a second in a new process before its first compiled call returns (its import,
-# then the set-up of that call), and the NumPy paths take about 130 ns per array element: below a few
-# million elements they finish sooner. So numba is loaded only once a process has asked for this much
-# work (counted over calls: repeated use earns it), or when something loads it explicitly.
+# Kept for callers written against the old work counter: the size from which ``auto`` takes numba.
 WORTH_COMPILING = 5_000_000
-_work = 0
 
 
 def loaded() -> bool:
-    """Whether numba has been imported by this module (the compiled kernels may then be used)."""
+    """Whether numba has been imported by this module."""
     return _numba is not None
 
 
-def worth_compiling(size: int, *, count: bool = True) -> bool:
-    """Whether a task of ``size`` array elements should use the compiled kernels.
-
-    True once numba is loaded; otherwise counts ``size`` (unless ``count`` is False) and answers
-    whether the work asked for in this process has reached :data:`WORTH_COMPILING`. Loads nothing.
-    """
-    global _work
-    if _numba is not None:
-        return True
-    if _numba_failed:
-        return False
-    if count:
-        _work += size
-        return _work >= WORTH_COMPILING
-    return _work + size >= WORTH_COMPILING
+def failed() -> bool:
+    """Whether importing numba was tried and failed."""
+    return _failure is not None
 
 
-def engage(size: int) -> bool:
-    """Load numba when a task of ``size`` elements makes it worth it; whether it is loaded."""
-    if worth_compiling(size):
-        return load_numba() is not None
-    return False
+def failure() -> str:
+    """Why numba could not be imported ("" when it could, or was not tried)."""
+    return _failure or ""
 
 
 def load_numba() -> Any:
     """The numba module, or None where it cannot be imported (any failure: a broken install too)."""
-    global _numba, _numba_failed
-    if _numba is not None or _numba_failed:
+    global _numba, _failure
+    if _numba is not None or _failure is not None:
         return _numba
     with _lock:
-        if _numba is None and not _numba_failed:
+        if _numba is None and _failure is None:
             try:
                 import numba
-            except Exception:  # noqa: BLE001 - any import failure means: use the NumPy path
-                _numba_failed = True
+            except Exception as exc:  # noqa: BLE001 - any import failure means: use the NumPy path
+                _failure = f"{type(exc).__name__}: {exc}"
             else:
                 _numba = numba
     return _numba
+
+
+def worth_compiling(size: int, *, count: bool = True) -> bool:
+    """Deprecated: :func:`ndcg_labeling.backend.wants_numba` (there is no work counter any more)."""
+    warnings.warn("_jit.worth_compiling is deprecated: use ndcg_labeling.backend.wants_numba",
+                  DeprecationWarning, stacklevel=2)
+    from ndcg_labeling import backend
+
+    return backend.wants_numba(size)
+
+
+def engage(size: int) -> bool:
+    """Deprecated: ``ndcg_labeling.backend.plan(size).numba`` (loads numba when the policy says so)."""
+    warnings.warn("_jit.engage is deprecated: use ndcg_labeling.backend.plan", DeprecationWarning, stacklevel=2)
+    from ndcg_labeling import backend
+
+    return backend.plan(size).numba
 
 
 def compile_kernel(fn: Callable[..., Any], names: Mapping[str, Any], qualname: str, **options: Any) -> Callable[..., Any]:

@@ -29,16 +29,16 @@ TIE_EPS = 1e-12
 
 def bootstrap_counts(n: int, n_resamples: int, seed: int, block: int | None = None) -> Iterator[Array]:
     """Blocks of the ``(n_resamples, n)`` matrix of how often each of ``n`` items is drawn in each
-    resample (a block at a time, so memory stays small). A resample's mean of a column ``v`` is
-    ``counts @ v / n``: one matrix product per block gives the bootstrap means of every column."""
+    resample (a block at a time, so memory stays small), as float64. A resample's mean of a column ``v``
+    is ``counts @ v / n``: one matrix product per block gives the bootstrap means of every column."""
     rng = np.random.default_rng(seed)
     step = block or max(1, 1_000_000 // max(n, 1))
     for start in range(0, n_resamples, step):
         b = min(step, n_resamples - start)
         draws = rng.integers(0, n, size=(b, n))
         flat = np.bincount((draws + (np.arange(b) * n)[:, None]).ravel(), minlength=b * n)
-        # float32 holds the counts exactly and halves the memory traffic of the products
-        yield flat.reshape(b, n).astype(np.float32)
+        # float64: the resample means are computed in the precision of the means they bracket
+        yield flat.reshape(b, n).astype(np.float64)
 
 
 def bootstrap_ci(values: Array, n_resamples: int, seed: int, confidence: float) -> tuple[Array, Array]:
@@ -46,15 +46,17 @@ def bootstrap_ci(values: Array, n_resamples: int, seed: int, confidence: float) 
 
     All columns share the same resamples of the rows (queries), so intervals of paired systems and of
     their differences come from the same draws. Fixed ``seed``: the same input gives the same interval.
+    Computed in float64, and every interval contains its column's mean (the finite values' sum over
+    their count): where all resample means are equal (one query, identical scores) rounding could put
+    them a hair beside the mean, so the bounds are widened to the mean (:func:`contain`).
     """
     n, c = values.shape
     if n == 0 or n_resamples == 0:
         return np.full(c, np.nan), np.full(c, np.nan)
     finite = np.isfinite(values)
     complete = bool(finite.all())
-    # float32 products: a resample mean is off by ~1e-7 relative, far below the interval's own noise
-    filled = (values if complete else np.where(finite, values, 0.0)).astype(np.float32)
-    weights = finite.astype(np.float32)
+    filled = (values if complete else np.where(finite, values, 0.0)).astype(np.float64)
+    weights = finite.astype(np.float64)
     means = np.empty((n_resamples, c))
     row = 0
     for counts in bootstrap_counts(n, n_resamples, seed):
@@ -73,10 +75,21 @@ def bootstrap_ci(values: Array, n_resamples: int, seed: int, confidence: float) 
             warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN column: its interval is NaN
             low = np.nanquantile(means, alpha, axis=0)
             high = np.nanquantile(means, 1 - alpha, axis=0)
-    none = finite.sum(axis=0) == 0
+    count = finite.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = filled.sum(axis=0) / np.maximum(count, 1)
+    low, high = contain(np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64), mean)
+    none = count == 0
     low[none] = np.nan
     high[none] = np.nan
     return low, high
+
+
+def contain(low: Array, high: Array, center: Array) -> tuple[Array, Array]:
+    """``(min(low, center), max(high, center))`` where all three are finite: an interval that contains
+    its point estimate whatever the rounding of the resample means (NaN bounds stay NaN)."""
+    ok = np.isfinite(low) & np.isfinite(high) & np.isfinite(center)
+    return np.where(ok, np.minimum(low, center), low), np.where(ok, np.maximum(high, center), high)
 
 
 def randomization_p(diffs: Array, n_permutations: int, seed: int) -> Array:

@@ -20,15 +20,16 @@ PG_URL = os.environ.get("NDCG_LABELING_TEST_PG_URL")
 
 @pytest.fixture(autouse=True, scope="session")
 def compiled_kernels() -> None:
-    """Load the compiled metric kernels for every test, so small test inputs run them too.
+    """Run the compiled metric kernels for every call in the tests, so small test inputs run them too.
 
-    Outside the tests a process loads numba only once its work makes it worth it (small calls take
-    the NumPy fallback, see ``ndcg_labeling._jit.WORTH_COMPILING``); tests/metrics checks that gate
-    in subprocesses and the fallback's numbers with the kernels switched off.
+    Outside the tests the default policy takes numba only for large calls (see ndcg_labeling.backend);
+    tests/test_backend.py checks the policy in subprocesses and the NumPy path's numbers.
     """
+    from ndcg_labeling import backend
     from ndcg_labeling.metrics import numba_available
 
-    numba_available()
+    if numba_available():
+        backend.configure("numba")
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.pg)]
 
 

@@ -67,3 +67,90 @@ def test_html_renders_in_headless_chromium(html_report, tmp_path):
                     "Grade distribution", "Agreement", "Notes"):
         assert heading in text
     assert "Krippendorff" in dom or "Agreement is not shown" in text
+
+
+# --- edge cases of issue 11.3: one query per type, identical scores, metrics above 1, odd system names ------
+
+
+def _edge_result(sqlite_db, metrics=("ndcg@10", "dcg@10", "p@10")):
+    from ndcg_labeling.db.session import session_scope
+    from ndcg_labeling.pipeline.report import ReportOptions, build_report
+    from tests.pipeline.test_report import write
+
+    # nav: one query; info: three queries that every system scores the same (identical scores);
+    # labels up to 3 with exponential gain put dcg@10 far above 1
+    queries = {"n1": "nav", "i1": "info", "i2": "info", "i3": "info"}
+    labels = {q: {f"{q}a": 3, f"{q}b": 2, f"{q}c": 3} for q in queries}
+    runs = {name: {q: [(f"{q}a", 1), (f"{q}b", 2), (f"{q}c", 3)] for q in queries}
+            for name in ("$\\foo$", "b$x$_{1}", "plain")}
+    runs["plain"]["n1"] = [("n1b", 1), ("n1a", 2)]
+    write(sqlite_db, queries=queries, labels=labels, runs=runs)
+    with session_scope(sqlite_db.engine) as session:
+        return build_report(session=session, options=ReportOptions(metrics=metrics, baseline="plain"))
+
+
+def test_html_renders_one_query_per_type_identical_scores_and_dcg(sqlite_db):
+    from ndcg_labeling.reports import render_html
+
+    result = _edge_result(sqlite_db)
+    page = render_html(result)  # crashed before: yerr < 0 (float32 intervals) and mathtext on "$\foo$"
+    assert "$\\foo$" in page and "b$x$_{1}" in page
+    assert len(re.findall(r'src="data:image/png;base64,', page)) >= 3
+    dcg = result.summary[result.summary["metric"] == "dcg@10"]
+    assert (dcg["value"] > 1).all()  # the subject of the y-axis rule below
+
+
+def test_intervals_contain_the_mean_in_float64(sqlite_db):
+    import numpy as np
+
+    result = _edge_result(sqlite_db)
+    s = result.summary
+    assert s["ci_low"].dtype == np.float64 and s["ci_high"].dtype == np.float64
+    assert ((s["ci_low"] <= s["value"]) & (s["value"] <= s["ci_high"])).all()
+    one = s[(s["query_type"] == "nav")]  # a single query: the interval is the value itself
+    assert (one["ci_low"] == one["value"]).all() and (one["ci_high"] == one["value"]).all()
+    c = result.comparisons
+    assert ((c["diff_ci_low"] <= c["diff"]) & (c["diff"] <= c["diff_ci_high"])).all()
+
+
+def test_csv_and_json_carry_the_float64_bounds(sqlite_db):
+    import csv
+    import io
+    import json
+
+    from ndcg_labeling.reports import render_csv, render_json
+
+    result = _edge_result(sqlite_db)
+    rows = list(csv.DictReader(io.StringIO(render_csv(result))))
+    expected = result.summary.set_index(["system", "query_type", "metric"])
+    for row in rows:
+        want = expected.loc[(row["system"], row["query_type"], row["metric"])]
+        assert float(row["ci_low"]) == float(want["ci_low"]) and float(row["ci_high"]) == float(want["ci_high"])
+    data = json.loads(render_json(result))
+    for (system, qtype, metric), want in expected.iterrows():
+        got = data["results"][system][qtype][metric]
+        assert got["ci_low"] == float(want["ci_low"]) and got["ci_low"] <= got["value"] <= got["ci_high"]
+
+
+def test_y_axis_follows_the_data():
+    import numpy as np
+
+    from ndcg_labeling.reports.html import y_top
+
+    bounded = {"a": (np.array([0.4, 0.9]), np.array([0.3, 0.8]), np.array([0.5, 1.0]))}
+    assert y_top(bounded) == 1.05
+    dcg = {"a": (np.array([4.2, 7.5]), np.array([3.9, 7.1]), np.array([4.6, 7.9]))}
+    assert y_top(dcg) >= 7.9
+
+
+def test_wtl_counts_the_same_metric_in_every_format(sqlite_db):
+    from rich.console import Console
+
+    from ndcg_labeling.reports import render_html, render_markdown, render_table
+
+    result = _edge_result(sqlite_db, metrics=("p@10", "dcg@10", "ndcg@10"))
+    console = Console(record=True, width=200)
+    render_table(result, console)
+    terminal = console.export_text()
+    for text in (terminal, render_markdown(result), render_html(result)):
+        assert "W/T/L ndcg@10" in text and "W/T/L p@10" not in text

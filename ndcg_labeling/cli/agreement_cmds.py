@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -103,6 +103,18 @@ def consensus_cmd(
         write_output(text, None)
 
 
+def flagged_title(rows: list[dict[str, Any]]) -> str:
+    """The heading of ``adjudicate list``: how many flagged items are still open and how many adjudicated."""
+    n = len(rows)
+    done = sum(r.get("adjudicated") is not None for r in rows)
+    items = "item" if n == 1 else "items"
+    if done == 0:
+        return f"{n} {items} flagged for adjudication"
+    if done == n:
+        return f"{n} flagged {items}, {'adjudicated' if n == 1 else 'all adjudicated'}"
+    return f"{n} {items} flagged for adjudication: {n - done} open, {done} adjudicated"
+
+
 @adjudicate_app.command("list")
 def adjudicate_list(batch: BatchOption = None, fmt: FormatOption = TableFormat.table, out: OutOption = None,
                     db: DbOption = None) -> None:
@@ -116,7 +128,7 @@ def adjudicate_list(batch: BatchOption = None, fmt: FormatOption = TableFormat.t
     if not rows and fmt is TableFormat.table:
         typer.echo("no items flagged for adjudication")
         return
-    text = render_rows(rows, fmt, columns=columns, title=f"{len(rows)} items flagged for adjudication")
+    text = render_rows(rows, fmt, columns=columns, title=flagged_title(rows))
     if text is not None:
         write_output(text, out)
 

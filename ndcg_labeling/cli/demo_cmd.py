@@ -20,6 +20,7 @@ def demo(
     from rich.table import Table
 
     from ndcg_labeling.pipeline.demo import STEPS, run_demo
+    from ndcg_labeling.reports.model import headline_metric
     from ndcg_labeling.reports.text import render_comparison_metric, render_notes, render_overview
 
     with handle_errors(), Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
@@ -51,8 +52,9 @@ def demo(
         con.print(table)
     if result.agreement_note:
         con.print(f"note: {result.agreement_note}", markup=False, highlight=False)
-    render_overview(result.report, "ndcg@10", con)
-    render_comparison_metric(result.report, "ndcg@10", con)
+    metric = headline_metric(result.report.metrics)  # the metric of the report's W/T/L column too
+    render_overview(result.report, metric, con)
+    render_comparison_metric(result.report, metric, con)
     render_notes(result.report, con)
     from ndcg_labeling.cli.quality_cmds import print_quality_demo
 

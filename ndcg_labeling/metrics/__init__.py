@@ -3,7 +3,9 @@
 Every function takes 2-D ``scores`` and ``labels`` (queries x list length; NaN scores pad ragged
 lists, NaN labels are unjudged) and returns one value per query - or, for a sequence of cut-offs,
 one column per cut-off from a single sort. NumPy arrays in, NumPy out; torch tensors in, tensors out
-on the same device. This package imports numpy only (numba and torch load on first use).
+on the same device. This package imports numpy only (numba and torch load on first use). Which
+code computes a call (NumPy, or numba's serial or parallel build) is the policy of
+:mod:`ndcg_labeling.backend` (``NDCG_LABELING_BACKEND``), decided by the call's size.
 
 >>> import numpy as np
 >>> from ndcg_labeling.metrics import batch_ndcg
@@ -13,6 +15,9 @@ on the same device. This package imports numpy only (numba and torch load on fir
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from ndcg_labeling.metrics import _kernels
 from ndcg_labeling.metrics._kernels import numba_available
 from ndcg_labeling.metrics.ndcg import batch_dcg, batch_ndcg, weighted_ndcg
 from ndcg_labeling.metrics.ranking import (
@@ -23,7 +28,13 @@ from ndcg_labeling.metrics.ranking import (
     judged_at_k,
     rank_order,
 )
-from ndcg_labeling.metrics.registry import Metric, compute_metrics, known_metrics, parse_metric
+from ndcg_labeling.metrics.registry import (
+    Metric,
+    compute_metrics,
+    known_metrics,
+    parse_metric,
+    takes_fused_kernel,
+)
 
 __all__ = [
     "Metric",
@@ -39,5 +50,20 @@ __all__ = [
     "numba_available",
     "parse_metric",
     "rank_order",
+    "warm_up",
     "weighted_ndcg",
 ]
+
+
+def warm_up(names: Iterable[str | Metric] | None = None) -> bool:
+    """Load the compiled kernels that :func:`compute_metrics` needs for the metrics ``names`` (every
+    kernel when None) now, so the first large call does not wait for numba (about a second in a
+    fresh process; seconds per build the very first time, before the on-disk cache is filled).
+
+    Meant to overlap other work (a command reading its files can run it on a thread). It changes no
+    decision: which calls use the compiled kernels is the backend policy's (see
+    :mod:`ndcg_labeling.backend`); under ``numpy`` it loads nothing. Returns whether the kernels are
+    loaded. Raises ``ValueError`` for an unknown metric name.
+    """
+    fused = names is not None and takes_fused_kernel(list(names))
+    return _kernels.warm_up_kernels(_kernels._FUSED if fused else _kernels._ALL)

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ndcg_labeling import backend
 from ndcg_labeling.metrics import _kernels
 from ndcg_labeling.metrics._validation import (
     FloatArray,
@@ -24,11 +25,6 @@ from ndcg_labeling.metrics._validation import (
     check_same_shape,
     is_torch,
 )
-
-# torch tensors on the CPU are computed by the compiled NumPy kernels (zero-copy views, float32
-# widened to float64) and handed back as tensors of their dtype: about 15x faster than torch's own
-# sort on the CPU. Tensors on another device stay in torch. Tests turn this off to check the torch path.
-TORCH_CPU_VIA_NUMPY = True
 
 
 @dataclass(frozen=True)
@@ -43,6 +39,7 @@ class Ranking:
     discount: Any  # (max(K, Ki),) 1 / log2(rank + 1)
     width: int  # list length (columns of scores)
     func: str
+    plan: backend.Plan | None = None  # the NumPy kernels' decision (None: torch operations)
 
     @property
     def k_ranked(self) -> int:
@@ -65,7 +62,7 @@ def prepare(
     if is_torch(scores) or is_torch(labels) or is_torch(ideal_labels):
         from ndcg_labeling.metrics import _torch
 
-        view = _torch.cpu_numpy_view(scores, labels, ideal_labels) if TORCH_CPU_VIA_NUMPY else None
+        view = _cpu_view(_torch, scores, labels, ideal_labels)
         if view is None:
             return _torch.prepare_torch(func, scores, labels, k_max=k_max, ideal_labels=ideal_labels)
         dtype, (s_np, lab_np, ideal_np) = view
@@ -84,11 +81,11 @@ def prepare(
         mask, ideal_name = None, "ideal_labels"
     ideal_width = ideal_src.shape[1]
     k_id = max(1, ideal_width if k_max is None else min(k_max, ideal_width))
-    _kernels.engage(s.size)
-    order = _kernels.rank_top_k(s, k_rank)
+    plan = backend.plan(s.size)
+    order = _kernels.rank_top_k(s, k_rank, plan)
     present = order >= 0
-    ranked = _kernels.gather_ranked(lab, order)
-    ideal, bad = _kernels.top_k_values(ideal_src, k_id, mask)
+    ranked = _kernels.gather_ranked(lab, order, plan)
+    ideal, bad = _kernels.top_k_values(ideal_src, k_id, mask, plan)
     check_bad_columns(func, ideal_name, ideal_src, bad)
 
     def n_relevant(threshold: float) -> FloatArray:
@@ -101,7 +98,15 @@ def prepare(
 
     size = max(k_rank, ideal.shape[1])
     discount = 1.0 / np.log2(np.arange(2, size + 2, dtype=np.float64))
-    return Ranking(np, ranked, present, ideal, n_relevant, discount, width, func)
+    return Ranking(np, ranked, present, ideal, n_relevant, discount, width, func, plan)
+
+
+def _cpu_view(torch_module: Any, scores: Any, labels: Any, ideal_labels: Any) -> Any:
+    """NumPy views of CPU tensors when the policy routes them through the array kernels (the
+    default: zero-copy, about 15x faster than torch's own sort on the CPU), else None."""
+    if not backend.tensors_via_kernels():
+        return None
+    return torch_module.cpu_numpy_view(scores, labels, ideal_labels)
 
 
 def fused_applies(ks: list[int | None]) -> bool:
@@ -116,16 +121,16 @@ def fused_ndcg(
     """NDCG at the cut-offs ``ks`` from the fused kernel, shape ``(queries, len(ks))``.
 
     Same values as ``prepare`` + :func:`ndcg_from_ranking` (bit for bit: the same sums in the same
-    order), in one pass per row instead of five. None where it does not apply - torch tensors, a
-    cut-off of None or above the insertion kernel's limit, no numba, no rows - and the caller takes
-    the general path.
+    order), in one pass per row instead of five. None where it does not apply - torch tensors routed
+    to torch, a cut-off of None or above the insertion kernel's limit, a NumPy plan (see
+    :mod:`ndcg_labeling.backend`), no rows - and the caller takes the general path.
     """
     if not fused_applies(ks):
         return None
     if is_torch(scores) or is_torch(labels) or is_torch(ideal_labels):
         from ndcg_labeling.metrics import _torch
 
-        view = _torch.cpu_numpy_view(scores, labels, ideal_labels) if TORCH_CPU_VIA_NUMPY else None
+        view = _cpu_view(_torch, scores, labels, ideal_labels)
         if view is None:
             return None
         dtype, (s_np, lab_np, ideal_np) = view
@@ -135,11 +140,11 @@ def fused_ndcg(
     lab = as_2d(func, "labels", labels)
     check_same_shape(func, s.shape, lab.shape)
     n, width = s.shape
-    # Only with the compiled kernels (loaded, or worth loading: then this call's work is counted
-    # here; otherwise ``prepare`` counts it).
-    if n == 0 or not _kernels.worth_compiling(s.size, count=False):
+    if n == 0:
         return None
-    _kernels.engage(s.size)
+    plan = backend.plan(s.size)
+    if not plan.numba:  # the fused kernel is compiled only: the general path serves
+        return None
     cuts = np.array(ks, dtype=np.int64)
     k_max = int(cuts.max())
     k_rank = max(1, min(k_max, width))
@@ -150,8 +155,8 @@ def fused_ndcg(
         check_rows(func, s.shape, ideal.shape)
         k_id = max(1, min(k_max, ideal.shape[1]))
     result = _kernels.fused_ndcg(s, lab, ideal, cuts, k_rank, k_id, gain == "exponential",
-                                 0.0 if empty == "zero" else float("nan"))
-    if result is None:  # numba not loaded: the general path
+                                 0.0 if empty == "zero" else float("nan"), plan)
+    if result is None:  # the compiled kernels are not there: the general path
         return None
     out, bad, bad_ideal = result
     check_bad_columns(func, "labels", lab, bad)
@@ -178,7 +183,7 @@ def _fill(xp: Any, ok: Any, num: Any, den: Any, empty: str) -> Any:
 def dcg_from_ranking(r: Ranking, k: int | None, gain: str) -> Any:
     kk = _cut(k, r.k_ranked)
     if r.xp is np:
-        fast = _kernels.gain_sum(r.ranked, r.discount, kk, gain == "exponential")
+        fast = _kernels.gain_sum(r.ranked, r.discount, kk, gain == "exponential", r.plan)
         if fast is not None:
             return fast
     g = _gain(r.xp, r.xp.nan_to_num(r.ranked[:, :kk], nan=0.0), gain)
@@ -188,7 +193,7 @@ def dcg_from_ranking(r: Ranking, k: int | None, gain: str) -> Any:
 def ideal_dcg_from_ranking(r: Ranking, k: int | None, gain: str) -> Any:
     ki = _cut(k, r.k_ideal)
     if r.xp is np:
-        fast = _kernels.gain_sum(r.ideal, r.discount, ki, gain == "exponential")
+        fast = _kernels.gain_sum(r.ideal, r.discount, ki, gain == "exponential", r.plan)
         if fast is not None:
             return fast
     return (_gain(r.xp, r.ideal[:, :ki], gain) * r.discount[:ki]).sum(1)

@@ -1,393 +1,48 @@
-"""The compiled kernels every metric is built on (numba), with NumPy fallbacks.
+"""The compiled kernels every metric is built on (numba), with NumPy fallbacks: building, choosing
+and calling them.
 
-* :func:`rank_top_k` - for each row, the column indices of the ``K`` best scores: score descending,
-  equal scores in column order (a stable sort), NaN scores (padding) left out, ``-1`` past the end.
+* :func:`rank_top_k` - for each row, the column indices of the ``K`` best scores (stable, NaN left
+  out, ``-1`` past the end).
 * :func:`top_k_values` - for each row, the ``K`` largest values in descending order (NaN left out,
   ``0`` past the end): the ideal ranking's labels.
-* :func:`fused_ndcg` - NDCG at several integer cut-offs in one pass per row (ranking, DCG and ideal
-  DCG together), for the common case of NDCG alone.
+* :func:`fused_ndcg` - NDCG at several integer cut-offs in one pass per row.
 
-Why numba: NDCG@10 over 50 documents needs the top 10 only, in a stable order. Per row, the
-smallest of the second-largest scores of ``ceil(k / 2)`` column groups is a lower bound of the k-th
-best score (:func:`_threshold_py`); one branch-free pass keeps the columns at or above it (about 16
-of 50 for random scores) and a stable insertion orders only those. ``np.argpartition`` cannot keep
-equal scores in order, and a full sort does more work than needed. Labels are usually small
-integers: the ideal top ``k`` is read off a per-row histogram (one predictable pass, the same pass
-as the ranking's in the fused kernel); other labels use an insertion. Rows are independent, so
-large batches run in parallel (``prange``) while the machine has idle cores (see
-:func:`_parallel`). The compiled code is cached on disk (see :mod:`ndcg_labeling._jit`) so a CLI call
-does not recompile. Where numba cannot be imported, and in a process that has not yet asked for
-enough work to make loading numba pay (:data:`ndcg_labeling._jit.WORTH_COMPILING`), the same results
-come from a NumPy fallback (slower per element, equal to 1e-12).
-
-numba is imported on first use, not when :mod:`ndcg_labeling.metrics` is imported.
+The algorithms are described with their bodies in :mod:`ndcg_labeling.metrics._kernel_bodies`. Each
+body is compiled twice, a parallel build (rows in parallel) and a serial one, and cached on disk
+(see :mod:`ndcg_labeling._jit`) so a CLI call does not recompile. Which of the three paths a call
+takes (NumPy, serial or parallel build) is the :class:`~ndcg_labeling.backend.Plan` that
+:func:`ndcg_labeling.backend.plan` makes from the policy and the call's size: the same call always
+takes the same path. All three give the same numbers (to 1e-12). numba is imported on first use,
+not when :mod:`ndcg_labeling.metrics` is imported.
 """
 
 from __future__ import annotations
 
-import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
-from ndcg_labeling import _jit
+from ndcg_labeling import _jit, backend
+from ndcg_labeling.backend import Plan
+from ndcg_labeling.metrics import _kernel_bodies as kb
+from ndcg_labeling.metrics._kernel_bodies import _HIST_LEVELS, _INSERTION_MAX_K, FloatArray, IntArray
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
+__all__ = ["_INSERTION_MAX_K", "fused_ndcg", "gain_sum", "gather_ranked", "numba_available", "rank_top_k",
+           "top_k_values", "warm_up"]
 
 _lock = threading.Lock()
 _compiled: dict[str, Callable[..., Any]] | None = None
 
-# Above this many requested positions the insertion buffer loses to a full stable sort of the row.
-_INSERTION_MAX_K = 64
-
-# Below this many array elements a parallel region costs more than it saves (thread wake-up, and a
-# busy sibling core makes the barrier wait): the serial build runs instead.
-_PARALLEL_MIN_SIZE = 200_000
-
-# Integer labels below this are counted (a histogram per row) instead of sorted.
-_HIST_LEVELS = 32
-
-# Plain range in the Python bodies; numba.prange in the compiled ones.
-_prange = range
-
-
-def _threshold_py(row: FloatArray, k: int) -> float:  # pragma: no cover - compiled
-    """A lower bound of the ``k``-th best score of ``row``: at least ``k`` scores are >= it.
-
-    Split the row into ``ceil(k / 2)`` groups and keep the second largest score of each: every group
-    has two scores at or above its second largest, so the smallest of them bounds the ``k``-th best
-    from below. For 50 random scores and k = 10 about 16 pass (about 22 with the group maxima of
-    ``k`` groups). NaN scores never count. ``-inf`` (keep every score) when the row is too short.
-    """
-    m = row.shape[0]
-    half = k - k // 2
-    if k >= 2 and m >= 4 * half:
-        g = m // half
-        thr = np.inf
-        for q in range(half):
-            m1 = -np.inf
-            m2 = -np.inf
-            for j in range(q * g, q * g + g):
-                v = row[j]
-                lo = m1 if v > m1 else v  # the smaller of the two; NaN stays NaN and never wins
-                m1 = v if v > m1 else m1
-                m2 = lo if lo > m2 else m2
-            thr = m2 if m2 < thr else thr
-        return thr
-    if m >= 2 * k:
-        g = m // k
-        thr = np.inf
-        for q in range(k):
-            gmax = -np.inf
-            for j in range(q * g, q * g + g):
-                v = row[j]
-                gmax = v if v > gmax else gmax
-            thr = gmax if gmax < thr else thr
-        return thr
-    return -np.inf
-
-
-def _insert_one_py(
-    key: float, item: int, filled: int, k: int, keys: FloatArray, items: IntArray
-) -> int:  # pragma: no cover - compiled
-    """Insert ``key`` (and its ``item``) into the top ``k`` held in ``keys`` (descending) and ``items``.
-
-    ``filled`` positions are in use; returns the new count. An equal key goes after those already
-    there (stable), and a key that is not better than the k-th is dropped.
-    """
-    if filled == k:
-        if not (key > keys[k - 1]):
-            return filled
-        pos = k - 1
-    else:
-        pos = filled
-        filled += 1
-    while pos > 0 and key > keys[pos - 1]:
-        keys[pos] = keys[pos - 1]
-        items[pos] = items[pos - 1]
-        pos -= 1
-    keys[pos] = key
-    items[pos] = item
-    return filled
-
-
-def _insert_top_k_py(
-    row: FloatArray, cand: IntArray, cnt: int, k: int, top_scores: FloatArray, dest: IntArray
-) -> int:  # pragma: no cover - compiled
-    """Stable insertion of the candidate columns (in column order) into the top ``k`` of ``dest``.
-
-    A later column enters only when strictly better, so equal scores keep column order. The scores
-    of the top are kept beside it (``top_scores``), so a comparison is one load, not two. Fills
-    ``dest`` past the end with ``-1`` and returns how many positions hold a document.
-    """
-    filled = 0
-    for p in range(cnt):
-        filled = _insert_one(row[cand[p]], cand[p], filled, k, top_scores, dest)
-    for p in range(filled, k):
-        dest[p] = -1
-    return filled
-
-
-def _rank_top_k_py(scores: FloatArray, k: int, out: IntArray) -> None:  # pragma: no cover - compiled
-    n, m = scores.shape
-    n_chunks = min(n, 256)
-    for c in _prange(n_chunks):
-        cand = np.empty(m + 1, np.int64)
-        top_scores = np.empty(max(k, 1), np.float64)
-        for i in range(c * n // n_chunks, (c + 1) * n // n_chunks):
-            row = scores[i]
-            dest = out[i]
-            if k > _INSERTION_MAX_K:
-                # Stable descending order: mergesort of the negated scores keeps equal scores in order.
-                cnt = 0
-                for j in range(m):
-                    if row[j] == row[j]:
-                        cand[cnt] = j
-                        cnt += 1
-                neg = np.empty(cnt, np.float64)
-                for p in range(cnt):
-                    neg[p] = -row[cand[p]]
-                order = np.argsort(neg, kind="mergesort")
-                for p in range(min(cnt, k)):
-                    dest[p] = cand[order[p]]
-                for p in range(min(cnt, k), k):
-                    dest[p] = -1
-                continue
-            thr = _threshold(row, k)
-            # Branch-free compaction of the candidates (scores >= thr; NaN compares False), in column order.
-            cnt = 0
-            for j in range(m):
-                cand[cnt] = j
-                cnt += 1 if row[j] >= thr else 0
-            _insert_top_k(row, cand, cnt, k, top_scores, dest)
-
-
-def _tally_py(v: float, j: int, hist: IntArray, seen: IntArray) -> None:  # pragma: no cover - compiled
-    """Count a (non-NaN) label ``v`` of column ``j`` in ``hist`` when it is a small integer.
-
-    ``seen`` carries the row's state: ``[highest level counted, 1 while every label was counted,
-    column of the first bad label or -1]``. A label that cannot be counted (fractional, or >=
-    ``_HIST_LEVELS``) clears the flag; a bad one (negative or infinite) is remembered. Grades are
-    small integers: counting them is one predictable pass, and the ideal ordering is read off the
-    counts.
-    """
-    if v >= 0.0 and v < _HIST_LEVELS:
-        h = int(v)
-        if h == v:
-            hist[h] += 1
-            if h > seen[0]:
-                seen[0] = h
-        else:
-            seen[1] = 0
-    elif v < 0.0 or v == np.inf:
-        if seen[2] < 0:
-            seen[2] = j
-    else:
-        seen[1] = 0
-
-
-def _insert_values_py(
-    src: FloatArray, mask: FloatArray, use_mask: bool, k: int, dest: FloatArray, columns: IntArray
-) -> int:  # pragma: no cover - compiled
-    """The ``k`` largest valid values of ``src`` into ``dest``, descending; returns how many there are.
-
-    Valid: not NaN, not masked (``mask`` NaN, with ``use_mask``), non-negative and finite.
-    ``columns`` (at least ``k`` long) is scratch: where each value came from, which no caller needs.
-    """
-    cnt = 0
-    for j in range(src.shape[0]):
-        v = src[j]
-        if v != v or (use_mask and mask[j] != mask[j]) or v < 0.0 or v == np.inf:
-            continue
-        cnt = _insert_one(v, j, cnt, k, dest, columns)
-    return cnt
-
-
-def _gain_of_py(v: float, gains: FloatArray, exponential: bool) -> float:  # pragma: no cover - compiled
-    """``gain(v)``: a table lookup for small integer labels, ``2**v - 1`` or ``v`` otherwise."""
-    if v >= 0.0 and v < _HIST_LEVELS and int(v) == v:
-        return float(gains[int(v)])
-    return (2.0**v) - 1.0 if exponential else v
-
-
-def _ideal_prefix_py(
-    src: FloatArray, mask: FloatArray, use_mask: bool, integral: bool, level: int, hist: IntArray,
-    gains: FloatArray, exponential: bool, discount: FloatArray, buf: FloatArray, columns: IntArray,
-    ipref: FloatArray,
-) -> None:  # pragma: no cover - compiled
-    """``ipref[p]`` = ideal DCG at cut-off ``p + 1``, from the counts (then cleared) or by insertion."""
-    k = ipref.shape[0]
-    total = 0.0
-    p = 0
-    if integral:
-        for h in range(level, 0, -1):  # label 0 has gain 0: stop above it
-            left = hist[h]
-            gh = gains[h]
-            while left > 0 and p < k:
-                total += gh * discount[p]
-                ipref[p] = total
-                p += 1
-                left -= 1
-            if p == k:
-                break
-    else:
-        for q in range(_insert_values(src, mask, use_mask, k, buf, columns)):
-            total += _gain_of(buf[q], gains, exponential) * discount[q]
-            ipref[q] = total
-            p = q + 1
-    for q in range(p, k):
-        ipref[q] = total
-    for h in range(level + 1):
-        hist[h] = 0
-
-
-def _top_k_values_py(
-    values: FloatArray, mask: FloatArray, use_mask: bool, k: int, out: FloatArray, bad: IntArray
-) -> None:  # pragma: no cover - compiled
-    n, m = values.shape
-    n_chunks = min(n, 256)
-    for c in _prange(n_chunks):
-        hist = np.zeros(_HIST_LEVELS, np.int64)
-        seen = np.empty(3, np.int64)
-        columns = np.empty(k, np.int64)
-        for i in range(c * n // n_chunks, (c + 1) * n // n_chunks):
-            row = values[i]
-            mrow = mask[i]
-            dest = out[i]
-            seen[0], seen[1], seen[2] = 0, 1, -1
-            for j in range(m):
-                v = row[j]
-                if v != v or (use_mask and mrow[j] != mrow[j]):  # unjudged, or padding
-                    continue
-                _tally(v, j, hist, seen)
-            level, integral, bad[i] = seen[0], seen[1] == 1, seen[2]
-            p = 0
-            if integral:
-                for h in range(level, -1, -1):
-                    take = min(hist[h], k - p)
-                    for _ in range(take):
-                        dest[p] = h
-                        p += 1
-                    if p == k:
-                        break
-            for h in range(level + 1):
-                hist[h] = 0
-            if not integral:
-                p = _insert_values(row, mrow, use_mask, k, dest, columns)
-            for q in range(p, k):
-                dest[q] = 0.0
-
-
-def _ndcg_py(
-    scores: FloatArray, labels: FloatArray, ideal: FloatArray, use_ideal: bool, k: int, k_ideal: int,
-    cuts: IntArray, gains: FloatArray, exponential: bool, discount: FloatArray, empty_value: float,
-    out: FloatArray, bad: IntArray, bad_ideal: IntArray,
-) -> None:  # pragma: no cover - compiled
-    """NDCG at each cut-off in ``cuts``, one pass per row: rank, DCG and ideal DCG fused.
-
-    The same loop that collects the ranking's candidates counts the labels for the ideal ordering
-    (or, with ``use_ideal``, checks them: the ideal then comes from the row of ``ideal``). Only the
-    top ``k`` positions are ranked; ``k_ideal`` ideal positions are summed. ``bad`` / ``bad_ideal``
-    get the column of the first negative or infinite label of each row.
-    """
-    n, m = scores.shape
-    nc = cuts.shape[0]
-    n_chunks = min(n, 256)
-    for c in _prange(n_chunks):
-        cand = np.empty(m + 1, np.int64)
-        top_scores = np.empty(k, np.float64)
-        top = np.empty(k, np.int64)
-        pref = np.empty(k, np.float64)
-        ipref = np.empty(k_ideal, np.float64)
-        buf = np.empty(k_ideal, np.float64)
-        columns = np.empty(k_ideal, np.int64)
-        hist = np.zeros(_HIST_LEVELS, np.int64)
-        seen = np.empty(3, np.int64)
-        for i in range(c * n // n_chunks, (c + 1) * n // n_chunks):
-            row = scores[i]
-            lab = labels[i]
-            thr = _threshold(row, k)
-            cnt = 0
-            seen[0], seen[1], seen[2] = 0, 1, -1
-            for j in range(m):
-                s = row[j]
-                cand[cnt] = j
-                cnt += 1 if s >= thr else 0
-                v = lab[j]
-                if use_ideal:
-                    if (v < 0.0 or v == np.inf) and seen[2] < 0:
-                        seen[2] = j
-                    continue
-                if v != v or s != s:  # unjudged, or padding
-                    continue
-                _tally(v, j, hist, seen)
-            bad[i] = seen[2]
-            filled = _insert_top_k(row, cand, cnt, k, top_scores, top)
-            total = 0.0
-            for p in range(filled):
-                v = lab[top[p]]
-                if v == v:
-                    total += _gain_of(v, gains, exponential) * discount[p]
-                pref[p] = total
-            for p in range(filled, k):
-                pref[p] = total
-            if use_ideal:
-                irow = ideal[i]
-                seen[2] = -1
-                for j in range(irow.shape[0]):
-                    v = irow[j]
-                    if v == v:
-                        _tally(v, j, hist, seen)
-                bad_ideal[i] = seen[2]
-                _ideal_prefix(irow, irow, False, seen[1] == 1, seen[0], hist, gains, exponential, discount, buf,
-                              columns, ipref)
-            else:
-                _ideal_prefix(lab, row, True, seen[1] == 1, seen[0], hist, gains, exponential, discount, buf,
-                              columns, ipref)
-            for q in range(nc):
-                kc = cuts[q]
-                best = ipref[min(kc, k_ideal) - 1]
-                out[i, q] = pref[min(kc, k) - 1] / best if best > 0.0 else empty_value
-
-
-def _gain_sum_py(
-    values: FloatArray, discount: FloatArray, k: int, exponential: bool, out: FloatArray
-) -> None:  # pragma: no cover - compiled
-    """``out[i] = sum_{p<k} gain(values[i, p]) * discount[p]``, NaN counting as gain 0: DCG in one pass."""
-    n = values.shape[0]
-    for i in _prange(n):
-        total = 0.0
-        for p in range(k):
-            v = values[i, p]
-            if v == v:
-                total += ((2.0**v) - 1.0 if exponential else v) * discount[p]
-        out[i] = total
-
-
-def _gather_py(labels: FloatArray, order: IntArray, out: FloatArray) -> None:  # pragma: no cover - compiled
-    """``out[i, p] = labels[i, order[i, p]]``, NaN where ``order`` is -1 (no document at that rank)."""
-    n, k = order.shape
-    for i in _prange(n):
-        for p in range(k):
-            j = order[i, p]
-            out[i, p] = labels[i, j] if j >= 0 else np.nan
-
-
-# The names the kernel bodies call; bound to the compiled helpers in the compiled kernels.
-_threshold = _threshold_py
-_insert_one = _insert_one_py
-_insert_top_k = _insert_top_k_py
-_tally = _tally_py
-_insert_values = _insert_values_py
-_gain_of = _gain_of_py
-_ideal_prefix = _ideal_prefix_py
+# The kernels each metric family needs (what :func:`warm_up` loads for metric names).
+_FUSED = ("rank", "ndcg")
+_GENERAL = ("rank", "values", "gain_sum", "gather")
+_ALL = ("rank", "ndcg", "values", "gain_sum", "gather")
 
 
 def _compile() -> dict[str, Callable[..., Any]] | None:
+    """Both builds of every kernel (compiled, or loaded from the on-disk cache); None without numba."""
     global _compiled
     if _compiled is not None:
         return _compiled
@@ -400,14 +55,14 @@ def _compile() -> dict[str, Callable[..., Any]] | None:
         # The helpers the kernels call, compiled (and inlined), under the names the kernel bodies use.
         helpers: dict[str, Any] = {}
         helper_fns: tuple[Callable[..., Any], ...] = (
-            _threshold_py, _insert_one_py, _insert_top_k_py, _tally_py, _insert_values_py, _gain_of_py,
-            _ideal_prefix_py)
+            kb._threshold_py, kb._insert_one_py, kb._insert_top_k_py, kb._tally_py, kb._insert_values_py,
+            kb._gain_of_py, kb._ideal_prefix_py)
         for helper in helper_fns:
             helpers[helper.__name__.removesuffix("_py")] = _jit.compile_kernel(
                 helper, helpers, helper.__name__, inline="always")
         kernel_fns: tuple[tuple[str, Callable[..., Any]], ...] = (
-            ("rank", _rank_top_k_py), ("values", _top_k_values_py), ("gain_sum", _gain_sum_py),
-            ("gather", _gather_py), ("ndcg", _ndcg_py))
+            ("rank", kb._rank_top_k_py), ("values", kb._top_k_values_py), ("gain_sum", kb._gain_sum_py),
+            ("gather", kb._gather_py), ("ndcg", kb._ndcg_py))
         compiled: dict[str, Callable[..., Any]] = {}
         for key, kernel in kernel_fns:
             # The same body twice: _prange bound to numba.prange (rows in parallel) and to range.
@@ -419,18 +74,20 @@ def _compile() -> dict[str, Callable[..., Any]] | None:
         return _compiled
 
 
-def warm_up(fused_only: bool = False) -> None:
-    """Load the compiled kernels (both builds) now, from the on-disk cache where it is there.
+def warm_up_kernels(keys: Iterable[str] = _ALL) -> bool:
+    """Load the compiled kernels named by ``keys`` (both builds) now; whether they are there.
 
     The first call of a numba function in a process costs most of a second (numba sets itself up,
-    then loads the cached machine code): a command that reads files first can have that done on a
-    thread meanwhile (file reading releases the GIL). Calls each kernel once on a tiny input; with
-    ``fused_only`` only those NDCG at integer cut-offs needs (the fused kernel and the ranking), which
-    matters the first time, when each build is compiled (seconds each).
+    then loads the cached machine code, or compiles it the first time: seconds per build): a
+    command that reads files first can have that done on a thread meanwhile. Calls each kernel once
+    on a tiny input. Follows the policy: nothing under ``numpy``.
     """
+    if backend.load_numba_for() is None:
+        return False
     kernels = _compile()
     if kernels is None:
-        return
+        return False
+    wanted = set(keys)
     scores = np.array([[0.5, 1.0, np.nan]])
     labels = np.array([[1.0, 0.0, 2.0]])
     order = np.empty((1, 2), dtype=np.int64)
@@ -439,78 +96,71 @@ def warm_up(fused_only: bool = False) -> None:
     discount = np.ones(3)
     gains = np.arange(_HIST_LEVELS, dtype=np.float64)
     cuts = np.array([2], dtype=np.int64)
-    for suffix in ("", "_serial"):
-        kernels["rank" + suffix](scores, 2, order)
-        kernels["ndcg" + suffix](scores, labels, labels, True, 2, 2, cuts, gains, True, discount, 0.0,
-                                 np.empty((1, 1)), bad, bad.copy())
-        if fused_only:
-            continue
-        kernels["values" + suffix](labels, scores, True, 2, values, bad)
-        kernels["gain_sum" + suffix](values, discount, 2, True, np.empty(1))
-        kernels["gather" + suffix](labels, order, np.empty((1, 2)))
+    calls: dict[str, Callable[[Callable[..., Any]], Any]] = {
+        "rank": lambda f: f(scores, 2, order),
+        "ndcg": lambda f: f(scores, labels, labels, True, 2, 2, cuts, gains, True, discount, 0.0,
+                            np.empty((1, 1)), bad, bad.copy()),
+        "values": lambda f: f(labels, scores, True, 2, values, bad),
+        "gain_sum": lambda f: f(values, discount, 2, True, np.empty(1)),
+        "gather": lambda f: f(labels, order, np.empty((1, 2))),
+    }
+    for key, call in calls.items():
+        if key in wanted:
+            call(kernels[key])
+            call(kernels[key + "_serial"])
+    return True
 
 
-def _parallel(size: int) -> bool:
-    """Use the parallel build? Only for large arrays, and only while the machine has idle cores.
-
-    A parallel region ends at a barrier: when another process keeps a core busy, the thread on it is
-    descheduled and the whole call waits (measured on a loaded 2-core machine: the parallel build
-    2-3x slower than the serial one). Like OpenMP's OMP_DYNAMIC, look at the load average first.
-    """
-    if size < _PARALLEL_MIN_SIZE:
-        return False
-    try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):  # not on every platform
-        return True
-    return load < (os.cpu_count() or 1) - 0.5
+def warm_up(fused_only: bool = False) -> None:
+    """Deprecated: :func:`ndcg_labeling.metrics.warm_up` (by metric names). Loads the kernels NDCG at
+    integer cut-offs needs with ``fused_only``, every kernel otherwise."""
+    warm_up_kernels(_FUSED if fused_only else _ALL)
 
 
 def numba_available() -> bool:
     """Whether the compiled kernels can be used; loads them (False: the NumPy fallback computes the
-    same numbers). Until they are loaded - by this, by :func:`warm_up` or by enough work (see
-    :data:`ndcg_labeling._jit.WORTH_COMPILING`) - small calls take the NumPy fallback."""
+    same numbers). Which calls use them is the backend policy's decision, not this."""
+    if _jit.load_numba() is None:
+        return False
     return _compile() is not None
 
 
-def worth_compiling(size: int, *, count: bool = True) -> bool:
-    """See :func:`ndcg_labeling._jit.worth_compiling`."""
-    return _jit.worth_compiling(size, count=count)
-
-
 def engage(size: int) -> None:
-    """Count a call's work (array elements); loads the compiled kernels once it is worth it."""
-    if _jit.engage(size):
-        _compile()
+    """Deprecated, does nothing: each kernel call asks :func:`ndcg_labeling.backend.plan` itself."""
 
 
-def _loaded() -> dict[str, Callable[..., Any]] | None:
-    """The compiled kernels if numba is loaded, else None (the NumPy fallback); never loads numba."""
-    return _compile() if _jit.loaded() else None
+def _kernels_for(plan: Plan | None, size: int) -> tuple[dict[str, Callable[..., Any]] | None, str]:
+    """The compiled kernels and the build suffix a call takes (None: the NumPy fallback)."""
+    if plan is None:
+        plan = backend.plan(size)
+    if not plan.numba:
+        return None, ""
+    return _compile(), "" if plan.parallel else "_serial"
 
 
-def gain_sum(values: FloatArray, discount: FloatArray, k: int, exponential: bool) -> FloatArray | None:
-    """DCG of the first ``k`` columns of a C-contiguous float64 array in one pass (None without numba)."""
-    kernels = _loaded()
+def gain_sum(values: FloatArray, discount: FloatArray, k: int, exponential: bool,
+             plan: Plan | None = None) -> FloatArray | None:
+    """DCG of the first ``k`` columns of a C-contiguous float64 array in one pass (None: NumPy's turn)."""
+    kernels, build = _kernels_for(plan, values.size)
     if kernels is None or values.dtype != np.float64 or not values.flags.c_contiguous:
         return None
     out = np.empty(values.shape[0], dtype=np.float64)
-    name = "gain_sum" if _parallel(values.size) else "gain_sum_serial"
-    kernels[name](values, discount, k, exponential, out)
+    kernels["gain_sum" + build](values, discount, k, exponential, out)
     return out
 
 
 def fused_ndcg(
     scores: FloatArray, labels: FloatArray, ideal: FloatArray | None, cuts: IntArray, k: int, k_ideal: int,
-    exponential: bool, empty_value: float,
+    exponential: bool, empty_value: float, plan: Plan | None = None,
 ) -> tuple[FloatArray, IntArray, IntArray] | None:
-    """NDCG at each of ``cuts`` in one pass per row (see :func:`_ndcg_py`); None without numba.
+    """NDCG at each of ``cuts`` in one pass per row (see :func:`kb._ndcg_py`); None where the plan
+    is NumPy (there is no NumPy version of the fused kernel: the general path serves).
 
     ``k`` ranked and ``k_ideal`` ideal positions (each at most ``_INSERTION_MAX_K``); ``ideal`` None
     means the ideal comes from the row's own labels. Returns ``(values (n, len(cuts)), bad column of
     labels per row, bad column of ideal per row)`` (``-1``: none).
     """
-    kernels = _loaded()
+    kernels, build = _kernels_for(plan, scores.size)
     if kernels is None:
         return None
     n = scores.shape[0]
@@ -520,37 +170,37 @@ def fused_ndcg(
     levels = np.arange(_HIST_LEVELS, dtype=np.float64)
     gains = np.exp2(levels) - 1.0 if exponential else levels
     discount = 1.0 / np.log2(np.arange(2, max(k, k_ideal) + 2, dtype=np.float64))
-    name = "ndcg" if _parallel(scores.size) else "ndcg_serial"
-    kernels[name](scores, labels, scores if ideal is None else ideal, ideal is not None, k, k_ideal,
-                  cuts, gains, exponential, discount, empty_value, out, bad, bad_ideal)
+    kernels["ndcg" + build](scores, labels, scores if ideal is None else ideal, ideal is not None, k, k_ideal,
+                            cuts, gains, exponential, discount, empty_value, out, bad, bad_ideal)
     return out, bad, bad_ideal
 
 
-def rank_top_k(scores: FloatArray, k: int) -> IntArray:
+def rank_top_k(scores: FloatArray, k: int, plan: Plan | None = None) -> IntArray:
     """Column indices of the ``k`` best scores per row (stable, NaN left out, ``-1`` past the end)."""
     n, m = scores.shape
-    out = np.empty((n, k), dtype=np.int64)
-    kernels = _loaded()
+    kernels, build = _kernels_for(plan, scores.size)
     if kernels is not None and n > 0:
-        kernels["rank" if _parallel(scores.size) else "rank_serial"](scores, k, out)
+        out = np.empty((n, k), dtype=np.int64)
+        kernels["rank" + build](scores, k, out)
         return out
     return _rank_top_k_numpy(scores, k)
 
 
-def gather_ranked(labels: FloatArray, order: IntArray) -> FloatArray:
+def gather_ranked(labels: FloatArray, order: IntArray, plan: Plan | None = None) -> FloatArray:
     """The labels in rank order: ``labels[i, order[i, p]]``, NaN where ``order`` is -1 (one pass)."""
-    out = np.empty(order.shape, dtype=np.float64)
-    kernels = _loaded()
+    kernels, build = _kernels_for(plan, labels.size)
     if (kernels is not None and order.shape[0] > 0 and labels.dtype == np.float64
             and labels.flags.c_contiguous and order.flags.c_contiguous):
-        kernels["gather" if _parallel(order.size * 8) else "gather_serial"](labels, order, out)
+        out = np.empty(order.shape, dtype=np.float64)
+        kernels["gather" + build](labels, order, out)
         return out
     present = order >= 0
     ranked = np.take_along_axis(labels, np.where(present, order, 0), axis=1).astype(np.float64)
     return np.where(present, ranked, np.nan)
 
 
-def top_k_values(values: FloatArray, k: int, mask: FloatArray | None = None) -> tuple[FloatArray, IntArray]:
+def top_k_values(values: FloatArray, k: int, mask: FloatArray | None = None,
+                 plan: Plan | None = None) -> tuple[FloatArray, IntArray]:
     """The ``k`` largest non-NaN values per row, descending, ``0`` past the end.
 
     With ``mask`` (same shape), positions where ``mask`` is NaN (padding of the scores) are left out.
@@ -559,13 +209,12 @@ def top_k_values(values: FloatArray, k: int, mask: FloatArray | None = None) -> 
     the caller can report bad labels without a second pass.
     """
     n, m = values.shape
-    out = np.empty((n, k), dtype=np.float64)
-    bad = np.full(n, -1, dtype=np.int64)
-    kernels = _loaded()
+    kernels, build = _kernels_for(plan, values.size)
     if kernels is not None and n > 0:
+        out = np.empty((n, k), dtype=np.float64)
+        bad = np.full(n, -1, dtype=np.int64)
         use_mask = mask is not None
-        name = "values" if _parallel(values.size) else "values_serial"
-        kernels[name](values, mask if mask is not None else values, use_mask, k, out, bad)
+        kernels["values" + build](values, mask if mask is not None else values, use_mask, k, out, bad)
         return out, bad
     if mask is not None:
         values = np.where(np.isnan(mask), np.nan, values)

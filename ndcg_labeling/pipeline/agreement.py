@@ -297,7 +297,7 @@ def _grader_rows(session: Session, sel: GradeSelection, level: str, notes: list[
     try:
         gs = grader_stats(sel.item, sel.grader, sel.grade, sel.scale.values, n_graders=len(sel.grader_ids))
     except ValueError as exc:  # e.g. more graders than the pairwise matrix allows
-        raise NdcgLabelingError(f"--by grader: {exc}") from None
+        raise NdcgLabelingError(f"agreement per grader: {exc}") from None
     items_per_grader = np.bincount(sel.grader, minlength=len(sel.grader_ids))
     grader_names = [names[int(g)] for g in sel.grader_ids]
     out: list[dict[str, Any]] = []

@@ -177,15 +177,13 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
 # --- adjudication --------------------------------------------------------------------------------
 
 
-def _latest_adjudications(session: Session) -> pd.DataFrame:
-    """The adjudication in force per (query, document): columns qid, did, grade, adjudicator, note."""
-    import pandas as pd
-
-    rows = session.execute(select(m.Adjudication.id, m.Adjudication.query_id, m.Adjudication.document_id,
-                                  m.Adjudication.grade, m.Adjudication.adjudicator, m.Adjudication.note)).all()
-    frame = pd.DataFrame(rows, columns=["id", "qid", "did", "grade", "adjudicator", "note"])
+def _latest_adjudications(session: Session) -> dict[tuple[int, int], Any]:
+    """The adjudication in force per (query id, document id): rows with grade, adjudicator, note."""
+    rows = session.execute(select(m.Adjudication.query_id, m.Adjudication.document_id, m.Adjudication.grade,
+                                  m.Adjudication.adjudicator, m.Adjudication.note)
+                           .order_by(m.Adjudication.id)).all()
     # ids grow with every insert, so the highest id of a pair is its newest row (created_at can tie)
-    return frame.sort_values("id").drop_duplicates(["qid", "did"], keep="last").drop(columns="id")
+    return {(int(r.query_id), int(r.document_id)): r for r in rows}
 
 
 def flagged_items(*, session: Session, batch: str | None = None) -> list[dict[str, Any]]:
@@ -217,7 +215,7 @@ def flagged_items(*, session: Session, batch: str | None = None) -> list[dict[st
     grades: dict[tuple[int, int], list[tuple[str, int]]] = {}
     for qid, did, _jbatch, name, grade in session.execute(grade_stmt):
         grades.setdefault((qid, did), []).append((name, grade))
-    adjudicated = {(int(r.qid), int(r.did)): r for r in _latest_adjudications(session).itertuples()}
+    adjudicated = _latest_adjudications(session)
     out = []
     for qid, did, q_ext, d_ext, lbatch, value, method, n_graders, spread, reason in labels:
         adj = adjudicated.get((qid, did))
@@ -344,7 +342,7 @@ def export_qrels(*, session: Session, rounding: Rounding | None = None, keep_fra
     if rounding is not None and rounding not in ROUNDINGS:
         raise NdcgLabelingError(f"unknown rounding {rounding!r}; use half-up or floor")
     if rounding is not None and keep_fraction:
-        raise NdcgLabelingError("--round and --keep-fraction exclude each other: choose one")
+        raise NdcgLabelingError("a rounding rule and keeping fractions exclude each other: choose one")
     labels = effective_labels(session=session)
     if labels.empty:
         raise NotFoundError("no labels to export: run `ndcg-labeling consensus` first")

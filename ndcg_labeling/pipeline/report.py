@@ -16,7 +16,7 @@ Data flow, all in bulk (one SELECT per table, no ORM object per row):
    randomization (sign-flip) test, Holm's correction over the systems compared with the baseline, and
    wins / ties / losses.
 
-Conventions (decided here, documented in the README):
+Conventions (decided here, documented in docs/report.md):
 
 * A judged query for which a system returned nothing scores 0 for that system (``missing="zero"``)
   or is left out of that system's numbers (``missing="skip"``, as trec_eval does).
@@ -48,7 +48,7 @@ from ndcg_labeling.reports.model import (
     report_as_dict,
 )
 from ndcg_labeling.stats import TIE_EPS as _EPS
-from ndcg_labeling.stats import bootstrap_ci, bootstrap_counts, holm, randomization_p
+from ndcg_labeling.stats import bootstrap_ci, bootstrap_counts, contain, holm, randomization_p
 from ndcg_labeling.stats import paired_ttest_p as _ttest_p
 
 __all__ = ["ALL", "DEFAULT_METRICS", "SEED", "UNTYPED", "ReportOptions", "ReportResult", "agreement_by_query_type",
@@ -246,13 +246,16 @@ def _summarise(data: _Loaded, scored: _Scored, opts: ReportOptions, metric_names
         # one bootstrap pass for every system and every difference of this group (paired resamples)
         low, high = bootstrap_ci(np.hstack(blocks), opts.n_bootstrap, opts.seed + gi, opts.confidence)
         for si, part in enumerate(parts):
-            part["ci_low"] = low[si * width : (si + 1) * width]
-            part["ci_high"] = high[si * width : (si + 1) * width]
+            part["ci_low"], part["ci_high"] = contain(low[si * width : (si + 1) * width],
+                                                      high[si * width : (si + 1) * width],
+                                                      part["value"].to_numpy(np.float64))
             summary_parts.append(part)
         if comparison is not None:
             start = len(systems) * width
-            comparison["diff_ci_low"] = low[start:]
-            comparison["diff_ci_high"] = high[start:]
+            # the interval of the differences' mean must contain the difference of the means as shown
+            diff_low, diff_high = contain(low[start:], high[start:], comparison["diff"].to_numpy(np.float64))
+            comparison["diff_ci_low"] = diff_low
+            comparison["diff_ci_high"] = diff_high
             comparison_parts.append(comparison)
     summary = pd.concat(summary_parts, ignore_index=True)
     summary["n_queries"] = summary["n_queries"].astype(np.int64)

@@ -11,15 +11,17 @@ One file, no network: the page opens from disk anywhere. Plots (matplotlib, Agg 
 from __future__ import annotations
 
 import base64
+import contextlib
 import html
 import io
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ndcg_labeling.reports.model import grouping_phrase
 from ndcg_labeling.reports.text import P_LEGEND, comparison_cells, coverage_cells, summary_cells
 
 if TYPE_CHECKING:
@@ -63,19 +65,39 @@ def _pyplot() -> Any:
     return plt
 
 
+@contextlib.contextmanager
+def _plain_text() -> Iterator[None]:
+    """Every text on the plots (system names, query types, metric names) is shown as it is: no
+    mathtext (``$\\foo$`` would be parsed, and crash on an unknown command) and no LaTeX."""
+    import matplotlib
+
+    with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
+        yield
+
+
+def y_top(series: dict[str, tuple[Array, Array, Array]]) -> float:
+    """The top of a bar plot's y-axis: 1.05 for metrics within [0, 1], else 5 % above the highest bar or
+    interval bound (dcg@10 and other unbounded metrics are not clipped)."""
+    values = np.concatenate([np.concatenate([v, hi]) for v, _, hi in series.values()]) if series else np.empty(0)
+    finite = values[np.isfinite(values)]
+    highest = float(finite.max()) if finite.size else 0.0
+    return 1.05 if highest <= 1.0 else highest * 1.05
+
+
 def _grouped_bars(ax: Any, groups: Sequence[str], series: dict[str, tuple[Array, Array, Array]],
                   title: str) -> None:
     """Bars per group, one colour per series, with asymmetric error bars ``(value, low, high)``."""
     x = np.arange(len(groups))
     width = 0.8 / max(len(series), 1)
     for i, (name, (value, low, high)) in enumerate(series.items()):
-        err = np.vstack([np.nan_to_num(value - low), np.nan_to_num(high - value)])
+        # the intervals contain the means (stats.bootstrap_ci); the clip only guards matplotlib's check
+        err = np.clip(np.vstack([np.nan_to_num(value - low), np.nan_to_num(high - value)]), 0.0, None)
         ax.bar(x + (i - (len(series) - 1) / 2) * width, np.nan_to_num(value), width, yerr=err, capsize=3,
                label=name)
     ax.set_xticks(x)
     ax.set_xticklabels(groups, rotation=20, ha="right")
     ax.set_title(title)
-    ax.set_ylim(0, 1.05)
+    ax.set_ylim(0, y_top(series))
     ax.grid(axis="y", alpha=0.3)
 
 
@@ -178,6 +200,12 @@ def render_html(result: ReportResult, *, agreement: Sequence[dict[str, Any]] | N
     """One self-contained HTML page. ``agreement``: rows with ``scope`` and ``alpha`` (and optionally
     ``percent_agreement``, ``ac1``, ``n_items``) per query type, the ``all`` row included; None leaves
     the agreement section out with ``agreement_note`` saying why."""
+    with _plain_text():
+        return _render_html(result, agreement=agreement, agreement_note=agreement_note, title=title)
+
+
+def _render_html(result: ReportResult, *, agreement: Sequence[dict[str, Any]] | None,
+                 agreement_note: str | None, title: str) -> str:
     o = result.options
     parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
              f"<style>{_CSS}</style></head><body>", f"<h1>{html.escape(title)}</h1>"]
@@ -187,8 +215,9 @@ def render_html(result: ReportResult, *, agreement: Sequence[dict[str, Any]] | N
     for w in result.warnings:
         parts.append(f'<p class="warning"><strong>Warning:</strong> {html.escape(w)}</p>')
 
-    parts.append("<h2>Metrics per query type</h2>")
-    parts.append(_img(metric_plot(result), "metrics per query type with intervals"))
+    grouping = grouping_phrase(o.by)
+    parts.append(f"<h2>Metrics {grouping}</h2>")
+    parts.append(_img(metric_plot(result), f"metrics {grouping} with intervals"))
     header, rows = summary_cells(result)
     parts.append(_table(header, rows))
 

@@ -22,6 +22,23 @@ UNTYPED = "untyped"  # the query_type of queries stored without one
 SEED = 20240601
 
 
+HEADLINE_METRIC = "ndcg@10"
+
+
+def headline_metric(metrics: Sequence[str]) -> str:
+    """The metric a one-metric view shows (the W/T/L column, the demo's tables), the same in every
+    format: ndcg@10 when it was asked for, else the first metric that is not judged@k, else the first."""
+    if HEADLINE_METRIC in metrics:
+        return HEADLINE_METRIC
+    return next((m for m in metrics if not m.startswith("judged")), metrics[0])
+
+
+def grouping_phrase(by: str) -> str:
+    """How the summary rows are grouped, in words for titles: "per query type" only when they are
+    (``--by query-type``); with ``none`` or ``query`` the summary holds the overall rows only."""
+    return "per query type" if by == "query-type" else "over all queries"
+
+
 @dataclass(frozen=True)
 class ReportOptions:
     """What to score and how. See :func:`build_report`."""

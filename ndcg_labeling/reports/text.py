@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from ndcg_labeling.reports.model import grouping_phrase, headline_metric
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -99,7 +101,7 @@ def comparison_cells(result: ReportResult, with_p: bool = True) -> tuple[list[st
     if c.empty:
         return [], []
     p_col = "rand_p_holm"
-    first = result.metrics[0]
+    first = headline_metric(result.metrics)  # the same metric in the terminal, md and html
     header = ["query type", "system vs " + str(result.baseline)] + result.metrics + [f"W/T/L {first}"]
     rows = []
     indexed = c.set_index(["query_type", "system", "metric"]).sort_index()
@@ -151,7 +153,8 @@ def render_table(result: ReportResult, console: Console | None = None) -> None:
                           *(_fmt(row.get(mt, float("nan")), 4) for mt in result.metrics))
         con.print(table)
     header, rows = summary_cells(result, ci_digits=2)
-    table = Table(title=f"mean per query type with {ci} bootstrap interval ({result.options.gain} gain)")
+    table = Table(title=f"mean {grouping_phrase(result.options.by)} with {ci} bootstrap interval "
+                        f"({result.options.gain} gain)")
     for i, col in enumerate(header):
         table.add_column(col, justify="right" if i >= 2 else "left")
     previous = None
@@ -200,7 +203,8 @@ def render_overview(result: ReportResult, metric: str, console: Console | None =
 
     con = console or Console()
     s = result.summary.set_index(["query_type", "system", "metric"]).sort_index()
-    table = Table(title=f"{metric} per query type: mean [{result.options.confidence:.0%} bootstrap interval]",
+    table = Table(title=f"{metric} {grouping_phrase(result.options.by)}: mean "
+                        f"[{result.options.confidence:.0%} bootstrap interval]",
                   box=box.SIMPLE_HEAD)
     table.add_column("query type", no_wrap=True)
     table.add_column("n", justify="right", no_wrap=True)
@@ -268,7 +272,7 @@ def render_markdown(result: ReportResult) -> str:
         parts.append(f"> **Warning:** {warning}\n")
     ci = f"{result.options.confidence:.0%}"
     header, rows = summary_cells(result)
-    parts.append(f"## Mean per query type ({ci} bootstrap interval, {result.options.gain} gain)\n")
+    parts.append(f"## Mean {grouping_phrase(result.options.by)} ({ci} bootstrap interval, {result.options.gain} gain)\n")
     parts.append(_md_table(header, rows))
     header, rows = comparison_cells(result)
     if rows:

@@ -8,9 +8,6 @@ checked against NumPy's stable argsort, the definition it implements.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
@@ -127,28 +124,6 @@ def test_cpu_tensors_take_the_compiled_kernels_by_default(monkeypatch):
     fused = batch_ndcg(ts, tl, [3, 5])
     assert fused.dtype == torch.float32 and tuple(fused.shape) == (50, 2)
     np.testing.assert_allclose(fused.numpy(), batch_ndcg(scores, labels, [3, 5]), atol=1e-6)
-
-
-def test_a_process_loads_numba_only_once_its_work_makes_it_worth_it():
-    # In a fresh process: small calls run the NumPy fallback without importing numba; once the
-    # work asked for passes WORTH_COMPILING elements the compiled kernels load, same numbers.
-    code = (
-        "import sys, numpy as np\n"
-        "from ndcg_labeling import _jit\n"
-        "from ndcg_labeling.metrics import batch_ndcg, compute_metrics\n"
-        "rng = np.random.default_rng(0)\n"
-        "s, l = rng.random((2000, 50)), rng.integers(0, 4, (2000, 50)).astype(float)\n"
-        "small = batch_ndcg(s, l, 10), compute_metrics(['map', 'p@5'], s, l)['map']\n"
-        "assert 'numba' not in sys.modules, 'numba loaded for a small call'\n"
-        "big_s = np.tile(s, (_jit.WORTH_COMPILING // s.size + 1, 1))\n"
-        "big_l = np.tile(l, (_jit.WORTH_COMPILING // s.size + 1, 1))\n"
-        "big = batch_ndcg(big_s, big_l, 10)\n"
-        "assert 'numba' in sys.modules, 'numba not loaded for a large call'\n"
-        "assert np.allclose(big[:2000], small[0], rtol=0, atol=1e-12)\n"
-        "assert np.allclose(compute_metrics(['map'], s, l)['map'], small[1], rtol=0, atol=1e-12)\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr
 
 
 def test_tensors_numpy_cannot_view_take_the_torch_path():

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
+from ndcg_labeling import backend
 from ndcg_labeling.metrics import (
-    _core,
     batch_average_precision,
     batch_dcg,
     batch_ndcg,
@@ -19,11 +21,12 @@ torch = pytest.importorskip("torch")
 
 
 @pytest.fixture(autouse=True, params=["via-numpy", "torch-ops"])
-def cpu_path(request, monkeypatch):
+def cpu_path(request):
     """Every test twice: CPU tensors through the compiled NumPy kernels (the default), and through
     torch's own operations (the path tensors on a GPU take)."""
-    monkeypatch.setattr(_core, "TORCH_CPU_VIA_NUMPY", request.param == "via-numpy")
-    return request.param
+    route = "kernels" if request.param == "via-numpy" else "torch"
+    with backend.using(dataclasses.replace(backend.policy(), tensors=route)):
+        yield request.param
 
 
 def _data():

@@ -492,3 +492,48 @@ def test_a_batch_of_50k_items_is_pooled_and_assigned_in_bulk(sqlite_db, tmp_path
     assert result.items == 50_000 and result.assignments == 100_000
     counts = sqlite_db.counts()
     assert (counts["batch_items"], counts["assignments"]) == (50_000, 100_000)
+
+
+def test_item_ids_cannot_be_recomputed_from_seed_and_batch_name(db, tmp_path):
+    # two databases with the same data, the same seed and the same batch name: the assignment and the
+    # orders are the same (the seed governs them), the item ids are not (a cryptographic source)
+    from tests.conftest import Database
+
+    other_dir = tmp_path / "other"
+    other_dir.mkdir()
+    other = Database("sqlite", other_dir)
+    try:
+        from ndcg_labeling.db import migrate
+
+        migrate.upgrade(other.engine)
+        for database, folder in ((db, tmp_path), (other, other_dir)):
+            make_corpus(database, folder, queries=5, docs=12)
+            create(database, "same", depth=6, seed=99)
+        mine, theirs = assignments(db, "same"), assignments(other, "same")
+        cols = ["grader", "query", "doc", "position"]
+        pd.testing.assert_frame_equal(mine[cols], theirs[cols])
+        assert set(mine["item_key"]).isdisjoint(set(theirs["item_key"]))
+    finally:
+        other.drop()
+
+
+def test_order_shown_to_a_grader_is_not_the_document_id_order(db, tmp_path):
+    # the documents were created in the first system's rank order of q000 (import run creates them in
+    # file order), so ascending document ids would be that ranking
+    qpath, rpath = tmp_path / "queries.csv", tmp_path / "run.csv"
+    pd.DataFrame({"query_id": ["q000"], "text": ["one question"], "query_type": ["nav"]}).to_csv(qpath, index=False)
+    pd.DataFrame({"query_id": "q000", "doc_id": [f"doc{i:02d}" for i in range(30)], "rank": range(1, 31),
+                  "score": [100.0 - i for i in range(30)]}).to_csv(rpath, index=False)
+    with session_scope(db.engine) as session:
+        importing.import_queries(qpath, session=session)
+        importing.add_graders(["ann", "bob"], session=session)
+        importing.import_run(rpath, system="bm25", session=session)
+    create(db, "blind", depth=30, overlap=1, graders=["ann", "bob"], seed=5)
+    with db.engine.connect() as conn:
+        ids = dict(conn.execute(select(m.Document.external_id, m.Document.id)).all())
+    for grader, frame in assignments(db, "blind").groupby("grader"):
+        shown = [ids[d] for d in frame.sort_values("position")["doc"]]
+        assert len(shown) == 15
+        assert shown != sorted(shown) and shown != sorted(shown, reverse=True)
+        tau, _ = kendalltau(np.arange(len(shown)), shown)
+        assert abs(tau) < 0.7, (grader, tau)

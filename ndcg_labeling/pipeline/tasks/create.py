@@ -3,7 +3,6 @@ judged enough, assign to graders (:mod:`ndcg_labeling.assignment`) and store the
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -92,8 +91,8 @@ def create_batch(name: str, *, scale: str, depth: int, overlap: int, graders: Se
     Assignment: each item goes to ``overlap`` distinct graders, greedily to the least-loaded ones with
     random tie-breaks, so the busiest and the idlest grader differ by at most one item. Each grader's
     order is shuffled independently: queries in random order, documents within a query in random
-    order. ``seed`` (random when None, and recorded) makes the pool order, the assignment, the orders
-    and the item ids reproducible.
+    order. ``seed`` (random when None, and recorded) makes the pool order, the assignment and the
+    orders reproducible; the item ids come from a cryptographic source, independent of the seed.
 
     ``gold_rate`` > 0 mixes gold items in (:func:`_add_gold`); ``gold_feedback``: graders may see the
     expected grade after one (:func:`ndcg_labeling.pipeline.gold.gold_feedback`).
@@ -140,7 +139,7 @@ def create_batch(name: str, *, scale: str, depth: int, overlap: int, graders: Se
     if gold_rate > 0:
         item, grader, position = _add_gold(qids, dids, gold_of, item, grader, position, scale=scale_obj.name,
                                            rate=gold_rate, n_graders=len(grader_ids), seed=seed, session=session)
-    keys = _item_keys(len(qids), seed=seed, batch=name)
+    keys = _item_keys(len(qids))  # one source for every item id, gold ones included
 
     batch = m.GradingBatch(name=name, scale=scale_obj.name, depth=depth, overlap=overlap, seed=seed,
                            systems=list(system_names), guideline_path=guideline.path,
@@ -225,7 +224,7 @@ def _check_arguments(name: str, *, scale: str, depth: int, overlap: int, graders
         raise NdcgLabelingError(f"overlap must be at least 1, got {overlap}")
     grader_names = _validate_names(graders, "grader")
     if not grader_names:
-        raise NdcgLabelingError("no graders given (--graders a,b,c)")
+        raise NdcgLabelingError("no graders given")
     if overlap > len(grader_names):
         raise NdcgLabelingError(f"overlap {overlap} needs at least {overlap} graders, got {len(grader_names)} "
                                 f"({', '.join(grader_names)})")
@@ -310,15 +309,16 @@ def _drop_judged(pool: pd.DataFrame, *, scale: str, overlap: int, session: Sessi
     return pool[merged["_judged"].isna().to_numpy()].reset_index(drop=True)
 
 
-def _item_keys(n: int, *, seed: int, batch: str) -> list[str]:
-    """``n`` random 24-hex-digit item ids from a generator seeded by (seed, batch name).
+def _item_keys(n: int) -> list[str]:
+    """``n`` distinct random 24-hex-digit item ids (96 bits each) from the operating system's
+    cryptographic source (:mod:`secrets`).
 
-    The batch name is part of the seed because item ids are unique across batches.
+    They do not depend on the batch's seed or name: the seed is printed and stored, and ids derived from
+    it could be recomputed, and with them the pool order. The seed still governs the assignment and
+    every grader's order, so those stay reproducible.
     """
-    name_part = int.from_bytes(hashlib.sha256(batch.encode("utf-8")).digest()[:8], "big")
-    key_rng = np.random.default_rng([seed, name_part])
     while True:
-        raw = key_rng.bytes(12 * n).hex()
+        raw = secrets.token_bytes(12 * n).hex()
         keys = [raw[i * 24 : (i + 1) * 24] for i in range(n)]
         if len(set(keys)) == n:  # 96 random bits: a collision is practically impossible
             return keys
