@@ -15,6 +15,7 @@ after a gold item.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -174,18 +175,26 @@ def gold_count(n_ordinary: int, rate: float) -> int:
 
 def mix_gold(*, session: Session, scale: str, rate: float, pool_pairs: set[tuple[int, int]],
              item_query: NDArray[np.int64], item: NDArray[np.int64], grader: NDArray[np.int64],
-             position: NDArray[np.int64], n_graders: int, rng: np.random.Generator) -> GoldMix:
+             position: NDArray[np.int64], n_graders: int, rng: np.random.Generator,
+             query_types: Sequence[str] = (), query_ids: Sequence[str] = ()) -> GoldMix:
     """Choose gold items for each grader and where they go in the grader's order.
 
     Gold items of ``scale`` whose (query, document) is not one of the batch's ordinary pairs are
     candidates; each grader gets :func:`gold_count` distinct ones (fewer if there are not enough, counted
-    in ``short``), drawn at random, placed by :func:`ndcg_labeling.quality.gold_gaps`.
+    in ``short``), drawn at random, placed by :func:`ndcg_labeling.quality.gold_gaps`. A batch limited
+    to ``query_types`` / ``query_ids`` uses only gold items of those queries (another query type would
+    stand out).
     """
-    gold = [(gid, qid, did) for gid, qid, did in session.execute(
-        select(m.GoldItem.id, m.GoldItem.query_id, m.GoldItem.document_id)
-        .where(m.GoldItem.scale == scale).order_by(m.GoldItem.id)) if (qid, did) not in pool_pairs]
+    stmt = (select(m.GoldItem.id, m.GoldItem.query_id, m.GoldItem.document_id).join(m.Query, m.Query.id == m.GoldItem.query_id)
+            .where(m.GoldItem.scale == scale).order_by(m.GoldItem.id))
+    if query_types:
+        stmt = stmt.where(m.Query.query_type.in_(list(query_types)))
+    if query_ids:
+        stmt = stmt.where(m.Query.external_id.in_(list(query_ids)))
+    gold = [(gid, qid, did) for gid, qid, did in session.execute(stmt) if (qid, did) not in pool_pairs]
     if not gold:
-        raise NdcgLabelingError(f"--gold-rate needs gold items on scale {scale} that are not in the pool: "
+        limit = " of the batch's queries" if query_types or query_ids else ""
+        raise NdcgLabelingError(f"--gold-rate needs gold items on scale {scale}{limit} that are not in the pool: "
                                 f"import some with `ndcg-labeling gold import FILE --scale {scale}`")
     gold_q = np.array([g[1] for g in gold], dtype=np.int64)
     new_position = position.copy()

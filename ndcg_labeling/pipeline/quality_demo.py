@@ -20,7 +20,9 @@ from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
 
-QUALITY_DIR = Path(__file__).resolve().parents[2] / "data" / "quality"
+# Installed: data/ ships as the package folder ndcg_labeling/demo_data; in a source checkout: data/.
+_PACKAGED = Path(__file__).resolve().parents[1] / "demo_data" / "quality"
+QUALITY_DIR = _PACKAGED if (_PACKAGED / "queries.csv").exists() else Path(__file__).resolve().parents[2] / "data" / "quality"
 BATCH = "quality"
 SYSTEMS = ("exact", "semantic", "hybrid", "random-ish")
 

@@ -231,3 +231,20 @@ def test_the_web_grading_function_returns_the_feedback_with_the_same_keys_for_ev
         assert gold["feedback"]["your_grade"] == 0 and gold["feedback"]["expected_grade"] in range(4)
         quiet_gold, _ = _first_gold_and_ordinary(session, "quiet", "ana")
         assert "feedback" not in workspace.grade_item("quiet", quiet_gold, 0, user, session=session)
+
+
+def test_a_batch_of_some_query_types_uses_only_their_gold_items(sqlite_db):
+    from ndcg_labeling.errors import NdcgLabelingError
+
+    with session_scope(sqlite_db.engine) as session:
+        load_quality_data(session=session)
+        session.execute(m.GoldItem.__table__.delete().where(m.GoldItem.query_id.in_(
+            select(m.Query.id).where(m.Query.query_type == "informational"))))
+        with pytest.raises(NdcgLabelingError, match="gold items on scale 0-3 of the batch's queries"):
+            tasks.create_batch("info", scale="0-3", depth=8, overlap=2, graders=GRADERS, session=session, seed=2,
+                               gold_rate=0.2, query_types=["informational"])
+        tasks.create_batch("nav", scale="0-3", depth=8, overlap=2, graders=GRADERS, session=session, seed=2,
+                           gold_rate=0.2, query_types=["navigational"])
+        types = set(session.execute(select(m.Query.query_type).join(m.GoldItem, m.GoldItem.query_id == m.Query.id)
+                                    .join(m.BatchGoldItem, m.BatchGoldItem.gold_item_id == m.GoldItem.id)).scalars())
+        assert types == {"navigational"}

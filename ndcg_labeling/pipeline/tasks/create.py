@@ -138,7 +138,8 @@ def create_batch(name: str, *, scale: str, depth: int, overlap: int, graders: Se
     gold_of: list[int | None] = [None] * n_items
     if gold_rate > 0:
         item, grader, position = _add_gold(qids, dids, gold_of, item, grader, position, scale=scale_obj.name,
-                                           rate=gold_rate, n_graders=len(grader_ids), seed=seed, session=session)
+                                           rate=gold_rate, n_graders=len(grader_ids), seed=seed, session=session,
+                                           queries=(type_names, qid_names))
     keys = _item_keys(len(qids))  # one source for every item id, gold ones included
 
     batch = m.GradingBatch(name=name, scale=scale_obj.name, depth=depth, overlap=overlap, seed=seed,
@@ -158,13 +159,15 @@ def create_batch(name: str, *, scale: str, depth: int, overlap: int, graders: Se
 
 def _add_gold(qids: list[int], dids: list[int], gold_of: list[int | None], item: NDArray[np.int64],
               grader: NDArray[np.int64], position: NDArray[np.int64], *, scale: str, rate: float, n_graders: int,
-              seed: int, session: Session) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+              seed: int, session: Session, queries: tuple[list[str], list[str]] = ([], [])
+              ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
     """Mix gold items in (:func:`ndcg_labeling.pipeline.gold.mix_gold`): the gold items used are appended
     to ``qids``, ``dids`` and ``gold_of`` (in place); returns the assignments' item, grader and position."""
     n_items = len(qids)
     mix = mix_gold(session=session, scale=scale, rate=rate, pool_pairs=set(zip(qids, dids, strict=True)),
                    item_query=np.array(qids, dtype=np.int64), item=item, grader=grader, position=position,
-                   n_graders=n_graders, rng=np.random.default_rng([seed, _GOLD_STREAM]))
+                   n_graders=n_graders, rng=np.random.default_rng([seed, _GOLD_STREAM]), query_types=queries[0],
+                   query_ids=queries[1])
     used, gold_index = np.unique(mix.gold_item, return_inverse=True)
     qids += [mix.gold_qid[i] for i in used]
     dids += [mix.gold_did[i] for i in used]
