@@ -14,7 +14,9 @@ Every function takes the session as a keyword argument and never commits.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import select
@@ -22,7 +24,13 @@ from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
-from ndcg_labeling.guidelines import Guideline, load_guideline
+from ndcg_labeling.guidelines import (
+    Guideline,
+    guideline_changed,
+    guideline_filename,
+    guidelines_dir,
+    load_guideline,
+)
 from ndcg_labeling.pipeline import tasks
 from ndcg_labeling.pipeline.auth import WebUser
 from ndcg_labeling.scales import get_scale
@@ -48,19 +56,31 @@ class GradingView:
     grades: list[dict[str, Any]]
     guideline: str
     can_undo: bool = False
+    warnings: list[str] = field(default_factory=list)
 
 
 def progress_dict(progress: tasks.GraderProgress) -> dict[str, int]:
     return {"done": progress.done, "skipped": progress.skipped, "open": progress.open, "total": progress.total}
 
 
-def scale_grades(scale: str) -> tuple[list[dict[str, Any]], str]:
-    """The grades of ``scale`` as ``[{"value", "name", "definition"}]`` from its guideline, and the guideline text."""
-    guideline: Guideline | None
+@lru_cache(maxsize=16)
+def _guideline(scale: str, _mtime_ns: int) -> Guideline | None:
     try:
-        guideline = load_guideline(scale)
+        return load_guideline(scale)
     except NdcgLabelingError:
-        guideline = None
+        return None
+
+
+def scale_grades(scale: str) -> tuple[list[dict[str, Any]], str]:
+    """The grades of ``scale`` as ``[{"value", "name", "definition"}]`` from its guideline, and the guideline text.
+
+    The parsed guideline is kept while its file is unchanged (one ``stat`` per call, not a read and a parse).
+    """
+    try:
+        mtime = (guidelines_dir() / guideline_filename(scale)).stat().st_mtime_ns
+    except (OSError, NdcgLabelingError):
+        mtime = -1
+    guideline = _guideline(scale, mtime)
     if guideline is not None:
         return ([{"value": g.grade, "name": g.name, "definition": g.definition} for g in guideline.grades],
                 guideline.text)
@@ -81,19 +101,20 @@ def _not_yours(batch: str) -> NotFoundError:
     return NotFoundError(f"no batch {batch!r} with items for you")
 
 
-def _my_batch(batch: str, user: WebUser, *, session: Session) -> tuple[m.GradingBatch, tasks.GraderProgress]:
+def _find_batch(batch: str, *, session: Session) -> m.GradingBatch:
+    """``require_batch`` whose not-found message names no other batch."""
     try:
-        found = tasks.require_batch(batch, session=session)
-        return found, tasks.grader_progress(batch, grader=user.grader, session=session)
+        return tasks.require_batch(batch, session=session)
     except NotFoundError:
         raise _not_yours(batch) from None
 
 
-def _my_item(batch: str, item_id: str, user: WebUser, work: Any) -> Any:
+def _my_batch(batch: str, user: WebUser, *, session: Session) -> tuple[m.GradingBatch, tasks.GraderProgress]:
+    found = _find_batch(batch, session=session)
     try:
-        return work()
+        return found, tasks.grader_progress(batch, grader=user.grader, session=session)
     except NotFoundError:
-        raise NotFoundError(f"no item {item_id!r} for you in batch {batch!r}") from None
+        raise _not_yours(batch) from None
 
 
 def my_batches(user: WebUser, *, session: Session) -> list[dict[str, Any]]:
@@ -113,28 +134,52 @@ def grading_view(batch: str, user: WebUser, *, session: Session) -> GradingView:
     found, progress = _my_batch(batch, user, session=session)
     grades, guideline = scale_grades(found.scale)
     item = tasks.next_item(batch, grader=user.grader, session=session)
+    warnings = ([tasks.guideline_warning(found.name, found.guideline_path, found.guideline_version)]
+                if guideline_changed(found.scale, found.guideline_sha256) else [])
     return GradingView(found.name, found.scale, item, progress, grades, guideline,
-                       can_undo=progress.done + progress.skipped > 0)
+                       can_undo=progress.done + progress.skipped > 0, warnings=warnings)
+
+
+def next_payload(batch: str, user: WebUser, *, session: Session) -> dict[str, Any] | None:
+    """The API's next item (:func:`item_payload`), or None when the grader has nothing open in ``batch``.
+
+    Progress is counted only when nothing is open (to tell "all done" from "no items of yours").
+    """
+    found = _find_batch(batch, session=session)
+    item = tasks.next_item(batch, grader=user.grader, session=session)
+    if item is None:
+        _my_batch(batch, user, session=session)  # NotFoundError when the grader has no items here
+        return None
+    grades, _ = scale_grades(found.scale)
+    return item_payload(GradingView(found.name, found.scale, item, tasks.GraderProgress(user.grader, 0, 0, 0),
+                                    grades, ""))
+
+
+def _mine(batch: str, item_id: str, work: Callable[[], Any]) -> Any:
+    """Run one grading operation; a batch or an item that is not the caller's gives one not-found message."""
+    try:
+        return work()
+    except NotFoundError:
+        raise NotFoundError(f"no item {item_id!r} for you in batch {batch!r}") from None
 
 
 def grade_item(batch: str, item_id: str, grade: Any, user: WebUser, *, session: Session) -> dict[str, Any]:
     """Store the grader's grade of one of their items; returns their progress (and, in a batch created
     with ``--gold-feedback``, ``feedback``: None, or the reference grade after a gold item).
 
-    The grade is read by the parser of task files and the terminal (a number or a grade name);
-    :class:`InvalidInput` when it is not on the batch's scale.
+    ``save_grade`` reads the grade with the parser of task files and the terminal (a number or a grade
+    name); :class:`InvalidInput` when it is not on the batch's scale.
     """
-    found, _ = _my_batch(batch, user, session=session)
     if isinstance(grade, bool) or not isinstance(grade, int | str):
-        raise InvalidInput(f"grade {grade!r} is not a grade of scale {found.scale}")
+        raise InvalidInput(f"grade {grade!r} is not a number or a grade name")
     try:
-        tasks.parse_task_grade(grade, get_scale(found.scale))
-    except ValueError as exc:
+        _mine(batch, item_id, lambda: tasks.save_grade(batch, item_id, grade, grader=user.grader, session=session))
+    except NotFoundError:
+        raise
+    except NdcgLabelingError as exc:  # the grade parser's message: not a grade of the batch's scale
         raise InvalidInput(str(exc)) from None
-    _my_item(batch, item_id, user, lambda: tasks.save_grade(batch, item_id, grade, grader=user.grader,
-                                                            session=session))
     out: dict[str, Any] = progress_dict(tasks.grader_progress(batch, grader=user.grader, session=session))
-    if found.gold_feedback:  # the same keys for every item of the batch
+    if tasks.require_batch(batch, session=session).gold_feedback:  # the same keys for every item of the batch
         from ndcg_labeling.pipeline.gold import gold_feedback
 
         feedback = gold_feedback(batch, item_id, grader=user.grader, session=session)
@@ -144,18 +189,15 @@ def grade_item(batch: str, item_id: str, grade: Any, user: WebUser, *, session: 
 
 def skip(batch: str, item_id: str, reason: str, user: WebUser, *, session: Session) -> dict[str, int]:
     """Skip one of the grader's items with a reason (empty: "cannot judge"); returns their progress."""
-    _my_batch(batch, user, session=session)
     if not isinstance(reason, str) or len(reason) > MAX_SKIP_REASON:
         raise InvalidInput(f"a skip reason is text of at most {MAX_SKIP_REASON} characters")
-    _my_item(batch, item_id, user, lambda: tasks.skip_item(batch, item_id, grader=user.grader, session=session,
-                                                           reason=reason))
+    _mine(batch, item_id, lambda: tasks.skip_item(batch, item_id, grader=user.grader, session=session, reason=reason))
     return progress_dict(tasks.grader_progress(batch, grader=user.grader, session=session))
 
 
 def undo(batch: str, item_id: str, user: WebUser, *, session: Session) -> dict[str, int]:
     """Reopen one of the grader's items (its grade or skip is removed); returns their progress."""
-    _my_batch(batch, user, session=session)
-    _my_item(batch, item_id, user, lambda: tasks.undo_item(batch, item_id, grader=user.grader, session=session))
+    _mine(batch, item_id, lambda: tasks.undo_item(batch, item_id, grader=user.grader, session=session))
     return progress_dict(tasks.grader_progress(batch, grader=user.grader, session=session))
 
 
@@ -231,10 +273,25 @@ def agreement_view(batch: str | None, *, session: Session) -> AgreementView:
 
 
 def adjudication_queue(batch: str | None, *, session: Session) -> list[dict[str, Any]]:
-    """The items flagged for adjudication, with every grade and grader (``adjudicate list``)."""
+    """The items flagged for adjudication, with every grade and grader (``adjudicate list``), and the
+    query's text and the document's title for the lead to read."""
     from ndcg_labeling.pipeline.consensus import flagged_items
 
-    return flagged_items(session=session, batch=batch)
+    rows = flagged_items(session=session, batch=batch)
+    queries = _texts(m.Query, m.Query.text, {r["query_id"] for r in rows}, session=session)
+    titles = _texts(m.Document, m.Document.title, {r["doc_id"] for r in rows}, session=session)
+    return [{**r, "query": queries.get(r["query_id"]) or "", "title": titles.get(r["doc_id"]) or ""} for r in rows]
+
+
+def _texts(model: Any, column: Any, external_ids: set[str], *, session: Session) -> dict[str, str | None]:
+    """``external_id -> column`` for the given external ids (in chunks)."""
+    wanted = sorted(external_ids)
+    out: dict[str, str | None] = {}
+    for start in range(0, len(wanted), 5_000):
+        part = wanted[start : start + 5_000]
+        out.update((ext, text) for ext, text in session.execute(
+            select(model.external_id, column).where(model.external_id.in_(part))))
+    return out
 
 
 def adjudicate(query_id: str, doc_id: str, grade: Any, note: str | None, user: WebUser, *,

@@ -38,7 +38,7 @@ def my_batches(user: ApiUser, session: SessionDep) -> list[dict[str, Any]]:
 
 @router.get("/batches/{batch:path}/next", response_model=None)
 def next_item(batch: str, user: ApiUser, session: SessionDep) -> dict[str, Any] | Response:
-    payload = workspace.item_payload(workspace.grading_view(batch, user, session=session))
+    payload = workspace.next_payload(batch, user, session=session)
     return Response(status_code=204) if payload is None else payload
 
 

@@ -55,7 +55,7 @@ def server_engine(url: str | None) -> Engine:
 
     kwargs: dict[str, Any] = {}
     if make_url(resolve_url(url)).get_backend_name() == "postgresql":
-        kwargs = {"pool_size": 20, "max_overflow": 20, "pool_pre_ping": True}
+        kwargs = {"pool_size": 20, "max_overflow": 20, "pool_recycle": 1800}
     engine = make_engine(url, **kwargs)
     ensure_at_head(engine)
     return engine

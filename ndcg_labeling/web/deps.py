@@ -1,7 +1,8 @@
 """Dependencies: the database session, the writer (short retried transactions), and the caller.
 
-The caller is looked up in its own short transaction before the route runs (on SQLite every
-transaction holds the write lock, so the route's own transaction must not overlap it).
+The caller is looked up in the request's session: a reading route goes on in the same transaction;
+for a state-changing request that transaction is committed at once, because the route writes in a
+transaction of its own (on SQLite every transaction holds the write lock, so the two must not overlap).
 """
 
 from __future__ import annotations
@@ -45,9 +46,12 @@ def db_writer(engine: Annotated[Engine, Depends(get_engine)]) -> Writer:
     return lambda work: run_in_transaction(engine, work)
 
 
-def _lookup(engine: Engine, fn: Callable[[Session], T]) -> T:
-    with session_scope(engine) as session:
+def _lookup(request: Request, session: Session, fn: Callable[[Session], T]) -> T:
+    try:
         return fn(session)
+    finally:
+        if request.method not in SAFE_METHODS:
+            session.commit()  # end the lookup's transaction before the route's writer begins its own
 
 
 @dataclass(frozen=True)
@@ -58,10 +62,10 @@ class Caller:
     csrf: str
 
 
-def page_caller(request: Request, engine: Annotated[Engine, Depends(get_engine)]) -> Caller:
+def page_caller(request: Request, session: Annotated[Session, Depends(db_session)]) -> Caller:
     """The grader of the session cookie (pages use the cookie only); 401 without a live session."""
     cookie = request.cookies.get(SESSION_COOKIE)
-    user = _lookup(engine, lambda s: auth.authenticate_session(cookie, session=s))
+    user = _lookup(request, session, lambda s: auth.authenticate_session(cookie, session=s))
     return Caller(user, auth.csrf_token(cookie or ""))
 
 
@@ -74,7 +78,7 @@ def check_form_csrf(request: Request, csrf: str | None) -> None:
     auth.check_csrf(request.cookies.get(SESSION_COOKIE), csrf)
 
 
-def api_user(request: Request, engine: Annotated[Engine, Depends(get_engine)]) -> WebUser:
+def api_user(request: Request, session: Annotated[Session, Depends(db_session)]) -> WebUser:
     """``Authorization: Bearer TOKEN`` (a sign-in token), else the session cookie; with the cookie, a
     state-changing request must carry the session's CSRF token in the ``X-CSRF-Token`` header."""
     header = request.headers.get("Authorization")
@@ -82,9 +86,9 @@ def api_user(request: Request, engine: Annotated[Engine, Depends(get_engine)]) -
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise AuthenticationError("the Authorization header must be 'Bearer TOKEN'")
-        return _lookup(engine, lambda s: auth.authenticate_token(token.strip(), session=s))
+        return _lookup(request, session, lambda s: auth.authenticate_token(token.strip(), session=s))
     cookie = request.cookies.get(SESSION_COOKIE)
-    user = _lookup(engine, lambda s: auth.authenticate_session(cookie, session=s))
+    user = _lookup(request, session, lambda s: auth.authenticate_session(cookie, session=s))
     if request.method not in SAFE_METHODS:
         auth.check_csrf(cookie, request.headers.get(CSRF_HEADER))
     return user

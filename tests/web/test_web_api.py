@@ -176,3 +176,15 @@ def test_tokens_are_stored_hashed(workspace):
 
         stored = conn.execute(select(m.GraderToken.token_sha256)).scalars().all()
     assert token not in stored and auth.sha256_hex(token) in stored and len(token) >= 40
+
+
+def test_the_api_serves_items_in_the_order_and_with_the_ids_of_tasks_export(client, workspace):
+    with session_scope(workspace.db.engine) as session:
+        exported = t.export_tasks("b1", grader="ann", session=session)
+    h = bearer(workspace.token("ann"))
+    served = []
+    while (r := client.get("/api/batches/b1/next", headers=h)).status_code == 200:
+        item = r.json()
+        served.append({k: item[k] for k in ("item_id", "query", "title", "body", "url")})
+        client.post(f"/api/batches/b1/items/{item['item_id']}/grade", json={"grade": 0}, headers=h)
+    assert served == [{k: row[k] for k in ("item_id", "query", "title", "body", "url")} for row in exported]

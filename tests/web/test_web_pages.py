@@ -206,13 +206,22 @@ def test_javascript_urls_are_not_links(sqlite_db, tmp_path):
         assert "javascript:alert(1)" in html and 'href="javascript' not in html
 
 
+def workspace_queue(session):
+    from ndcg_labeling.pipeline.consensus import flagged_items
+    from ndcg_labeling.pipeline.workspace import adjudication_queue
+
+    rows = adjudication_queue("b1", session=session)
+    assert [{k: v for k, v in r.items() if k not in ("query", "title")} for r in rows] == flagged_items(
+        session=session, batch="b1")
+    return rows
+
+
 def test_lead_pages_with_agreement_adjudication_and_the_live_report(sqlite_db, tmp_path):
     ws = graded_two_ways(sqlite_db, tmp_path)
     with session_scope(ws.db.engine) as session:
         from ndcg_labeling.pipeline.agreement import agreement_report
-        from ndcg_labeling.pipeline.consensus import flagged_items
 
-        flagged = flagged_items(session=session, batch="b1")
+        flagged = workspace_queue(session)
         by_type = agreement_report(session=session, batch="b1", by="query-type").rows
     assert flagged
     with app_client(ws) as lead:
@@ -226,6 +235,7 @@ def test_lead_pages_with_agreement_adjudication_and_the_live_report(sqlite_db, t
         first = flagged[0]
         assert f'data-query="{first["query_id"]}" data-doc="{first["doc_id"]}"' in queue
         assert first["grades"] in queue  # every grade and its grader
+        assert first["query"] and first["query"] in queue and first["title"] in queue
         done = lead.post("/lead/adjudication", data={"query_id": first["query_id"], "doc_id": first["doc_id"],
                                                      "grade": "2", "note": "read it twice", "batch": "b1",
                                                      "csrf": csrf})
@@ -241,3 +251,17 @@ def test_lead_pages_with_agreement_adjudication_and_the_live_report(sqlite_db, t
         after = {(r["query_id"], r["doc_id"]): r for r in flagged_items(session=session, batch="b1")}
     row = after[(first["query_id"], first["doc_id"])]
     assert (row["adjudicated"], row["adjudicator"]) == (2.0, "lee")
+
+
+def test_the_grading_page_warns_when_the_guideline_changed_since_the_batch(ws):
+    from sqlalchemy import update
+
+    from ndcg_labeling.db import models as m
+
+    with app_client(ws) as client:
+        sign_in(client, ws.token("ann"))
+        assert 'id="guideline-warning"' not in client.get("/batches/b1/grade").text
+        with session_scope(ws.db.engine) as session:
+            session.execute(update(m.GradingBatch).values(guideline_sha256="0" * 64))
+        html = client.get("/batches/b1/grade").text
+        assert 'id="guideline-warning"' in html and "has changed since batch &#39;b1&#39; was created" in html

@@ -244,11 +244,12 @@ def _write_grades(summary: GradesImported, accepted: list[tuple[GradedRow, int]]
             replacements.append({"id": old[0], "grade": grade, "source_file": path, "created_at": now})
         if status != "done":
             to_done.append({"id": aid, "status": "done", "skip_reason": None, "updated_at": now})
+    if to_done:  # assignments before judgments, the order save_grade's flush writes them in: no deadlock
+        session.execute(update(m.Assignment), to_done)
     if replacements:
         session.execute(update(m.Judgment), replacements)
         summary.replaced = len(replacements)
-    if to_done:
-        session.execute(update(m.Assignment), to_done)
-    if inserts:
+    if inserts:  # a grade the grader saved meanwhile in a grading session is overwritten, as a replacement
         summary.new = repo.bulk_insert(m.Judgment, ["grader_id", "query_id", "document_id", "grade", "scale", "batch",
-                                                    "source_file", "created_at"], inserts, session=session)
+                                                    "source_file", "created_at"], inserts, session=session,
+                                       on_conflict=repo.JUDGMENT_UPSERT)

@@ -1,0 +1,357 @@
+"""Bulk writes that stay correct when several writers import into one database at once.
+
+Every function takes the session as a keyword argument and never commits: the caller owns the
+transaction (one per command), so a failed command leaves the database unchanged.
+
+Rows go straight to the driver: ``COPY ... FROM STDIN`` on PostgreSQL, ``executemany`` of tuples on
+SQLite, never one ORM object per row. Concurrency:
+
+- SQLite transactions start with ``BEGIN IMMEDIATE`` (see :mod:`ndcg_labeling.db.session`): writers
+  run one after the other, so what a command read at its start still holds when it writes.
+- PostgreSQL writers overlap. Rows keyed by a unique name (queries and documents by external id,
+  graders, systems) are created with ``INSERT ... ON CONFLICT DO NOTHING`` in key order and then read
+  back, so two importers naming the same new id both end with the one row (the second waits for the
+  first to commit). Keyed data rows (judgments, ranking entries) take :class:`OnConflict`: a direct
+  ``COPY`` inside a savepoint, and, only if a concurrent writer stored one of the keys meanwhile, a
+  staging table and one set-based ``INSERT ... SELECT ... ON CONFLICT`` in key order.
+- The per-row foreign-key triggers cost PostgreSQL more than the ``COPY`` itself; where the role may
+  set ``session_replication_role`` (a superuser, or ``GRANT SET ON PARAMETER session_replication_role``)
+  the referenced rows are checked and locked ``FOR KEY SHARE`` in one statement per foreign key and
+  the ``COPY`` runs without the triggers. Elsewhere the triggers run as usual.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import islice
+from typing import Any, cast
+
+from sqlalchemy import Table, column, select, table
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import Session
+
+from ndcg_labeling.db import models as m
+from ndcg_labeling.errors import ConflictError
+
+CHUNK = 50_000
+SMALL = 1_000  # up to this many ids are created with one multi-row INSERT, beyond through a temporary table
+ProgressCallback = Callable[[int], None]
+# unique_violation, deadlock_detected: a concurrent writer stored one of our keys during our COPY
+_RACE_SQLSTATES = {"23505", "40P01"}
+
+
+JUDGMENT_KEY = ("grader_id", "query_id", "document_id", "batch")
+RANKING_KEY = ("system_id", "query_id", "document_id")
+
+
+@dataclass(frozen=True)
+class OnConflict:
+    """What :func:`bulk_insert` does with a row whose unique key another writer stored first.
+
+    ``keys``: the unique key (its columns). ``update``: columns the new row overwrites (an upsert);
+    when empty the stored row stays, and it must then agree with the new row on ``same`` (else
+    :class:`~ndcg_labeling.errors.ConflictError`), so that the outcome is the one of the two writers
+    running one after the other.
+    """
+
+    keys: tuple[str, ...]
+    update: tuple[str, ...] = ()
+    same: tuple[str, ...] = ()
+
+
+# A judgment stored meanwhile must have the same grade and scale; with ``--replace`` (and for a grader's
+# own task file) the newer grade overwrites it. A ranking entry stored meanwhile must have the same rank.
+JUDGMENT_SAME = OnConflict(JUDGMENT_KEY, same=("grade", "scale"))
+JUDGMENT_UPSERT = OnConflict(JUDGMENT_KEY, update=("grade", "scale", "source_file", "created_at"))
+RANKING_SAME = OnConflict(RANKING_KEY, same=("rank",))
+
+
+def dialect_name(session: Session) -> str:
+    return session.get_bind().dialect.name
+
+
+def table_name(target: Table | Any) -> str:
+    return cast(str, getattr(target, "__tablename__", None) or target.name)
+
+
+def db_datetime(session: Session, value: datetime) -> Any:
+    """A datetime as the driver takes it in a raw bulk insert (SQLite stores text)."""
+    if dialect_name(session) == "sqlite":
+        return value.strftime("%Y-%m-%d %H:%M:%S.%f")
+    return value
+
+
+# --- plain bulk writes ---------------------------------------------------------------------------
+
+
+def _driver_error(conn: Connection, statement: str, exc: Exception) -> Exception:
+    """A driver error raised on the raw cursor, wrapped as sqlalchemy wraps its own (IntegrityError, ...),
+    so callers see one kind of error and the retry helper reads its SQLSTATE."""
+    dbapi = conn.dialect.dbapi
+    if dbapi is not None and isinstance(exc, dbapi.Error):
+        return cast(Exception, DBAPIError.instance(statement, None, exc, dbapi.Error))
+    return exc
+
+
+def _copy(conn: Connection, name: str, columns: Sequence[str], rows: Iterable[Sequence[Any]],
+          progress: ProgressCallback | None) -> int:
+    raw = conn.connection.driver_connection
+    statement = f"COPY {name} ({', '.join(columns)}) FROM STDIN"
+    count = 0
+    try:
+        with raw.cursor() as cursor, cursor.copy(statement) as copy:  # type: ignore[union-attr]
+            for row in rows:
+                copy.write_row(row)
+                count += 1
+                if progress is not None and count % CHUNK == 0:
+                    progress(count)
+    except Exception as exc:
+        raise _driver_error(conn, statement, exc) from None
+    return count
+
+
+def _executemany(conn: Connection, sql: str, rows: Iterable[Sequence[Any]], progress: ProgressCallback | None) -> int:
+    cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    count = 0
+    pending = iter(rows)
+    try:
+        while chunk := list(islice(pending, CHUNK)):  # C-level slicing: no Python loop over the rows
+            cursor.executemany(sql, chunk)
+            count += len(chunk)
+            if progress is not None:
+                progress(count)
+    except Exception as exc:
+        raise _driver_error(conn, sql, exc) from None
+    finally:
+        cursor.close()
+    return count
+
+
+def bulk_insert(target: Table | Any, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, session: Session,
+                progress: ProgressCallback | None = None, on_conflict: OnConflict | None = None) -> int:
+    """Insert ``rows`` (tuples in the order of ``columns``) into ``target``; returns the rows written.
+
+    Without ``on_conflict`` a stored key is the driver's unique-violation error. With it, see
+    :class:`OnConflict` (the count is then the rows inserted or overwritten). ``progress(n)`` is
+    called with the number of rows sent so far.
+    """
+    name = table_name(target)
+    conn = session.connection()
+    if dialect_name(session) == "postgresql":
+        if on_conflict is None:
+            count = _copy(conn, name, columns, rows, progress)
+        else:
+            count = _pg_insert_keyed(session, target, columns, list(rows), on_conflict, progress)
+    else:
+        cols = ", ".join(columns)
+        sql = f"INSERT INTO {name} ({cols}) VALUES ({', '.join('?' for _ in columns)})"
+        if on_conflict is not None and on_conflict.update:
+            # Writers are serialized (BEGIN IMMEDIATE); the upsert keeps "the last writer wins".
+            sets = ", ".join(f"{c} = excluded.{c}" for c in on_conflict.update)
+            sql += f" ON CONFLICT ({', '.join(on_conflict.keys)}) DO UPDATE SET {sets}"
+        count = _executemany(conn, sql, rows, progress)
+    if progress is not None:
+        progress(count)
+    return count
+
+
+# --- PostgreSQL: keyed rows, safe against a racing writer ------------------------------------------
+
+
+def _pg_insert_keyed(session: Session, target: Table | Any, columns: Sequence[str], rows: list[Sequence[Any]],
+                     on_conflict: OnConflict, progress: ProgressCallback | None) -> int:
+    name = table_name(target)
+    conn = session.connection()
+    conn.exec_driver_sql("SAVEPOINT bulk_copy")
+    try:
+        without_triggers = _skip_fk_triggers(conn, target, columns, rows)
+        count = _copy(conn, name, columns, rows, progress)
+        if without_triggers:
+            conn.exec_driver_sql("SET LOCAL session_replication_role = origin")
+        conn.exec_driver_sql("RELEASE SAVEPOINT bulk_copy")
+        return count
+    except DBAPIError as exc:
+        if _sqlstate(exc) not in _RACE_SQLSTATES:
+            raise
+        # A concurrent writer stored some of our keys: undo the COPY, merge through a staging table.
+        conn.exec_driver_sql("ROLLBACK TO SAVEPOINT bulk_copy")
+    return _pg_merge(session, name, columns, rows, on_conflict)
+
+
+def _sqlstate(exc: BaseException) -> str | None:
+    return getattr(exc, "sqlstate", None) or getattr(getattr(exc, "orig", None), "sqlstate", None)
+
+
+def _skip_fk_triggers(conn: Connection, target: Table | Any, columns: Sequence[str], rows: list[Sequence[Any]]) -> bool:
+    """Check and lock the referenced rows of every foreign key in bulk, then turn the per-row foreign-key
+    triggers off until the caller sets the role back. False (nothing changed) where the role may not,
+    or a referenced row is missing (the triggers then report it as usual)."""
+    tbl = getattr(target, "__table__", target)
+    fks = [(columns.index(fk.parent.name), fk.column.table.name, fk.column.name)
+           for fk in getattr(tbl, "foreign_keys", ()) if fk.parent.name in columns]
+    if not fks or len(rows) < SMALL:
+        return False
+    conn.exec_driver_sql("SAVEPOINT bulk_role")
+    try:
+        conn.exec_driver_sql("SET LOCAL session_replication_role = replica")
+    except DBAPIError:
+        conn.exec_driver_sql("ROLLBACK TO SAVEPOINT bulk_role")
+        return False
+    conn.exec_driver_sql("RELEASE SAVEPOINT bulk_role")
+    for position, ref_table, ref_column in fks:
+        wanted = list({row[position] for row in rows} - {None})
+        found = conn.exec_driver_sql(
+            f"SELECT {ref_column} FROM {ref_table} WHERE {ref_column} = ANY(%(ids)s) FOR KEY SHARE",
+            {"ids": wanted}).all()
+        if len(found) != len(wanted):
+            conn.exec_driver_sql("SET LOCAL session_replication_role = origin")
+            return False
+    return True
+
+
+def _pg_merge(session: Session, name: str, columns: Sequence[str], rows: list[Sequence[Any]],
+              on_conflict: OnConflict) -> int:
+    conn = session.connection()
+    stage = f"stage_{uuid.uuid4().hex[:12]}"
+    cols = ", ".join(columns)
+    conn.exec_driver_sql(f"CREATE TEMPORARY TABLE {stage} ON COMMIT DROP AS SELECT {cols} FROM {name} WITH NO DATA")
+    _copy(conn, stage, columns, rows, None)
+    keys = ", ".join(on_conflict.keys)
+    if on_conflict.update:
+        action = f"({keys}) DO UPDATE SET " + ", ".join(f"{c} = EXCLUDED.{c}" for c in on_conflict.update)
+    else:
+        action = "DO NOTHING"  # on any unique key of the table; the check below finds the rows that differ
+    # Key order: two writers lock the keys they share in the same order, so neither waits on the other
+    # while holding a key the other needs (no deadlock).
+    written = conn.exec_driver_sql(f"INSERT INTO {name} ({cols}) SELECT {cols} FROM {stage} ORDER BY {keys} "
+                                   f"ON CONFLICT {action}").rowcount
+    if written < len(rows) and not on_conflict.update:
+        match = " AND ".join(f"t.{c} = s.{c}" for c in (*on_conflict.keys, *on_conflict.same))
+        differs = conn.exec_driver_sql(
+            f"SELECT {', '.join('s.' + k for k in on_conflict.keys)} FROM {stage} s "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {name} t WHERE {match}) LIMIT 1").first()
+        if differs is not None:
+            key = ", ".join(f"{k}={v!r}" for k, v in zip(on_conflict.keys, differs, strict=True))
+            raise ConflictError(f"a concurrent writer stored a different {name} row for ({key}); "
+                                f"nothing was written, run the command again")
+    conn.exec_driver_sql(f"DROP TABLE {stage}")
+    return int(written)
+
+
+# --- rows keyed by a unique name ------------------------------------------------------------------
+
+
+def _insert_ignoring(session: Session, tbl: Table, key: str) -> Any:
+    insert = pg_insert if dialect_name(session) == "postgresql" else sqlite_insert
+    # RETURNING counts the rows created (rowcount of a multi-row VALUES is not reliable on every driver)
+    return lambda values: insert(tbl).values(values).on_conflict_do_nothing(index_elements=[key]).returning(tbl.c[key])
+
+
+def _count_returned(result: Any) -> int:
+    return len(result.all())
+
+
+def insert_missing_names(model: type[m.Grader] | type[m.System], rows: Sequence[dict[str, Any]], *,
+                         session: Session) -> int:
+    """Insert the graders or systems of ``rows`` (dicts with ``name``) that are not stored yet; returns how
+    many this call created. Safe against a concurrent writer adding the same name."""
+    if not rows:
+        return 0
+    make = _insert_ignoring(session, cast(Table, model.__table__), "name")
+    ordered = sorted(rows, key=lambda r: r["name"])  # key order: no deadlock between two writers
+    created = 0
+    for start in range(0, len(ordered), SMALL):
+        created += _count_returned(session.execute(make(ordered[start : start + SMALL])))
+    return created
+
+
+def _fetch_pairs(conn: Connection, sql: str) -> dict[str, int]:
+    """``external_id -> id`` pairs of a query, fetched on the driver's cursor (no Row objects: a million
+    pairs in well under a second)."""
+    cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    try:
+        cursor.execute(sql)
+        return dict(cursor.fetchall())
+    finally:
+        cursor.close()
+
+
+def _temp_ids(session: Session, ids: Sequence[str]) -> str:
+    """A temporary table holding ``ids``. PostgreSQL drops it at commit, and a rollback undoes its creation
+    on both backends: no DROP in a `finally` that would fail in an aborted transaction and hide the error."""
+    temp = f"tmp_ids_{uuid.uuid4().hex[:12]}"
+    on_commit = " ON COMMIT DROP" if dialect_name(session) == "postgresql" else ""
+    session.connection().exec_driver_sql(
+        f"CREATE TEMPORARY TABLE {temp} (external_id VARCHAR({m.ID_LENGTH}) PRIMARY KEY){on_commit}")
+    bulk_insert(table(temp, column("external_id")), ["external_id"], ((x,) for x in ids), session=session)
+    return temp
+
+
+def _lookup(model: type[m.Query] | type[m.Document], ids: Sequence[str], *, session: Session) -> dict[str, int]:
+    """``external_id -> id`` of the stored rows among ``ids`` (and maybe of other stored rows)."""
+    if len(ids) <= SMALL:
+        return dict(session.execute(select(model.external_id, model.id).where(model.external_id.in_(ids))).all())
+    target = model.__tablename__
+    conn = session.connection()
+    stored = int(conn.exec_driver_sql(f"SELECT COUNT(*) FROM {target}").scalar_one())
+    if stored <= 2 * len(ids):  # reading the whole table costs less than shipping the ids to the server
+        return _fetch_pairs(conn, f"SELECT external_id, id FROM {target}")
+    temp = _temp_ids(session, ids)
+    pairs = _fetch_pairs(conn, f"SELECT x.external_id, x.id FROM {target} x JOIN {temp} t ON t.external_id = x.external_id")
+    conn.exec_driver_sql(f"DROP TABLE {temp}")
+    return pairs
+
+
+def _create(model: type[m.Query] | type[m.Document], missing: list[str], *, session: Session) -> int:
+    """Insert rows for the sorted ``missing`` ids, skipping any a concurrent writer stored; returns how many
+    this call created. Sorted: every writer takes the keys' locks in one order (no deadlock)."""
+    if len(missing) <= SMALL:
+        make = _insert_ignoring(session, cast(Table, model.__table__), "external_id")
+        return _count_returned(session.execute(make([{"external_id": x} for x in missing])))
+    target = model.__tablename__
+    if dialect_name(session) != "postgresql":
+        sql = f"INSERT INTO {target} (external_id) VALUES (?) ON CONFLICT (external_id) DO NOTHING"
+        conn = session.connection()
+        cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        try:
+            cursor.executemany(sql, ((x,) for x in missing))
+            return int(cursor.rowcount)
+        except Exception as exc:
+            raise _driver_error(conn, sql, exc) from None
+        finally:
+            cursor.close()
+    temp = _temp_ids(session, missing)
+    conn = session.connection()
+    created = conn.exec_driver_sql(
+        f"INSERT INTO {target} (external_id) SELECT external_id FROM {temp} ORDER BY external_id "
+        f"ON CONFLICT (external_id) DO NOTHING").rowcount
+    conn.exec_driver_sql(f"DROP TABLE {temp}")
+    return int(created)
+
+
+def ensure_external_ids(model: type[m.Query] | type[m.Document], ids: Iterable[str], *,
+                        session: Session) -> tuple[dict[str, int], int]:
+    """Map every id in ``ids`` to its row id, creating rows without text for the unknown ones.
+
+    Returns the map (it may hold other stored ids too) and the number of rows this call created. Safe against concurrent writers creating
+    the same ids (``INSERT ... ON CONFLICT DO NOTHING``, then the rows are read back, the other writer's
+    included). New rows get their ids in external-id order (one lock order for every writer, and no
+    trace of a file's ranking order in the internal ids). Many ids go through a temporary table or one
+    read of the whole table: a million ids cost a few statements, not a thousand ``IN`` lists.
+    """
+    wanted = list(dict.fromkeys(ids))
+    if not wanted:
+        return {}, 0
+    found = _lookup(model, wanted, session=session)
+    missing = sorted(x for x in wanted if x not in found)
+    if not missing:
+        return found, 0
+    created = _create(model, missing, session=session)
+    found.update(_lookup(model, missing, session=session))
+    return found, created
