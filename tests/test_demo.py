@@ -85,3 +85,14 @@ def test_demo_refuses_a_database_with_data(runner, sqlite_db, tmp_path):
     assert result.exit_code == 1
     assert result.stderr.startswith(f"Error: the database {sqlite_db.url} is not empty (table queries has rows)")
     assert sqlite_db.counts() == before
+
+
+@pytest.mark.slow
+def test_demo_shows_grader_quality_and_a_judge_calibration(demo_out):
+    out, result = demo_out
+    text = result.stdout
+    assert "grader quality on gold items" in text and "calibration of the simulated judge llm-judge" in text
+    dev_row = next(line for line in text.splitlines() if line.strip().startswith("dev ") and "False" in line)
+    assert dev_row  # the random grader is untrusted
+    assert "verdict: do not use llm-judge for long-tail" in text
+    assert "without the untrusted ones" in text and (out / "quality.db").exists()

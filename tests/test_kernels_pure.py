@@ -22,7 +22,7 @@ def test_kernel_imports_neither_sqlalchemy_nor_pandas(module: str) -> None:
     assert done.stdout.strip() == "", f"{module} loaded {done.stdout.strip()}"
 
 
-@pytest.mark.parametrize("module", ["ndcg_labeling.stats"])
+@pytest.mark.parametrize("module", ["ndcg_labeling.stats", "ndcg_labeling.quality"])
 def test_statistics_kernel_imports_neither_sqlalchemy_nor_pandas(module: str) -> None:
     code = (
         "import sys\n"

@@ -46,13 +46,14 @@ def _register_all() -> None:
         graders_cmds,
         import_cmds,
         plan_cmd,
+        quality_cmds,
         report_cmd,
         serve_cmd,
         tasks_cmds,
     )
 
-    for module in (db_cmds, import_cmds, graders_cmds, tasks_cmds, agreement_cmds, report_cmd, plan_cmd, eval_cmd,
-                   demo_cmd, serve_cmd):
+    for module in (db_cmds, import_cmds, graders_cmds, tasks_cmds, agreement_cmds, quality_cmds, report_cmd, plan_cmd,
+                   eval_cmd, demo_cmd, serve_cmd):
         module.register(app)
 
 

@@ -25,6 +25,7 @@ adjudicate_app = typer.Typer(help="List items flagged for adjudication and recor
 export_app = typer.Typer(help="Export the labels in force.", no_args_is_help=True)
 
 BatchOption = Annotated[str | None, typer.Option("--batch", help="Only the judgments of this batch.")]
+IncludeModels = Annotated[bool, typer.Option("--include-models", help="Count model graders (automatic judges) too.")]
 
 
 # The vocabularies live in ndcg_labeling.choices.
@@ -45,6 +46,7 @@ def agreement(
     batch: BatchOption = None,
     by: Annotated[ByScope | None, typer.Option("--by", help="One row per query type, query or grader.")] = None,
     level: Annotated[Level, typer.Option("--level", help="Level of measurement for alpha.")] = Level.ordinal,
+    include_models: IncludeModels = False,
     fmt: FormatOption = TableFormat.table,
     out: OutOption = None,
     db: DbOption = None,
@@ -54,7 +56,7 @@ def agreement(
 
     with open_session(db) as session:
         report = agreement_report(session=session, batch=batch, by=by.value if by else None,
-                                  level=level.value)
+                                  level=level.value, include_models=include_models)
     columns = list(report.columns)
     if fmt is TableFormat.json and report.by == "grader":
         columns.append("kappa")
@@ -77,6 +79,9 @@ def consensus_cmd(
     min_graders: Annotated[int, typer.Option("--min-graders", help="Flag items with fewer grades.")] = 2,
     max_spread: Annotated[int, typer.Option("--max-spread", help="Flag items whose max - min grade is above this.")] = 1,
     point: Annotated[Point, typer.Option("--point", help="Dawid-Skene value: posterior mean or mode.")] = Point.mean,
+    include_models: IncludeModels = False,
+    exclude_untrusted: Annotated[bool, typer.Option("--exclude-untrusted", help="Leave out graders whose gold accuracy is below --min-accuracy (>= 5 gold answers).")] = False,
+    min_accuracy: Annotated[float, typer.Option("--min-accuracy", help="Gold accuracy a trusted grader needs (0..1).")] = 0.7,
     fmt: FormatOption = TableFormat.table,
     db: DbOption = None,
 ) -> None:
@@ -86,7 +91,8 @@ def consensus_cmd(
     with open_session(db) as session, row_progress("writing consensus labels") as progress:
         summary = run_consensus(session=session, batch=batch, method=method.value, tie=tie.value,
                                 min_graders=min_graders, max_spread=max_spread, point=point.value,
-                                progress=progress)
+                                progress=progress, include_models=include_models,
+                                exclude_untrusted=exclude_untrusted, min_accuracy=min_accuracy)
     if fmt is TableFormat.json:
         typer.echo(json.dumps(summary.as_dict()))
         return

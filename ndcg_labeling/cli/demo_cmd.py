@@ -56,6 +56,9 @@ def demo(
     render_overview(result.report, metric, con)
     render_comparison_metric(result.report, metric, con)
     render_notes(result.report, con)
+    from ndcg_labeling.cli.quality_cmds import print_quality_demo
+
+    print_quality_demo(result.quality, con)
     total = sum(s for _, s in result.timings)
     con.print(f"database: {result.db_url}", markup=False, highlight=False)
     con.print(f"report: {result.html_path} (and {result.csv_path}); {total:.1f} s in all", markup=False,

@@ -144,10 +144,20 @@ class GradingSession:
                 self.batch, item.item_id, int(key), grader=self.grader, session=session))
             self.history.append(item.item_id)
             self.console.print(Text(f"saved: {value} — {self.guideline.name_of(value)}", style="green"))
+            self._feedback(item.item_id)
         else:
             keys = ", ".join(str(g.grade) for g in self.guideline.grades)
             self.console.print(Text(f"Unknown key {inert(repr(key))}: grades are {keys}; s skip, u undo, ? guideline, q quit.",
                                     style="red"))
+
+    def _feedback(self, item_id: str) -> None:
+        """After a gold item of a batch created with --gold-feedback: the expected grade (else nothing)."""
+        from ndcg_labeling.pipeline.gold import gold_feedback
+
+        with session_scope(self.engine) as session:
+            feedback = gold_feedback(self.batch, item_id, grader=self.grader, session=session)
+        if feedback is not None:
+            self.console.print(Text(str(feedback), style="green" if feedback.correct else "magenta"))
 
     def _undo(self) -> None:
         if not self.history:

@@ -27,6 +27,7 @@ graders_app = typer.Typer(help="Add and list graders.", no_args_is_help=True)
 FileArg = Annotated[Path, typer.Argument(help="The file to import.", show_default=False)]
 InFormat = Annotated[str | None, typer.Option("--format", help="File format; default from the extension.")]
 JsonSummary = Annotated[bool, typer.Option("--json", help="Print the summary as a JSON object.")]
+KindOption = Annotated[str, typer.Option("--kind", help="Kind of new graders: human, or model (an automatic judge).")]
 
 
 def _done(summary: object, as_json: bool) -> None:
@@ -57,12 +58,13 @@ def import_documents(file: FileArg, fmt: InFormat = None, db: DbOption = None, a
 
 
 @import_app.command("graders")
-def import_graders(file: FileArg, fmt: InFormat = None, db: DbOption = None, as_json: JsonSummary = False) -> None:
+def import_graders(file: FileArg, fmt: InFormat = None, db: DbOption = None, as_json: JsonSummary = False,
+                   kind: KindOption = "human") -> None:
     """Import graders: columns grader[,display_name]."""
     from ndcg_labeling.pipeline.importing import import_graders as run
 
     with open_session(db, file) as session:
-        summary = run(file, session=session, fmt=fmt)
+        summary = run(file, session=session, fmt=fmt, kind=kind)
     _done(summary, as_json)
 
 
@@ -107,12 +109,13 @@ def import_judgments(
 
 @graders_app.command("add")
 def graders_add(names: Annotated[list[str], typer.Argument(help="Grader names.")], db: DbOption = None,
-                role: Annotated[str, typer.Option("--role", help="Role of new graders: grader or lead.")] = "grader") -> None:
+                role: Annotated[str, typer.Option("--role", help="Role of new graders: grader or lead.")] = "grader",
+                kind: KindOption = "human") -> None:
     """Add graders by name."""
     from ndcg_labeling.pipeline.importing import add_graders
 
     with open_session(db) as session:
-        summary = add_graders(names, session=session, role=role)
+        summary = add_graders(names, session=session, role=role, kind=kind)
     typer.echo(f"graders: {summary.new} new, {summary.unchanged} unchanged")
 
 
@@ -125,7 +128,7 @@ def graders_list(db: DbOption = None, fmt: FormatOption = TableFormat.table, out
     check_out(out, force)
     with open_session(db) as session:
         rows = list_graders(session=session)
-    text = render_rows(rows, fmt, title="graders", columns=["grader", "display_name", "active", "judgments"])
+    text = render_rows(rows, fmt, title="graders", columns=["grader", "display_name", "active", "kind", "judgments"])
     if text is not None:
         write_output(text, out, force)
 

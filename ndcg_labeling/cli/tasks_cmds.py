@@ -46,6 +46,8 @@ def create(
     query_type: Annotated[list[str] | None, typer.Option("--query-type", help="Only queries of this type (repeat).")] = None,
     query_id: Annotated[list[str] | None, typer.Option("--query-id", help="Only this query (repeat).")] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Random seed of assignment, order and item ids; default: random (recorded).")] = None,
+    gold_rate: Annotated[float, typer.Option("--gold-rate", help="Share of each grader's items that are gold items (0..0.5).")] = 0.0,
+    gold_feedback: Annotated[bool, typer.Option("--gold-feedback", help="Show the expected grade after a gold item.")] = False,
     db: DbOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as a JSON object.")] = False,
 ) -> None:
@@ -56,7 +58,8 @@ def create(
     names = [g for g in (part.strip() for part in graders.split(",")) if g]
     with open_session(db) as session:
         result = create_batch(batch, scale=scale, depth=depth, overlap=overlap, graders=names, session=session,
-                              systems=system, query_types=query_type, query_ids=query_id, seed=seed)
+                              systems=system, query_types=query_type, query_ids=query_id, seed=seed,
+                              gold_rate=gold_rate, gold_feedback=gold_feedback)
     typer.echo(json.dumps(result.as_dict()) if as_json else str(result))
 
 

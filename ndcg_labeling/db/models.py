@@ -25,6 +25,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -79,6 +80,8 @@ class Grader(Base):
     active: Mapped[bool] = mapped_column(Boolean, default=True, server_default="1")
     # revision 0004: "grader" (grades their own items) or "lead" (runs batches, adjudicates)
     role: Mapped[str] = mapped_column(String(16), default="grader", server_default="grader")
+    # revision 0005: "human" or "model" (an automatic judge); agreement and consensus count humans by default
+    kind: Mapped[str] = mapped_column(String(16), default="human", server_default="human")
 
 
 class System(Base):
@@ -161,6 +164,9 @@ class GradingBatch(Base):
     guideline_version: Mapped[str | None] = mapped_column(String(64))
     guideline_sha256: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    # revision 0005: share of gold items in each grader's assignments; show the expected grade after one
+    gold_rate: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
+    gold_feedback: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class BatchItem(Base):
@@ -245,3 +251,42 @@ class WebSession(Base):
     session_sha256: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(DateTime)
+
+
+# --- revision 0005: gold items and grader quality ---------------------------------------------------
+
+
+class GoldItem(Base):
+    """A (query, document) whose grade on a scale is known (``gold import``), with an optional explanation."""
+
+    __tablename__ = "gold_items"
+    __table_args__ = (UniqueConstraint("query_id", "document_id", "scale"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    query_id: Mapped[int] = mapped_column(ForeignKey("queries.id"))
+    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id"))
+    scale: Mapped[str] = mapped_column(ForeignKey("scales.name"))
+    grade: Mapped[int] = mapped_column(Integer)
+    explanation: Mapped[str | None] = mapped_column(Text)
+    source_file: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class BatchGoldItem(Base):
+    """Marks a batch item as a gold item. A table of its own, so that nothing graders' items are read
+    from (``batch_items``, ``assignments``) carries the mark."""
+
+    __tablename__ = "batch_gold_items"
+    item_id: Mapped[int] = mapped_column(ForeignKey("batch_items.id", ondelete="CASCADE"), primary_key=True)
+    gold_item_id: Mapped[int] = mapped_column(ForeignKey("gold_items.id"), index=True)
+
+
+class GoldAnswer(Base):
+    """A grader's grade of a gold item of a batch: kept apart from :class:`Judgment`, so it never enters
+    agreement or consensus. One per assignment (a new grade replaces it; skip and undo delete it)."""
+
+    __tablename__ = "gold_answers"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    assignment_id: Mapped[int] = mapped_column(ForeignKey("assignments.id", ondelete="CASCADE"), unique=True)
+    grade: Mapped[int] = mapped_column(Integer)
+    source_file: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)

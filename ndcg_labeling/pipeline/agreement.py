@@ -20,12 +20,13 @@ Decisions:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.agreement import agreement_stats, grader_stats
@@ -38,6 +39,7 @@ from ndcg_labeling.scales import Scale, get_scale
 By = AgreementScope | Literal["query-type", "query", "grader"]
 BY_CHOICES: tuple[str, ...] = tuple(s.value for s in AgreementScope)
 NO_QUERY_TYPE = "(none)"
+HUMAN = "human"  # the grader kind counted by default (the other: "model", an automatic judge)
 
 #: The columns of an agreement row, in output order (``kappa`` is added for ``--by grader`` in json).
 AGREEMENT_COLUMNS: tuple[str, ...] = (
@@ -81,16 +83,31 @@ class GradeSelection:
         return int(self.item_query_id.shape[0])
 
 
-def selection_scale(*, session: Session, batch: str | None) -> Scale:
+def _grader_filter(include_models: bool, exclude_graders: Sequence[int]) -> list[Any]:
+    """WHERE conditions on ``judgments.grader_id``: human graders only unless ``include_models``, and
+    none of ``exclude_graders`` (row ids)."""
+    conditions: list[Any] = []
+    if not include_models:
+        conditions.append(m.Judgment.grader_id.in_(select(m.Grader.id).where(m.Grader.kind == HUMAN)))
+    if exclude_graders:
+        conditions.append(m.Judgment.grader_id.not_in([int(g) for g in exclude_graders]))
+    return conditions
+
+
+def selection_scale(*, session: Session, batch: str | None, include_models: bool = True,
+                    exclude_graders: Sequence[int] = ()) -> Scale:
     """The one scale of the selected judgments; NotFoundError if none, NdcgLabelingError if several."""
     stmt = select(m.Judgment.scale, func.count()).group_by(m.Judgment.scale).order_by(m.Judgment.scale)
     if batch is not None:
         stmt = stmt.where(m.Judgment.batch == batch)
-    scales = session.execute(stmt).all()
+    scales = session.execute(stmt.where(*_grader_filter(include_models, exclude_graders))).all()
     if not scales:
+        hint = ""
+        if not include_models and session.execute(stmt).first() is not None:
+            hint = " by human graders (the others are model graders: pass --include-models to count them)"
         if batch is not None:
-            raise NotFoundError(f"no judgments in batch {batch!r}")
-        raise NotFoundError("no judgments in the database; import some with `ndcg-labeling import judgments`")
+            raise NotFoundError(f"no judgments in batch {batch!r}{hint}")
+        raise NotFoundError(f"no judgments in the database{hint}; import some with `ndcg-labeling import judgments`")
     if len(scales) > 1:
         listed = ", ".join(f"{name}: {n} judgments" for name, n in scales)
         where = f"batch {batch!r}" if batch is not None else "the selection"
@@ -100,11 +117,35 @@ def selection_scale(*, session: Session, batch: str | None) -> Scale:
     return get_scale(scales[0][0])
 
 
-def load_grades(*, session: Session, batch: str | None = None) -> GradeSelection:
-    """Every judgment of the selection (``batch`` or all) in one SELECT, coded for the kernels."""
-    scale = selection_scale(session=session, batch=batch)
+def left_out_judgments(*, session: Session, batch: str | None, include_models: bool,
+                       exclude_graders: Sequence[int] = ()) -> dict[str, int]:
+    """``grader name -> judgments`` of the selection that :func:`load_grades` leaves out (model graders
+    without ``include_models``, and ``exclude_graders``)."""
+    j, g = m.Judgment, m.Grader
+    left: list[Any] = [g.id.in_([int(x) for x in exclude_graders])] if exclude_graders else []
+    if not include_models:
+        left.append(g.kind != HUMAN)
+    if not left:
+        return {}
+    stmt = (select(g.name, func.count()).select_from(j).join(g, g.id == j.grader_id).where(or_(*left))
+            .group_by(g.name).order_by(g.name))
+    if batch is not None:
+        stmt = stmt.where(j.batch == batch)
+    return {str(name): int(n) for name, n in session.execute(stmt)}
+
+
+def load_grades(*, session: Session, batch: str | None = None, include_models: bool = False,
+                exclude_graders: Sequence[int] = ()) -> GradeSelection:
+    """Every judgment of the selection (``batch`` or all) in one SELECT, coded for the kernels.
+
+    Only human graders' judgments count unless ``include_models``; ``exclude_graders`` (row ids) leaves
+    out some graders (``consensus --exclude-untrusted``).
+    """
+    scale = selection_scale(session=session, batch=batch, include_models=include_models,
+                            exclude_graders=exclude_graders)
     j = m.Judgment
-    stmt = select(j.query_id, j.document_id, j.grader_id, j.grade)
+    stmt = select(j.query_id, j.document_id, j.grader_id, j.grade).where(
+        *_grader_filter(include_models, exclude_graders))
     if batch is not None:
         stmt = stmt.where(j.batch == batch)
     data = reads.fetch_array(stmt, 4, session=session, dtype=np.int64)
@@ -197,13 +238,14 @@ def _query_info(session: Session, ids: NDArray[np.int64]) -> tuple[dict[int, str
 
 
 def agreement_report(*, session: Session, batch: str | None = None, by: By | None = None,
-                     level: str = "ordinal") -> AgreementReport:
+                     level: str = "ordinal", include_models: bool = False) -> AgreementReport:
     """Krippendorff's alpha at ``level`` (with percent agreement, AC1, AC2) for the selection and per scope.
 
     ``by``: ``None`` (only the ``all`` row), ``"query-type"``, ``"query"`` (scope = external query id)
     or ``"grader"`` (per-grader rows: grades, leniency against the leave-one-out mean of the others,
     quadratic-weighted kappa against each overlapping grader, and a flag; see
     :func:`ndcg_labeling.agreement.grader_stats`). Scopes are sorted by name; the ``all`` row is first.
+    Model graders' judgments count only with ``include_models`` (a note says how many were left out).
     """
     try:
         level_c = parse_choice(AgreementLevel, level, "level")
@@ -211,10 +253,14 @@ def agreement_report(*, session: Session, batch: str | None = None, by: By | Non
             parse_choice(AgreementScope, by, "agreement grouping")
     except ValueError as exc:
         raise NdcgLabelingError(str(exc)) from None
-    sel = load_grades(session=session, batch=batch)
+    sel = load_grades(session=session, batch=batch, include_models=include_models)
     rows = [_stats_row("all", sel.item, sel.grader, sel.grade, sel.scale, level_c)]
     columns = AGREEMENT_COLUMNS
     notes: list[str] = []
+    left_out = left_out_judgments(session=session, batch=batch, include_models=include_models)
+    if left_out:
+        notes.append(f"{sum(left_out.values())} judgments of model graders left out "
+                     f"({', '.join(f'{k}: {v}' for k, v in left_out.items())}); --include-models counts them")
     if sel.n_superseded:
         notes.append(f"{sel.n_superseded} older grades of a grader on an item graded again in another batch "
                      f"were left out (the newest counts); use --batch to look at one batch")

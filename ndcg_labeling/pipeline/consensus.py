@@ -31,7 +31,7 @@ from ndcg_labeling.db import models as m
 from ndcg_labeling.db import reads
 from ndcg_labeling.db import repository as repo
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
-from ndcg_labeling.pipeline.agreement import load_grades
+from ndcg_labeling.pipeline.agreement import left_out_judgments, load_grades
 from ndcg_labeling.scales import get_scale
 
 if TYPE_CHECKING:
@@ -60,6 +60,9 @@ class ConsensusSummary:
     n_grades: int
     by_reason: dict[str, int] = field(default_factory=dict)
     n_superseded: int = 0
+    excluded: dict[str, int] = field(default_factory=dict)  # untrusted grader -> judgments left out
+    models_left_out: dict[str, int] = field(default_factory=dict)  # model grader -> judgments left out
+    exclude_untrusted: bool = False
 
     def __str__(self) -> str:
         scope = f"batch {self.batch!r}" if self.batch is not None else "all judgments"
@@ -68,6 +71,14 @@ class ConsensusSummary:
                 f"labels replaced")
         if self.n_superseded:
             text += f"; {self.n_superseded} older grades superseded by a newer grade of the same grader"
+        if self.excluded:
+            text += (f"; left out {sum(self.excluded.values())} judgments of {len(self.excluded)} untrusted graders "
+                     f"({', '.join(f'{k}: {v}' for k, v in self.excluded.items())})")
+        elif self.exclude_untrusted:
+            text += "; no grader is untrusted: nothing left out"
+        if self.models_left_out:
+            text += (f"; {sum(self.models_left_out.values())} judgments of model graders not counted "
+                     f"({', '.join(self.models_left_out)}; --include-models counts them)")
         return text
 
     def as_rows(self) -> list[dict[str, Any]]:
@@ -80,7 +91,9 @@ class ConsensusSummary:
     def as_dict(self) -> dict[str, Any]:
         return {"method": self.method, "scale": self.scale, "batch": self.batch, "items": self.items,
                 "flagged": self.flagged, "replaced": self.replaced, "n_grades": self.n_grades,
-                "by_reason": dict(self.by_reason), "n_superseded": self.n_superseded}
+                "by_reason": dict(self.by_reason), "n_superseded": self.n_superseded,
+                "exclude_untrusted": self.exclude_untrusted, "excluded": dict(self.excluded),
+                "n_excluded": sum(self.excluded.values()), "models_left_out": dict(self.models_left_out)}
 
 
 def _floats_or_none(values: NDArray[np.float64]) -> list[float | None]:
@@ -95,7 +108,8 @@ def _floats_or_none(values: NDArray[np.float64]) -> list[float | None]:
 
 def run_consensus(*, session: Session, batch: str | None = None, method: str = "median", tie: str = "low",
                   min_graders: int = 2, max_spread: int | None = 1, point: str = "mean",
-                  progress: Callable[[int], None] | None = None) -> ConsensusSummary:
+                  progress: Callable[[int], None] | None = None, include_models: bool = False,
+                  exclude_untrusted: bool = False, min_accuracy: float = 0.7) -> ConsensusSummary:
     """Compute and store one consensus label per graded (query, document) of the selection.
 
     ``batch``: only that batch's grades count and the labels are stored with that batch name; ``None``:
@@ -103,6 +117,11 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
     Replaces the previous labels of the scope (see the module docstring). Flags: fewer than
     ``min_graders`` grades, ``max - min`` above ``max_spread`` (``None``: no spread check).
     ``progress(n)`` is called with the number of labels written so far.
+
+    Only human graders count unless ``include_models``. ``exclude_untrusted``: graders whose gold
+    accuracy (over the gold answers of the same scope, see :func:`ndcg_labeling.pipeline.quality.
+    graders_quality`) is below ``min_accuracy`` with at least 5 gold answers are left out; undecided
+    graders count. The summary names them and their judgments left out.
     """
     try:
         method_c = parse_choice(ConsensusMethod, method, "method")
@@ -114,7 +133,14 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
         raise NdcgLabelingError(f"min_graders must be at least 1, got {min_graders}")
     if max_spread is not None and max_spread < 0:
         raise NdcgLabelingError(f"max_spread must be non-negative, got {max_spread}")
-    sel = load_grades(session=session, batch=batch)
+    untrusted: dict[int, str] = {}
+    if exclude_untrusted:
+        from ndcg_labeling.pipeline.quality import untrusted_graders
+
+        untrusted = untrusted_graders(session=session, batch=batch, min_accuracy=min_accuracy)
+    sel = load_grades(session=session, batch=batch, include_models=include_models, exclude_graders=list(untrusted))
+    excluded = left_out_judgments(session=session, batch=batch, include_models=True, exclude_graders=list(untrusted))
+    models = left_out_judgments(session=session, batch=batch, include_models=include_models)
     result = consensus(sel.item, sel.grader, sel.grade, sel.scale.values, method_c, tie=tie_c,
                        min_graders=min_graders, max_spread=max_spread, point=point_c, n_items=sel.n_items)
 
@@ -144,7 +170,8 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
                 by_reason[part] += 1
     return ConsensusSummary(method=method, scale=sel.scale.name, batch=batch, items=written,
                             flagged=int(result.needs_adjudication.sum()), replaced=int(replaced),
-                            n_grades=sel.n_grades, by_reason=dict(by_reason), n_superseded=sel.n_superseded)
+                            n_grades=sel.n_grades, by_reason=dict(by_reason), n_superseded=sel.n_superseded,
+                            excluded=excluded, models_left_out=models, exclude_untrusted=exclude_untrusted)
 
 
 # --- adjudication --------------------------------------------------------------------------------

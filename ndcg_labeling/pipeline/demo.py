@@ -39,7 +39,8 @@ OVERLAP = 3
 SEED = 7
 SYSTEMS = ("bm25", "dense", "hybrid")
 STEPS = ("create the database", "import queries, documents, graders and runs", "pool a grading batch",
-         "grade the batch (simulated graders)", "agreement", "consensus (median)", "report")
+         "grade the batch (simulated graders)", "agreement", "consensus (median)", "report",
+         "gold items, grader quality and a judge's calibration")
 
 
 def simulate_grade(truth: int, bias: float, noise: float, rng: np.random.Generator) -> int:
@@ -62,6 +63,7 @@ class DemoResult:
     batch_summary: str
     consensus_summary: str
     timings: list[tuple[str, float]] = field(default_factory=list)
+    quality: Any = None  # QualityDemo (ndcg_labeling.pipeline.quality_demo), in its own SQLite database
 
 
 def _check_fresh(engine: Any, url: str) -> None:
@@ -176,12 +178,16 @@ def run_demo(*, db: str | None = None, out: str | Path = "demo-out", data_dir: P
                                          title="ndcg-labeling demo report"), encoding="utf-8")
         csv_path = out_dir / "report.csv"
         csv_path.write_text(render_csv(report), encoding="utf-8")
+        step(len(STEPS) - 1)
+        from ndcg_labeling.pipeline.quality_demo import quality_step
+
+        quality = quality_step(out_dir)
         step(len(STEPS))
     finally:
         engine.dispose()
     return DemoResult(db_url=url, out_dir=out_dir, html_path=html_path, csv_path=csv_path, report=report,
                       agreement=agreement, agreement_note=agreement_note, batch_summary=batch_summary,
-                      consensus_summary=consensus_summary, timings=timings)
+                      consensus_summary=consensus_summary, timings=timings, quality=quality)
 
 
 def _import_demo_data(folder: Path, *, session: Session) -> None:

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import repository as repo
-from ndcg_labeling.errors import ConflictError, InputFileError
+from ndcg_labeling.errors import ConflictError, InputFileError, NdcgLabelingError
 from ndcg_labeling.io.ids import first_bad_id
 from ndcg_labeling.io.tables import InputTable, read_table
 from ndcg_labeling.scales import Scale, get_scale
@@ -42,6 +42,7 @@ DISPLAY_NAME_LENGTH = _width(m.Grader.display_name)
 SYSTEM_LENGTH = _width(m.System.name)
 BATCH_LENGTH = _width(m.Judgment.batch)
 MAX_RANK = 2**31 - 1  # ranking_entries.rank is a 32-bit INTEGER on PostgreSQL
+GRADER_KINDS = ("human", "model")
 Progress = Callable[[int], None]
 
 
@@ -179,12 +180,18 @@ def _write(model: Any, columns: list[str], rows: Any, *, path: str, on_conflict:
 # --- graders -------------------------------------------------------------------------------------
 
 
-def add_graders(names: list[str], *, session: Session, role: str = "grader") -> ImportSummary:
-    """Add graders by name with ``role`` (grader or lead); existing names are left unchanged (also one a
-    concurrent writer adds)."""
+def _check_kind(kind: str) -> None:
+    if kind not in GRADER_KINDS:
+        raise NdcgLabelingError(f"unknown grader kind {kind!r}; use {' or '.join(GRADER_KINDS)}")
+
+
+def add_graders(names: list[str], *, session: Session, role: str = "grader", kind: str = "human") -> ImportSummary:
+    """Add graders by name with ``role`` (grader or lead) and ``kind`` (human or model); existing names
+    are left unchanged (also one a concurrent writer adds)."""
     from ndcg_labeling.pipeline.auth import check_role
 
     check_role(role)
+    _check_kind(kind)
     summary = ImportSummary("graders", "(command line)")
     from ndcg_labeling.io.ids import id_problem
 
@@ -195,14 +202,15 @@ def add_graders(names: list[str], *, session: Session, role: str = "grader") -> 
         if problem:
             raise InputFileError("(command line)", problem)
         wanted[name] = None
-    summary.new = repo.insert_missing_names(m.Grader, [{"name": n, "active": True, "role": role} for n in wanted],
-                                            session=session)
+    summary.new = repo.insert_missing_names(
+        m.Grader, [{"name": n, "active": True, "role": role, "kind": kind} for n in wanted], session=session)
     summary.unchanged = len(names) - summary.new
     return summary
 
 
-def import_graders(path: str | Path, *, session: Session, fmt: str | None = None) -> ImportSummary:
-    """Import ``grader[,display_name]``."""
+def import_graders(path: str | Path, *, session: Session, fmt: str | None = None, kind: str = "human") -> ImportSummary:
+    """Import ``grader[,display_name]``; new graders get ``kind`` (human or model)."""
+    _check_kind(kind)
     table = read_table(path, fmt)
     table.require_columns(["grader"], optional=["display_name"])
     names = _check_ids(table, "grader", GRADER_LENGTH)
@@ -214,7 +222,7 @@ def import_graders(path: str | Path, *, session: Session, fmt: str | None = None
     for name, display in zip(names.tolist(), displays, strict=True):
         grader = existing.get(name)
         if grader is None:
-            session.add(m.Grader(name=name, display_name=display, active=True))
+            session.add(m.Grader(name=name, display_name=display, active=True, kind=kind))
             summary.new += 1
         elif grader.display_name == display or display is None:
             summary.unchanged += 1

@@ -24,5 +24,6 @@ def list_graders(*, session: Session) -> list[dict[str, Any]]:
     """Every grader by name: display name, active flag and number of judgments (no pandas: `graders list`
     starts fast)."""
     counts = dict(session.execute(select(m.Judgment.grader_id, func.count()).group_by(m.Judgment.grader_id)).all())
-    return [{"grader": g.name, "display_name": g.display_name, "active": g.active, "judgments": counts.get(g.id, 0)}
+    return [{"grader": g.name, "display_name": g.display_name, "active": g.active, "kind": g.kind,
+             "judgments": counts.get(g.id, 0)}
             for g in session.execute(select(m.Grader).order_by(m.Grader.name)).scalars()]

@@ -43,18 +43,16 @@ def agreement_by_query_type(*, session: Session) -> tuple[list[dict[str, Any]] |
 
 
 def untrusted_graders(*, session: Session) -> list[str] | None:
-    """Names of the graders the grader-quality pipeline marks untrusted; None when there is no such
-    pipeline (yet) or it has no gold data. The hook: ``ndcg_labeling.pipeline.quality.untrusted_graders
-    (*, session) -> list[str] | None``."""
-    try:
-        from ndcg_labeling.pipeline import quality  # type: ignore[attr-defined]  # issue "grader quality"
-    except ImportError:
+    """Names of the graders whose gold answers make them untrusted (``graders quality`` at its default
+    threshold, over every batch); None when no gold answer is stored (nothing to say either way)."""
+    from sqlalchemy import func, select
+
+    from ndcg_labeling.db import models as m
+    from ndcg_labeling.pipeline.quality import untrusted_graders as untrusted
+
+    if not session.scalar(select(func.count()).select_from(m.GoldAnswer)):
         return None
-    hook = getattr(quality, "untrusted_graders", None)
-    if hook is None:
-        return None
-    names = hook(session=session)
-    return None if names is None else [str(n) for n in names]
+    return sorted(untrusted(session=session).values())
 
 
 class _TypeCounter:

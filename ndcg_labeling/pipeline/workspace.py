@@ -163,8 +163,9 @@ def _mine(batch: str, item_id: str, work: Callable[[], Any]) -> Any:
         raise NotFoundError(f"no item {item_id!r} for you in batch {batch!r}") from None
 
 
-def grade_item(batch: str, item_id: str, grade: Any, user: WebUser, *, session: Session) -> dict[str, int]:
-    """Store the grader's grade of one of their items; returns their progress.
+def grade_item(batch: str, item_id: str, grade: Any, user: WebUser, *, session: Session) -> dict[str, Any]:
+    """Store the grader's grade of one of their items; returns their progress (and, in a batch created
+    with ``--gold-feedback``, ``feedback``: None, or the reference grade after a gold item).
 
     ``save_grade`` reads the grade with the parser of task files and the terminal (a number or a grade
     name); :class:`InvalidInput` when it is not on the batch's scale.
@@ -177,7 +178,13 @@ def grade_item(batch: str, item_id: str, grade: Any, user: WebUser, *, session: 
         raise
     except NdcgLabelingError as exc:  # the grade parser's message: not a grade of the batch's scale
         raise InvalidInput(str(exc)) from None
-    return progress_dict(tasks.grader_progress(batch, grader=user.grader, session=session))
+    out: dict[str, Any] = progress_dict(tasks.grader_progress(batch, grader=user.grader, session=session))
+    if tasks.require_batch(batch, session=session).gold_feedback:  # the same keys for every item of the batch
+        from ndcg_labeling.pipeline.gold import gold_feedback
+
+        feedback = gold_feedback(batch, item_id, grader=user.grader, session=session)
+        out["feedback"] = None if feedback is None else feedback.as_dict()
+    return out
 
 
 def skip(batch: str, item_id: str, reason: str, user: WebUser, *, session: Session) -> dict[str, int]:

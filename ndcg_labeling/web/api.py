@@ -43,7 +43,7 @@ def next_item(batch: str, user: ApiUser, session: SessionDep) -> dict[str, Any] 
 
 
 @router.post("/batches/{batch:path}/items/{item_id}/grade")
-def grade(batch: str, item_id: str, body: GradeIn, user: ApiUser, writer: WriterDep) -> dict[str, int]:
+def grade(batch: str, item_id: str, body: GradeIn, user: ApiUser, writer: WriterDep) -> dict[str, Any]:
     if (body.grade is None) == (body.skip is None):
         raise workspace.InvalidInput('send either {"grade": N} or {"skip": "reason"}')
     if body.skip is not None:

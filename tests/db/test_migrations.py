@@ -12,7 +12,7 @@ from ndcg_labeling.db.base import Base
 
 TABLES = {"scales", "scale_grades", "queries", "documents", "graders", "systems", "ranking_entries", "judgments",
           "consensus_labels", "grading_batches", "batch_items", "assignments", "adjudications", "grader_tokens",
-          "web_sessions"}
+          "web_sessions", "gold_items", "batch_gold_items", "gold_answers"}
 
 
 def test_upgrade_downgrade_upgrade(empty_db):
@@ -31,12 +31,29 @@ def test_upgrade_downgrade_upgrade(empty_db):
 def test_each_revision_steps_down_and_up(empty_db):
     engine = empty_db.engine
     migrate.upgrade(engine)
-    for target, gone in [("0003", "web_sessions"), ("0002", "adjudications"), ("0001", "grading_batches")]:
+    for target, gone in [("0004", "gold_answers"), ("0003", "web_sessions"), ("0002", "adjudications"), ("0001", "grading_batches")]:
         migrate.downgrade(engine, target)
         assert migrate.current_revision(engine) == target
         assert gone not in inspect(engine).get_table_names()
     migrate.upgrade(engine)
-    assert migrate.current_revision(engine) == "0004"
+    assert migrate.current_revision(engine) == "0005"
+
+
+def test_0005_adds_gold_tables_and_columns_and_removes_them(empty_db):
+    engine = empty_db.engine
+    migrate.upgrade(engine)
+    assert "kind" in {c["name"] for c in inspect(engine).get_columns("graders")}
+    assert {"gold_rate", "gold_feedback"} <= {c["name"] for c in inspect(engine).get_columns("grading_batches")}
+    migrate.downgrade(engine, "0004")
+    assert "kind" not in {c["name"] for c in inspect(engine).get_columns("graders")}
+    assert not {"gold_rate", "gold_feedback"} & {c["name"] for c in inspect(engine).get_columns("grading_batches")}
+    assert not {"gold_items", "batch_gold_items", "gold_answers"} & set(inspect(engine).get_table_names())
+    # nothing a grader's items are read from carries the gold mark
+    migrate.upgrade(engine)
+    assert {c["name"] for c in inspect(engine).get_columns("batch_items")} == {
+        "id", "batch_id", "item_key", "query_id", "document_id"}
+    assert {c["name"] for c in inspect(engine).get_columns("assignments")} == {
+        "id", "batch_id", "item_id", "grader_id", "position", "status", "skip_reason", "updated_at"}
 
 
 def test_0004_adds_the_role_column_and_removes_it(empty_db):

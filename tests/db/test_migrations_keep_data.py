@@ -60,7 +60,7 @@ def _columns(engine, tables) -> dict[str, list[str]]:
     return {t: [c["name"] for c in inspect(engine).get_columns(t)] for t in tables}
 
 
-@pytest.mark.parametrize("revision", ["0001", "0002", "0003"])
+@pytest.mark.parametrize("revision", ["0001", "0002", "0003", "0004"])
 def test_rows_survive_upgrade_and_round_trip(empty_db, revision):
     engine = empty_db.engine
     migrate.upgrade(engine, revision)
@@ -69,6 +69,8 @@ def test_rows_survive_upgrade_and_round_trip(empty_db, revision):
         rows.update(ROWS_0002)
     if revision >= "0003":
         rows.update(ROWS_0003)
+    if revision >= "0004":
+        rows.update(ROWS_0004)
     with engine.begin() as conn:
         for statements in rows.values():
             for sql in statements:
@@ -92,7 +94,7 @@ def test_0004_rows_and_roles_survive_a_round_trip(empty_db):
         for statements in {**ROWS_0001, **ROWS_0002, **ROWS_0003}.values():
             for sql in statements:
                 conn.execute(text(sql))
-    migrate.upgrade(engine)
+    migrate.upgrade(engine, "0004")
     with engine.begin() as conn:
         assert conn.execute(text("SELECT role FROM graders WHERE id = 1")).scalar_one() == "grader"
         conn.execute(text("UPDATE graders SET role = 'lead' WHERE id = 1"))
@@ -107,7 +109,51 @@ def test_0004_rows_and_roles_survive_a_round_trip(empty_db):
     assert after_down["graders"] == [row[:-1] for row in before["graders"]]
     assert {t: after_down[t] for t in after_down if t != "graders"} == {
         t: before[t] for t in after_down if t != "graders"}
-    migrate.upgrade(engine)
+    migrate.upgrade(engine, "0004")
     assert _dump(engine, [*ROWS_0001, *ROWS_0002, *ROWS_0003]) == {
         **{t: before[t] for t in [*ROWS_0001, *ROWS_0002, *ROWS_0003]},
         "graders": [(*row[:-1], "grader") for row in before["graders"]]}
+
+
+ROWS_0005 = {
+    "gold_items": [f"INSERT INTO gold_items (id, query_id, document_id, scale, grade, explanation, source_file, created_at) "
+                   f"VALUES (1, 1, 2, '0-3', 0, 'off topic', 'gold.csv', {T})"],
+    "batch_gold_items": ["INSERT INTO batch_items (id, batch_id, item_key, query_id, document_id) VALUES (2, 1, 'k77a', 1, 2)",
+                         "INSERT INTO batch_gold_items (item_id, gold_item_id) VALUES (2, 1)"],
+    "gold_answers": ["INSERT INTO assignments (id, batch_id, item_id, grader_id, position, status, skip_reason) "
+                     "VALUES (2, 1, 2, 1, 1, 'done', NULL)",
+                     f"INSERT INTO gold_answers (id, assignment_id, grade, source_file, created_at) VALUES (1, 2, 1, NULL, {T})"],
+}
+
+
+def test_0005_rows_kinds_and_gold_settings_survive_a_round_trip(empty_db):
+    engine = empty_db.engine
+    migrate.upgrade(engine, "0004")
+    older = {**ROWS_0001, **ROWS_0002, **ROWS_0003, **ROWS_0004}
+    with engine.begin() as conn:
+        for statements in older.values():
+            for sql in statements:
+                conn.execute(text(sql))
+    columns = _columns(engine, older)
+    before_0004 = _dump(engine, older)
+    migrate.upgrade(engine)
+    with engine.begin() as conn:
+        assert conn.execute(text("SELECT kind FROM graders WHERE id = 1")).scalar_one() == "human"
+        assert tuple(conn.execute(text("SELECT gold_rate, gold_feedback FROM grading_batches WHERE id = 1")).one()) in (
+            (0.0, False), (0.0, 0))
+        conn.execute(text("UPDATE graders SET kind = 'model' WHERE id = 1"))
+        for statements in ROWS_0005.values():
+            for sql in statements:
+                conn.execute(text(sql))
+    tables = [*older, "gold_items", "batch_gold_items", "gold_answers"]
+    before = _dump(engine, tables)
+    migrate.downgrade(engine, "0004")
+    after_down = _dump(engine, older, columns)
+    # the rows added at 0005 in older tables (a batch item, an assignment) stay; the old rows are unchanged
+    added = {"batch_items", "assignments"}
+    assert {t: [r for r in after_down[t] if t not in added or r[0] == 1] for t in older} == before_0004
+    migrate.upgrade(engine)
+    after_up = _dump(engine, tables)
+    assert after_up["graders"] == [(*row[:-1], "human") for row in before["graders"]]
+    assert {t: after_up[t] for t in ("batch_items", "assignments", "queries", "judgments")} == {
+        t: before[t] for t in ("batch_items", "assignments", "queries", "judgments")}

@@ -65,7 +65,7 @@ def test_negative_labels_reach_trec_families_but_never_count_as_relevant():
     assert out["success@1"][0] == 0.0
 
 
-@pytest.mark.xfail(strict=True, reason="report relevance threshold: integrator wires after merge")
+@pytest.mark.xfail(strict=True, reason="report refuses negative labels (metrics validation) and thresholds <= 0: negative grades cannot reach it yet; see docs/eval.md")
 def test_report_threshold_zero_never_counts_negative_labels():
     # Defect 1 of issue 13 for `report`: at a relevance threshold of 0 a label of -1 must stay
     # non-relevant. The registry's own families (p, recall, map, mrr) refuse negative labels and

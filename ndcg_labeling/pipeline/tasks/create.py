@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
@@ -17,11 +18,14 @@ from ndcg_labeling.db import models as m
 from ndcg_labeling.db import repository as repo
 from ndcg_labeling.errors import ConflictError, NdcgLabelingError, NotFoundError
 from ndcg_labeling.guidelines import load_guideline
+from ndcg_labeling.pipeline.gold import check_gold_rate, mix_gold
 from ndcg_labeling.pipeline.tasks._common import _IN_CHUNK
 from ndcg_labeling.scales import Scale, get_scale
 
 if TYPE_CHECKING:
     import pandas as pd
+
+_GOLD_STREAM = 0x601D  # the gold draws' own generator: [seed, this], so ordinary draws stay as without gold
 
 
 @dataclass
@@ -42,6 +46,8 @@ class BatchCreated:
     guideline_path: str
     guideline_version: str | None
     guideline_sha256: str
+    gold_rate: float = 0.0
+    gold_feedback: bool = False
 
     def __str__(self) -> str:
         text = (f"batch {self.batch}: {self.items} items from {self.queries} queries (scale {self.scale}, "
@@ -49,6 +55,8 @@ class BatchCreated:
                 f"{len(self.graders)} graders (overlap {self.overlap}), seed {self.seed}")
         if self.already_judged:
             text += f"; {self.already_judged} pooled pairs left out (already judged {self.overlap} times)"
+        if self.gold_rate:
+            text += f"; gold rate {self.gold_rate:g}{' with feedback' if self.gold_feedback else ''}"
         return text + f"; guideline {self.guideline_path} version {self.guideline_version or '?'}"
 
     def as_dict(self) -> dict[str, Any]:
@@ -69,7 +77,8 @@ def _validate_names(values: Sequence[str] | None, what: str) -> list[str]:
 
 def create_batch(name: str, *, scale: str, depth: int, overlap: int, graders: Sequence[str], session: Session,
                  systems: Sequence[str] | None = None, query_types: Sequence[str] | None = None,
-                 query_ids: Sequence[str] | None = None, seed: int | None = None) -> BatchCreated:
+                 query_ids: Sequence[str] | None = None, seed: int | None = None, gold_rate: float = 0.0,
+                 gold_feedback: bool = False) -> BatchCreated:
     """Pool, assign and store a grading batch.
 
     Pooling (as in TREC): per query, the union of the top-``depth`` documents (rank <= depth) of the
@@ -85,11 +94,15 @@ def create_batch(name: str, *, scale: str, depth: int, overlap: int, graders: Se
     order. ``seed`` (random when None, and recorded) makes the pool order, the assignment and the
     orders reproducible; the item ids come from a cryptographic source, independent of the seed.
 
+    ``gold_rate`` > 0 mixes gold items in (:func:`_add_gold`); ``gold_feedback``: graders may see the
+    expected grade after one (:func:`ndcg_labeling.pipeline.gold.gold_feedback`).
+
     Raises :class:`NdcgLabelingError` for bad arguments, :class:`NotFoundError` for unknown graders,
     systems, query types or query ids, :class:`ConflictError` for an existing batch name.
     """
     name, scale_obj, grader_names = _check_arguments(name, scale=scale, depth=depth, overlap=overlap,
                                                      graders=graders, seed=seed)
+    check_gold_rate(gold_rate)
     gmap = repo.grader_map(session=session)
     unknown = [g for g in grader_names if g not in gmap]
     if unknown:
@@ -118,32 +131,82 @@ def create_batch(name: str, *, scale: str, depth: int, overlap: int, graders: Se
     pool = pool.sort_values(["qid", "did"], kind="stable").reset_index(drop=True)
     pool = pool.iloc[rng.permutation(len(pool))].reset_index(drop=True)
     n_items = len(pool)
-    keys = _item_keys(n_items)
     grader_ids = np.array([gmap[g] for g in grader_names], dtype=np.int64)
     chosen = balanced_assignment(n_items, len(grader_ids), overlap, rng)
     item, grader, position = grader_orders(pool["qid"].to_numpy(dtype=np.int64), chosen, rng)
+    qids, dids = pool["qid"].tolist(), pool["did"].tolist()
+    gold_of: list[int | None] = [None] * n_items
+    if gold_rate > 0:
+        item, grader, position = _add_gold(qids, dids, gold_of, item, grader, position, scale=scale_obj.name,
+                                           rate=gold_rate, n_graders=len(grader_ids), seed=seed, session=session,
+                                           queries=(type_names, qid_names))
+    keys = _item_keys(len(qids))  # one source for every item id, gold ones included
 
     batch = m.GradingBatch(name=name, scale=scale_obj.name, depth=depth, overlap=overlap, seed=seed,
                            systems=list(system_names), guideline_path=guideline.path,
-                           guideline_version=guideline.version, guideline_sha256=guideline.sha256)
+                           guideline_version=guideline.version, guideline_sha256=guideline.sha256,
+                           gold_rate=gold_rate, gold_feedback=gold_feedback)
     session.add(batch)
     session.flush()
-    repo.bulk_insert(m.BatchItem, ["batch_id", "item_key", "query_id", "document_id"],
-                     zip([batch.id] * n_items, keys, pool["qid"].tolist(), pool["did"].tolist(), strict=True),
-                     session=session)
-    key_to_id = dict(session.execute(select(m.BatchItem.item_key, m.BatchItem.id)
-                                     .where(m.BatchItem.batch_id == batch.id)).all())
-    item_ids = np.array([key_to_id[k] for k in keys], dtype=np.int64)
-    n_assign = len(item)
-    repo.bulk_insert(m.Assignment, ["batch_id", "item_id", "grader_id", "position", "status"],
-                     zip([batch.id] * n_assign, item_ids[item].tolist(), grader_ids[grader].tolist(),
-                         position.tolist(), ["open"] * n_assign, strict=True),
-                     session=session)
+    item_ids = _store_items(batch.id, keys, qids, dids, gold_of, seed=seed, session=session)
+    n_assign = _store_assignments(batch.id, item_ids[item], grader_ids[grader], position, session=session)
     return BatchCreated(batch=name, scale=scale_obj.name, depth=depth, overlap=overlap, seed=seed,
                         systems=list(system_names), graders=grader_names, queries=int(pool["qid"].nunique()),
                         items=n_items, assignments=n_assign, already_judged=n_pooled - n_items,
                         guideline_path=guideline.path, guideline_version=guideline.version,
-                        guideline_sha256=guideline.sha256)
+                        guideline_sha256=guideline.sha256, gold_rate=gold_rate, gold_feedback=gold_feedback)
+
+
+def _add_gold(qids: list[int], dids: list[int], gold_of: list[int | None], item: NDArray[np.int64],
+              grader: NDArray[np.int64], position: NDArray[np.int64], *, scale: str, rate: float, n_graders: int,
+              seed: int, session: Session, queries: tuple[list[str], list[str]] = ([], [])
+              ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """Mix gold items in (:func:`ndcg_labeling.pipeline.gold.mix_gold`): the gold items used are appended
+    to ``qids``, ``dids`` and ``gold_of`` (in place); returns the assignments' item, grader and position."""
+    n_items = len(qids)
+    mix = mix_gold(session=session, scale=scale, rate=rate, pool_pairs=set(zip(qids, dids, strict=True)),
+                   item_query=np.array(qids, dtype=np.int64), item=item, grader=grader, position=position,
+                   n_graders=n_graders, rng=np.random.default_rng([seed, _GOLD_STREAM]), query_types=queries[0],
+                   query_ids=queries[1])
+    used, gold_index = np.unique(mix.gold_item, return_inverse=True)
+    qids += [mix.gold_qid[i] for i in used]
+    dids += [mix.gold_did[i] for i in used]
+    gold_of += [mix.gold_item_ids[i] for i in used]
+    return (np.r_[item, n_items + gold_index.ravel()].astype(np.int64), np.r_[grader, mix.gold_grader].astype(np.int64),
+            np.r_[mix.position, mix.gold_position].astype(np.int64))
+
+
+def _store_assignments(batch_id: int, item_ids: NDArray[np.int64], grader_ids: NDArray[np.int64],
+                       position: NDArray[np.int64], *, session: Session) -> int:
+    """Insert the open assignments, by grader then position; returns their number."""
+    order = np.lexsort((position, grader_ids))
+    n = len(order)
+    repo.bulk_insert(m.Assignment, ["batch_id", "item_id", "grader_id", "position", "status"],
+                     zip([batch_id] * n, item_ids[order].tolist(), grader_ids[order].tolist(),
+                         position[order].tolist(), ["open"] * n, strict=True), session=session)
+    return n
+
+
+def _store_items(batch_id: int, keys: list[str], qids: list[int], dids: list[int], gold_of: list[int | None], *,
+                 seed: int, session: Session) -> NDArray[np.int64]:
+    """Insert the batch items (and the gold marks) and return their row ids, in the order given.
+
+    With gold items the rows go in in a random order, so that not even the row ids (which no grader
+    sees) put the gold items last.
+    """
+    n = len(keys)
+    order = np.arange(n)
+    if any(g is not None for g in gold_of):
+        order = np.random.default_rng([seed, _GOLD_STREAM, 1]).permutation(n)
+    repo.bulk_insert(m.BatchItem, ["batch_id", "item_key", "query_id", "document_id"],
+                     ((batch_id, keys[i], qids[i], dids[i]) for i in order.tolist()), session=session)
+    key_to_id = dict(session.execute(select(m.BatchItem.item_key, m.BatchItem.id)
+                                     .where(m.BatchItem.batch_id == batch_id)).all())
+    item_ids = np.array([key_to_id[k] for k in keys], dtype=np.int64)
+    marks = [(int(item_ids[i]), g) for i, g in enumerate(gold_of) if g is not None]
+    if marks:
+        repo.bulk_insert(m.BatchGoldItem, ["item_id", "gold_item_id"], marks, session=session)
+    return item_ids
 
 
 def _check_arguments(name: str, *, scale: str, depth: int, overlap: int, graders: Sequence[str],
@@ -225,13 +288,15 @@ def _pool(*, session: Session, depth: int, system_ids: list[int], query_types: l
 
 
 def _drop_judged(pool: pd.DataFrame, *, scale: str, overlap: int, session: Session) -> pd.DataFrame:
-    """The pool without the pairs already judged by ``overlap`` distinct graders on ``scale``."""
+    """The pool without the pairs already judged by ``overlap`` distinct human graders on ``scale``."""
     import pandas as pd
 
     if pool.empty:
         return pool
     j = m.Judgment
+    # model graders' judgments (automatic judges) do not count: people grade what only a model judged
     stmt = (select(j.query_id, j.document_id).where(j.scale == scale)
+            .where(j.grader_id.in_(select(m.Grader.id).where(m.Grader.kind == "human")))
             .group_by(j.query_id, j.document_id).having(func.count(j.grader_id.distinct()) >= overlap))
     queries = pool["qid"].unique().tolist()
     frames = []

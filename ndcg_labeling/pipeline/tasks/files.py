@@ -17,6 +17,7 @@ from ndcg_labeling.db import models as m
 from ndcg_labeling.db import repository as repo
 from ndcg_labeling.errors import GradedFileError, InputFileError, NdcgLabelingError
 from ndcg_labeling.guidelines import Guideline, load_guideline
+from ndcg_labeling.pipeline.gold import store_file_answers
 from ndcg_labeling.pipeline.lookups import require_grader
 from ndcg_labeling.pipeline.tasks._common import (
     _IN_CHUNK,
@@ -131,9 +132,12 @@ def import_graded(path: str | Path, *, grader: str, session: Session, fmt: str |
     if target is None or scale is None:
         raise InputFileError(path_s, "the file has no items")
     summary = GradesImported(path_s, target.name, grader, left_open=checked.left_open)
-    if checked.accepted:
-        _write_grades(summary, checked.accepted, known, mine, grader_id=grader_obj.id, batch=target.name,
+    rest, answers = store_file_answers(checked.accepted, known, mine, path=path_s, session=session)
+    if rest:
+        _write_grades(summary, rest, known, mine, grader_id=grader_obj.id, batch=target.name,
                       scale=scale.name, path=path_s, session=session)
+    summary.new, summary.unchanged, summary.replaced = (summary.new + answers.new, summary.unchanged + answers.unchanged,
+                                                        summary.replaced + answers.replaced)
     return summary
 
 

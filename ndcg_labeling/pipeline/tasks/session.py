@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
+from ndcg_labeling.pipeline import gold
 from ndcg_labeling.pipeline.lookups import require_grader
 from ndcg_labeling.pipeline.tasks._common import _item_rows, parse_task_grade, require_batch
 from ndcg_labeling.pipeline.tasks.status import GraderProgress
@@ -83,6 +84,9 @@ def save_grade(name: str, item_id: str, grade: int | str, *, grader: str, sessio
         value = parse_task_grade(grade, scale)
     except ValueError as exc:
         raise NdcgLabelingError(str(exc)) from None
+    if gold.gold_item_of(item.id, session=session) is not None:  # an answer, never a judgment
+        gold.store_answer(assignment, value, session=session, source_file=source_file)
+        return value
     judgment = session.execute(select(m.Judgment).where(
         m.Judgment.grader_id == grader_obj.id, m.Judgment.query_id == item.query_id,
         m.Judgment.document_id == item.document_id, m.Judgment.batch == batch.name)).scalar_one_or_none()
@@ -108,6 +112,7 @@ def skip_item(name: str, item_id: str, *, grader: str, session: Session,
     """Mark one of the grader's items skipped, with a reason (empty: "cannot judge")."""
     batch, grader_obj, assignment, item = _grader_assignment(name, item_id, grader, session=session)
     _delete_judgment(batch, grader_obj, item, session=session)
+    gold.delete_answer(assignment.id, session=session)
     assignment.status = "skipped"
     assignment.skip_reason = reason.strip() or DEFAULT_SKIP_REASON
     assignment.updated_at = m.utcnow()
@@ -118,6 +123,7 @@ def undo_item(name: str, item_id: str, *, grader: str, session: Session) -> None
     """Reopen one of the grader's items: its grade in this batch is deleted, a skip is cleared."""
     batch, grader_obj, assignment, item = _grader_assignment(name, item_id, grader, session=session)
     _delete_judgment(batch, grader_obj, item, session=session)
+    gold.delete_answer(assignment.id, session=session)
     assignment.status = "open"
     assignment.skip_reason = None
     assignment.updated_at = m.utcnow()

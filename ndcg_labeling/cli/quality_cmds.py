@@ -1,0 +1,169 @@
+"""``gold import | list``, ``graders quality`` and ``calibrate``: grader quality control and judges."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from ndcg_labeling.cli.common import (
+    DbOption,
+    FormatOption,
+    OutOption,
+    TableFormat,
+    console,
+    open_session,
+    render_rows,
+    write_output,
+)
+
+gold_app = typer.Typer(help="Gold items: (query, document) pairs whose grade is known, mixed into batches.",
+                       no_args_is_help=True)
+
+BatchOption = Annotated[str | None, typer.Option("--batch", help="Only this batch; default: every batch.")]
+MinAccuracy = Annotated[float, typer.Option("--min-accuracy", help="Gold accuracy a trusted grader needs (0..1).")]
+
+
+class CalibrateBy(StrEnum):
+    query_type = "query-type"
+
+
+@gold_app.command("import")
+def gold_import(
+    file: Annotated[Path, typer.Argument(help="query_id,doc_id,grade[,explanation]", show_default=False)],
+    scale: Annotated[str, typer.Option("--scale", help="Grading scale: 0-3 or 0-4.")],
+    fmt: Annotated[str | None, typer.Option("--format", help="File format; default from the extension.")] = None,
+    db: DbOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as a JSON object.")] = False,
+) -> None:
+    """Import gold items: columns query_id,doc_id,grade[,explanation] (queries and documents must exist)."""
+    from ndcg_labeling.pipeline.gold import import_gold
+
+    with open_session(db) as session:
+        summary = import_gold(file, scale=scale, session=session, fmt=fmt)
+    typer.echo(json.dumps(summary.as_dict()) if as_json else str(summary))
+
+
+@gold_app.command("list")
+def gold_list(
+    scale: Annotated[str | None, typer.Option("--scale", help="Only gold items of this scale.")] = None,
+    fmt: FormatOption = TableFormat.table,
+    out: OutOption = None,
+    db: DbOption = None,
+) -> None:
+    """List gold items with their grade, explanation, batches using them and graders' accuracy on them."""
+    from ndcg_labeling.pipeline.gold import list_gold
+
+    with open_session(db) as session:
+        rows = list_gold(session=session, scale=scale)
+    if not rows and fmt is TableFormat.table:
+        typer.echo("no gold items; import some with `ndcg-labeling gold import FILE --scale 0-3`")
+        return
+    columns = ["query_id", "doc_id", "scale", "grade", "explanation", "batches", "answers", "accuracy"]
+    text = render_rows(rows, fmt, columns=columns, title=f"{len(rows)} gold items")
+    if text is not None:
+        write_output(text, out)
+
+
+def graders_quality(
+    batch: BatchOption = None,
+    min_accuracy: MinAccuracy = 0.7,
+    fmt: FormatOption = TableFormat.table,
+    out: OutOption = None,
+    db: DbOption = None,
+) -> None:
+    """Per grader, answers to gold items: accuracy, within one, MAE, bias, trusted, drift over time."""
+    from ndcg_labeling.pipeline.quality import QUALITY_COLUMNS
+    from ndcg_labeling.pipeline.quality import graders_quality as run
+
+    with open_session(db) as session:
+        report = run(session=session, batch=batch, min_accuracy=min_accuracy)
+    if fmt is TableFormat.json:
+        write_output(json.dumps(report.as_dict(), indent=2), out)
+        return
+    scope = f"batch {batch}" if batch else "all batches"
+    text = render_rows(report.rows, fmt, columns=QUALITY_COLUMNS,
+                       title=f"grader quality on gold items ({scope}; trusted: accuracy >= {min_accuracy:g}, "
+                             f">= 5 gold answers)")
+    if text is not None:
+        write_output(text, out)
+    else:
+        for note in report.notes:
+            console.print(f"Note: {note}", markup=False, highlight=False)
+
+
+def calibrate(
+    judge: Annotated[str, typer.Option("--judge", help="The grader to calibrate (e.g. a model grader).")],
+    batch: BatchOption = None,
+    by: Annotated[CalibrateBy | None, typer.Option("--by", help="Also one row per query type.")] = None,
+    metric: Annotated[str, typer.Option("--metric", help="Metric of the system ranking comparison.")] = "ndcg@10",
+    fmt: FormatOption = TableFormat.table,
+    out: OutOption = None,
+    db: DbOption = None,
+) -> None:
+    """Compare a judge with people: labels (kappa, agreement, MAE, confusion) and system ranking (tau).
+
+    Against the human consensus on the items both labelled, and against the systems' order under the
+    human labels (Kendall's tau-b, largest rank change); a verdict per query type.
+    """
+    from ndcg_labeling.pipeline.calibration import CALIBRATION_COLUMNS
+    from ndcg_labeling.pipeline.calibration import calibrate as run
+
+    with open_session(db) as session:
+        report = run(session=session, judge=judge, batch=batch, by=by.value if by else None, metric=metric)
+    if fmt is TableFormat.json:
+        write_output(json.dumps(report.as_dict(), indent=2), out)
+        return
+    if fmt is TableFormat.csv:
+        write_output(render_rows(report.rows, fmt, columns=CALIBRATION_COLUMNS) or "", out)
+        return
+    columns = [c for c in CALIBRATION_COLUMNS if c not in ("verdict", "max_rank_change_system")]
+    render_rows(report.rows, fmt, columns=columns,
+                title=f"calibration of {report.judge} against people (scale {report.scale}, {report.metric})")
+    for row in report.rows:
+        grades = [str(g) for g in row["grades"]]
+        cm = [{"people \\ judge": g, **dict(zip(grades, counts, strict=True))}
+              for g, counts in zip(grades, row["confusion"], strict=True)]
+        render_rows(cm, fmt, columns=["people \\ judge", *grades], title=f"confusion ({row['scope']}, n {row['n']})")
+    for line in report.verdicts:
+        console.print(f"Verdict: {line}", markup=False, highlight=False)
+
+
+def print_quality_demo(result: Any, con: Console) -> None:
+    """The demo's quality part: the gold-based quality table, consensus before/after, the calibration."""
+    if result is None:
+        return
+    table = Table(title="grader quality on gold items (simulated: dev random, emma lenient)", box=box.SIMPLE_HEAD)
+    cols = ("grader", "n_gold", "gold_accuracy", "within_one", "bias", "trusted", "drift")
+    for col in cols:
+        table.add_column(col, justify="left" if col == "grader" else "right")
+    for r in result.quality.rows:
+        table.add_row(*("-" if r[c] is None else (f"{r[c]:.2f}" if isinstance(r[c], float) else str(r[c])) for c in cols))
+    con.print(table)
+    for line in result.lines():
+        con.print(line, markup=False, highlight=False)
+    calib = Table(title=f"calibration of the simulated judge {result.calibration.judge} against people",
+                  box=box.SIMPLE_HEAD)
+    ccols = ("scope", "n", "kappa", "exact_agreement", "mae", "tau", "max_rank_change")
+    for col in ccols:
+        calib.add_column(col, justify="left" if col == "scope" else "right")
+    for r in result.calibration.rows:
+        calib.add_row(*("-" if r[c] is None else (f"{r[c]:.2f}" if isinstance(r[c], float) else str(r[c])) for c in ccols))
+    con.print(calib)
+    for line in result.calibration.verdicts:
+        con.print(f"verdict: {line}", markup=False, highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``gold``, ``calibrate`` and ``graders quality`` (the graders group comes from import_cmds)."""
+    from ndcg_labeling.cli.import_cmds import graders_app
+
+    app.add_typer(gold_app, name="gold")
+    app.command("calibrate")(calibrate)
+    graders_app.command("quality")(graders_quality)

@@ -1,0 +1,211 @@
+"""``calibrate --judge NAME``: how far an automatic judge (or any grader) can stand in for people.
+
+Two comparisons, overall and per query type:
+
+* **labels**: on the (query, document) pairs both the judge and people labelled, the judge's grade
+  against the human consensus (the median of the human graders' grades, ties to the lower grade; the
+  judge's own grades never count in it): quadratic-weighted Cohen's kappa, exact agreement, mean
+  absolute error, the confusion matrix (rows people, columns the judge) and n;
+* **system ranking**: every stored system scored with ``metric`` (default ndcg@10) once with the human
+  labels and once with the judge's, on the same pairs (the other documents count as unjudged, i.e.
+  not relevant); Kendall's tau-b between the systems' mean scores under the two, and the largest
+  change of a system's rank.
+
+The statistics are the kernels of :mod:`ndcg_labeling.quality`; the metric is
+:func:`ndcg_labeling.metrics.compute_metrics`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ndcg_labeling.choices import ConsensusMethod, TieRule
+from ndcg_labeling.consensus import consensus
+from ndcg_labeling.db import models as m
+from ndcg_labeling.db import reads
+from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
+from ndcg_labeling.pipeline.agreement import NO_QUERY_TYPE, load_grades
+from ndcg_labeling.pipeline.lookups import require_grader
+from ndcg_labeling.quality import confusion_matrix, kendall_tau_b, rank_positions, weighted_kappa
+
+MIN_KAPPA = 0.6  # "substantial" agreement (Landis and Koch 1977) or better
+MIN_TAU = 0.8  # system orders this close count as the same ranking (Voorhees 2000 used 0.9 for qrels sets)
+_SPAN = np.int64(1) << np.int64(31)
+
+CALIBRATION_COLUMNS: tuple[str, ...] = (
+    "scope", "n", "kappa", "exact_agreement", "mae", "n_queries", "n_systems", "tau", "max_rank_change",
+    "max_rank_change_system", "verdict",
+)
+
+
+@dataclass
+class CalibrationReport:
+    judge: str
+    batch: str | None
+    by: str | None
+    metric: str
+    scale: str
+    rows: list[dict[str, Any]]
+    verdicts: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"judge": self.judge, "batch": self.batch, "by": self.by, "metric": self.metric, "scale": self.scale,
+                "min_kappa": MIN_KAPPA, "min_tau": MIN_TAU, "rows": self.rows, "verdicts": self.verdicts}
+
+
+@dataclass
+class _Pairs:
+    """The pairs both labelled: keys (query * span + document), human and judge grades, query types."""
+
+    keys: NDArray[np.int64]
+    human: NDArray[np.int64]
+    judge: NDArray[np.int64]
+    qtype: NDArray[np.str_]
+    values: tuple[int, ...]
+    scale: str
+
+
+def _num(value: float) -> float | None:
+    return None if math.isnan(value) else round(float(value), 4)
+
+
+def _common_pairs(judge: m.Grader, *, batch: str | None, session: Session) -> _Pairs:
+    """Human consensus (median, ties low) and the judge's newest grade on the pairs both labelled."""
+    sel = load_grades(session=session, batch=batch, include_models=False, exclude_graders=[judge.id])
+    result = consensus(sel.item, sel.grader, sel.grade, sel.scale.values, ConsensusMethod.median, tie=TieRule.low,
+                       min_graders=1, max_spread=None, n_items=sel.n_items)
+    human_keys = sel.item_query_id * _SPAN + sel.item_document_id
+    j = m.Judgment
+    stmt = select(j.query_id, j.document_id, j.grade, j.id).where(j.grader_id == judge.id, j.scale == sel.scale.name)
+    if batch is not None:
+        stmt = stmt.where(j.batch == batch)
+    rows = reads.fetch_array(stmt.order_by(j.id), 4, session=session, dtype=np.int64)
+    judge_keys = rows[:, 0] * _SPAN + rows[:, 1]
+    # the newest grade of each pair: the last in id order
+    uniq, last_rev = np.unique(judge_keys[::-1], return_index=True)
+    judge_grade = rows[len(rows) - 1 - last_rev, 2]
+    common, hi, ji = np.intersect1d(human_keys, uniq, assume_unique=True, return_indices=True)
+    if common.size == 0:
+        raise NotFoundError(f"no (query, document) labelled both by {judge.name} and by human graders on scale "
+                            f"{sel.scale.name}{f' in batch {batch!r}' if batch else ''}: nothing to calibrate")
+    qtypes = {qid: (t or NO_QUERY_TYPE) for qid, _ext, t in reads.query_rows(session=session)}
+    qtype = np.array([qtypes[int(q)] for q in (common // _SPAN)], dtype=str)
+    return _Pairs(keys=common, human=np.rint(result.value[hi]).astype(np.int64), judge=judge_grade[ji].astype(np.int64),
+                  qtype=qtype, values=sel.scale.values, scale=sel.scale.name)
+
+
+def _per_query_scores(pairs: _Pairs, labels: NDArray[np.int64], rank_rows: NDArray[np.int64],
+                      system_ids: list[int], metric: Any, queries: NDArray[np.int64]) -> NDArray[np.float64]:
+    """``(systems, queries)`` metric values with ``labels`` on ``pairs.keys`` as qrels (missing list: 0)."""
+    from ndcg_labeling.metrics import compute_metrics
+
+    nq = queries.size
+    lab_q = pairs.keys // _SPAN
+    row_of_lab = np.searchsorted(queries, lab_q)
+    width_ideal = int(np.bincount(row_of_lab, minlength=nq).max())
+    ideal = np.full((nq, width_ideal), np.nan)
+    order = np.argsort(row_of_lab, kind="stable")
+    starts = np.searchsorted(row_of_lab[order], np.arange(nq))
+    ideal[row_of_lab[order], np.arange(order.size) - starts[row_of_lab[order]]] = labels[order]
+    out = np.zeros((len(system_ids), nq))
+    for s, sid in enumerate(system_ids):
+        rows = rank_rows[rank_rows[:, 0] == sid]
+        qrow = np.searchsorted(queries, rows[:, 1])
+        keep = queries[np.minimum(qrow, nq - 1)] == rows[:, 1]
+        rows, qrow = rows[keep], qrow[keep]
+        if rows.size == 0:
+            continue
+        first = np.r_[0, np.flatnonzero(np.diff(qrow)) + 1]
+        pos = np.arange(len(rows)) - np.repeat(first, np.diff(np.r_[first, len(rows)]))
+        width = int(pos.max()) + 1
+        scores = np.full((nq, width), np.nan)
+        scores[qrow, pos] = width - pos  # the stored rank order
+        label_arr = np.full((nq, width), np.nan)
+        k = rows[:, 1] * _SPAN + rows[:, 2]
+        hit = np.minimum(np.searchsorted(pairs.keys, k), pairs.keys.size - 1)
+        found = pairs.keys[hit] == k
+        label_arr[qrow[found], pos[found]] = labels[hit[found]]
+        values = compute_metrics([metric], scores, label_arr, ideal_labels=ideal, empty="zero")[metric.name]
+        out[s] = np.asarray(values, dtype=np.float64)
+    return out
+
+
+def _label_stats(pairs: _Pairs, idx: NDArray[np.int64]) -> dict[str, Any]:
+    h, jg = pairs.human[idx], pairs.judge[idx]
+    return {"n": int(idx.size), "kappa": _num(weighted_kappa(h, jg, pairs.values, weights="quadratic")),
+            "exact_agreement": _num(float(np.mean(h == jg))), "mae": _num(float(np.mean(np.abs(h - jg)))),
+            "confusion": confusion_matrix(h, jg, pairs.values).tolist(), "grades": list(pairs.values)}
+
+
+def _ranking_stats(human: NDArray[np.float64], judge: NDArray[np.float64], cols: NDArray[np.int64],
+                   names: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {"n_queries": int(cols.size), "n_systems": len(names), "tau": None, "max_rank_change": None,
+                           "max_rank_change_system": None, "system_means": {}}
+    if not names or cols.size == 0:
+        return out
+    mh, mj = human[:, cols].mean(axis=1), judge[:, cols].mean(axis=1)
+    change = np.abs(rank_positions(mh) - rank_positions(mj))
+    worst = int(np.argmax(change))
+    out.update(tau=_num(kendall_tau_b(mh, mj)), max_rank_change=int(change[worst]),
+               max_rank_change_system=names[worst] if change[worst] > 0 else None,
+               system_means={n: {"human": round(float(a), 6), "judge": round(float(b), 6)}
+                             for n, a, b in zip(names, mh, mj, strict=True)})
+    return out
+
+
+def _verdict(judge: str, row: dict[str, Any]) -> str:
+    kappa, tau = row["kappa"], row["tau"]
+    shown = f"kappa {kappa:.2f}" if kappa is not None else "kappa undefined"
+    if tau is not None:
+        shown += f", tau {tau:.2f}"
+    shown += f", n {row['n']}"
+    where = "overall" if row["scope"] == "all" else f"on {row['scope']}"
+    good = kappa is not None and kappa >= MIN_KAPPA and (tau is None or tau >= MIN_TAU)
+    if good:
+        return f"{judge} agrees with people {where} ({shown})"
+    return f"do not use {judge} {'at all' if row['scope'] == 'all' else 'for ' + row['scope']} ({shown})"
+
+
+def calibrate(*, session: Session, judge: str, batch: str | None = None, by: str | None = None,
+              metric: str = "ndcg@10") -> CalibrationReport:
+    """The judge against the human consensus and against the human system ranking (see the module
+    docstring): the ``all`` row first, then one row per query type with ``by="query-type"``; a
+    verdict per row (kappa >= 0.6 and tau >= 0.8, or no systems to rank)."""
+    from ndcg_labeling.metrics import parse_metric
+
+    if by not in (None, "query-type"):
+        raise NdcgLabelingError(f"--by must be query-type, got {by!r}")
+    try:
+        parsed = parse_metric(metric)
+    except ValueError as exc:
+        raise NdcgLabelingError(str(exc)) from None
+    judge_obj = require_grader(judge, session=session)
+    pairs = _common_pairs(judge_obj, batch=batch, session=session)
+    systems = reads.system_ids(session=session)
+    names = sorted(systems)
+    queries = np.unique(pairs.keys // _SPAN)
+    rank_rows = reads.ranking_rows([systems[s] for s in names], parsed.k, session=session) if names else \
+        np.empty((0, 3), np.int64)
+    ids = [systems[s] for s in names]
+    human = _per_query_scores(pairs, pairs.human, rank_rows, ids, parsed, queries)
+    judged = _per_query_scores(pairs, pairs.judge, rank_rows, ids, parsed, queries)
+    query_type = {int(q): t for q, t in zip(pairs.keys // _SPAN, pairs.qtype, strict=True)}
+    scopes = [("all", np.arange(pairs.keys.size))]
+    if by == "query-type":
+        scopes += [(str(t), np.flatnonzero(pairs.qtype == t)) for t in np.unique(pairs.qtype)]
+    rows = []
+    for scope, idx in scopes:
+        cols = np.arange(queries.size) if scope == "all" else np.flatnonzero(
+            np.array([query_type[int(q)] == scope for q in queries], dtype=bool))
+        row = {"scope": scope, **_label_stats(pairs, idx), **_ranking_stats(human, judged, cols, names)}
+        row["verdict"] = _verdict(judge_obj.name, row)
+        rows.append(row)
+    return CalibrationReport(judge=judge_obj.name, batch=batch, by=by, metric=parsed.name, scale=pairs.scale,
+                             rows=rows, verdicts=[r["verdict"] for r in rows])

@@ -1,0 +1,238 @@
+"""Grader quality and judge calibration: a pure kernel (numpy only), arrays in, arrays out.
+
+* :func:`gold_quality`: per grader, from their answers to gold items (in time order): ``n_gold``,
+  exact accuracy, within-one accuracy, mean absolute error, bias (mean signed error), trust, and the
+  drift of accuracy between the first and the second half of their gold answers;
+* :func:`weighted_kappa`, :func:`confusion_matrix`, :func:`kendall_tau_b`, :func:`rank_positions`: the
+  statistics ``calibrate`` compares an automatic judge with people by;
+* :func:`gold_gaps`: where gold items go in a grader's order (never two in a row, at query-block edges).
+
+Every input check raises ``ValueError`` naming the function, the rule and the value received.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+#: the ``trusted`` codes of :class:`GoldQuality`
+TRUSTED, UNTRUSTED, UNDECIDED = 1, 0, -1
+
+
+def _ints(func: str, name: str, values: ArrayLike) -> NDArray[np.int64]:
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise ValueError(f"{func}: {name} must be one-dimensional, got shape {arr.shape}")
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        as_float = arr.astype(np.float64)
+        if not np.all(np.isfinite(as_float)) or np.any(as_float != np.round(as_float)):
+            raise ValueError(f"{func}: {name} must hold integers, got {arr[:5].tolist()}...")
+    return arr.astype(np.int64)
+
+
+@dataclass(frozen=True)
+class GoldQuality:
+    """Per grader (index = grader code), arrays of length ``n_graders``.
+
+    ``n_gold`` answers; ``accuracy`` (answer == expected), ``within_one`` (|error| <= 1), ``mae`` (mean
+    |error|), ``bias`` (mean answer - expected: > 0 lenient, < 0 strict), NaN without answers;
+    ``trusted``: :data:`TRUSTED` when ``n_gold >= min_gold`` and ``accuracy >= min_accuracy``,
+    :data:`UNTRUSTED` when ``n_gold >= min_gold`` and below, :data:`UNDECIDED` with fewer answers;
+    ``accuracy_first`` / ``accuracy_second``: accuracy over the first ``n_gold // 2`` and the last
+    ``n_gold // 2`` answers in time (the middle answer of an odd count is in neither), NaN below two
+    answers; ``drift`` = second - first; ``drift_flagged``: ``drift < -max_drop``.
+    """
+
+    n_gold: NDArray[np.int64]
+    accuracy: NDArray[np.float64]
+    within_one: NDArray[np.float64]
+    mae: NDArray[np.float64]
+    bias: NDArray[np.float64]
+    trusted: NDArray[np.int64]
+    accuracy_first: NDArray[np.float64]
+    accuracy_second: NDArray[np.float64]
+    drift: NDArray[np.float64]
+    drift_flagged: NDArray[np.bool_]
+
+
+def _mean_by(grader: NDArray[np.int64], values: NDArray[np.float64], n: int,
+             counts: NDArray[np.int64]) -> NDArray[np.float64]:
+    sums = np.bincount(grader, weights=values, minlength=n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out: NDArray[np.float64] = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+    return out
+
+
+def gold_quality(grader: ArrayLike, answer: ArrayLike, expected: ArrayLike, n_graders: int, *,
+                 min_accuracy: float = 0.7, min_gold: int = 5, max_drop: float = 0.2) -> GoldQuality:
+    """Gold statistics per grader; ``grader``, ``answer``, ``expected`` are parallel, **in time order**.
+
+    ``grader`` codes are ``0..n_graders-1``. Raises ``ValueError`` for mismatched lengths, codes out of
+    range, ``min_accuracy`` outside [0, 1], ``min_gold < 1`` or a negative ``max_drop``.
+    """
+    f = "gold_quality"
+    g = _ints(f, "grader", grader)
+    a = _ints(f, "answer", answer)
+    e = _ints(f, "expected", expected)
+    if not (g.shape == a.shape == e.shape):
+        raise ValueError(f"{f}: grader, answer and expected must have one length, got {g.size}, {a.size}, {e.size}")
+    if g.size and (g.min() < 0 or g.max() >= n_graders):
+        raise ValueError(f"{f}: grader codes must be in 0..{n_graders - 1}, got {int(g.min())}..{int(g.max())}")
+    if not 0.0 <= min_accuracy <= 1.0:
+        raise ValueError(f"{f}: min_accuracy must be between 0 and 1, got {min_accuracy}")
+    if min_gold < 1:
+        raise ValueError(f"{f}: min_gold must be at least 1, got {min_gold}")
+    if max_drop < 0:
+        raise ValueError(f"{f}: max_drop must be non-negative, got {max_drop}")
+    err = (a - e).astype(np.float64)
+    counts = np.bincount(g, minlength=n_graders).astype(np.int64)
+    accuracy = _mean_by(g, (err == 0).astype(np.float64), n_graders, counts)
+    within_one = _mean_by(g, (np.abs(err) <= 1).astype(np.float64), n_graders, counts)
+    mae = _mean_by(g, np.abs(err), n_graders, counts)
+    bias = _mean_by(g, err, n_graders, counts)
+    trusted = np.full(n_graders, UNDECIDED, dtype=np.int64)
+    enough = counts >= min_gold
+    trusted[enough] = np.where(accuracy[enough] >= min_accuracy, TRUSTED, UNTRUSTED)
+    # rank of each answer within its grader's answers, in time order (stable sort keeps the order given)
+    order = np.argsort(g, kind="stable")
+    starts = np.r_[0, np.cumsum(counts)[:-1]]
+    rank = np.empty(g.size, dtype=np.int64)
+    rank[order] = np.arange(g.size) - np.repeat(starts, counts)
+    half = counts // 2
+    first = rank < half[g]
+    second = rank >= (counts - half)[g]
+    correct = (err == 0).astype(np.float64)
+    acc_first = _mean_by(g[first], correct[first], n_graders, half)
+    acc_second = _mean_by(g[second], correct[second], n_graders, half)
+    drift = acc_second - acc_first
+    with np.errstate(invalid="ignore"):
+        flagged = np.nan_to_num(drift, nan=0.0) < -max_drop
+    return GoldQuality(n_gold=counts, accuracy=accuracy, within_one=within_one, mae=mae, bias=bias,
+                       trusted=trusted, accuracy_first=acc_first, accuracy_second=acc_second, drift=drift,
+                       drift_flagged=flagged)
+
+
+# --- calibration of a judge against people ---------------------------------------------------------
+
+
+def _paired(func: str, a: ArrayLike, b: ArrayLike, values: ArrayLike) -> tuple[
+        NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    x = _ints(func, "a", a)
+    y = _ints(func, "b", b)
+    dom = np.unique(_ints(func, "values", values))
+    if x.shape != y.shape:
+        raise ValueError(f"{func}: a and b must have one length, got {x.size} and {y.size}")
+    if dom.size == 0:
+        raise ValueError(f"{func}: values must name at least one category")
+    for name, arr in (("a", x), ("b", y)):
+        outside = ~np.isin(arr, dom)
+        if outside.any():
+            raise ValueError(f"{func}: {name} holds {int(arr[np.flatnonzero(outside)[0]])}, not one of {dom.tolist()}")
+    return np.searchsorted(dom, x), np.searchsorted(dom, y), dom
+
+
+def confusion_matrix(a: ArrayLike, b: ArrayLike, values: ArrayLike) -> NDArray[np.int64]:
+    """``(k, k)`` counts: row = category of ``a`` (e.g. people), column = category of ``b`` (the judge),
+    categories = the sorted distinct ``values`` (as ``sklearn.metrics.confusion_matrix(a, b, labels=values)``)."""
+    i, j, dom = _paired("confusion_matrix", a, b, values)
+    k = dom.size
+    return np.bincount(i * k + j, minlength=k * k).reshape(k, k).astype(np.int64)
+
+
+def weighted_kappa(a: ArrayLike, b: ArrayLike, values: ArrayLike, *, weights: str = "quadratic") -> float:
+    """Cohen's kappa of two raters with ``weights`` ``"quadratic"`` ((i - j)^2), ``"linear"`` (|i - j|) or
+    ``"none"``, over the categories ``values`` (indices i, j of the sorted categories).
+
+    ``kappa = 1 - sum(w * O) / sum(w * E)`` with ``O`` the confusion matrix and ``E`` the outer product
+    of its margins over n (Cohen 1968); equals ``sklearn.metrics.cohen_kappa_score(a, b,
+    labels=values, weights=...)``. NaN when there are no pairs or ``sum(w * E) == 0`` (one category only).
+    """
+    if weights not in ("quadratic", "linear", "none"):
+        raise ValueError(f"weighted_kappa: weights must be quadratic, linear or none, got {weights!r}")
+    observed = confusion_matrix(a, b, values).astype(np.float64)
+    n = observed.sum()
+    if n == 0:
+        return float("nan")
+    k = observed.shape[0]
+    idx = np.arange(k, dtype=np.float64)
+    diff = idx[:, None] - idx[None, :]
+    w = diff**2 if weights == "quadratic" else (np.abs(diff) if weights == "linear" else (diff != 0).astype(float))
+    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0)) / n
+    denom = float((w * expected).sum())
+    if denom == 0.0:
+        return float("nan")
+    return float(1.0 - (w * observed).sum() / denom)
+
+
+def kendall_tau_b(x: ArrayLike, y: ArrayLike) -> float:
+    """Kendall's tau-b of two paired samples (ties in either corrected, as ``scipy.stats.kendalltau``).
+
+    ``(C - D) / sqrt((n0 - Tx) (n0 - Ty))`` over all pairs (O(n^2): meant for tens of systems). NaN with
+    fewer than two pairs or when either sample is constant. Raises ``ValueError`` for NaN or lengths
+    that differ.
+    """
+    xa = np.asarray(x, dtype=np.float64)
+    ya = np.asarray(y, dtype=np.float64)
+    if xa.shape != ya.shape or xa.ndim != 1:
+        raise ValueError(f"kendall_tau_b: x and y must be 1-D of one length, got {xa.shape} and {ya.shape}")
+    if np.isnan(xa).any() or np.isnan(ya).any():
+        raise ValueError("kendall_tau_b: x and y must not hold NaN")
+    if xa.size < 2:
+        return float("nan")
+    iu = np.triu_indices(xa.size, k=1)
+    sx = np.sign(xa[:, None] - xa[None, :])[iu]
+    sy = np.sign(ya[:, None] - ya[None, :])[iu]
+    n_x = float(np.count_nonzero(sx))
+    n_y = float(np.count_nonzero(sy))
+    if n_x == 0 or n_y == 0:
+        return float("nan")
+    return float((sx * sy).sum() / np.sqrt(n_x * n_y))
+
+
+def rank_positions(values: ArrayLike) -> NDArray[np.int64]:
+    """1-based rank of each entry, highest value first; ties share the best rank of their group
+    (``[0.5, 0.7, 0.5] -> [2, 1, 2]``)."""
+    v = np.asarray(values, dtype=np.float64)
+    if v.ndim != 1 or np.isnan(v).any():
+        raise ValueError("rank_positions: values must be 1-D without NaN")
+    out: NDArray[np.int64] = (1 + (v[None, :] > v[:, None]).sum(axis=1)).astype(np.int64)
+    return out
+
+
+# --- where gold items go in a grader's order -----------------------------------------------------------
+
+
+def gold_gaps(item_query: ArrayLike, gold_query: ArrayLike, rng: np.random.Generator) -> NDArray[np.int64]:
+    """For a grader's ordinary items (``item_query``: the query of each, in the grader's order) and the
+    gold items to mix in (``gold_query``), the gap each gold item goes into: gap ``i`` is just before
+    ordinary item ``i`` (gap ``n`` after the last).
+
+    Each gap takes at most one gold item, so no two gold items are ever next to each other. A gold
+    item of a query the grader sees goes into a gap at the edge or inside that query's block (where
+    another document of the query would be); any other goes to an edge between two query blocks (or
+    the start or end), where a new query would start. Candidates are drawn at random; when those are
+    taken, any free gap. Raises ``ValueError`` when there are more gold items than gaps (``n + 1``).
+    """
+    q = _ints("gold_gaps", "item_query", item_query)
+    gq = _ints("gold_gaps", "gold_query", gold_query)
+    n = q.size
+    if gq.size > n + 1:
+        raise ValueError(f"gold_gaps: {gq.size} gold items do not fit into the {n + 1} gaps of {n} items")
+    free = np.ones(n + 1, dtype=bool)
+    edges = np.r_[True, q[1:] != q[:-1], True] if n else np.ones(1, dtype=bool)
+    out = np.empty(gq.size, dtype=np.int64)
+    for k, query in enumerate(gq.tolist()):
+        inside = np.flatnonzero(q == query)
+        if inside.size:  # the gaps from the start to the end of each of the query's items
+            candidates = np.unique(np.r_[inside, inside + 1])
+        else:
+            candidates = np.flatnonzero(edges)
+        candidates = candidates[free[candidates]]
+        if candidates.size == 0:
+            candidates = np.flatnonzero(free)
+        gap = int(candidates[rng.integers(candidates.size)])
+        free[gap] = False
+        out[k] = gap
+    return out

@@ -1,0 +1,134 @@
+"""On the simulated set of data/quality (the truth known): graders quality marks the random grader
+untrusted, consensus without the untrusted graders is closer to the truth, and the calibration of the
+judge is low on its noisy query type and high elsewhere; the numbers against scikit-learn, scipy and
+ranx on the same pairs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import kendalltau
+from sklearn.metrics import cohen_kappa_score, confusion_matrix
+from sqlalchemy import select
+
+from ndcg_labeling.db import models as m
+from ndcg_labeling.db.session import session_scope
+from ndcg_labeling.pipeline.quality_demo import QUALITY_DIR, run_quality_demo
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    """The quality demo run once into a SQLite database (the PostgreSQL path is covered by test_gold)."""
+    from ndcg_labeling.db import migrate
+    from ndcg_labeling.db.session import make_engine
+
+    folder = tmp_path_factory.mktemp("quality")
+    engine = make_engine(f"sqlite:///{folder / 'q.db'}")
+    migrate.upgrade(engine)
+    with session_scope(engine) as session:
+        result = run_quality_demo(session=session, out_dir=folder / "tasks")
+    yield engine, result
+    engine.dispose()
+
+
+def test_graders_quality_marks_the_random_and_the_lenient_grader_untrusted(demo):
+    _, result = demo
+    rows = {r["grader"]: r for r in result.quality.rows}
+    assert rows["dev"]["trusted"] is False  # random
+    assert rows["emma"]["trusted"] is False and rows["emma"]["bias"] > 0.3  # lenient: grades too high
+    for name in ("ana", "ben", "chloe"):
+        assert rows[name]["trusted"] is True and rows[name]["gold_accuracy"] >= 0.7
+    assert all(r["n_gold"] >= 5 for r in rows.values())
+    assert "llm-judge" not in rows  # the judge has no batch items
+
+
+def test_consensus_without_untrusted_graders_is_closer_to_the_truth(demo):
+    _, result = demo
+    (before, n_before), (after, n_after) = result.before, result.after
+    print(f"consensus labels equal to the truth: before {before:.3f} ({n_before}), after {after:.3f} ({n_after})")
+    assert n_before == n_after == 288
+    assert after > before
+    assert "left out" in result.consensus_after and "dev: " in result.consensus_after and "emma: " in result.consensus_after
+
+
+def test_calibrate_is_low_on_the_noisy_type_and_high_elsewhere(demo):
+    _, result = demo
+    rows = {r["scope"]: r for r in result.calibration.rows}
+    assert set(rows) == {"all", "navigational", "informational", "long-tail"}
+    assert rows["long-tail"]["kappa"] < 0.4
+    assert rows["navigational"]["kappa"] > 0.8 and rows["informational"]["kappa"] > 0.8
+    verdicts = " | ".join(result.calibration.verdicts)
+    assert "do not use llm-judge for long-tail" in verdicts
+    assert "llm-judge agrees with people on navigational" in verdicts
+
+
+def _pairs_by_hand(engine) -> pd.DataFrame:
+    """Human median (ties low) and the judge's grade per (query, document), from the raw tables."""
+    with engine.connect() as conn:
+        frame = pd.read_sql("SELECT q.external_id AS query_id, d.external_id AS doc_id, q.query_type, g.name, "
+                            "g.kind, j.grade FROM judgments j JOIN graders g ON g.id = j.grader_id "
+                            "JOIN queries q ON q.id = j.query_id JOIN documents d ON d.id = j.document_id", conn)
+    human = frame[frame["kind"] == "human"].groupby(["query_id", "doc_id", "query_type"])["grade"].apply(
+        lambda s: int(np.sort(s.to_numpy())[(len(s) - 1) // 2])).rename("human")
+    judge = frame[frame["name"] == "llm-judge"].set_index(["query_id", "doc_id"])["grade"].rename("judge")
+    return human.reset_index().join(judge, on=["query_id", "doc_id"], how="inner")
+
+
+def test_kappa_and_confusion_equal_sklearn_on_the_same_pairs(demo):
+    engine, result = demo
+    pairs = _pairs_by_hand(engine)
+    for row in result.calibration.rows:
+        sub = pairs if row["scope"] == "all" else pairs[pairs["query_type"] == row["scope"]]
+        assert row["n"] == len(sub)
+        assert row["kappa"] == pytest.approx(cohen_kappa_score(sub["human"], sub["judge"], labels=[0, 1, 2, 3],
+                                                               weights="quadratic"), abs=1e-4)
+        assert row["confusion"] == confusion_matrix(sub["human"], sub["judge"], labels=[0, 1, 2, 3]).tolist()
+        assert row["exact_agreement"] == pytest.approx((sub["human"] == sub["judge"]).mean(), abs=1e-4)
+        assert row["mae"] == pytest.approx((sub["human"] - sub["judge"]).abs().mean(), abs=1e-4)
+
+
+def test_system_means_equal_ranx_and_tau_equals_scipy(demo):
+    from ranx import Qrels, Run, evaluate
+
+    engine, result = demo
+    pairs = _pairs_by_hand(engine)
+    runs = {}
+    for system in ("exact", "semantic", "hybrid", "random-ish"):
+        frame = pd.read_csv(QUALITY_DIR / "runs" / f"{system}.run", sep=" ", header=None,
+                            names=["q_id", "q0", "doc_id", "rank", "score", "tag"], dtype={"q_id": str, "doc_id": str})
+        runs[system] = frame
+    for row in result.calibration.rows:
+        sub = pairs if row["scope"] == "all" else pairs[pairs["query_type"] == row["scope"]]
+        means: dict[str, dict[str, float]] = {}
+        for labels in ("human", "judge"):
+            qrels = Qrels.from_df(sub.rename(columns={"query_id": "q_id", labels: "score"})[["q_id", "doc_id", "score"]]
+                                  .astype({"score": int}), q_id_col="q_id", doc_id_col="doc_id", score_col="score")
+            for system, frame in runs.items():
+                run = Run.from_df(frame[frame["q_id"].isin(set(sub["query_id"]))], q_id_col="q_id",
+                                  doc_id_col="doc_id", score_col="score")
+                means.setdefault(system, {})[labels] = float(evaluate(qrels, run, "ndcg_burges@10"))
+        for system, pair in means.items():
+            assert row["system_means"][system]["human"] == pytest.approx(pair["human"], abs=1e-6)
+            assert row["system_means"][system]["judge"] == pytest.approx(pair["judge"], abs=1e-6)
+        names = sorted(means)
+        expected_tau = kendalltau([means[s]["human"] for s in names], [means[s]["judge"] for s in names]).statistic
+        assert row["tau"] == pytest.approx(expected_tau, abs=1e-4)
+
+
+def test_no_gold_answer_is_a_judgment(demo):
+    engine, _ = demo
+    with session_scope(engine) as session:
+        gold_pairs = set(session.execute(select(m.GoldItem.query_id, m.GoldItem.document_id)).all())
+        judged = set(session.execute(select(m.Judgment.query_id, m.Judgment.document_id)).all())
+    assert gold_pairs and not gold_pairs & judged
+
+
+def test_report_caveats_name_the_graders_gold_marks_untrusted(demo):
+    # The report's label-quality caveat (issue 16) reads the same verdict as `graders quality` (issue 15).
+    from ndcg_labeling.pipeline.report_caveats import untrusted_graders
+
+    engine, result = demo
+    expected = sorted(r["grader"] for r in result.quality.rows if r["trusted"] is False)
+    with session_scope(engine) as session:
+        assert untrusted_graders(session=session) == expected == ["dev", "emma"]
