@@ -103,7 +103,7 @@ def _read_table(
     n_fields: int,
     categorical: bool,
 ) -> pd.DataFrame:
-    _check_readable(path)
+    files.check_file(path)
     last = names[n_fields - 1]
     # The last field is always read, so a short line shows up as a missing value there.
     usecols = [i for i, c in enumerate(names) if c in wanted or c == last]
@@ -141,19 +141,6 @@ def _read_table(
     if short:
         _raise_first_bad_line(path, line_problem)
     return frame[list(wanted)].copy() if list(frame.columns) != list(wanted) else frame
-
-
-def _check_readable(path: str) -> None:
-    p = Path(path)
-    try:
-        with p.open("rb") as fh:
-            fh.read(1)
-    except IsADirectoryError:
-        raise InputFileError(path, "cannot read file: it is a directory") from None
-    except FileNotFoundError:
-        raise InputFileError(path, "cannot read file: no such file") from None
-    except OSError as exc:
-        raise InputFileError(path, f"cannot read file: {exc.strerror or exc}") from None
 
 
 def _is_int(text: str) -> bool:
