@@ -243,13 +243,13 @@ def _read_run(path: str, fmt: str | None) -> tuple[InputTable, pd.DataFrame]:
     if is_trec:
         from ndcg_labeling.io.files import refuse_nul
         from ndcg_labeling.trec import read_trec_run
+        from ndcg_labeling.trec.join import trec_order
 
         refuse_nul(path)  # also refuses anything but a regular file
         run = read_trec_run(path)
         table = InputTable(path, "trec", run)
-        # trec_eval's order: score descending, ties by document id descending; the rank column is ignored.
-        order = run.assign(_row=np.arange(len(run))).sort_values(
-            ["query_id", "score", "doc_id"], ascending=[True, False, False], kind="stable")
+        # trec_eval's order (the one statement of the rule); the rank column is ignored.
+        order = run.assign(_row=np.arange(len(run))).iloc[trec_order(run["query_id"], run["doc_id"], run["score"])]
         order["rank"] = order.groupby("query_id", sort=False).cumcount() + 1
         return table, order[["query_id", "doc_id", "rank", "score", "_row"]]
     table = read_table(path, fmt)

@@ -397,7 +397,11 @@ def test_ctrl_c_while_loading_prints_interrupted_not_a_traceback(tmp_path):
     script = ("import os, signal, sys, threading\n"
               "from ndcg_labeling.__main__ import main\n"
               f"sys.argv = ['ndcg-labeling', 'status', '--db', {'sqlite:///' + str(tmp_path / 'x.db')!r}]\n"
-              "threading.Timer(float(sys.argv_delay), lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
+              # daemon: the exiting interpreter must not wait for this test's own timer (a SIGINT
+              # landing in that wait is the harness's traceback, not the command's)
+              "t = threading.Timer(float(sys.argv_delay), lambda: os.kill(os.getpid(), signal.SIGINT))\n"
+              "t.daemon = True\n"
+              "t.start()\n"
               "main()\n")
     for delay in (0.03, 0.06, 0.1, 0.2, 0.3, 0.5, 0.8):
         code = script.replace("sys.argv_delay", repr(delay))
