@@ -94,6 +94,17 @@ def test_formats(tmp_path):
     assert abs(as_csv[("ndcg_cut_10", "all")] - float(value)) <= 5e-5
 
 
+def test_out_is_not_overwritten_without_force(tmp_path):
+    qrels_path, run_path, *_ = _random_files(tmp_path, seed=2, n_queries=3)
+    out = tmp_path / "result.txt"
+    out.write_text("yesterday's figures\n")
+    refused = _invoke(qrels_path, run_path, "-m", "map", "--out", str(out))
+    assert refused.exit_code == 1 and refused.stderr.startswith("Error: ") and "--force" in refused.stderr
+    assert out.read_text() == "yesterday's figures\n"
+    assert _invoke(qrels_path, run_path, "-m", "map", "--out", str(out), "--force").exit_code == 0
+    assert out.read_text().startswith("map")
+
+
 def test_duplicate_document_in_run_is_an_error(tmp_path):
     (tmp_path / "qrels").write_text("1 0 a 1\n")
     (tmp_path / "run").write_text("1 Q0 a 1 2.0 t\n1 Q0 b 2 1.0 t\n\n1 Q0 a 3 0.5 t\n")

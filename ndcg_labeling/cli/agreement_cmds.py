@@ -10,6 +10,7 @@ import typer
 from ndcg_labeling import choices
 from ndcg_labeling.cli.common import (
     DbOption,
+    ForceOption,
     FormatOption,
     OutOption,
     TableFormat,
@@ -48,7 +49,7 @@ def agreement(
     level: Annotated[Level, typer.Option("--level", help="Level of measurement for alpha.")] = Level.ordinal,
     include_models: IncludeModels = False,
     fmt: FormatOption = TableFormat.table,
-    out: OutOption = None,
+    out: OutOption = None, force: ForceOption = False,
     db: DbOption = None,
 ) -> None:
     """Krippendorff's alpha, percent agreement and Gwet's AC1/AC2 of the judgments (row 'all' first)."""
@@ -66,7 +67,7 @@ def agreement(
     text = render_rows(report.rows, fmt, columns=columns,
                        title=f"agreement ({report.level}, scale {report.scale}, {scope})")
     if text is not None:
-        write_output(text, out)
+        write_output(text, out, force)
     else:
         for note in report.notes:
             typer.echo(f"Note: {note}")
@@ -117,7 +118,7 @@ def flagged_title(rows: list[dict[str, Any]]) -> str:
 
 @adjudicate_app.command("list")
 def adjudicate_list(batch: BatchOption = None, fmt: FormatOption = TableFormat.table, out: OutOption = None,
-                    db: DbOption = None) -> None:
+                   force: ForceOption = False, db: DbOption = None) -> None:
     """Items flagged for adjudication, with every grade (grader: grade) and the current consensus."""
     from ndcg_labeling.pipeline.consensus import flagged_items
 
@@ -130,7 +131,7 @@ def adjudicate_list(batch: BatchOption = None, fmt: FormatOption = TableFormat.t
         return
     text = render_rows(rows, fmt, columns=columns, title=flagged_title(rows))
     if text is not None:
-        write_output(text, out)
+        write_output(text, out, force)
 
 
 @adjudicate_app.command("set")
@@ -152,7 +153,7 @@ def adjudicate_set(
 
 @export_app.command("qrels")
 def export_qrels(
-    out: OutOption = None,
+    out: OutOption = None, force: ForceOption = False,
     rounding: Annotated[Rounding | None, typer.Option("--round", help="Rounding rule for fractional labels.")] = None,
     keep_fraction: Annotated[bool, typer.Option("--keep-fraction", help="Write fractional labels as they are.")] = False,
     db: DbOption = None,
@@ -165,7 +166,7 @@ def export_qrels(
                      keep_fraction=keep_fraction)
     if result.warning:
         err_console.print(f"Warning: {result.warning}", markup=False)
-    write_output(result.text, out)
+    write_output(result.text, out, force)
     if out:
         err_console.print(f"{result.n_labels} qrels lines written to {out}", markup=False)
 

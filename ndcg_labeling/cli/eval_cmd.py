@@ -48,6 +48,7 @@ def register(app: typer.Typer) -> None:
         fmt: Annotated[EvalFormat, typer.Option("--format", help="trec (4 decimals), csv or json (full precision).")]
         = EvalFormat.trec,
         out: Annotated[str | None, typer.Option("--out", "-o", help="Write to this file instead of stdout.")] = None,
+        force: Annotated[bool, typer.Option("--force", help="Overwrite the --out file if it exists.")] = False,
     ) -> None:
         """Evaluate a TREC run against qrels, a drop-in for trec_eval 10 (no database).
 
@@ -61,4 +62,4 @@ def register(app: typer.Typer) -> None:
         with handle_errors():
             result = evaluate_files(qrels, run, measure, complete=complete, relevance_level=relevance_level,
                                     max_docs=max_docs, judged_only=judged_only, num_docs_in_coll=num_docs)
-            write_output(render(result, fmt.value, per_query=per_query, summary=not no_summary), out)
+            write_output(render(result, fmt.value, per_query=per_query, summary=not no_summary), out, force)

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from ndcg_labeling.cli.common import (
     DbOption,
+    ForceOption,
     FormatOption,
     OutOption,
     TableFormat,
@@ -54,7 +55,7 @@ def gold_import(
 def gold_list(
     scale: Annotated[str | None, typer.Option("--scale", help="Only gold items of this scale.")] = None,
     fmt: FormatOption = TableFormat.table,
-    out: OutOption = None,
+    out: OutOption = None, force: ForceOption = False,
     db: DbOption = None,
 ) -> None:
     """List gold items with their grade, explanation, batches using them and graders' accuracy on them."""
@@ -68,14 +69,14 @@ def gold_list(
     columns = ["query_id", "doc_id", "scale", "grade", "explanation", "batches", "answers", "accuracy"]
     text = render_rows(rows, fmt, columns=columns, title=f"{len(rows)} gold items")
     if text is not None:
-        write_output(text, out)
+        write_output(text, out, force)
 
 
 def graders_quality(
     batch: BatchOption = None,
     min_accuracy: MinAccuracy = 0.7,
     fmt: FormatOption = TableFormat.table,
-    out: OutOption = None,
+    out: OutOption = None, force: ForceOption = False,
     db: DbOption = None,
 ) -> None:
     """Per grader, answers to gold items: accuracy, within one, MAE, bias, trusted, drift over time."""
@@ -85,14 +86,14 @@ def graders_quality(
     with open_session(db) as session:
         report = run(session=session, batch=batch, min_accuracy=min_accuracy)
     if fmt is TableFormat.json:
-        write_output(json.dumps(report.as_dict(), indent=2), out)
+        write_output(json.dumps(report.as_dict(), indent=2), out, force)
         return
     scope = f"batch {batch}" if batch else "all batches"
     text = render_rows(report.rows, fmt, columns=QUALITY_COLUMNS,
                        title=f"grader quality on gold items ({scope}; trusted: accuracy >= {min_accuracy:g}, "
                              f">= 5 gold answers)")
     if text is not None:
-        write_output(text, out)
+        write_output(text, out, force)
     else:
         for note in report.notes:
             console.print(f"Note: {note}", markup=False, highlight=False)
@@ -104,7 +105,7 @@ def calibrate(
     by: Annotated[CalibrateBy | None, typer.Option("--by", help="Also one row per query type.")] = None,
     metric: Annotated[str, typer.Option("--metric", help="Metric of the system ranking comparison.")] = "ndcg@10",
     fmt: FormatOption = TableFormat.table,
-    out: OutOption = None,
+    out: OutOption = None, force: ForceOption = False,
     db: DbOption = None,
 ) -> None:
     """Compare a judge with people: labels (kappa, agreement, MAE, confusion) and system ranking (tau).
@@ -118,10 +119,10 @@ def calibrate(
     with open_session(db) as session:
         report = run(session=session, judge=judge, batch=batch, by=by.value if by else None, metric=metric)
     if fmt is TableFormat.json:
-        write_output(json.dumps(report.as_dict(), indent=2), out)
+        write_output(json.dumps(report.as_dict(), indent=2), out, force)
         return
     if fmt is TableFormat.csv:
-        write_output(render_rows(report.rows, fmt, columns=CALIBRATION_COLUMNS) or "", out)
+        write_output(render_rows(report.rows, fmt, columns=CALIBRATION_COLUMNS) or "", out, force)
         return
     columns = [c for c in CALIBRATION_COLUMNS if c not in ("verdict", "max_rank_change_system")]
     render_rows(report.rows, fmt, columns=columns,

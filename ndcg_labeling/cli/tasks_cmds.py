@@ -11,6 +11,7 @@ import typer
 from ndcg_labeling import choices
 from ndcg_labeling.cli.common import (
     DbOption,
+    ForceOption,
     FormatOption,
     TableFormat,
     console,
@@ -120,13 +121,18 @@ def export(
     grader: GraderOption,
     out: Annotated[Path, typer.Option("--out", "-o", help="The task file to write.")],
     fmt: Annotated[TaskFileFormat | None, typer.Option("--format", help="Default: from the extension (.csv, .jsonl, .json = label-studio).")] = None,
+    force: ForceOption = False,
     db: DbOption = None,
 ) -> None:
-    """Write the grader's open items, in the grader's order: item_id,query,title,body,url,grade (empty)."""
+    """Write the grader's open items, in the grader's order: item_id,query,title,body,url,grade (empty).
+    An existing file (perhaps the grader's filled-in copy) is kept unless --force."""
+    from ndcg_labeling.cli.common import check_out
     from ndcg_labeling.pipeline.tasks import export_tasks_file
 
+    check_out(str(out), force)
     with open_session(db) as session:
-        result = export_tasks_file(batch, grader=grader, out=out, session=session, fmt=fmt.value if fmt else None)
+        result = export_tasks_file(batch, grader=grader, out=out, session=session, fmt=fmt.value if fmt else None,
+                                   force=force)
     _warn(result.warnings)
     typer.echo(str(result))
 

@@ -297,6 +297,8 @@ def test_tasks_export_twice_keeps_the_first_file(runner, sqlite_db, tmp_path):
     out.write_text(filled)
     assert one_line_error(invoke(runner, sqlite_db, *export)) == f"Error: {out}: already exists; pass --force to overwrite it"
     assert out.read_text() == filled
+    assert invoke(runner, sqlite_db, *export, "--force").exit_code == 0  # the lead means it: a fresh export
+    assert out.read_text() != filled and out.read_text().count(",\n") == 2
 
 
 @pytest.mark.parametrize(("url", "expected"), [

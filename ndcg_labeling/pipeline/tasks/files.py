@@ -87,13 +87,13 @@ def export_tasks(name: str, *, grader: str, session: Session) -> list[dict[str, 
 
 
 def export_tasks_file(name: str, *, grader: str, out: str | Path, session: Session,
-                      fmt: str | None = None) -> TasksExported:
+                      fmt: str | None = None, force: bool = False) -> TasksExported:
     """Write :func:`export_tasks` to ``out`` as csv, jsonl or label-studio (default by extension)."""
     rows = export_tasks(name, grader=grader, session=session)
     batch = require_batch(name, session=session)
     from ndcg_labeling.io.tasks_files import write_tasks
 
-    written_fmt = write_tasks(rows, out, fmt)
+    written_fmt = write_tasks(rows, out, fmt, force=force)
     warnings = [guideline_warning(batch.name, batch.guideline_path, batch.guideline_version)] if _guideline_changed(batch) else []
     return TasksExported(batch.name, grader, str(out), written_fmt, len(rows), warnings)
 
