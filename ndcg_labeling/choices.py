@@ -124,3 +124,18 @@ def parse_choice(enum: type[E], value: str, what: str) -> E:
     except ValueError:
         choices = ", ".join(m.value for m in enum)
         raise ValueError(f"unknown {what} {value!r}; use one of {choices}") from None
+
+
+class GraderRole(StrEnum):
+    """What a grader may do in the web workspace: grade their own items, or also lead (run batches,
+    adjudicate, see every grader's progress)."""
+
+    grader = "grader"
+    lead = "lead"
+
+
+class GraderKind(StrEnum):
+    """Who grades: a person, or a model (an automatic judge, counted only with ``include_models``)."""
+
+    human = "human"
+    model = "model"

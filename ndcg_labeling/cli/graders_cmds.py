@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from ndcg_labeling.choices import GraderRole
 from ndcg_labeling.cli.common import DbOption, open_session
 
 NameArg = Annotated[str, typer.Argument(help="The grader's name.", show_default=False)]
@@ -19,11 +20,6 @@ NameArg = Annotated[str, typer.Argument(help="The grader's name.", show_default=
 class TokenFormat(StrEnum):
     text = "text"
     json = "json"
-
-
-class Role(StrEnum):
-    grader = "grader"
-    lead = "lead"
 
 
 def token(
@@ -51,7 +47,7 @@ def revoke(name: NameArg, db: DbOption = None) -> None:
     typer.echo(str(result))
 
 
-def set_role(name: NameArg, role: Annotated[Role, typer.Argument(help="grader or lead.")], db: DbOption = None) -> None:
+def set_role(name: NameArg, role: Annotated[GraderRole, typer.Argument(help="grader or lead.")], db: DbOption = None) -> None:
     """Give a grader the role grader (grades own items) or lead (runs batches, adjudicates)."""
     from ndcg_labeling.pipeline.auth import set_role as run
 

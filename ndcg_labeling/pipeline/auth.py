@@ -25,10 +25,11 @@ from typing import Any
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
+from ndcg_labeling.choices import GraderRole
 from ndcg_labeling.db import models as m
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
 
-ROLES = ("grader", "lead")
+ROLES = tuple(GraderRole)
 DEFAULT_EXPIRES = "30d"
 MAX_EXPIRES = timedelta(days=366)
 _DURATION = re.compile(r"^\s*(\d{1,6})\s*([dhm])\s*$")
@@ -54,7 +55,7 @@ class WebUser:
 
     @property
     def is_lead(self) -> bool:
-        return self.role == "lead"
+        return self.role == GraderRole.lead
 
     def as_dict(self) -> dict[str, str]:
         return {"grader": self.grader, "role": self.role}

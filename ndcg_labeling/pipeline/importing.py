@@ -19,6 +19,7 @@ import pandas as pd
 from sqlalchemy import delete, select, tuple_
 from sqlalchemy.orm import Session
 
+from ndcg_labeling.choices import GraderKind
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import repository as repo
 from ndcg_labeling.errors import ConflictError, InputFileError, NdcgLabelingError
@@ -42,7 +43,7 @@ DISPLAY_NAME_LENGTH = _width(m.Grader.display_name)
 SYSTEM_LENGTH = _width(m.System.name)
 BATCH_LENGTH = _width(m.Judgment.batch)
 MAX_RANK = 2**31 - 1  # ranking_entries.rank is a 32-bit INTEGER on PostgreSQL
-GRADER_KINDS = ("human", "model")
+GRADER_KINDS = tuple(GraderKind)
 Progress = Callable[[int], None]
 
 
