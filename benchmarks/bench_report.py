@@ -1,6 +1,6 @@
 """Report speed: 5,000 queries x 100 ranked documents x 3 systems (1.5 M ranking rows) and 150,000
 consensus labels, scored by ``ndcg-labeling report --format csv`` (a subprocess: start-up, loading,
-scoring, bootstrap and paired tests, CSV), beside pytrec_eval scoring the same runs from memory
+scoring, bootstrap and paired tests, CSV; its peak resident memory too), beside pytrec_eval scoring the same runs from memory
 (``ndcg_cut`` only, no database, no intervals). Prints a table.
 
     .venv/bin/python benchmarks/bench_report.py [--queries 5000] [--pg URL]
@@ -74,12 +74,20 @@ def build(url: str, data: dict) -> None:
     engine.dispose()
 
 
-def time_report(url: str) -> tuple[float, int]:
+def time_report(url: str) -> tuple[float, int, float]:
+    """Wall seconds, CSV rows and peak resident MB of ``ndcg-labeling report --format csv`` as a
+    fresh process (the child's own ``ru_maxrss``, read by a small parent process of its own)."""
     exe = Path(sys.executable).with_name("ndcg-labeling")
-    start = time.perf_counter()
-    proc = subprocess.run([str(exe), "report", "--format", "csv", "--db", url], capture_output=True, text=True,
-                          check=True)
-    return time.perf_counter() - start, proc.stdout.count("\n") - 1
+    probe = ("import resource, subprocess, sys, time\n"
+             "t = time.perf_counter()\n"
+             "out = subprocess.run(sys.argv[1:], capture_output=True, text=True, check=True).stdout\n"
+             "wall = time.perf_counter() - t\n"
+             "mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024\n"
+             "print(wall, out.count(chr(10)) - 1, mb)\n")
+    res = subprocess.run([sys.executable, "-c", probe, str(exe), "report", "--format", "csv", "--db", url],
+                         capture_output=True, text=True, check=True)
+    wall, rows, mb = res.stdout.split()
+    return float(wall), int(rows), float(mb)
 
 
 def time_pytrec_eval(data: dict) -> float:
@@ -106,14 +114,15 @@ def main() -> None:
     data = make_data(args.queries)
     n_rank = args.queries * LIST_LENGTH * len(SYSTEMS)
     n_labels = args.queries * LABELS_PER_QUERY
+    print(f"machine: {os.cpu_count()} CPUs; load average before: {os.getloadavg()}")
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{Path(tmp) / 'bench.db'}"
         t0 = time.perf_counter()
         build(url, data)
         build_s = time.perf_counter() - t0
-        secs, rows = time_report(url)
-        results.append(("ndcg-labeling report --format csv", "SQLite", build_s, secs, rows))
+        secs, rows, mb = time_report(url)
+        results.append(("ndcg-labeling report --format csv", "SQLite", build_s, secs, rows, mb))
     if args.pg:
         schema = f"bench_{uuid.uuid4().hex[:8]}"
         admin = make_engine(args.pg)
@@ -125,8 +134,8 @@ def main() -> None:
             t0 = time.perf_counter()
             build(url, data)
             build_s = time.perf_counter() - t0
-            secs, rows = time_report(url)
-            results.append(("ndcg-labeling report --format csv", "PostgreSQL", build_s, secs, rows))
+            secs, rows, mb = time_report(url)
+            results.append(("ndcg-labeling report --format csv", "PostgreSQL", build_s, secs, rows, mb))
         finally:
             with admin.begin() as conn:
                 conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
@@ -134,10 +143,11 @@ def main() -> None:
     peer = time_pytrec_eval(data)
     print(f"{args.queries:,} queries x {LIST_LENGTH} ranked x {len(SYSTEMS)} systems = {n_rank:,} ranking rows; "
           f"{n_labels:,} consensus labels")
-    print(f"{'what':<42} {'backend':<11} {'build s':>8} {'score s':>8} {'csv rows':>9}")
-    for what, backend, build_s, secs, rows in results:
-        print(f"{what:<42} {backend:<11} {build_s:>8.2f} {secs:>8.2f} {rows:>9,}")
-    print(f"{'pytrec_eval ndcg_cut (in memory, no CIs)':<42} {'-':<11} {'-':>8} {peer:>8.2f} {'-':>9}")
+    print(f"{'what':<42} {'backend':<11} {'build s':>8} {'score s':>8} {'csv rows':>9} {'peak MB':>8}")
+    for what, backend, build_s, secs, rows, mb in results:
+        print(f"{what:<42} {backend:<11} {build_s:>8.2f} {secs:>8.2f} {rows:>9,} {mb:>8.0f}")
+    print(f"{'pytrec_eval ndcg_cut (in memory, no CIs)':<42} {'-':<11} {'-':>8} {peer:>8.2f} {'-':>9} {'-':>8}")
+    print(f"load average after: {os.getloadavg()}")
 
 
 if __name__ == "__main__":

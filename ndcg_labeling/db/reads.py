@@ -115,39 +115,52 @@ def ranking_rows(system_ids: list[int], k: int | None, *, session: Session) -> N
     """``(rows, 3)`` int64 ``system, query, document`` ordered by system, query, rank: the first ``k``
     documents of every stored list of ``system_ids`` (all of them for ``k=None``).
 
-    Only ranks ``<= k`` travel from the database. A list whose ranks have holes (a CSV run may skip
-    ranks) is read whole, so its first ``k`` documents are right all the same.
+    Only ranks ``<= k`` travel from the database. Ranks are unique within a list and >= 1, so a list
+    with ``k`` rows among them holds exactly ranks ``1..k``: its first ``k`` documents are known. Only a
+    list with fewer (a short list, or one whose ranks have holes: a CSV run may skip ranks) can have
+    more of its first ``k`` documents further down; its rows past ``k`` are read by index lookups of
+    (system, query), and so are those of every (system, query) pair that showed no row at all (a list
+    whose ranks all exceed ``k``). No query scans the whole table.
     """
     ids = ", ".join(str(int(i)) for i in system_ids)
     table = m.RankingEntry.__tablename__
     cols = "system_id, query_id, document_id, rank"
     if k is None:
         rows = fetch_array(f"SELECT {cols} FROM {table} WHERE system_id IN ({ids}) "
-                           "ORDER BY system_id, query_id, rank", 4, session=session).astype(np.int64)
+                           "ORDER BY system_id, query_id, rank", 4, session=session, dtype=np.int64)
         return rows[:, :3]
     rows = fetch_array(f"SELECT {cols} FROM {table} WHERE system_id IN ({ids}) AND rank <= {int(k)} "
-                       "ORDER BY system_id, query_id, rank", 4, session=session).astype(np.int64)
-    gaps = fetch_array(f"SELECT system_id, query_id FROM {table} WHERE system_id IN ({ids}) "
-                       "GROUP BY system_id, query_id HAVING max(rank) <> count(*)", 2,
-                       session=session).astype(np.int64)
-    if len(gaps) == 0:
+                       "ORDER BY system_id, query_id, rank", 4, session=session, dtype=np.int64)
+    tails = _tail_rows(rows, system_ids, int(k), session=session)
+    if not len(tails):
         return rows[:, :3]
-    span = int(max(rows[:, 1].max() if len(rows) else 0, gaps[:, 1].max())) + 1
-    gap_keys = gaps[:, 0] * span + gaps[:, 1]
-    parts = [rows[~np.isin(rows[:, 0] * span + rows[:, 1], gap_keys)]]
-    for sid in np.unique(gaps[:, 0]):
-        qs = gaps[gaps[:, 0] == sid, 1]
-        for start in range(0, len(qs), _IN_CHUNK):
-            q_list = ", ".join(str(int(q)) for q in qs[start : start + _IN_CHUNK])
-            parts.append(fetch_array(f"SELECT {cols} FROM {table} WHERE system_id = {int(sid)} "
-                                     f"AND query_id IN ({q_list})", 4, session=session).astype(np.int64))
-    allrows = np.vstack(parts)
+    allrows = np.vstack([rows, tails])
     allrows = allrows[np.lexsort((allrows[:, 3], allrows[:, 1], allrows[:, 0]))]
-    key = allrows[:, 0] * span + allrows[:, 1]
-    starts = np.r_[0, np.flatnonzero(np.diff(key)) + 1]
+    key = allrows[:, :2]
+    new_list = np.r_[True, (key[1:] != key[:-1]).any(axis=1)]
+    starts = np.flatnonzero(new_list)
     pos = np.arange(len(allrows)) - np.repeat(starts, np.diff(np.r_[starts, len(allrows)]))
     out: NDArray[np.int64] = allrows[pos < k, :3]
     return out
+
+
+def _tail_rows(head: NDArray[np.int64], system_ids: list[int], k: int, *, session: Session) -> NDArray[np.int64]:
+    """The rows ranked below ``k`` of every (system, query) list that ``head`` (its rows ranked ``<= k``)
+    holds fewer than ``k`` rows of, queries without any row included."""
+    query_ids = fetch_array(f"SELECT id FROM {m.Query.__tablename__}", 1, session=session, dtype=np.int64)[:, 0]
+    table = m.RankingEntry.__tablename__
+    parts = [np.empty((0, 4), np.int64)]
+    for sid in system_ids:
+        mine = head[head[:, 0] == sid, 1]
+        full = np.unique(mine, return_counts=True)
+        done = full[0][full[1] >= k]
+        qs = np.setdiff1d(query_ids, done)
+        for start in range(0, len(qs), _IN_CHUNK):
+            q_list = ", ".join(str(int(q)) for q in qs[start : start + _IN_CHUNK])
+            parts.append(fetch_array(f"SELECT system_id, query_id, document_id, rank FROM {table} "
+                                     f"WHERE system_id = {int(sid)} AND query_id IN ({q_list}) AND rank > {k}",
+                                     4, session=session, dtype=np.int64))
+    return np.vstack(parts)
 
 
 def query_rows(*, session: Session) -> list[tuple[int, str, str | None]]:
