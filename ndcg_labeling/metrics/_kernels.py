@@ -35,6 +35,12 @@ __all__ = ["_INSERTION_MAX_K", "fused_ndcg", "gain_sum", "gather_ranked", "numba
 _lock = threading.Lock()
 _compiled: dict[str, Callable[..., Any]] | None = None
 
+# numba's "python" error model checks every integer division for a zero divisor (a branch and an
+# exception path in the row loops); the kernels never divide by zero (row ranges, group sizes) and
+# guard their one float division, so NumPy's model changes no result. No fastmath: it would let
+# LLVM assume no NaN, and NaN is padding and unjudged here.
+_OPTIONS: dict[str, Any] = {"error_model": "numpy"}
+
 # The kernels each metric family needs (what :func:`warm_up` loads for metric names).
 _FUSED = ("rank", "ndcg")
 _GENERAL = ("rank", "values", "gain_sum", "gather")
@@ -56,10 +62,11 @@ def _compile() -> dict[str, Callable[..., Any]] | None:
         helpers: dict[str, Any] = {}
         helper_fns: tuple[Callable[..., Any], ...] = (
             kb._threshold_py, kb._insert_one_py, kb._insert_top_k_py, kb._tally_py, kb._insert_values_py,
-            kb._gain_of_py, kb._ideal_prefix_py)
+            kb._gain_of_py, kb._label_stats_py, kb._first_bad_py, kb._count_level_py, kb._ideal_prefix_py,
+            kb._rank_candidates_py, kb._ndcg_row_py)
         for helper in helper_fns:
             helpers[helper.__name__.removesuffix("_py")] = _jit.compile_kernel(
-                helper, helpers, helper.__name__, inline="always")
+                helper, helpers, helper.__name__, inline="always", **_OPTIONS)
         kernel_fns: tuple[tuple[str, Callable[..., Any]], ...] = (
             ("rank", kb._rank_top_k_py), ("values", kb._top_k_values_py), ("gain_sum", kb._gain_sum_py),
             ("gather", kb._gather_py), ("ndcg", kb._ndcg_py))
@@ -69,7 +76,8 @@ def _compile() -> dict[str, Callable[..., Any]] | None:
             for parallel, suffix in ((True, ""), (False, "_serial")):
                 names = {**helpers, "_prange": numba.prange if parallel else range}
                 compiled[key + suffix] = _jit.compile_kernel(
-                    kernel, names, f"{kernel.__name__}_{'parallel' if parallel else 'serial'}", parallel=parallel)
+                    kernel, names, f"{kernel.__name__}_{'parallel' if parallel else 'serial'}", parallel=parallel,
+                    **_OPTIONS)
         _compiled = compiled
         return _compiled
 
