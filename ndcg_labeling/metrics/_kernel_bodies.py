@@ -6,16 +6,16 @@
   past the end.
 * :func:`_top_k_values_py` - for each row, the ``K`` largest values in descending order (NaN left
   out, ``0`` past the end): the ideal ranking's labels.
-* :func:`_ndcg_py` - NDCG at several integer cut-offs in one pass per row (ranking, DCG and ideal
-  DCG together), for the common case of NDCG alone.
+* the fused NDCG kernels (ranking, DCG and ideal DCG in one pass per row) are in
+  :mod:`ndcg_labeling.metrics._fused_bodies`.
 
 Why these algorithms: NDCG@10 over 50 documents needs the top 10 only, in a stable order. Per row,
 the smallest of the second-largest scores of ``ceil(k / 2)`` column groups is a lower bound of the
 k-th best score (:func:`_threshold_py`); one branch-free pass keeps the columns at or above it (about
 16 of 50 for random scores) and a stable insertion orders only those. ``np.argpartition`` cannot keep
 equal scores in order, and a full sort does more work than needed. Labels are usually small
-integers: the ideal top ``k`` is read off a per-row histogram (one predictable pass, the same pass
-as the ranking's in the fused kernel); other labels use an insertion. Rows are independent: the
+integers: the ideal top ``k`` is read off a per-row histogram (one predictable pass); other labels
+use an insertion. Rows are independent: the
 row loops are ``_prange`` loops, ``range`` here and in the serial build, ``numba.prange`` in the
 parallel one.
 """
@@ -33,10 +33,6 @@ _INSERTION_MAX_K = 64
 
 # Integer labels below this are counted (a histogram per row) instead of sorted.
 _HIST_LEVELS = 32
-
-# Up to this many candidates the fused kernel counts each one's rank (quadratic, branch-free and
-# vectorised); above, the stable insertion (linear in the candidates, a mispredicted branch or two each).
-_RANK_COUNT_MAX = 64
 
 # Rows are cut into at most this many chunks (the parallel build's units of work; each allocates
 # its scratch once).
@@ -125,7 +121,7 @@ def _insert_top_k_py(
 
 def _rank_top_k_py(scores: FloatArray, k: int, out: IntArray) -> None:  # pragma: no cover - compiled
     n, m = scores.shape
-    n_chunks = min(n, 256)
+    n_chunks = min(n, _CHUNKS)
     for c in _prange(n_chunks):
         cand = np.empty(m + 1, np.int64)
         top_scores = np.empty(max(k, 1), np.float64)
@@ -181,55 +177,6 @@ def _tally_py(v: float, j: int, hist: IntArray, seen: IntArray) -> None:  # prag
         seen[1] = 0
 
 
-def _label_stats_py(vals: FloatArray, mask: FloatArray, use_mask: bool) -> tuple[int, int, bool, bool]:  # pragma: no cover - compiled
-    """One branch-free (vectorised) pass over a row of labels: ``(levels, top, small, bad)``.
-
-    Valid labels: not NaN, and (with ``use_mask``) not where ``mask`` is NaN (padding). ``levels``
-    has bit ``h`` set for each integer level ``h`` < ``_HIST_LEVELS`` seen, ``top`` is the highest;
-    ``small``: every valid label is such a level (the ideal is then read off counts); ``bad``: some
-    valid label is negative or infinite (:func:`_first_bad_py` finds its column). Bitwise ``&`` /
-    ``|`` instead of ``and`` / ``or``: no branch per label, so LLVM vectorises the loop.
-    """
-    levels = np.int64(0)
-    top = np.int64(0)
-    small = True
-    bad = False
-    for j in range(vals.shape[0]):
-        v = vals[j]
-        valid = v == v
-        if use_mask:
-            s = mask[j]
-            valid = valid & (s == s)
-        in_range = (v >= 0.0) & (v < _HIST_LEVELS)
-        h = np.int64(v if in_range & valid else 0.0)
-        small = small & ((valid ^ True) | (in_range & (np.float64(h) == v)))
-        bad = bad | (valid & ((v < 0.0) | (v == np.inf)))
-        levels |= np.int64(1) << h
-        top = h if h > top else top
-    return int(levels), int(top), small, bad
-
-
-def _first_bad_py(vals: FloatArray, mask: FloatArray, use_mask: bool) -> int:  # pragma: no cover - compiled
-    """The column of the first valid (see :func:`_label_stats_py`) negative or infinite label, or -1."""
-    for j in range(vals.shape[0]):
-        v = vals[j]
-        if v == v and (not use_mask or mask[j] == mask[j]) and (v < 0.0 or v == np.inf):
-            return j
-    return -1
-
-
-def _count_level_py(vals: FloatArray, mask: FloatArray, use_mask: bool, h: int) -> int:  # pragma: no cover - compiled
-    """How many valid labels equal ``h`` (one vectorised pass; NaN never equals)."""
-    count = 0
-    level = np.float64(h)
-    for j in range(vals.shape[0]):
-        hit = vals[j] == level
-        if use_mask:
-            hit = hit & (mask[j] == mask[j])
-        count += hit
-    return count
-
-
 def _insert_values_py(
     src: FloatArray, mask: FloatArray, use_mask: bool, k: int, dest: FloatArray, columns: IntArray
 ) -> int:  # pragma: no cover - compiled
@@ -254,43 +201,11 @@ def _gain_of_py(v: float, gains: FloatArray, exponential: bool) -> float:  # pra
     return (2.0**v) - 1.0 if exponential else v
 
 
-def _ideal_prefix_py(
-    src: FloatArray, mask: FloatArray, use_mask: bool, small: bool, levels: int, top: int,
-    gains: FloatArray, exponential: bool, discount: FloatArray, buf: FloatArray, columns: IntArray,
-    ipref: FloatArray,
-) -> None:  # pragma: no cover - compiled
-    """``ipref[p]`` = ideal DCG at cut-off ``p + 1``: from the counts of the levels present (highest
-    first, each counted only when needed: labels 0-3 rarely need more than level 3) for small integer
-    labels, by insertion otherwise."""
-    k = ipref.shape[0]
-    total = 0.0
-    p = 0
-    if small:
-        h = top
-        while p < k and h > 0:  # label 0 has gain 0: stop above it
-            if (levels >> h) & 1:
-                left = _count_level(src, mask, use_mask, h)
-                gh = gains[h]
-                while left > 0 and p < k:
-                    total += gh * discount[p]
-                    ipref[p] = total
-                    p += 1
-                    left -= 1
-            h -= 1
-    else:
-        for q in range(_insert_values(src, mask, use_mask, k, buf, columns)):
-            total += _gain_of(buf[q], gains, exponential) * discount[q]
-            ipref[q] = total
-            p = q + 1
-    for q in range(p, k):
-        ipref[q] = total
-
-
 def _top_k_values_py(
     values: FloatArray, mask: FloatArray, use_mask: bool, k: int, out: FloatArray, bad: IntArray
 ) -> None:  # pragma: no cover - compiled
     n, m = values.shape
-    n_chunks = min(n, 256)
+    n_chunks = min(n, _CHUNKS)
     for c in _prange(n_chunks):
         hist = np.zeros(_HIST_LEVELS, np.int64)
         seen = np.empty(3, np.int64)
@@ -323,121 +238,6 @@ def _top_k_values_py(
                 dest[q] = 0.0
 
 
-def _rank_candidates_py(
-    row: FloatArray, cand: IntArray, cand_scores: FloatArray, cnt: int, k: int, top_scores: FloatArray,
-    top: IntArray,
-) -> int:  # pragma: no cover - compiled
-    """The top ``k`` of the ``cnt`` candidate columns (in column order, scores beside them) into
-    ``top``; returns how many positions hold a document.
-
-    Up to ``_RANK_COUNT_MAX`` candidates, each one's rank is counted: the candidates ahead of it are
-    those with a higher score, or an equal score and an earlier column (the stable order). The count
-    is a branch-free loop LLVM vectorises and the rank is a store index, where an insertion
-    mispredicts a branch or two per candidate. The ranks are a permutation of ``0..cnt-1``; those
-    from ``k`` on land in the spare slot ``top[k]``. More candidates (heavy ties, short rows):
-    the stable insertion, linear in ``cnt``.
-    """
-    if cnt > _RANK_COUNT_MAX:
-        return _insert_top_k(row, cand, cnt, k, top_scores, top)
-    for p in range(cnt):
-        x = cand_scores[p]
-        r = 0
-        for q in range(cnt):
-            y = cand_scores[q]
-            r += (y > x) | ((y == x) & (q < p))
-        top[min(r, k)] = cand[p]
-    filled = min(cnt, k)
-    for p in range(filled, k):
-        top[p] = -1
-    return filled
-
-
-def _ndcg_row_py(
-    row: FloatArray, lab: FloatArray, irow: FloatArray, use_ideal: bool, k: int, cuts: IntArray,
-    gains: FloatArray, exponential: bool, discount: FloatArray, empty_value: float, out_row: FloatArray,
-    cand: IntArray, cand_scores: FloatArray, top_scores: FloatArray, top: IntArray, pref: FloatArray,
-    ipref: FloatArray, buf: FloatArray, columns: IntArray,
-) -> tuple[int, int]:  # pragma: no cover - compiled
-    """One row of :func:`_ndcg_py`; returns the bad columns of ``lab`` and ``irow`` (``-1``: none).
-
-    ``use_ideal`` is a constant at each call (the kernel calls it once with ``True``, once with
-    ``False``): every helper below then gets a constant ``use_mask`` and LLVM vectorises their loops.
-    """
-    bad_ideal = -1
-    if use_ideal:
-        # Every non-NaN label is checked (padding too); the ideal comes from the ideal row.
-        levels, top_level, small, any_bad = _label_stats(lab, lab, False)
-        bad = _first_bad(lab, lab, False) if any_bad else -1
-        levels, top_level, small, any_bad = _label_stats(irow, irow, False)
-        bad_ideal = _first_bad(irow, irow, False) if any_bad else -1
-    else:
-        levels, top_level, small, any_bad = _label_stats(lab, row, True)
-        bad = _first_bad(lab, row, True) if any_bad else -1
-    thr = _threshold(row, k)
-    # Branch-free compaction of the candidates (scores >= thr; NaN compares False), in column order.
-    cnt = 0
-    for j in range(row.shape[0]):
-        s = row[j]
-        cand[cnt] = j
-        cand_scores[cnt] = s
-        cnt += s >= thr
-    filled = _rank_candidates(row, cand, cand_scores, cnt, k, top_scores, top)
-    total = 0.0
-    for p in range(filled):
-        v = lab[top[p]]
-        if v == v:
-            total += _gain_of(v, gains, exponential) * discount[p]
-        pref[p] = total
-    for p in range(filled, k):
-        pref[p] = total
-    if use_ideal:
-        _ideal_prefix(irow, irow, False, small, levels, top_level, gains, exponential, discount, buf, columns, ipref)
-    else:
-        _ideal_prefix(lab, row, True, small, levels, top_level, gains, exponential, discount, buf, columns, ipref)
-    k_ideal = ipref.shape[0]
-    for q in range(cuts.shape[0]):
-        kc = cuts[q]
-        best = ipref[min(kc, k_ideal) - 1]
-        out_row[q] = pref[min(kc, k) - 1] / best if best > 0.0 else empty_value
-    return bad, bad_ideal
-
-
-def _ndcg_py(
-    scores: FloatArray, labels: FloatArray, ideal: FloatArray, use_ideal: bool, k: int, k_ideal: int,
-    cuts: IntArray, gains: FloatArray, exponential: bool, discount: FloatArray, empty_value: float,
-    out: FloatArray, bad: IntArray, bad_ideal: IntArray,
-) -> None:  # pragma: no cover - compiled
-    """NDCG at each cut-off in ``cuts``, one row at a time: rank, DCG and ideal DCG fused.
-
-    Per row (:func:`_ndcg_row_py`): one vectorised pass over the labels (:func:`_label_stats_py`:
-    bad labels, and whether the ideal can be read off level counts), the threshold, one branch-free
-    pass collecting the candidates, their ranks, the DCG prefix, the ideal DCG prefix (from the row
-    of ``ideal`` with ``use_ideal``). Only the top ``k`` positions are ranked; ``k_ideal`` ideal
-    positions are summed. ``bad`` / ``bad_ideal`` get the column of the first negative or infinite
-    label of each row.
-    """
-    n, m = scores.shape
-    n_chunks = min(n, _CHUNKS)
-    for c in _prange(n_chunks):
-        cand = np.empty(m + 1, np.int64)
-        cand_scores = np.empty(m + 1, np.float64)
-        top_scores = np.empty(k, np.float64)
-        top = np.empty(k + 1, np.int64)
-        pref = np.empty(k, np.float64)
-        ipref = np.empty(k_ideal, np.float64)
-        buf = np.empty(k_ideal, np.float64)
-        columns = np.empty(k_ideal, np.int64)
-        for i in range(c * n // n_chunks, (c + 1) * n // n_chunks):
-            if use_ideal:
-                bad[i], bad_ideal[i] = _ndcg_row(scores[i], labels[i], ideal[i], True, k, cuts, gains, exponential,
-                                                 discount, empty_value, out[i], cand, cand_scores, top_scores, top,
-                                                 pref, ipref, buf, columns)
-            else:
-                bad[i], bad_ideal[i] = _ndcg_row(scores[i], labels[i], ideal[i], False, k, cuts, gains, exponential,
-                                                 discount, empty_value, out[i], cand, cand_scores, top_scores, top,
-                                                 pref, ipref, buf, columns)
-
-
 def _gain_sum_py(
     values: FloatArray, discount: FloatArray, k: int, exponential: bool, out: FloatArray
 ) -> None:  # pragma: no cover - compiled
@@ -468,9 +268,3 @@ _insert_top_k = _insert_top_k_py
 _tally = _tally_py
 _insert_values = _insert_values_py
 _gain_of = _gain_of_py
-_ideal_prefix = _ideal_prefix_py
-_label_stats = _label_stats_py
-_first_bad = _first_bad_py
-_count_level = _count_level_py
-_rank_candidates = _rank_candidates_py
-_ndcg_row = _ndcg_row_py
