@@ -43,6 +43,10 @@ _compiled: dict[str, Callable[..., Any]] | None = None
 # LLVM assume no NaN, and NaN is padding and unjudged here.
 _OPTIONS: dict[str, Any] = {"error_model": "numpy"}
 
+# How many of a kernel's row chunks (``_CHUNKS``, 256, at most per call) a thread takes at a time in the
+# parallel build (see :func:`_chunked`): 32 pieces of work for a large call.
+PARALLEL_CHUNKSIZE = 8
+
 # The kernels each metric family needs (what :func:`warm_up` loads for metric names).
 _FUSED = ("rank", "ndcg", "ndcg_ideal")
 _GENERAL = ("rank", "values", "gain_sum", "gather")
@@ -154,6 +158,23 @@ def _kernels_for(plan: Plan | None, size: int) -> tuple[dict[str, Callable[..., 
     return _compile(), "" if plan.parallel else "_serial"
 
 
+def _chunked(kernels: dict[str, Callable[..., Any]], key: str, build: str, *args: Any) -> None:
+    """Call a kernel whose rows come in chunks (``_CHUNKS`` at most); the parallel build hands them
+    out :data:`PARALLEL_CHUNKSIZE` at a time to whichever thread is free.
+
+    numba's default gives each thread an equal share up front: one thread slowed down (a core shared
+    with another process) then holds the whole call back, and the call takes as long as the serial
+    build. Handed out in pieces, the faster thread takes more (measured 2026-12, 100k x 50 on 2
+    busy cores: NDCG@10 0.35x NumPy's time with equal shares, 0.14-0.15x in pieces of 8-32 chunks).
+    """
+    kernel = kernels[key + build]
+    if build:  # the serial build: no threads
+        kernel(*args)
+        return
+    with _jit.load_numba().parallel_chunksize(PARALLEL_CHUNKSIZE):
+        kernel(*args)
+
+
 def gain_sum(values: FloatArray, discount: FloatArray, k: int, exponential: bool,
              plan: Plan | None = None) -> FloatArray | None:
     """DCG of the first ``k`` columns of a C-contiguous float64 array in one pass (None: NumPy's turn)."""
@@ -187,10 +208,11 @@ def fused_ndcg(
     gains = np.exp2(levels) - 1.0 if exponential else levels
     discount = 1.0 / np.log2(np.arange(2, max(k, k_ideal) + 2, dtype=np.float64))
     if ideal is None:
-        kernels["ndcg" + build](scores, labels, k, k_ideal, cuts, gains, exponential, discount, empty_value, out, bad)
+        _chunked(kernels, "ndcg", build, scores, labels, k, k_ideal, cuts, gains, exponential, discount, empty_value,
+                 out, bad)
     else:
-        kernels["ndcg_ideal" + build](scores, labels, ideal, k, k_ideal, cuts, gains, exponential, discount,
-                                      empty_value, out, bad, bad_ideal)
+        _chunked(kernels, "ndcg_ideal", build, scores, labels, ideal, k, k_ideal, cuts, gains, exponential, discount,
+                 empty_value, out, bad, bad_ideal)
     return out, bad, bad_ideal
 
 
@@ -200,7 +222,7 @@ def rank_top_k(scores: FloatArray, k: int, plan: Plan | None = None) -> IntArray
     kernels, build = _kernels_for(plan, scores.size)
     if kernels is not None and n > 0:
         out = np.empty((n, k), dtype=np.int64)
-        kernels["rank" + build](scores, k, out)
+        _chunked(kernels, "rank", build, scores, k, out)
         return out
     return _rank_top_k_numpy(scores, k)
 
@@ -233,7 +255,7 @@ def top_k_values(values: FloatArray, k: int, mask: FloatArray | None = None,
         out = np.empty((n, k), dtype=np.float64)
         bad = np.full(n, -1, dtype=np.int64)
         use_mask = mask is not None
-        kernels["values" + build](values, mask if mask is not None else values, use_mask, k, out, bad)
+        _chunked(kernels, "values", build, values, mask if mask is not None else values, use_mask, k, out, bad)
         return out, bad
     if mask is not None:
         values = np.where(np.isnan(mask), np.nan, values)
