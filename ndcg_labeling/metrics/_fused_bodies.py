@@ -22,7 +22,7 @@ The rare paths (insertion for many candidates or for labels that are not small i
 compiled as functions of their own and called (:data:`OUT_OF_LINE`): inlined, their code made the
 common path slower. And every array handed to an inlined helper costs an atomic reference count up
 and down per call, so the hot kernel, :func:`_ndcg_py`, writes its per-row steps out. Measured on a
-2-core AMD EPYC (2026-12, CPU time, machine shared): 100k x 50, NDCG@10, serial, 230-290 ns a row,
+2-core AMD EPYC (2026-12, CPU time, machine shared): 100k x 50, NDCG@10, serial, 250-310 ns a row,
 against 370-460 for the histogram-and-insertion kernel before.
 """
 
@@ -198,12 +198,16 @@ def _ndcg_py(
     """NDCG at each of ``cuts``, the ideal from the row's own labels (those with a score); ``bad``
     gets the column of the first negative or infinite label of each row (``-1``: none).
 
-    The steps of :func:`_dcg_prefix_py` and :func:`_ideal_prefix_py` are written out here: each
-    array handed to an inlined helper costs a reference count up and down per call (atomic
-    operations), about 50 ns a row for the DCG prefix alone (measured 2026-12).
+    The hot kernel: the steps of :func:`_label_stats_py`, :func:`_threshold_py`,
+    :func:`_rank_candidates_py`, :func:`_dcg_prefix_py` and :func:`_ideal_prefix_py` are written
+    out here, over ``scores[i, j]`` rather than row views: each row view and each array handed to
+    an inlined helper costs an atomic reference count up and down, 30-90 ns of a ~300 ns row
+    (measured 2026-12). Only the rare paths take row views (:data:`OUT_OF_LINE`). The tests hold it
+    to the general path bit for bit.
     """
     n, m = scores.shape
     n_chunks = min(n, _CHUNKS)
+    half = k - k // 2
     for c in _prange(n_chunks):
         cand = np.empty(m + 1, np.int64)
         cand_scores = np.empty(m + 1, np.float64)
@@ -214,22 +218,67 @@ def _ndcg_py(
         buf = np.empty(k_ideal, np.float64)
         columns = np.empty(k_ideal, np.int64)
         for i in range(c * n // n_chunks, (c + 1) * n // n_chunks):
-            row = scores[i]
-            lab = labels[i]
-            levels, top_level, small, any_bad = _label_stats(lab, row, True)
-            bad[i] = _first_bad(lab, row, True) if any_bad else -1
-            thr = _threshold(row, k)
+            levels = 0
+            top_level = 0
+            small = True
+            any_bad = False
+            for j in range(m):
+                v = labels[i, j]
+                s = scores[i, j]
+                valid = (v == v) & (s == s)
+                in_range = (v >= 0.0) & (v < _LEVEL_LIMIT)
+                h = np.int64(v if in_range else 0.0)
+                h = h if valid else 0  # type: ignore[assignment]
+                small = small & ((valid ^ True) | (in_range & (np.float64(h) == v)))
+                any_bad = any_bad | (valid & ((v < 0.0) | (v == np.inf)))
+                levels |= np.int64(1) << h  # type: ignore[assignment]
+                top_level = max(top_level, h)  # type: ignore[assignment]
+            bad[i] = _first_bad(labels[i], scores[i], True) if any_bad else -1
+            # The threshold (_threshold_py): at least k scores are >= it.
+            if k >= 2 and m >= 4 * half:
+                g = m // half
+                thr = np.inf
+                for q in range(half):
+                    m1 = -np.inf
+                    m2 = -np.inf
+                    for j in range(q * g, q * g + g):
+                        v = scores[i, j]
+                        lo = m1 if v > m1 else v  # NaN stays NaN and never wins
+                        m1 = v if v > m1 else m1
+                        m2 = lo if lo > m2 else m2
+                    thr = m2 if m2 < thr else thr
+            elif m >= 2 * k:
+                g = m // k
+                thr = np.inf
+                for q in range(k):
+                    gmax = -np.inf
+                    for j in range(q * g, q * g + g):
+                        v = scores[i, j]
+                        gmax = v if v > gmax else gmax
+                    thr = gmax if gmax < thr else thr
+            else:
+                thr = -np.inf
             cnt = 0
             for j in range(m):  # branch-free compaction of the candidates (NaN compares False)
-                s = row[j]
+                s = scores[i, j]
                 cand_scores[cnt] = s
                 cand[cnt] = j
                 cnt += s >= thr
-            filled = _rank_candidates(row, cand, cand_scores, cnt, k, top_scores, top)
+            if cnt > _RANK_COUNT_MAX:
+                filled = _insert_top_k_call(scores[i], cand, cnt, k, top_scores, top)
+            else:
+                for p in range(cnt):
+                    x = cand_scores[p]
+                    r = 0
+                    for q in range(cnt):  # rank: ahead are higher scores, equal ones in earlier columns
+                        y = cand_scores[q]
+                        r += (y > x) | ((y == x) & (q < p))
+                    top[min(r, k)] = cand[p]
+                filled = min(cnt, k)
             total = 0.0
             for p in range(filled):
-                v = lab[top[p]]
-                if v == v:  # a valid label: with small, an integer level
+                v = labels[i, top[p]]
+                if v == v:
                     total += (gains[np.int64(v)] if small else _gain_of(v, gains, exponential)) * discount[p]
                 pref[p] = total
             for p in range(filled, k):
@@ -237,13 +286,13 @@ def _ndcg_py(
             if small:
                 total = 0.0
                 p = 0
-                h = top_level
+                h = top_level  # type: ignore[assignment]
                 while p < k_ideal and h > 0:  # label 0 has gain 0: stop above it
                     if (levels >> h) & 1:
                         level = float(h)
                         left = 0
                         for j in range(m):
-                            left += (lab[j] == level) & (row[j] == row[j])
+                            left += (labels[i, j] == level) & (scores[i, j] == scores[i, j])
                         gh = gains[h]
                         while left > 0 and p < k_ideal:
                             total += gh * discount[p]
@@ -254,7 +303,7 @@ def _ndcg_py(
                 for q in range(p, k_ideal):
                     ipref[q] = total
             else:
-                _ideal_by_insertion(lab, row, True, gains, exponential, discount, buf, columns, ipref)
+                _ideal_by_insertion(labels[i], scores[i], True, gains, exponential, discount, buf, columns, ipref)
             for q in range(cuts.shape[0]):
                 kc = cuts[q]
                 best = ipref[min(kc, k_ideal) - 1]
