@@ -165,7 +165,8 @@ def _chunked(kernels: dict[str, Callable[..., Any]], key: str, build: str, *args
     numba's default gives each thread an equal share up front: one thread slowed down (a core shared
     with another process) then holds the whole call back, and the call takes as long as the serial
     build. Handed out in pieces, the faster thread takes more (measured 2026-12, 100k x 50 on 2
-    busy cores: NDCG@10 0.35x NumPy's time with equal shares, 0.14-0.15x in pieces of 8-32 chunks).
+    busy cores, one noisy run: NDCG@10 0.35x NumPy's time with equal shares, 0.14-0.20x in pieces of
+    8-32 chunks; with the machine's other load swinging, repeat runs gave anything from no gain to that).
     """
     kernel = kernels[key + build]
     if build:  # the serial build: no threads
