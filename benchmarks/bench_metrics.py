@@ -106,10 +106,18 @@ def load_average() -> str:
 
 def alternating_best(fns: dict[str, Callable[[], Any]], rounds: int) -> dict[str, float]:
     """Best time of each function over ``rounds`` rounds, the functions taking turns in each round
-    (so a burst of load from elsewhere hits them all, not one)."""
+    (so a burst of load from elsewhere hits them all, not one), each round starting one further on.
+
+    The rotation matters: NumPy's matrix product hands work to OpenBLAS threads, which keep spinning
+    on the other cores for a while after it returns, so whatever runs right after the NumPy reference
+    is slowed (measured 2026-12, 2 cores: a serial 25 ms call took 65 ms there). Rotating, each
+    function also runs after another one in some rounds, and the best of the rounds is its own time.
+    """
     best = dict.fromkeys(fns, float("inf"))
-    for _ in range(rounds):
-        for name, fn in fns.items():
+    names = list(fns)
+    for r in range(rounds):
+        for name in names[r % len(names):] + names[: r % len(names)]:
+            fn = fns[name]
             start = time.perf_counter()
             fn()
             best[name] = min(best[name], time.perf_counter() - start)

@@ -35,15 +35,22 @@ from ndcg_labeling.errors import NdcgLabelingError
 
 ENV_VAR = "NDCG_LABELING_BACKEND"
 
-# numba's import and the loading of its cached machine code cost about a second in a new process;
-# the NumPy paths take 50-110 ns of CPU per array element (NDCG@10 alone / with MAP and P@10, 50
-# documents; measured 2026-12), so 5M elements take NumPy about what numba's start costs. Below,
-# NumPy finishes first in a fresh process; from there on numba wins (and in a long-running process
-# every later call is 5-15x faster with it).
+# numba's import and the loading of its cached machine code cost 0.7-1 s in a new process; the
+# NumPy paths take 50-110 ns of CPU per array element (NDCG@10 alone / with MAP and P@10, 50
+# documents; measured 2026-12), the compiled ones 3-7 ns. So the first call of a fresh process is
+# done sooner with NumPy up to about 15M elements; every later call is about 10x faster with numba
+# (serial build; more with the parallel one).
+# 5M (100k queries x 50 documents) is the compromise: a small command never imports numba, a
+# process that computes more than once (the web app, a multi-run eval, a benchmark) gets the kernels
+# from mid-size inputs on, and a CLI command can hide the start behind its file reading
+# (ndcg_labeling.metrics.warm_up on a thread).
 NUMBA_MIN_SIZE = 5_000_000
 
 # Below this many array elements a parallel region costs more than it saves (thread wake-up, and
-# the barrier at its end): the serial build runs instead.
+# the barrier at its end): the serial build runs instead. The choice depends on the size only, not
+# on the machine's load: the parallel build hands rows out in pieces to whichever thread is free
+# (see ndcg_labeling.metrics._kernels._chunked), so a thread slowed by another process costs that
+# thread's share, not the whole call.
 PARALLEL_MIN_SIZE = 200_000
 
 KINDS = ("auto", "numpy", "numba")

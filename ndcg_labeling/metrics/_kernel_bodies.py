@@ -6,16 +6,16 @@
   past the end.
 * :func:`_top_k_values_py` - for each row, the ``K`` largest values in descending order (NaN left
   out, ``0`` past the end): the ideal ranking's labels.
-* :func:`_ndcg_py` - NDCG at several integer cut-offs in one pass per row (ranking, DCG and ideal
-  DCG together), for the common case of NDCG alone.
+* the fused NDCG kernels (ranking, DCG and ideal DCG in one pass per row) are in
+  :mod:`ndcg_labeling.metrics._fused_bodies`.
 
 Why these algorithms: NDCG@10 over 50 documents needs the top 10 only, in a stable order. Per row,
 the smallest of the second-largest scores of ``ceil(k / 2)`` column groups is a lower bound of the
 k-th best score (:func:`_threshold_py`); one branch-free pass keeps the columns at or above it (about
 16 of 50 for random scores) and a stable insertion orders only those. ``np.argpartition`` cannot keep
 equal scores in order, and a full sort does more work than needed. Labels are usually small
-integers: the ideal top ``k`` is read off a per-row histogram (one predictable pass, the same pass
-as the ranking's in the fused kernel); other labels use an insertion. Rows are independent: the
+integers: the ideal top ``k`` is read off a per-row histogram (one predictable pass); other labels
+use an insertion. Rows are independent: the
 row loops are ``_prange`` loops, ``range`` here and in the serial build, ``numba.prange`` in the
 parallel one.
 """
@@ -33,6 +33,10 @@ _INSERTION_MAX_K = 64
 
 # Integer labels below this are counted (a histogram per row) instead of sorted.
 _HIST_LEVELS = 32
+
+# Rows are cut into at most this many chunks (the parallel build's units of work; each allocates
+# its scratch once).
+_CHUNKS = 256
 
 # Plain range in the Python bodies; numba.prange in the compiled ones.
 _prange = range
@@ -117,7 +121,7 @@ def _insert_top_k_py(
 
 def _rank_top_k_py(scores: FloatArray, k: int, out: IntArray) -> None:  # pragma: no cover - compiled
     n, m = scores.shape
-    n_chunks = min(n, 256)
+    n_chunks = min(n, _CHUNKS)
     for c in _prange(n_chunks):
         cand = np.empty(m + 1, np.int64)
         top_scores = np.empty(max(k, 1), np.float64)
@@ -197,42 +201,11 @@ def _gain_of_py(v: float, gains: FloatArray, exponential: bool) -> float:  # pra
     return (2.0**v) - 1.0 if exponential else v
 
 
-def _ideal_prefix_py(
-    src: FloatArray, mask: FloatArray, use_mask: bool, integral: bool, level: int, hist: IntArray,
-    gains: FloatArray, exponential: bool, discount: FloatArray, buf: FloatArray, columns: IntArray,
-    ipref: FloatArray,
-) -> None:  # pragma: no cover - compiled
-    """``ipref[p]`` = ideal DCG at cut-off ``p + 1``, from the counts (then cleared) or by insertion."""
-    k = ipref.shape[0]
-    total = 0.0
-    p = 0
-    if integral:
-        for h in range(level, 0, -1):  # label 0 has gain 0: stop above it
-            left = hist[h]
-            gh = gains[h]
-            while left > 0 and p < k:
-                total += gh * discount[p]
-                ipref[p] = total
-                p += 1
-                left -= 1
-            if p == k:
-                break
-    else:
-        for q in range(_insert_values(src, mask, use_mask, k, buf, columns)):
-            total += _gain_of(buf[q], gains, exponential) * discount[q]
-            ipref[q] = total
-            p = q + 1
-    for q in range(p, k):
-        ipref[q] = total
-    for h in range(level + 1):
-        hist[h] = 0
-
-
 def _top_k_values_py(
     values: FloatArray, mask: FloatArray, use_mask: bool, k: int, out: FloatArray, bad: IntArray
 ) -> None:  # pragma: no cover - compiled
     n, m = values.shape
-    n_chunks = min(n, 256)
+    n_chunks = min(n, _CHUNKS)
     for c in _prange(n_chunks):
         hist = np.zeros(_HIST_LEVELS, np.int64)
         seen = np.empty(3, np.int64)
@@ -265,78 +238,6 @@ def _top_k_values_py(
                 dest[q] = 0.0
 
 
-def _ndcg_py(
-    scores: FloatArray, labels: FloatArray, ideal: FloatArray, use_ideal: bool, k: int, k_ideal: int,
-    cuts: IntArray, gains: FloatArray, exponential: bool, discount: FloatArray, empty_value: float,
-    out: FloatArray, bad: IntArray, bad_ideal: IntArray,
-) -> None:  # pragma: no cover - compiled
-    """NDCG at each cut-off in ``cuts``, one pass per row: rank, DCG and ideal DCG fused.
-
-    The same loop that collects the ranking's candidates counts the labels for the ideal ordering
-    (or, with ``use_ideal``, checks them: the ideal then comes from the row of ``ideal``). Only the
-    top ``k`` positions are ranked; ``k_ideal`` ideal positions are summed. ``bad`` / ``bad_ideal``
-    get the column of the first negative or infinite label of each row.
-    """
-    n, m = scores.shape
-    nc = cuts.shape[0]
-    n_chunks = min(n, 256)
-    for c in _prange(n_chunks):
-        cand = np.empty(m + 1, np.int64)
-        top_scores = np.empty(k, np.float64)
-        top = np.empty(k, np.int64)
-        pref = np.empty(k, np.float64)
-        ipref = np.empty(k_ideal, np.float64)
-        buf = np.empty(k_ideal, np.float64)
-        columns = np.empty(k_ideal, np.int64)
-        hist = np.zeros(_HIST_LEVELS, np.int64)
-        seen = np.empty(3, np.int64)
-        for i in range(c * n // n_chunks, (c + 1) * n // n_chunks):
-            row = scores[i]
-            lab = labels[i]
-            thr = _threshold(row, k)
-            cnt = 0
-            seen[0], seen[1], seen[2] = 0, 1, -1
-            for j in range(m):
-                s = row[j]
-                cand[cnt] = j
-                cnt += 1 if s >= thr else 0
-                v = lab[j]
-                if use_ideal:
-                    if (v < 0.0 or v == np.inf) and seen[2] < 0:
-                        seen[2] = j
-                    continue
-                if v != v or s != s:  # unjudged, or padding
-                    continue
-                _tally(v, j, hist, seen)
-            bad[i] = seen[2]
-            filled = _insert_top_k(row, cand, cnt, k, top_scores, top)
-            total = 0.0
-            for p in range(filled):
-                v = lab[top[p]]
-                if v == v:
-                    total += _gain_of(v, gains, exponential) * discount[p]
-                pref[p] = total
-            for p in range(filled, k):
-                pref[p] = total
-            if use_ideal:
-                irow = ideal[i]
-                seen[2] = -1
-                for j in range(irow.shape[0]):
-                    v = irow[j]
-                    if v == v:
-                        _tally(v, j, hist, seen)
-                bad_ideal[i] = seen[2]
-                _ideal_prefix(irow, irow, False, seen[1] == 1, seen[0], hist, gains, exponential, discount, buf,
-                              columns, ipref)
-            else:
-                _ideal_prefix(lab, row, True, seen[1] == 1, seen[0], hist, gains, exponential, discount, buf,
-                              columns, ipref)
-            for q in range(nc):
-                kc = cuts[q]
-                best = ipref[min(kc, k_ideal) - 1]
-                out[i, q] = pref[min(kc, k) - 1] / best if best > 0.0 else empty_value
-
-
 def _gain_sum_py(
     values: FloatArray, discount: FloatArray, k: int, exponential: bool, out: FloatArray
 ) -> None:  # pragma: no cover - compiled
@@ -367,4 +268,3 @@ _insert_top_k = _insert_top_k_py
 _tally = _tally_py
 _insert_values = _insert_values_py
 _gain_of = _gain_of_py
-_ideal_prefix = _ideal_prefix_py

@@ -7,7 +7,8 @@ and calling them.
   ``0`` past the end): the ideal ranking's labels.
 * :func:`fused_ndcg` - NDCG at several integer cut-offs in one pass per row.
 
-The algorithms are described with their bodies in :mod:`ndcg_labeling.metrics._kernel_bodies`. Each
+The algorithms are described with their bodies in :mod:`ndcg_labeling.metrics._kernel_bodies` and
+:mod:`ndcg_labeling.metrics._fused_bodies`. Each
 body is compiled twice, a parallel build (rows in parallel) and a serial one, and cached on disk
 (see :mod:`ndcg_labeling._jit`) so a CLI call does not recompile. Which of the three paths a call
 takes (NumPy, serial or parallel build) is the :class:`~ndcg_labeling.backend.Plan` that
@@ -26,6 +27,7 @@ import numpy as np
 
 from ndcg_labeling import _jit, backend
 from ndcg_labeling.backend import Plan
+from ndcg_labeling.metrics import _fused_bodies as fb
 from ndcg_labeling.metrics import _kernel_bodies as kb
 from ndcg_labeling.metrics._kernel_bodies import _HIST_LEVELS, _INSERTION_MAX_K, FloatArray, IntArray
 
@@ -35,10 +37,20 @@ __all__ = ["_INSERTION_MAX_K", "fused_ndcg", "gain_sum", "gather_ranked", "numba
 _lock = threading.Lock()
 _compiled: dict[str, Callable[..., Any]] | None = None
 
+# numba's "python" error model checks every integer division for a zero divisor (a branch and an
+# exception path in the row loops); the kernels never divide by zero (row ranges, group sizes) and
+# guard their one float division, so NumPy's model changes no result. No fastmath: it would let
+# LLVM assume no NaN, and NaN is padding and unjudged here.
+_OPTIONS: dict[str, Any] = {"error_model": "numpy"}
+
+# How many of a kernel's row chunks (``_CHUNKS``, 256, at most per call) a thread takes at a time in the
+# parallel build (see :func:`_chunked`): 32 pieces of work for a large call.
+PARALLEL_CHUNKSIZE = 8
+
 # The kernels each metric family needs (what :func:`warm_up` loads for metric names).
-_FUSED = ("rank", "ndcg")
+_FUSED = ("rank", "ndcg", "ndcg_ideal")
 _GENERAL = ("rank", "values", "gain_sum", "gather")
-_ALL = ("rank", "ndcg", "values", "gain_sum", "gather")
+_ALL = ("rank", "ndcg", "ndcg_ideal", "values", "gain_sum", "gather")
 
 
 def _compile() -> dict[str, Callable[..., Any]] | None:
@@ -54,22 +66,29 @@ def _compile() -> dict[str, Callable[..., Any]] | None:
             return None
         # The helpers the kernels call, compiled (and inlined), under the names the kernel bodies use.
         helpers: dict[str, Any] = {}
-        helper_fns: tuple[Callable[..., Any], ...] = (
-            kb._threshold_py, kb._insert_one_py, kb._insert_top_k_py, kb._tally_py, kb._insert_values_py,
-            kb._gain_of_py, kb._ideal_prefix_py)
-        for helper in helper_fns:
-            helpers[helper.__name__.removesuffix("_py")] = _jit.compile_kernel(
-                helper, helpers, helper.__name__, inline="always")
+        helper_fns: tuple[tuple[str, Callable[..., Any]], ...] = (
+            ("_threshold", kb._threshold_py), ("_insert_one", kb._insert_one_py),
+            ("_insert_top_k", kb._insert_top_k_py), ("_insert_top_k_call", kb._insert_top_k_py),
+            ("_tally", kb._tally_py), ("_insert_values", kb._insert_values_py), ("_gain_of", kb._gain_of_py),
+            ("_label_stats", fb._label_stats_py), ("_first_bad", fb._first_bad_py),
+            ("_count_level", fb._count_level_py), ("_ideal_by_insertion", fb._ideal_by_insertion_py),
+            ("_ideal_prefix", fb._ideal_prefix_py), ("_rank_candidates", fb._rank_candidates_py),
+            ("_dcg_prefix", fb._dcg_prefix_py))
+        for name, helper in helper_fns:
+            # The rare paths of the fused kernels are called, the rest inlined (see _fused_bodies).
+            inline = "never" if name in fb.OUT_OF_LINE else "always"
+            helpers[name] = _jit.compile_kernel(helper, helpers, name + "_py", inline=inline, **_OPTIONS)
         kernel_fns: tuple[tuple[str, Callable[..., Any]], ...] = (
             ("rank", kb._rank_top_k_py), ("values", kb._top_k_values_py), ("gain_sum", kb._gain_sum_py),
-            ("gather", kb._gather_py), ("ndcg", kb._ndcg_py))
+            ("gather", kb._gather_py), ("ndcg", fb._ndcg_py), ("ndcg_ideal", fb._ndcg_ideal_py))
         compiled: dict[str, Callable[..., Any]] = {}
         for key, kernel in kernel_fns:
             # The same body twice: _prange bound to numba.prange (rows in parallel) and to range.
             for parallel, suffix in ((True, ""), (False, "_serial")):
                 names = {**helpers, "_prange": numba.prange if parallel else range}
                 compiled[key + suffix] = _jit.compile_kernel(
-                    kernel, names, f"{kernel.__name__}_{'parallel' if parallel else 'serial'}", parallel=parallel)
+                    kernel, names, f"{kernel.__name__}_{'parallel' if parallel else 'serial'}", parallel=parallel,
+                    **_OPTIONS)
         _compiled = compiled
         return _compiled
 
@@ -98,8 +117,9 @@ def warm_up_kernels(keys: Iterable[str] = _ALL) -> bool:
     cuts = np.array([2], dtype=np.int64)
     calls: dict[str, Callable[[Callable[..., Any]], Any]] = {
         "rank": lambda f: f(scores, 2, order),
-        "ndcg": lambda f: f(scores, labels, labels, True, 2, 2, cuts, gains, True, discount, 0.0,
-                            np.empty((1, 1)), bad, bad.copy()),
+        "ndcg": lambda f: f(scores, labels, 2, 2, cuts, gains, True, discount, 0.0, np.empty((1, 1)), bad),
+        "ndcg_ideal": lambda f: f(scores, labels, labels, 2, 2, cuts, gains, True, discount, 0.0,
+                                  np.empty((1, 1)), bad, bad.copy()),
         "values": lambda f: f(labels, scores, True, 2, values, bad),
         "gain_sum": lambda f: f(values, discount, 2, True, np.empty(1)),
         "gather": lambda f: f(labels, order, np.empty((1, 2))),
@@ -138,6 +158,24 @@ def _kernels_for(plan: Plan | None, size: int) -> tuple[dict[str, Callable[..., 
     return _compile(), "" if plan.parallel else "_serial"
 
 
+def _chunked(kernels: dict[str, Callable[..., Any]], key: str, build: str, *args: Any) -> None:
+    """Call a kernel whose rows come in chunks (``_CHUNKS`` at most); the parallel build hands them
+    out :data:`PARALLEL_CHUNKSIZE` at a time to whichever thread is free.
+
+    numba's default gives each thread an equal share up front: one thread slowed down (a core shared
+    with another process) then holds the whole call back, and the call takes as long as the serial
+    build. Handed out in pieces, the faster thread takes more (measured 2026-12, 100k x 50 on 2
+    busy cores, one noisy run: NDCG@10 0.35x NumPy's time with equal shares, 0.14-0.20x in pieces of
+    8-32 chunks; with the machine's other load swinging, repeat runs gave anything from no gain to that).
+    """
+    kernel = kernels[key + build]
+    if build:  # the serial build: no threads
+        kernel(*args)
+        return
+    with _jit.load_numba().parallel_chunksize(PARALLEL_CHUNKSIZE):
+        kernel(*args)
+
+
 def gain_sum(values: FloatArray, discount: FloatArray, k: int, exponential: bool,
              plan: Plan | None = None) -> FloatArray | None:
     """DCG of the first ``k`` columns of a C-contiguous float64 array in one pass (None: NumPy's turn)."""
@@ -153,8 +191,8 @@ def fused_ndcg(
     scores: FloatArray, labels: FloatArray, ideal: FloatArray | None, cuts: IntArray, k: int, k_ideal: int,
     exponential: bool, empty_value: float, plan: Plan | None = None,
 ) -> tuple[FloatArray, IntArray, IntArray] | None:
-    """NDCG at each of ``cuts`` in one pass per row (see :func:`kb._ndcg_py`); None where the plan
-    is NumPy (there is no NumPy version of the fused kernel: the general path serves).
+    """NDCG at each of ``cuts`` in one pass per row (see :mod:`ndcg_labeling.metrics._fused_bodies`);
+    None where the plan is NumPy (there is no NumPy version of the fused kernel: the general path serves).
 
     ``k`` ranked and ``k_ideal`` ideal positions (each at most ``_INSERTION_MAX_K``); ``ideal`` None
     means the ideal comes from the row's own labels. Returns ``(values (n, len(cuts)), bad column of
@@ -170,8 +208,12 @@ def fused_ndcg(
     levels = np.arange(_HIST_LEVELS, dtype=np.float64)
     gains = np.exp2(levels) - 1.0 if exponential else levels
     discount = 1.0 / np.log2(np.arange(2, max(k, k_ideal) + 2, dtype=np.float64))
-    kernels["ndcg" + build](scores, labels, scores if ideal is None else ideal, ideal is not None, k, k_ideal,
-                            cuts, gains, exponential, discount, empty_value, out, bad, bad_ideal)
+    if ideal is None:
+        _chunked(kernels, "ndcg", build, scores, labels, k, k_ideal, cuts, gains, exponential, discount, empty_value,
+                 out, bad)
+    else:
+        _chunked(kernels, "ndcg_ideal", build, scores, labels, ideal, k, k_ideal, cuts, gains, exponential, discount,
+                 empty_value, out, bad, bad_ideal)
     return out, bad, bad_ideal
 
 
@@ -181,7 +223,7 @@ def rank_top_k(scores: FloatArray, k: int, plan: Plan | None = None) -> IntArray
     kernels, build = _kernels_for(plan, scores.size)
     if kernels is not None and n > 0:
         out = np.empty((n, k), dtype=np.int64)
-        kernels["rank" + build](scores, k, out)
+        _chunked(kernels, "rank", build, scores, k, out)
         return out
     return _rank_top_k_numpy(scores, k)
 
@@ -214,7 +256,7 @@ def top_k_values(values: FloatArray, k: int, mask: FloatArray | None = None,
         out = np.empty((n, k), dtype=np.float64)
         bad = np.full(n, -1, dtype=np.int64)
         use_mask = mask is not None
-        kernels["values" + build](values, mask if mask is not None else values, use_mask, k, out, bad)
+        _chunked(kernels, "values", build, values, mask if mask is not None else values, use_mask, k, out, bad)
         return out, bad
     if mask is not None:
         values = np.where(np.isnan(mask), np.nan, values)

@@ -88,6 +88,27 @@ def test_fused_and_general_paths_report_the_same_bad_label(ideal):
             _core.fused_ndcg("batch_ndcg", scores, labels, [10], "linear", "zero", ideal_labels)
 
 
+@pytest.mark.parametrize("width", [2, 12, 50, 130])
+@pytest.mark.parametrize("k", [1, 3, 10, 33, 64])
+def test_fused_ranking_by_counting_and_by_insertion_match_the_general_path(width, k):
+    """Equal scores (so more than 64 candidates in wide rows: the insertion), many distinct (the
+    counted ranks), -inf and inf scores, fractional and large labels (the ideal by insertion)."""
+    rng = np.random.default_rng(width * 1000 + k)
+    for distinct in (1, 3, 1000):
+        scores = rng.integers(0, distinct, (80, width)).astype(float)
+        scores[rng.random(scores.shape) < 0.1] = np.nan
+        scores[rng.random(scores.shape) < 0.03] = -np.inf
+        scores[rng.random(scores.shape) < 0.03] = np.inf
+        labels = rng.integers(0, 4, (80, width)).astype(float)
+        labels[rng.random(labels.shape) < 0.1] = np.nan
+        labels[::3] += 0.25
+        labels[1::7, 0] = 35.0
+        for gain in ("exponential", "linear"):
+            fused = _core.fused_ndcg("f", scores, labels, [k, 1], gain, "nan")
+            assert fused is not None
+            np.testing.assert_array_equal(fused, _general(scores, labels, [k, 1], gain, "nan"))
+
+
 @pytest.mark.parametrize("width", [1, 3, 9, 10, 19, 20, 21, 50, 131])
 @pytest.mark.parametrize("k", [1, 2, 5, 7, 10, 64, 65])
 def test_ranking_is_the_stable_sort_by_score_descending(width, k):
