@@ -64,7 +64,7 @@ def current(db: DbOption = None) -> None:
             engine = engine_for(db, check_head=False)
             rev = migrate.current_revision(engine)
             engine.dispose()
-        head = migrate.head_revision()
+        head = migrate.HEAD_REVISION
         state = "at head" if rev == head else "not at head: run `ndcg-labeling db upgrade`"
         typer.echo(f"{rev or 'base'} (head {head}; {state})")
 
