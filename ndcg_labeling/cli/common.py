@@ -19,6 +19,7 @@ from rich.console import Console
 
 if TYPE_CHECKING:  # sqlalchemy loads when a command opens a database, not for `eval` or `--help`
     from sqlalchemy import Engine
+    from sqlalchemy.engine import Connection
     from sqlalchemy.orm import Session
 
 from ndcg_labeling.errors import NdcgLabelingError
@@ -141,6 +142,21 @@ def open_session(db: str | None, file: object = None) -> Iterator[Session]:
         try:
             with session_scope(engine) as session:
                 yield session
+        finally:
+            engine.dispose()
+
+
+@contextmanager
+def open_connection(db: str | None) -> Iterator[Connection]:
+    """:func:`open_session` for the read-only commands: a Core connection instead of an ORM session,
+    so ``sqlalchemy.orm`` and the models need not load (issue 17)."""
+    from ndcg_labeling.db.session import connection_scope
+
+    with handle_errors():
+        engine = engine_for(db)
+        try:
+            with connection_scope(engine) as conn:
+                yield conn
         finally:
             engine.dispose()
 

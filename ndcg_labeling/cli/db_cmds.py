@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ndcg_labeling.cli.common import DbOption, console, engine_for, handle_errors, open_session
+from ndcg_labeling.cli.common import DbOption, console, engine_for, handle_errors, open_connection
 from ndcg_labeling.errors import NdcgLabelingError
 
 db_app = typer.Typer(help="Create and migrate the database schema (Alembic).", no_args_is_help=True)
@@ -74,8 +74,8 @@ def status(db: DbOption = None,
     """Counts of queries, documents, graders, systems, rankings, judgments and consensus labels."""
     from ndcg_labeling.pipeline.status import database_status
 
-    with open_session(db) as session:
-        counts = database_status(session=session)
+    with open_connection(db) as conn:
+        counts = database_status(session=conn)
     if fmt is StatusFormat.json:
         typer.echo(json.dumps(counts))
     elif fmt is StatusFormat.csv:
