@@ -8,6 +8,9 @@ console script (:func:`main`) imports and registers only the module(s) of the co
 command line (:data:`COMMAND_MODULES`), and every module for ``--help``, no arguments or a name it
 does not know (so click's help and its "No such command" read as before). ``from ndcg_labeling.cli
 import app`` (the tests, ``docgen``, ``CliRunner``) gives the app with every command registered.
+A new command module goes into :data:`MODULES` and its top-level names into :data:`COMMAND_MODULES`;
+``tests/cli/test_lazy_registration.py`` fails until the table gives each command the tree that full
+registration gives it.
 """
 
 from __future__ import annotations
