@@ -2,15 +2,27 @@
 
 Each area registers its commands from its own module (``register(app)``), so the areas can grow
 independently; shared options live in :mod:`ndcg_labeling.cli.common`.
+
+Registration is lazy (issue 17: a light command starts in less time than ``import pandas``): the
+console script (:func:`main`) imports and registers only the module(s) of the command named on the
+command line (:data:`COMMAND_MODULES`), and every module for ``--help``, no arguments or a name it
+does not know (so click's help and its "No such command" read as before). ``from ndcg_labeling.cli
+import app`` (the tests, ``docgen``, ``CliRunner``) gives the app with every command registered.
+A new command module goes into :data:`MODULES` and its top-level names into :data:`COMMAND_MODULES`;
+``tests/cli/test_lazy_registration.py`` fails until the table gives each command the tree that full
+registration gives it.
 """
 
 from __future__ import annotations
 
+import importlib
+import sys
+from collections.abc import Iterable, Sequence
 from typing import Annotated
 
 import typer
 
-app = typer.Typer(
+_app = typer.Typer(
     name="ndcg-labeling",
     help="From human relevance grades to trustworthy NDCG numbers.",
     no_args_is_help=True,
@@ -19,6 +31,34 @@ app = typer.Typer(
     # Plain click help: flags show as flags (`--json`), not as options taking a value (`--json <bool>`).
     rich_markup_mode=None,
 )
+
+#: the command modules in registration order (the order of the commands in ``--help`` and docs/cli.md)
+MODULES = ("db_cmds", "import_cmds", "graders_cmds", "tasks_cmds", "agreement_cmds", "quality_cmds", "report_cmd",
+           "plan_cmd", "eval_cmd", "demo_cmd", "serve_cmd")
+
+#: each top-level command or group -> the modules that add to it (``graders`` is defined by
+#: import_cmds and extended by graders_cmds and quality_cmds); a test checks it against full registration
+COMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    "db": ("db_cmds",),
+    "status": ("db_cmds",),
+    "import": ("import_cmds",),
+    "graders": ("import_cmds", "graders_cmds", "quality_cmds"),
+    "tasks": ("tasks_cmds",),
+    "grade": ("tasks_cmds",),
+    "agreement": ("agreement_cmds",),
+    "consensus": ("agreement_cmds",),
+    "adjudicate": ("agreement_cmds",),
+    "export": ("agreement_cmds",),
+    "gold": ("quality_cmds",),
+    "calibrate": ("quality_cmds",),
+    "report": ("report_cmd",),
+    "plan": ("plan_cmd",),
+    "eval": ("eval_cmd",),
+    "demo": ("demo_cmd",),
+    "serve": ("serve_cmd",),
+}
+
+_registered: list[str] = []  # the modules whose commands are on the app, in the order they were added
 
 
 def _print_version(value: bool) -> None:
@@ -29,7 +69,7 @@ def _print_version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
+@_app.callback()
 def _root(
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.", is_eager=True,
                                           callback=_print_version)] = False,
@@ -37,36 +77,41 @@ def _root(
     """From human relevance grades to trustworthy NDCG numbers."""
 
 
-def _register_all() -> None:
-    from ndcg_labeling.cli import (
-        agreement_cmds,
-        db_cmds,
-        demo_cmd,
-        eval_cmd,
-        graders_cmds,
-        import_cmds,
-        plan_cmd,
-        quality_cmds,
-        report_cmd,
-        serve_cmd,
-        tasks_cmds,
-    )
-
-    for module in (db_cmds, import_cmds, graders_cmds, tasks_cmds, agreement_cmds, quality_cmds, report_cmd, plan_cmd,
-                   eval_cmd, demo_cmd, serve_cmd):
-        module.register(app)
+def register(modules: Iterable[str] = MODULES) -> typer.Typer:
+    """Add the commands of ``modules`` (names in :data:`MODULES`) to the app, each module once, in
+    :data:`MODULES` order; return the app."""
+    wanted = set(modules)
+    for name in MODULES:
+        if name in wanted and name not in _registered:
+            importlib.import_module(f"ndcg_labeling.cli.{name}").register(_app)
+            _registered.append(name)
+    return _app
 
 
-_register_all()
+def modules_for(argv: Sequence[str]) -> tuple[str, ...]:
+    """The modules a command line needs: those of its command (the first word that is not an option;
+    the root options, ``--version`` and ``--help``, take no value), else every module."""
+    command = next((arg for arg in argv if not arg.startswith("-")), None)
+    if command is None or "--help" in argv[:argv.index(command)] or command not in COMMAND_MODULES:
+        return MODULES
+    return COMMAND_MODULES[command]
+
+
+def __getattr__(name: str) -> typer.Typer:
+    # ``from ndcg_labeling.cli import app``: the whole app (after a lazy ``main`` in the same process the
+    # remaining modules are added after the ones it registered, so only --help's order can differ).
+    if name == "app":
+        return register(MODULES)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:
     """Console-script entry point. Ctrl-C before a command has started its work (while typer builds
     the command tree) prints ``Interrupted`` and exits 130; a command's own transaction handles it later."""
     import signal
-    import sys
 
     try:
+        app = register(modules_for(sys.argv[1:]))
         signal.signal(signal.SIGINT, signal.default_int_handler)
         app()
     except KeyboardInterrupt:

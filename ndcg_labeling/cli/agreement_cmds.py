@@ -120,10 +120,11 @@ def flagged_title(rows: list[dict[str, Any]]) -> str:
 def adjudicate_list(batch: BatchOption = None, fmt: FormatOption = TableFormat.table, out: OutOption = None,
                    force: ForceOption = False, db: DbOption = None) -> None:
     """Items flagged for adjudication, with every grade (grader: grade) and the current consensus."""
-    from ndcg_labeling.pipeline.consensus import flagged_items
+    from ndcg_labeling.cli.common import open_connection
+    from ndcg_labeling.pipeline.overview import flagged_items  # Core reads: starts without the ORM or numpy
 
-    with open_session(db) as session:
-        rows = flagged_items(session=session, batch=batch)
+    with open_connection(db) as conn:
+        rows = flagged_items(session=conn, batch=batch)
     columns = ["query_id", "doc_id", "batch", "consensus", "method", "n_graders", "spread", "reason", "grades",
                "adjudicated", "adjudicator"]
     if not rows and fmt is TableFormat.table:

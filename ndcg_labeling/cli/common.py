@@ -15,10 +15,11 @@ from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 
 if TYPE_CHECKING:  # sqlalchemy loads when a command opens a database, not for `eval` or `--help`
+    from rich.console import Console
     from sqlalchemy import Engine
+    from sqlalchemy.engine import Connection
     from sqlalchemy.orm import Session
 
 from ndcg_labeling.errors import NdcgLabelingError
@@ -42,8 +43,24 @@ class TableFormat(str, Enum):
 
 FormatOption = Annotated[TableFormat, typer.Option("--format", help="Output format.")]
 
-console = Console()
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+_consoles: dict[str, Console] = {}
+
+
+def _console(name: str) -> Console:
+    # rich loads on first use (``db current`` and ``eval`` print plain text: issue 17)
+    if name not in _consoles:
+        from rich.console import Console
+
+        _consoles["console"] = Console()
+        _consoles["err_console"] = Console(stderr=True, highlight=False, soft_wrap=True)
+    return _consoles[name]
+
+
+def __getattr__(name: str) -> Console:
+    # ``console`` (stdout) and ``err_console`` (stderr, no highlighting), made on first use
+    if name in ("console", "err_console"):
+        return _console(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def one_line(message: str, limit: int = MESSAGE_LIMIT) -> str:
@@ -74,7 +91,7 @@ def inert(text: object, *, newlines: bool = False) -> str:
 
 def fail(message: str, code: int = 1) -> typer.Exit:
     """Print ``Error: message`` (one line) on stderr; return the Exit to raise."""
-    err_console.print(f"Error: {one_line(message)}", markup=False, highlight=False)
+    _console("err_console").print(f"Error: {one_line(message)}", markup=False, highlight=False)
     return typer.Exit(code)
 
 
@@ -90,7 +107,7 @@ def handle_errors(file: object = None) -> Iterator[None]:
     except NdcgLabelingError as exc:
         raise fail(str(exc)) from None
     except KeyboardInterrupt:
-        err_console.print("Interrupted: nothing was written.", markup=False)
+        _console("err_console").print("Interrupted: nothing was written.", markup=False)
         raise typer.Exit(130) from None
     except Exception as exc:
         raise fail(_unexpected(exc, file)) from exc
@@ -145,6 +162,21 @@ def open_session(db: str | None, file: object = None) -> Iterator[Session]:
             engine.dispose()
 
 
+@contextmanager
+def open_connection(db: str | None) -> Iterator[Connection]:
+    """:func:`open_session` for the read-only commands: a Core connection instead of an ORM session,
+    so ``sqlalchemy.orm`` and the models need not load (issue 17)."""
+    from ndcg_labeling.db.session import connection_scope
+
+    with handle_errors():
+        engine = engine_for(db)
+        try:
+            with connection_scope(engine) as conn:
+                yield conn
+        finally:
+            engine.dispose()
+
+
 def check_out(out: str | None, force: bool = False) -> None:
     """Fail early (``Error: ...``) when ``--out`` cannot be written: exists without ``--force``, a
     symbolic link, a folder, or in a missing folder. Call it before the command's work."""
@@ -193,7 +225,7 @@ def render_rows(rows: Sequence[dict[str, Any]], fmt: TableFormat | str, *, title
         table.add_column(c)
     for r in rows:
         table.add_row(*("" if r.get(c) is None else _fmt_cell(r.get(c)) for c in cols))
-    console.print(table)
+    _console("console").print(table)
     return None
 
 
@@ -214,6 +246,7 @@ def row_progress(label: str) -> Iterator[Callable[[int], None]]:
 
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+    err_console = _console("err_console")
     if os.environ.get("NDCG_LABELING_PROGRESS") == "plain":
         def plain(n: int) -> None:
             err_console.file.write(f"progress: {n} rows\n")

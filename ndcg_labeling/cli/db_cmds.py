@@ -8,7 +8,8 @@ from typing import Annotated
 
 import typer
 
-from ndcg_labeling.cli.common import DbOption, console, engine_for, handle_errors, open_session
+from ndcg_labeling.cli import common
+from ndcg_labeling.cli.common import DbOption, engine_for, handle_errors, open_connection
 from ndcg_labeling.errors import NdcgLabelingError
 
 db_app = typer.Typer(help="Create and migrate the database schema (Alembic).", no_args_is_help=True)
@@ -28,7 +29,7 @@ def upgrade(revision: Annotated[str, typer.Argument(help="Target revision.")] = 
     with handle_errors():
         engine = engine_for(db, check_head=False, create=True)
         migrate.upgrade(engine, revision)
-        console.print(f"database at revision {migrate.current_revision(engine)}", markup=False, highlight=False)
+        common.console.print(f"database at revision {migrate.current_revision(engine)}", markup=False, highlight=False)
 
 
 @db_app.command("downgrade")
@@ -46,7 +47,7 @@ def downgrade(revision: Annotated[str, typer.Argument(help="Target revision, or 
             raise NdcgLabelingError(f"downgrading to {revision[:80]!r} would drop tables holding data: {listed}; "
                                     f"pass --yes to drop them")
         migrate.downgrade(engine, revision)
-        console.print(f"database at revision {migrate.current_revision(engine) or 'base'}", markup=False,
+        common.console.print(f"database at revision {migrate.current_revision(engine) or 'base'}", markup=False,
                       highlight=False)
 
 
@@ -64,7 +65,7 @@ def current(db: DbOption = None) -> None:
             engine = engine_for(db, check_head=False)
             rev = migrate.current_revision(engine)
             engine.dispose()
-        head = migrate.head_revision()
+        head = migrate.HEAD_REVISION
         state = "at head" if rev == head else "not at head: run `ndcg-labeling db upgrade`"
         typer.echo(f"{rev or 'base'} (head {head}; {state})")
 
@@ -74,8 +75,8 @@ def status(db: DbOption = None,
     """Counts of queries, documents, graders, systems, rankings, judgments and consensus labels."""
     from ndcg_labeling.pipeline.status import database_status
 
-    with open_session(db) as session:
-        counts = database_status(session=session)
+    with open_connection(db) as conn:
+        counts = database_status(session=conn)
     if fmt is StatusFormat.json:
         typer.echo(json.dumps(counts))
     elif fmt is StatusFormat.csv:
@@ -90,7 +91,7 @@ def status(db: DbOption = None,
         table.add_column("rows", justify="right")
         for key, value in counts.items():
             table.add_row(key, f"{value:,}")
-        console.print(table)
+        common.console.print(table)
 
 
 def register(app: typer.Typer) -> None:

@@ -11,10 +11,9 @@ import io
 import sys
 from typing import Any
 
+import typer
 import typer.rich_utils
 from typer.main import get_command
-
-from ndcg_labeling.cli import app
 
 #: the terminal width the help is rendered at (fixed, so the page does not depend on the terminal)
 WIDTH = 100
@@ -40,8 +39,16 @@ def command_paths(group: Any, prefix: tuple[str, ...] = ()) -> list[tuple[str, .
     return out
 
 
-def render_help(path: tuple[str, ...]) -> str:
-    """The ``--help`` text of ``ndcg-labeling PATH``, plain, at :data:`WIDTH` columns."""
+def _full_app() -> typer.Typer:
+    from ndcg_labeling.cli import app  # every command registered
+
+    return app
+
+
+def render_help(path: tuple[str, ...], root: typer.Typer | None = None) -> str:
+    """The ``--help`` text of ``ndcg-labeling PATH``, plain, at :data:`WIDTH` columns (``root``: the
+    app, by default the one with every command)."""
+    app = root if root is not None else _full_app()
     settings: dict[str, Any] = {"MAX_WIDTH": WIDTH, "FORCE_TERMINAL": False, "COLOR_SYSTEM": None}
     saved = {k: getattr(typer.rich_utils, k) for k in settings}
     buf = io.StringIO()
@@ -60,7 +67,7 @@ def render_help(path: tuple[str, ...]) -> str:
 def render_page() -> str:
     """The whole ``docs/cli.md``."""
     parts = [HEADER, "## ndcg-labeling\n", "```text\n" + render_help(()) + "```\n"]
-    for path in command_paths(get_command(app)):
+    for path in command_paths(get_command(_full_app())):
         parts.append(f"## ndcg-labeling {' '.join(path)}\n")
         parts.append("```text\n" + render_help(path) + "```\n")
     return "\n".join(parts)

@@ -67,10 +67,11 @@ def create(
 @tasks_app.command("status")
 def status(batch: BatchArg, fmt: FormatOption = TableFormat.table, db: DbOption = None) -> None:
     """Progress of a batch: per grader done/skipped/total; items with all N grades; items still open."""
-    from ndcg_labeling.pipeline.tasks import batch_status
+    from ndcg_labeling.cli.common import open_connection
+    from ndcg_labeling.pipeline.overview import batch_status  # Core reads: starts without the ORM
 
-    with open_session(db) as session:
-        result = batch_status(batch, session=session)
+    with open_connection(db) as conn:
+        result = batch_status(batch, session=conn)
     _warn(result.warnings)
     if fmt is TableFormat.json:
         typer.echo(json.dumps(result.as_dict()))
@@ -95,10 +96,11 @@ def status(batch: BatchArg, fmt: FormatOption = TableFormat.table, db: DbOption 
 @tasks_app.command("list")
 def list_cmd(fmt: FormatOption = TableFormat.table, db: DbOption = None) -> None:
     """List grading batches with their scale, size and progress."""
-    from ndcg_labeling.pipeline.tasks import list_batches
+    from ndcg_labeling.cli.common import open_connection
+    from ndcg_labeling.pipeline.overview import list_batches  # Core reads: starts without the ORM
 
-    with open_session(db) as session:
-        rows = list_batches(session=session)
+    with open_connection(db) as conn:
+        rows = list_batches(session=conn)
     columns = ["batch", "scale", "items", "graders", "overlap", "done", "total", "progress", "guideline_version",
                "guideline_changed", "created_at"]
     if fmt is TableFormat.table:

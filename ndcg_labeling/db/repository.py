@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, func, select
+from sqlalchemy import Table, bindparam, select
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import bulk as _bulk
 from ndcg_labeling.db import models as m
+from ndcg_labeling.db import tables as _tables
 
 # The bulk writes are part of the repository's interface.
 CHUNK = _bulk.CHUNK
@@ -92,18 +93,7 @@ def get_or_create_system(name: str, *, session: Session, description: str | None
 
 # --- counts ----------------------------------------------------------------------------------
 
-STATUS_TABLES: dict[str, Any] = {
-    "queries": m.Query,
-    "documents": m.Document,
-    "graders": m.Grader,
-    "systems": m.System,
-    "rankings": m.RankingEntry,
-    "judgments": m.Judgment,
-    "consensus": m.ConsensusLabel,
-}
-
-
-def table_counts(*, session: Session) -> dict[str, int]:
-    """Row counts of the main tables, keyed as ``status --format json`` prints them."""
-    return {key: int(session.execute(select(func.count()).select_from(model)).scalar_one())
-            for key, model in STATUS_TABLES.items()}
+# Row counts of the main tables (``status``): Core reads in db.tables, which the light commands use
+# without loading the ORM.
+STATUS_TABLES = _tables.STATUS_TABLES
+table_counts = _tables.table_counts

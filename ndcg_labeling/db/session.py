@@ -1,5 +1,8 @@
 """Engines and sessions. The database URL has one source: ``--db URL``, else ``NDCG_LABELING_DB``,
-else ``sqlite:///ndcg_labeling.db`` in the current folder. No engine is created at import time."""
+else ``sqlite:///ndcg_labeling.db`` in the current folder. No engine is created at import time.
+
+``sqlalchemy.orm`` loads only when a session is opened: the read-only commands work on a Core
+connection (:func:`connection_scope`) and start without it (issue 17)."""
 
 from __future__ import annotations
 
@@ -7,13 +10,16 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.orm import Session, sessionmaker
 
 from ndcg_labeling.errors import NdcgLabelingError
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
+    from sqlalchemy.orm import Session
 
 ENV_VAR = "NDCG_LABELING_DB"
 DEFAULT_URL = "sqlite:///ndcg_labeling.db"
@@ -118,6 +124,8 @@ def make_engine(url: str | None = None, **kwargs: Any) -> Engine:
 def session_scope(engine: Engine) -> Iterator[Session]:
     """One transaction: commit when the block ends normally, roll back on any exception
     (KeyboardInterrupt included), so a command leaves the database as it was or fully done."""
+    from sqlalchemy.orm import sessionmaker
+
     factory = sessionmaker(bind=engine, expire_on_commit=False)
     session = factory()
     try:
@@ -128,3 +136,11 @@ def session_scope(engine: Engine) -> Iterator[Session]:
         raise
     finally:
         session.close()
+
+
+@contextmanager
+def connection_scope(engine: Engine) -> Iterator[Connection]:
+    """One transaction on a Core connection, for reads that need no ORM: committed when the block
+    ends normally, rolled back on any exception (the same transaction as :func:`session_scope`)."""
+    with engine.begin() as conn:
+        yield conn

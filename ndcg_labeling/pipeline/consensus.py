@@ -32,6 +32,7 @@ from ndcg_labeling.db import reads
 from ndcg_labeling.db import repository as repo
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
 from ndcg_labeling.pipeline.agreement import left_out_judgments, load_grades
+from ndcg_labeling.pipeline.overview import flagged_items as flagged_items  # Core reads, no ORM (issue 17)
 from ndcg_labeling.scales import get_scale
 
 if TYPE_CHECKING:
@@ -175,59 +176,6 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
 
 
 # --- adjudication --------------------------------------------------------------------------------
-
-
-def _latest_adjudications(session: Session) -> dict[tuple[int, int], Any]:
-    """The adjudication in force per (query id, document id): rows with grade, adjudicator, note."""
-    rows = session.execute(select(m.Adjudication.query_id, m.Adjudication.document_id, m.Adjudication.grade,
-                                  m.Adjudication.adjudicator, m.Adjudication.note)
-                           .order_by(m.Adjudication.id)).all()
-    # ids grow with every insert, so the highest id of a pair is its newest row (created_at can tie)
-    return {(int(r.query_id), int(r.document_id)): r for r in rows}
-
-
-def flagged_items(*, session: Session, batch: str | None = None) -> list[dict[str, Any]]:
-    """Consensus labels flagged for adjudication, with every grade that counted and any adjudication.
-
-    Rows: query_id, doc_id (external ids), batch, consensus, method, n_graders, spread, reason, grades
-    (``"alice: 2, bob: 3"``, graders by name), adjudicated (the grade in force, or None), adjudicator.
-    Sorted by query id then doc id. ``batch``: only labels of that batch.
-    """
-    label = m.ConsensusLabel
-    stmt = (select(label.query_id, label.document_id, m.Query.external_id, m.Document.external_id, label.batch,
-                   label.value, label.method, label.n_graders, label.spread, label.reason)
-            .join(m.Query, m.Query.id == label.query_id).join(m.Document, m.Document.id == label.document_id)
-            .where(label.needs_adjudication.is_(True)))
-    if batch is not None:
-        stmt = stmt.where(label.batch == batch)
-    labels = session.execute(stmt).all()
-    if not labels:
-        return []
-    grade_stmt = (select(m.Judgment.query_id, m.Judgment.document_id, m.Judgment.batch, m.Grader.name,
-                         m.Judgment.grade)
-                  .join(m.Grader, m.Grader.id == m.Judgment.grader_id)
-                  .join(label, and_(label.query_id == m.Judgment.query_id,
-                                    label.document_id == m.Judgment.document_id))
-                  .where(label.needs_adjudication.is_(True))
-                  .where((label.batch == "") | (label.batch == m.Judgment.batch)))
-    if batch is not None:
-        grade_stmt = grade_stmt.where(label.batch == batch)
-    grades: dict[tuple[int, int], list[tuple[str, int]]] = {}
-    for qid, did, _jbatch, name, grade in session.execute(grade_stmt):
-        grades.setdefault((qid, did), []).append((name, grade))
-    adjudicated = _latest_adjudications(session)
-    out = []
-    for qid, did, q_ext, d_ext, lbatch, value, method, n_graders, spread, reason in labels:
-        adj = adjudicated.get((qid, did))
-        out.append({
-            "query_id": q_ext, "doc_id": d_ext, "batch": lbatch, "consensus": value, "method": method,
-            "n_graders": n_graders, "spread": spread, "reason": reason,
-            "grades": ", ".join(f"{name}: {g}" for name, g in sorted(grades.get((qid, did), []))),
-            "adjudicated": None if adj is None else float(adj.grade),
-            "adjudicator": None if adj is None else adj.adjudicator,
-        })
-    out.sort(key=lambda r: (r["query_id"], r["doc_id"]))
-    return out
 
 
 @dataclass

@@ -1,12 +1,16 @@
-"""The ``status`` use case: row counts of the main tables."""
+"""The ``status`` use case: row counts of the main tables (Core reads: no ORM, no pandas; issue 17)."""
 
 from __future__ import annotations
 
-from sqlalchemy.orm import Session
+from typing import TYPE_CHECKING
 
-from ndcg_labeling.db import repository as repo
+from ndcg_labeling.db.tables import table_counts
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
+    from sqlalchemy.orm import Session
 
 
-def database_status(*, session: Session) -> dict[str, int]:
+def database_status(*, session: Connection | Session) -> dict[str, int]:
     """Counts keyed ``queries, documents, graders, systems, rankings, judgments, consensus``."""
-    return repo.table_counts(session=session)
+    return table_counts(session=session)

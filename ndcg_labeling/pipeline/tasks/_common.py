@@ -9,8 +9,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
-from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
-from ndcg_labeling.guidelines import Guideline, load_guideline
+from ndcg_labeling.errors import NotFoundError
+from ndcg_labeling.guidelines import Guideline
+from ndcg_labeling.pipeline.overview import guideline_changed, unknown_batch
+from ndcg_labeling.pipeline.overview import guideline_warning as guideline_warning
 from ndcg_labeling.scales import Scale, parse_grade
 
 _IN_CHUNK = 10_000
@@ -19,22 +21,12 @@ _IN_CHUNK = 10_000
 def require_batch(name: str, *, session: Session) -> m.GradingBatch:
     batch = session.execute(select(m.GradingBatch).where(m.GradingBatch.name == name)).scalar_one_or_none()
     if batch is None:
-        known = session.execute(select(m.GradingBatch.name).order_by(m.GradingBatch.name).limit(20)).scalars().all()
-        hint = f"; known batches: {', '.join(known)}" if known else "; create one with `ndcg-labeling tasks create`"
-        raise NotFoundError(f"unknown batch {name!r}{hint}")
+        raise unknown_batch(name, session=session)
     return batch
 
 
-def guideline_warning(batch: str, path: str, version: str | None) -> str:
-    return (f"the guideline {path} has changed since batch {batch!r} was created (it was version "
-            f"{version or '?'}; its sha256 differs now): the grades of this batch follow the text as it was then")
-
-
 def _guideline_changed(batch: m.GradingBatch) -> bool:
-    try:
-        return load_guideline(batch.scale).sha256 != batch.guideline_sha256
-    except NdcgLabelingError:
-        return True
+    return guideline_changed(batch.scale, batch.guideline_sha256)
 
 
 def parse_task_grade(raw: object, scale: Scale, guideline: Guideline | None = None) -> int:
