@@ -219,12 +219,13 @@ def render_rows(rows: Sequence[dict[str, Any]], fmt: TableFormat | str, *, title
             writer.writerow({c: ("" if r.get(c) is None else r.get(c)) for c in cols})
         return buf.getvalue()
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title=title)
     for c in cols:
-        table.add_column(c)
-    for r in rows:
-        table.add_row(*("" if r.get(c) is None else _fmt_cell(r.get(c)) for c in cols))
+        table.add_column(Text(inert(c)))
+    for r in rows:  # cells as Text: data such as a name "[bold]x" or an ESC sequence stays literal
+        table.add_row(*(Text("" if r.get(c) is None else inert(_fmt_cell(r.get(c)))) for c in cols))
     _console("console").print(table)
     return None
 
