@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import mmap
 import os
+import sys
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ndcg_labeling.errors import InputFileError, NdcgLabelingError
-from ndcg_labeling.metrics.trec_measures import RankedLists
-from ndcg_labeling.trec import _scan
+from ndcg_labeling.metrics._trec_kernels import RankedLists, distinct
 from ndcg_labeling.trec.files import STDIN, check_file, read_bytes
-from ndcg_labeling.trec.join import Joined, Options
+from ndcg_labeling.trec.join import Joined, Options, level_counts
 
 # With the backend policy ``auto`` (ndcg_labeling.backend), from this many bytes (about 150,000 run
 # lines) the compiled reader is faster even counting numba's start (about a second, its cache warm);
@@ -26,11 +26,6 @@ COMPILED_FROM_BYTES = 8_000_000
 
 def worth_it(*paths: str) -> bool:
     """Whether to read with the compiled reader: the backend policy, and for ``auto`` the file sizes."""
-    from ndcg_labeling import backend
-
-    kind = backend.policy().kind
-    if kind == "numpy":
-        return False
     total = 0
     for path in paths:
         if path == STDIN:
@@ -39,7 +34,13 @@ def worth_it(*paths: str) -> bool:
             total += os.path.getsize(path)
         except OSError:
             return False  # the line reader reports it
-    return kind == "numba" or total >= COMPILED_FROM_BYTES
+    if total < COMPILED_FROM_BYTES and "ndcg_labeling.backend" not in sys.modules and not os.environ.get(
+            "NDCG_LABELING_BACKEND"):
+        return False  # the default policy (auto) without loading the policy module: a small eval's 3 ms
+    from ndcg_labeling import backend
+
+    kind = backend.policy().kind
+    return kind == "numba" or (kind == "auto" and total >= COMPILED_FROM_BYTES)
 
 
 def _buffer(path: str) -> npt.NDArray[np.uint8]:
@@ -55,6 +56,8 @@ def _buffer(path: str) -> npt.NDArray[np.uint8]:
 
 
 def read_and_join(qrels_path: str, run_path: str, options: Options) -> Joined | None:
+    from ndcg_labeling.trec import _scan
+
     kernels = _scan.kernels()
     if kernels is None:
         return None
@@ -73,7 +76,7 @@ def read_and_join(qrels_path: str, run_path: str, options: Options) -> Joined | 
         texts = [bytes(rbuf[_field_start(rbuf, r_dstart[i], 2):_field_end(rbuf, r_dstart[i], 2)]) for i in idx]
         r_score[idx] = np.array(texts).astype(np.float64)
     names = [bytes(((qbuf, rbuf)[w])[s:s + ln]).decode() for w, s, ln in first.tolist()]
-    judged_codes = np.unique(q_qcode)
+    judged_codes = distinct(q_qcode)
     in_run = np.zeros(len(names), dtype=bool)
     in_run[r_qcode] = True
     rows = judged_codes if options.complete else judged_codes[in_run[judged_codes]]
@@ -96,11 +99,7 @@ def read_and_join(qrels_path: str, run_path: str, options: Options) -> Joined | 
 def _levels(q_qcode: Any, q_value: Any, rows: Any, n_codes: int) -> tuple[Any, Any]:
     row_of = np.full(n_codes, -1, dtype=np.int64)
     row_of[rows] = np.arange(len(rows))
-    keep = (row_of[q_qcode] >= 0) & (q_value >= 0)
-    levels = np.unique(q_value[keep])
-    counts = np.zeros((len(rows), len(levels)), dtype=np.int64)
-    np.add.at(counts, (row_of[q_qcode[keep]], np.searchsorted(levels, q_value[keep])), 1)
-    return levels, counts
+    return level_counts(row_of[q_qcode], q_value.astype(np.float64), len(rows))
 
 
 def _field_start(buf: Any, doc_start: int, after: int) -> int:
