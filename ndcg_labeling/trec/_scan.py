@@ -29,7 +29,7 @@ def _blank(c: int) -> bool:  # pragma: no cover - compiled
     return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
 
 
-def _fnv(buf: Any, start: int, end: int) -> Any:  # pragma: no cover - compiled
+def _fnv(buf: Any, start: Any, end: Any) -> Any:  # pragma: no cover - compiled
     h = np.uint64(14695981039346656037)
     for i in range(start, end):
         h = (h ^ np.uint64(buf[i])) * np.uint64(1099511628211)
@@ -91,9 +91,9 @@ def _scan_py(buf: Any, run: bool, qtable: Any, qbufs: Any, which: int) -> Any:  
         if buf[i] == 10:
             cap += 1
     qcode = np.empty(cap, np.int32)
-    dstart = np.empty(cap, np.int64)
-    dlen = np.empty(cap, np.int32)
-    dhash = np.empty(cap, np.uint64)
+    dstart = np.empty(cap, np.uint32)  # offsets: fast.py leaves files of 4 GiB and more to the other readers
+    dlen = np.empty(cap, np.uint16)  # ids of 64 KiB and more go to the line reader
+    dhash = np.empty(0 if run else cap, np.uint64)  # the join hashes run ids again: 8 bytes a line less
     value = np.empty(cap, np.float64)
     slow = np.zeros(cap, np.bool_)
     fs = np.zeros(7, np.int64)
@@ -124,6 +124,8 @@ def _scan_py(buf: Any, run: bool, qtable: Any, qbufs: Any, which: int) -> Any:  
                 fs[nf] = s
                 fe[nf] = i
             nf += 1
+            if i - s > 65535:
+                return (FALLBACK, qcode, dstart, dlen, dhash, value, slow, 0, 0, 0)
             while i < n_bytes and buf[i] != 10 and _blank(buf[i]):
                 i += 1
         pos = i + 1
@@ -145,7 +147,8 @@ def _scan_py(buf: Any, run: bool, qtable: Any, qbufs: Any, which: int) -> Any:  
             qcode[n] = qcode[n - 1]  # files list a query's lines together: no hashing for those
             dstart[n] = fs[2]
             dlen[n] = fe[2] - fs[2]
-            dhash[n] = _fnv(buf, fs[2], fe[2])
+            if not run:
+                dhash[n] = _fnv(buf, fs[2], fe[2])
             n += 1
             continue
         prev_s, prev_l = fs[0], fe[0] - fs[0]
@@ -161,9 +164,10 @@ def _scan_py(buf: Any, run: bool, qtable: Any, qbufs: Any, which: int) -> Any:  
         qcode[n] = code
         dstart[n] = fs[2]
         dlen[n] = fe[2] - fs[2]
-        dhash[n] = _fnv(buf, fs[2], fe[2])
+        if not run:
+            dhash[n] = _fnv(buf, fs[2], fe[2])
         n += 1
-    return (OK, qcode[:n], dstart[:n], dlen[:n], dhash[:n], value[:n], slow[:n], tag_s, tag_l, n)
+    return (OK, qcode[:n], dstart[:n], dlen[:n], dhash[:min(n, dhash.shape[0])], value[:n], slow[:n], tag_s, tag_l, n)
 
 
 def _scan_both_py(qbuf: Any, rbuf: Any) -> Any:  # pragma: no cover - compiled
@@ -232,8 +236,13 @@ def _lookup(table: Any, mask: int, qcode: int, h: Any, buf: Any, s: int, ln: int
     return -1
 
 
+def _run_hash(rbuf: Any, r_dstart: Any, r_dlen: Any, i: int) -> Any:  # pragma: no cover - compiled
+    start = np.int64(r_dstart[i])
+    return _fnv(rbuf, start, start + np.int64(r_dlen[i]))
+
+
 def _join_py(qbuf: Any, q_qcode: Any, q_dstart: Any, q_dlen: Any, q_dhash: Any, q_rel: Any,
-             rbuf: Any, r_qcode: Any, r_dstart: Any, r_dlen: Any, r_dhash: Any, r_score: Any,
+             rbuf: Any, r_qcode: Any, r_dstart: Any, r_dlen: Any, r_score: Any,
              n_codes: int, rows_code: Any, max_docs: int, judged_only: bool) -> Any:  # pragma: no cover - compiled
     """Ranked relevance lists of the queries ``rows_code`` (see :mod:`ndcg_labeling.trec.join`).
 
@@ -241,10 +250,10 @@ def _join_py(qbuf: Any, q_qcode: Any, q_dstart: Any, q_dlen: Any, q_dhash: Any, 
     """
     nq = q_qcode.shape[0]
     size = 1
-    while size < 2 * nq + 1:
+    while size < nq + nq // 2 + 1:  # load factor at most 2/3
         size *= 2
     mask = size - 1
-    table = np.full(size, -1, np.int64)
+    table = np.full(size, -1, np.int32)
     dup_q = -1
     for t in range(nq):
         h = q_dhash[t]
@@ -266,7 +275,7 @@ def _join_py(qbuf: Any, q_qcode: Any, q_dstart: Any, q_dlen: Any, q_dhash: Any, 
     for c in range(n_codes):
         start[c + 1] += start[c]
     fill = start[:-1].copy()
-    perm = np.empty(nr, np.int64)
+    perm = np.empty(nr, np.int32)
     for i in range(nr):
         c = r_qcode[i]
         perm[fill[c]] = i
@@ -292,8 +301,8 @@ def _join_py(qbuf: Any, q_qcode: Any, q_dstart: Any, q_dlen: Any, q_dhash: Any, 
         label = np.empty(m, np.int64)
         for j in range(m):
             i = order[j]
-            label[j] = _lookup(table, mask, c, r_dhash[i], rbuf, r_dstart[i], r_dlen[i], q_qcode, q_dhash, qbuf,
-                               q_dstart, q_dlen)
+            label[j] = _lookup(table, mask, c, _run_hash(rbuf, r_dstart, r_dlen, i), rbuf, r_dstart[i], r_dlen[i],
+                               q_qcode, q_dhash, qbuf, q_dstart, q_dlen)
         keep = m if max_docs <= 0 else min(m, max_docs)
         # Equal scores: by document id descending - needed only where a judged document is in the group
         # (unjudged documents are interchangeable) or the group straddles the -M cut.
@@ -309,20 +318,23 @@ def _join_py(qbuf: Any, q_qcode: Any, q_dstart: Any, q_dlen: Any, q_dhash: Any, 
                         judged = True
                 if judged or (g < keep < e):
                     part = order[g:e].copy()
-                    _sort_desc(part, rbuf, r_dstart, r_dlen, np.empty(e - g, np.int64))
+                    _sort_desc(part, rbuf, r_dstart, r_dlen, np.empty(e - g, part.dtype))
                     order[g:e] = part
                     for j in range(g, e):
                         i = order[j]
-                        label[j] = _lookup(table, mask, c, r_dhash[i], rbuf, r_dstart[i], r_dlen[i], q_qcode,
-                                           q_dhash, qbuf, q_dstart, q_dlen)
+                        label[j] = _lookup(table, mask, c, _run_hash(rbuf, r_dstart, r_dlen, i), rbuf, r_dstart[i],
+                                           r_dlen[i], q_qcode, q_dhash, qbuf, q_dstart, q_dlen)
             g = e
         # The same document twice among the kept ones: the later line of the first such pair in file order.
         kept = np.sort(order[:keep])
-        hs = r_dhash[kept]
-        by_hash = kept[np.argsort(hs, kind="mergesort")]
+        hs = np.empty(keep, np.uint64)
+        for j in range(keep):
+            hs[j] = _run_hash(rbuf, r_dstart, r_dlen, kept[j])
+        by_hash = np.argsort(hs, kind="mergesort")
         for j in range(1, keep):
-            a, b = by_hash[j - 1], by_hash[j]
-            if r_dhash[a] == r_dhash[b] and _cmp(rbuf, r_dstart[a], r_dlen[a], rbuf, r_dstart[b], r_dlen[b]) == 0:
+            a, b = kept[by_hash[j - 1]], kept[by_hash[j]]
+            if hs[by_hash[j - 1]] == hs[by_hash[j]] and _cmp(rbuf, r_dstart[a], r_dlen[a], rbuf, r_dstart[b],
+                                                             r_dlen[b]) == 0:
                 later = max(a, b)
                 if dup_r < 0 or later < dup_r:
                     dup_r = later
@@ -353,6 +365,7 @@ def kernels() -> dict[str, Callable[..., Any]] | None:
     helpers = {name: _jit.compile_kernel(fn, {}, name) for name, fn in
                (("_blank", _blank), ("_fnv", _fnv), ("_cmp", _cmp), ("_number", _number))}
     helpers["_lookup"] = _jit.compile_kernel(_lookup, helpers, "_lookup")
+    helpers["_run_hash"] = _jit.compile_kernel(_run_hash, helpers, "_run_hash")
     helpers["_sort_desc"] = _jit.compile_kernel(_sort_desc_py, helpers, "_sort_desc_py")
     helpers["_scan"] = _jit.compile_kernel(_scan_py, helpers, "_scan_py")
     _compiled["scan"] = _jit.compile_kernel(_scan_both_py, helpers, "_scan_both_py")

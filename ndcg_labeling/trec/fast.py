@@ -61,12 +61,27 @@ def read_and_join(qrels_path: str, run_path: str, options: Options) -> Joined | 
     kernels = _scan.kernels()
     if kernels is None:
         return None
+    found = _scan_and_join(kernels, qrels_path, run_path, options)
+    if found is None:
+        return None
+    # The mapped files and the scanner's columns are gone by now (peak memory): only the lists and the
+    # qrels' query codes and labels are left.
+    rel, num_ret, names, rows, in_run, n_judged, q_qcode, q_value, run_id = found
+    return Joined([names[c] for c in rows], RankedLists(rel, num_ret, *_levels(q_qcode, q_value, rows, len(names))),
+                  ~in_run[rows], n_judged, int((q_value > 0).sum()), run_id)
+
+
+def _scan_and_join(kernels: dict[str, Any], qrels_path: str, run_path: str, options: Options) -> tuple[Any, ...] | None:
+    from ndcg_labeling.trec import _scan
+
     qbuf, rbuf = _buffer(qrels_path), _buffer(run_path)
+    if max(len(qbuf), len(rbuf)) >= 2**32:
+        return None  # the scanner keeps offsets in 32 bits
     q, r, first = kernels["scan"](qbuf, rbuf)
     if q[0] != _scan.OK or r[0] != _scan.OK:
         return None
     _, q_qcode, q_dstart, q_dlen, q_dhash, q_value, _, _, _, nq = q
-    _, r_qcode, r_dstart, r_dlen, r_dhash, r_score, slow, tag_s, tag_l, nr = r
+    _, r_qcode, r_dstart, r_dlen, _, r_score, slow, tag_s, tag_l, nr = r
     if nq == 0:
         raise InputFileError(qrels_path, "the file is empty")
     if nr == 0:
@@ -84,16 +99,15 @@ def read_and_join(qrels_path: str, run_path: str, options: Options) -> Joined | 
         raise NdcgLabelingError(f"no query of {run_path} has relevance judgments in {qrels_path}")
     rows = rows[np.argsort(np.array([names[c].encode() for c in rows], dtype=object), kind="stable")]
     rel, num_ret, dup_q, dup_r = kernels["join"](
-        qbuf, q_qcode, q_dstart, q_dlen, q_dhash, q_value.astype(np.int64), rbuf, r_qcode, r_dstart, r_dlen,
-        r_dhash, r_score, len(names), rows.astype(np.int64), options.max_docs or 0, options.judged_only)
+        qbuf, q_qcode, q_dstart, q_dlen, q_dhash, q_value, rbuf, r_qcode, r_dstart, r_dlen, r_score, len(names),
+        rows.astype(np.int64), options.max_docs or 0, options.judged_only)
     rel = rel[:, : int(num_ret.max()) if len(num_ret) else 0]  # -J may have shortened every list
     if dup_q >= 0:
         raise _duplicate(qrels_path, qbuf, q_dstart[dup_q], q_dlen[dup_q], names[q_qcode[dup_q]], "qrels")
     if dup_r >= 0:
         raise _duplicate(run_path, rbuf, r_dstart[dup_r], r_dlen[dup_r], names[r_qcode[dup_r]], "run")
-    return Joined([names[c] for c in rows], RankedLists(rel, num_ret, *_levels(q_qcode, q_value, rows, len(names))),
-                  ~in_run[rows], len(judged_codes), int((q_value > 0).sum()),
-                  bytes(rbuf[tag_s:tag_s + tag_l]).decode())
+    return (rel, num_ret, names, rows, in_run, len(judged_codes), q_qcode, q_value,
+            bytes(rbuf[tag_s:tag_s + tag_l]).decode())
 
 
 def _levels(q_qcode: Any, q_value: Any, rows: Any, n_codes: int) -> tuple[Any, Any]:
