@@ -104,8 +104,10 @@ class Context:
 
     @cached_property
     def is_rel(self) -> BoolArray:
+        # Only a judged document (label >= 0) is ever relevant: at a level <= 0 every judged one is.
+        # (trec_eval compares the codes too, so at -l -1 it counts documents the qrels do not name.)
         with np.errstate(invalid="ignore"):
-            return self.lists.rel >= self.relevance_level
+            return self.lists.rel >= max(self.relevance_level, 0.0)
 
     @cached_property
     def rel_so_far(self) -> IntArray:
