@@ -81,7 +81,7 @@ def _scan_and_join(kernels: dict[str, Any], qrels_path: str, run_path: str, opti
     if q[0] != _scan.OK or r[0] != _scan.OK:
         return None
     _, q_qcode, q_dstart, q_dlen, q_dhash, q_value, _, _, _, nq = q
-    _, r_qcode, r_dstart, r_dlen, _, r_score, slow, tag_s, tag_l, nr = r
+    _, r_qcode, r_dstart, r_dlen, r_dhash, r_score, slow, tag_s, tag_l, nr = r
     if nq == 0:
         raise InputFileError(qrels_path, "the file is empty")
     if nr == 0:
@@ -99,7 +99,8 @@ def _scan_and_join(kernels: dict[str, Any], qrels_path: str, run_path: str, opti
         raise NdcgLabelingError(f"no query of {run_path} has relevance judgments in {qrels_path}")
     rows = rows[np.argsort(np.array([names[c].encode() for c in rows], dtype=object), kind="stable")]
     rel, num_ret, dup_q, dup_r = kernels["join"](
-        qbuf, q_qcode, q_dstart, q_dlen, q_dhash, q_value, rbuf, r_qcode, r_dstart, r_dlen, r_score, len(names),
+        qbuf, q_qcode, q_dstart, q_dlen, q_dhash, q_value, rbuf, r_qcode, r_dstart, r_dlen, r_dhash, r_score,
+        len(names),
         rows.astype(np.int64), options.max_docs or 0, options.judged_only)
     rel = rel[:, : int(num_ret.max()) if len(num_ret) else 0]  # -J may have shortened every list
     if dup_q >= 0:
