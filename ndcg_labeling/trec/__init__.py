@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ndcg_labeling.errors import InputFileError
 from ndcg_labeling.trec import fast, plain
 from ndcg_labeling.trec.files import read_bytes, read_qrels, read_run
 from ndcg_labeling.trec.join import Joined, Options, join, trec_order
@@ -31,7 +32,11 @@ def read_and_join(qrels_path: str, run_path: str, options: Options) -> Joined:
         if joined is not None:
             return joined
     qrels_data = read_bytes(qrels_path)
-    run_data = read_bytes(run_path)
+    try:
+        run_data = read_bytes(run_path)
+    except InputFileError:
+        read_qrels(qrels_path, data=qrels_data)  # a bad qrels line is reported first, as it always was
+        raise
     joined = plain.read_and_join(qrels_data, run_data, options, qrels_path=qrels_path, run_path=run_path)
     if joined is not None:
         return joined

@@ -130,3 +130,12 @@ def test_random_files_in_run_order(tmp_path, seed, options):
     with open(run, "w") as fh:
         fh.write("".join(" ".join(f) + "\n" for f in lines))
     _same(qrels, run, options)
+
+
+def test_a_bad_qrels_line_is_reported_before_a_missing_run(tmp_path):
+    (tmp_path / "q").write_text("1 0 a x\n")
+    with pytest.raises(InputFileError, match=r"q:1: relevance must be an integer, got 'x'$"):
+        read_and_join(str(tmp_path / "q"), str(tmp_path / "missing"), Options())
+    (tmp_path / "q").write_text("1 0 a 1\n")
+    with pytest.raises(InputFileError, match=r"missing: cannot read file: no such file$"):
+        read_and_join(str(tmp_path / "q"), str(tmp_path / "missing"), Options())
