@@ -54,6 +54,20 @@ PYTREC = textwrap.dedent("""
 """)
 PYTREC_MEASURES = "map;ndcg;ndcg_cut.10;P.10;recall.100;recip_rank"
 
+# ``eval``'s work without the process around it: reading, joining, measures and rendering, best of 5
+# in one process (the CLI's start-up - interpreter, NumPy, typer - is the rest of the whole-process time).
+IN_PROCESS = textwrap.dedent("""
+    import sys, time
+    from ndcg_labeling.pipeline.evaluate import evaluate_files
+    from ndcg_labeling.reports.trec_eval import render
+    best = float("inf")
+    for _ in range(5):
+        t = time.perf_counter()
+        render(evaluate_files(sys.argv[1], sys.argv[2], sys.argv[3].split(";")), "trec", per_query=False)
+        best = min(best, time.perf_counter() - t)
+    print(best)
+""")
+
 
 def _doc(d: int) -> str:
     return f"msmarco_passage_{d % 100:02d}_{d}"
@@ -132,6 +146,8 @@ def main() -> None:
     print(f"machine: {cpu_name()}, {os.cpu_count()} CPUs; date: {time.strftime('%Y-%m-%d %H:%M %Z')}")
     print(f"load average before: {os.getloadavg()}")
     print(f"measures: {' '.join(MEASURES)}; trec_eval binary: {trec_eval or 'not found'}")
+    print("python bytecode cache: " + ("off (PYTHONDONTWRITEBYTECODE: each process compiles the package's modules)"
+                                       if sys.flags.dont_write_bytecode else "on"))
     print(f"{'case':<16}{'lines':>12}{'tool':>22}{'seconds':>10}{'peak MB':>10}{'vs ours':>9}")
     for name in args.cases.split(","):
         n_queries, depth = CASES[name]
@@ -154,6 +170,11 @@ def main() -> None:
         for tool, (wall, mb, rc) in results.items():
             late = f"  (stopped after {args.timeout:.0f} s)" if rc == -1 else ""
             print(f"{name:<16}{lines:>12,}{tool:>22}{wall:>10.2f}{mb:>10.0f}{wall / base:>8.2f}x{late}")
+        if name == "small":
+            inside = subprocess.run([sys.executable, "-c", IN_PROCESS, str(qrels), str(run), PYTREC_MEASURES],
+                                    capture_output=True, text=True, check=True)
+            print(f"{name:<16}{lines:>12,}{'ours in-process':>22}{float(inside.stdout):>10.3f}{'':>10}"
+                  f"{float(inside.stdout) / base:>8.2f}x  (read, join, measures, render; best of 5)")
         if trec_eval and results["trec_eval 10"][2] == 0:
             same = ((folder / f"out.{name}.ndcg-labeling_eval").read_text()
                     == (folder / f"out.{name}.trec_eval_10").read_text())

@@ -16,25 +16,45 @@ code computes a call (NumPy, or numba's serial or parallel build) is the policy 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-from ndcg_labeling.metrics import _kernels
-from ndcg_labeling.metrics._kernels import numba_available
-from ndcg_labeling.metrics.ndcg import batch_dcg, batch_ndcg, weighted_ndcg
-from ndcg_labeling.metrics.ranking import (
-    batch_average_precision,
-    batch_mrr,
-    batch_precision,
-    batch_recall,
-    judged_at_k,
-    rank_order,
-)
-from ndcg_labeling.metrics.registry import (
-    Metric,
-    compute_metrics,
-    known_metrics,
-    parse_metric,
-    takes_fused_kernel,
-)
+if TYPE_CHECKING:
+    from ndcg_labeling.metrics._kernels import numba_available
+    from ndcg_labeling.metrics.ndcg import batch_dcg, batch_ndcg, weighted_ndcg
+    from ndcg_labeling.metrics.ranking import (
+        batch_average_precision,
+        batch_mrr,
+        batch_precision,
+        batch_recall,
+        judged_at_k,
+        rank_order,
+    )
+    from ndcg_labeling.metrics.registry import (
+        Metric,
+        compute_metrics,
+        known_metrics,
+        parse_metric,
+    )
+
+# Names load their module on first use: ``eval`` imports ``trec_measures`` alone, without the NDCG
+# kernels, the registry and the backend policy (about 20 ms of a 50k-line ``eval``).
+_HOMES = {
+    "numba_available": "_kernels",
+    "batch_dcg": "ndcg", "batch_ndcg": "ndcg", "weighted_ndcg": "ndcg",
+    "batch_average_precision": "ranking", "batch_mrr": "ranking", "batch_precision": "ranking",
+    "batch_recall": "ranking", "judged_at_k": "ranking", "rank_order": "ranking",
+    "Metric": "registry", "compute_metrics": "registry", "known_metrics": "registry", "parse_metric": "registry",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOMES:
+        value = getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Metric",
@@ -65,5 +85,8 @@ def warm_up(names: Iterable[str | Metric] | None = None) -> bool:
     :mod:`ndcg_labeling.backend`); under ``numpy`` it loads nothing. Returns whether the kernels are
     loaded. Raises ``ValueError`` for an unknown metric name.
     """
+    from ndcg_labeling.metrics import _kernels
+    from ndcg_labeling.metrics.registry import takes_fused_kernel
+
     fused = names is not None and takes_fused_kernel(list(names))
     return _kernels.warm_up_kernels(_kernels._FUSED if fused else _kernels._ALL)

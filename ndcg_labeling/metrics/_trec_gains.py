@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ndcg_labeling.metrics._trec_kernels import Context, FloatArray, IntArray, _safe_div, gain_table
+from ndcg_labeling.metrics._trec_kernels import Context, FloatArray, IntArray, _safe_div, distinct, gain_table
 
 
 @lru_cache(maxsize=8)
@@ -47,7 +47,7 @@ def ideal_groups(ctx: Context, pairs: Mapping[float, float]) -> tuple[FloatArray
     including each gain: ``(gains (G,), cum (n, G))``."""
     levels = ctx.lists.levels
     level_gains = np.array([pairs.get(float(v), float(v)) for v in levels], dtype=np.float64)
-    positive = np.unique(level_gains[level_gains > 0])[::-1]
+    positive = distinct(level_gains[level_gains > 0])[::-1]
     counts = np.zeros((ctx.lists.n, len(positive)), dtype=np.int64)
     for g, gain in enumerate(positive):
         counts[:, g] = ctx.lists.level_counts[:, level_gains == gain].sum(axis=1)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ndcg_labeling.metrics import _core, trec_measures
-from ndcg_labeling.metrics._validation import EMPTIES, GAINS, check_choice, check_threshold
+from ndcg_labeling.metrics._validation import EMPTIES, GAINS, check_choice, check_threshold, is_torch
 
 
 @dataclass(frozen=True)
@@ -177,6 +177,11 @@ def compute_metrics(
 
     ``gain`` applies to ndcg and dcg; ``relevant_threshold`` to mrr, map, p and recall; ``empty`` as
     in the individual functions. Ties keep column order (``ties="ordered"``).
+
+    Labels: NaN is a document without a judgment; a negative label is what trec_eval makes of it, for
+    every family: never relevant (at any threshold, 0 included), outside R and the ideal DCG, gain 0,
+    not counted by ``judged@k``, skipped by bpref and infAP. A threshold <= 0 makes every label >= 0
+    relevant (trec_eval's ``-l 0``).
     """
     metrics = [parse_metric(n) for n in names]
     if not metrics:
@@ -186,6 +191,7 @@ def compute_metrics(
     t = check_threshold("compute_metrics", relevant_threshold)
     if any(mt.family in TREC_FAMILIES for mt in metrics):
         return _with_trec_families(metrics, scores, labels, ideal_labels, gain, t, empty)
+    labels, ideal_labels = _negative_as_unjudged(labels), _negative_as_unjudged(ideal_labels)
     if _takes_fused_kernel(metrics):
         fused = _core.fused_ndcg("compute_metrics", scores, labels, [mt.k for mt in metrics], gain, empty, ideal_labels)
         if fused is not None:
@@ -193,6 +199,32 @@ def compute_metrics(
     k_max = None if any(mt.k is None for mt in metrics) else max(mt.k for mt in metrics if mt.k is not None)
     r = _core.prepare("compute_metrics", scores, labels, k_max=k_max, ideal_labels=ideal_labels)
     return {mt.name: REGISTRY[mt.family].kernel(r, mt.k, gain, t, empty) for mt in metrics}
+
+
+def _negative_as_unjudged(labels: Any) -> Any:
+    """``labels`` with each finite negative label as NaN. For the registry's own families that is
+    exactly what trec_eval means by a negative label ("in the pool, not judged"): never relevant at
+    any threshold, outside R and the ideal DCG, gain 0, and not judged (trec_eval's ``unj`` and
+    ``-J`` count it as unjudged, so ``judged@k`` does not count it). Anything that is not a numeric
+    array is passed on for the kernels' own messages; -inf stays refused."""
+    if labels is None:
+        return None
+    if is_torch(labels):
+        import torch
+
+        negative = (labels < 0) & torch.isfinite(labels)
+        if not bool(negative.any()):
+            return labels
+        return torch.where(negative, torch.full_like(labels, float("nan"), dtype=torch.float64), labels.double())
+    import numpy as np
+
+    try:
+        arr = np.asarray(labels, dtype=np.float64)
+    except (TypeError, ValueError):
+        return labels
+    with np.errstate(invalid="ignore"):
+        negative = (arr < 0) & np.isfinite(arr)
+    return np.where(negative, np.nan, arr) if negative.any() else labels
 
 
 def _with_trec_families(metrics: list[Metric], scores: Any, labels: Any, ideal_labels: Any, gain: str, t: float,

@@ -85,8 +85,8 @@ def _check_options(options: ReportOptions) -> list[Any]:
                                  ("--missing", options.missing, MISSING_CHOICES)):
         if value not in choices:
             raise NdcgLabelingError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
-    if not np.isfinite(options.relevant_threshold) or options.relevant_threshold <= 0:
-        raise NdcgLabelingError(f"relevant_threshold must be a positive number, got {options.relevant_threshold}")
+    if not np.isfinite(options.relevant_threshold) or options.relevant_threshold < 0:  # 0: every judged document
+        raise NdcgLabelingError(f"relevant_threshold must be a number >= 0, got {options.relevant_threshold}")
     if not options.metrics:
         raise NdcgLabelingError("name at least one metric (such as ndcg@10)")
     parsed = []

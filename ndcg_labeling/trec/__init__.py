@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ndcg_labeling.trec import fast
-from ndcg_labeling.trec.files import read_qrels, read_run
+from ndcg_labeling.errors import InputFileError
+from ndcg_labeling.trec import fast, plain
+from ndcg_labeling.trec.files import read_bytes, read_qrels, read_run
 from ndcg_labeling.trec.join import Joined, Options, join, trec_order
 
 
@@ -23,13 +24,24 @@ def __getattr__(name: str) -> Any:
 
 
 def read_and_join(qrels_path: str, run_path: str, options: Options) -> Joined:
-    """Both files read (standard input for ``-``) and joined into ranked relevance lists."""
+    """Both files read (standard input for ``-``) and joined into ranked relevance lists: large files
+    by the compiled reader (:mod:`.fast`), plain ones with NumPy (:mod:`.plain`), any other by the line
+    reader and :func:`.join.join`, the reference, which also writes the error messages."""
     if fast.worth_it(qrels_path, run_path):
         joined = fast.read_and_join(qrels_path, run_path, options)
         if joined is not None:
             return joined
-    qrels = read_qrels(qrels_path)
-    run = read_run(run_path)
+    qrels_data = read_bytes(qrels_path)
+    try:
+        run_data = read_bytes(run_path)
+    except InputFileError:
+        read_qrels(qrels_path, data=qrels_data)  # a bad qrels line is reported first, as it always was
+        raise
+    joined = plain.read_and_join(qrels_data, run_data, options, qrels_path=qrels_path, run_path=run_path)
+    if joined is not None:
+        return joined
+    qrels = read_qrels(qrels_path, data=qrels_data)
+    run = read_run(run_path, data=run_data)
     return join(run, qrels, options, run_path=run_path, qrels_path=qrels_path)
 
 

@@ -3,7 +3,7 @@
 The kernel bodies are plain Python compiled by numba through :mod:`ndcg_labeling._jit` (they are never
 run uncompiled: without numba, or for small files, :mod:`ndcg_labeling.trec.files` and
 :mod:`ndcg_labeling.trec.join` do the same work line by line). No string is made per line: query ids
-go through a hash table to small codes, document ids stay byte ranges of the file with a 64-bit
+go through a hash table to small codes, document ids stay byte ranges of the file with a 32-bit
 FNV-1a hash, and bytes are compared wherever two hashes meet, so a hash collision never merges two
 ids. Scores of the plain form ``[-]digits[.digits]`` with at most 15 significant digits are parsed
 here exactly (mantissa and power of ten are exact doubles, their quotient is correctly rounded, as
@@ -29,11 +29,15 @@ def _blank(c: int) -> bool:  # pragma: no cover - compiled
     return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
 
 
-def _fnv(buf: Any, start: int, end: int) -> Any:  # pragma: no cover - compiled
+def _fnv(buf: Any, start: Any, end: Any) -> Any:  # pragma: no cover - compiled
     h = np.uint64(14695981039346656037)
     for i in range(start, end):
         h = (h ^ np.uint64(buf[i])) * np.uint64(1099511628211)
     return h
+
+
+def _fnv32(buf: Any, start: Any, end: Any) -> Any:  # pragma: no cover - compiled
+    return np.uint32(_fnv(buf, start, end) & np.uint64(0xFFFFFFFF))
 
 
 def _cmp(a: Any, sa: int, la: int, b: Any, sb: int, lb: int) -> int:  # pragma: no cover - compiled
@@ -91,9 +95,9 @@ def _scan_py(buf: Any, run: bool, qtable: Any, qbufs: Any, which: int) -> Any:  
         if buf[i] == 10:
             cap += 1
     qcode = np.empty(cap, np.int32)
-    dstart = np.empty(cap, np.int64)
-    dlen = np.empty(cap, np.int32)
-    dhash = np.empty(cap, np.uint64)
+    dstart = np.empty(cap, np.uint32)  # offsets: fast.py leaves files of 4 GiB and more to the other readers
+    dlen = np.empty(cap, np.uint16)  # ids of 64 KiB and more go to the line reader
+    dhash = np.empty(cap, np.uint32)  # 32 bits: every match is confirmed on the bytes anyway
     value = np.empty(cap, np.float64)
     slow = np.zeros(cap, np.bool_)
     fs = np.zeros(7, np.int64)
@@ -124,6 +128,8 @@ def _scan_py(buf: Any, run: bool, qtable: Any, qbufs: Any, which: int) -> Any:  
                 fs[nf] = s
                 fe[nf] = i
             nf += 1
+            if i - s > 65535:
+                return (FALLBACK, qcode, dstart, dlen, dhash, value, slow, 0, 0, 0)
             while i < n_bytes and buf[i] != 10 and _blank(buf[i]):
                 i += 1
         pos = i + 1
@@ -145,7 +151,7 @@ def _scan_py(buf: Any, run: bool, qtable: Any, qbufs: Any, which: int) -> Any:  
             qcode[n] = qcode[n - 1]  # files list a query's lines together: no hashing for those
             dstart[n] = fs[2]
             dlen[n] = fe[2] - fs[2]
-            dhash[n] = _fnv(buf, fs[2], fe[2])
+            dhash[n] = _fnv32(buf, fs[2], fe[2])
             n += 1
             continue
         prev_s, prev_l = fs[0], fe[0] - fs[0]
@@ -161,7 +167,7 @@ def _scan_py(buf: Any, run: bool, qtable: Any, qbufs: Any, which: int) -> Any:  
         qcode[n] = code
         dstart[n] = fs[2]
         dlen[n] = fe[2] - fs[2]
-        dhash[n] = _fnv(buf, fs[2], fe[2])
+        dhash[n] = _fnv32(buf, fs[2], fe[2])
         n += 1
     return (OK, qcode[:n], dstart[:n], dlen[:n], dhash[:n], value[:n], slow[:n], tag_s, tag_l, n)
 
@@ -241,10 +247,10 @@ def _join_py(qbuf: Any, q_qcode: Any, q_dstart: Any, q_dlen: Any, q_dhash: Any, 
     """
     nq = q_qcode.shape[0]
     size = 1
-    while size < 2 * nq + 1:
+    while size < nq + nq // 2 + 1:  # load factor at most 2/3
         size *= 2
     mask = size - 1
-    table = np.full(size, -1, np.int64)
+    table = np.full(size, -1, np.int32)
     dup_q = -1
     for t in range(nq):
         h = q_dhash[t]
@@ -258,19 +264,29 @@ def _join_py(qbuf: Any, q_qcode: Any, q_dstart: Any, q_dlen: Any, q_dhash: Any, 
         while table[slot] >= 0:
             slot = (slot + 1) & mask
         table[slot] = t
-    # Run lines grouped by query code, file order kept (counting sort).
+    # Run lines grouped by query code, file order kept: where each query's lines are together in the
+    # file (as retrieval tools write runs) the lines of code c are first[c]..first[c] + count - 1;
+    # otherwise a counting sort (4 bytes a line more).
     nr = r_qcode.shape[0]
     start = np.zeros(n_codes + 1, np.int64)
-    for i in range(nr):
-        start[r_qcode[i] + 1] += 1
-    for c in range(n_codes):
-        start[c + 1] += start[c]
-    fill = start[:-1].copy()
-    perm = np.empty(nr, np.int64)
+    first = np.full(n_codes, -1, np.int64)
+    together = True
     for i in range(nr):
         c = r_qcode[i]
-        perm[fill[c]] = i
-        fill[c] += 1
+        start[c + 1] += 1
+        if first[c] < 0:
+            first[c] = i
+        elif r_qcode[i - 1] != c:
+            together = False
+    for c in range(n_codes):
+        start[c + 1] += start[c]
+    perm = np.empty(0 if together else nr, np.int32)
+    if not together:
+        fill = start[:-1].copy()
+        for i in range(nr):
+            c = r_qcode[i]
+            perm[fill[c]] = i
+            fill[c] += 1
     n_rows = rows_code.shape[0]
     width = 0
     for row in range(n_rows):
@@ -284,15 +300,17 @@ def _join_py(qbuf: Any, q_qcode: Any, q_dstart: Any, q_dlen: Any, q_dhash: Any, 
     dup_r = -1
     for row in range(n_rows):
         c = rows_code[row]
-        lines = perm[start[c]:start[c + 1]]
-        m = lines.shape[0]
+        m = start[c + 1] - start[c]
         if m == 0:
             continue
+        lines = np.arange(first[c], first[c] + m).astype(np.int32) if together else perm[start[c]:start[c + 1]]
         order = lines[np.argsort(-r_score[lines], kind="mergesort")]
         label = np.empty(m, np.int64)
+        doc_hash = np.empty(m, np.uint32)  # of the document at each rank
         for j in range(m):
             i = order[j]
-            label[j] = _lookup(table, mask, c, r_dhash[i], rbuf, r_dstart[i], r_dlen[i], q_qcode, q_dhash, qbuf,
+            doc_hash[j] = r_dhash[i]
+            label[j] = _lookup(table, mask, c, doc_hash[j], rbuf, r_dstart[i], r_dlen[i], q_qcode, q_dhash, qbuf,
                                q_dstart, q_dlen)
         keep = m if max_docs <= 0 else min(m, max_docs)
         # Equal scores: by document id descending - needed only where a judged document is in the group
@@ -309,23 +327,32 @@ def _join_py(qbuf: Any, q_qcode: Any, q_dstart: Any, q_dlen: Any, q_dhash: Any, 
                         judged = True
                 if judged or (g < keep < e):
                     part = order[g:e].copy()
-                    _sort_desc(part, rbuf, r_dstart, r_dlen, np.empty(e - g, np.int64))
+                    _sort_desc(part, rbuf, r_dstart, r_dlen, np.empty(e - g, part.dtype))
                     order[g:e] = part
                     for j in range(g, e):
                         i = order[j]
-                        label[j] = _lookup(table, mask, c, r_dhash[i], rbuf, r_dstart[i], r_dlen[i], q_qcode,
+                        doc_hash[j] = r_dhash[i]
+                        label[j] = _lookup(table, mask, c, doc_hash[j], rbuf, r_dstart[i], r_dlen[i], q_qcode,
                                            q_dhash, qbuf, q_dstart, q_dlen)
             g = e
         # The same document twice among the kept ones: the later line of the first such pair in file order.
-        kept = np.sort(order[:keep])
-        hs = r_dhash[kept]
-        by_hash = kept[np.argsort(hs, kind="mergesort")]
-        for j in range(1, keep):
-            a, b = by_hash[j - 1], by_hash[j]
-            if r_dhash[a] == r_dhash[b] and _cmp(rbuf, r_dstart[a], r_dlen[a], rbuf, r_dstart[b], r_dlen[b]) == 0:
-                later = max(a, b)
-                if dup_r < 0 or later < dup_r:
-                    dup_r = later
+        in_file_order = np.argsort(order[:keep], kind="mergesort")
+        kept = order[:keep][in_file_order]
+        hs = doc_hash[:keep][in_file_order]
+        by_hash = np.argsort(hs, kind="mergesort")
+        g = 0
+        while g < keep:  # every pair within a run of equal hashes (runs of 2 or more are rare)
+            e = g + 1
+            while e < keep and hs[by_hash[e]] == hs[by_hash[g]]:
+                e += 1
+            for x in range(g, e):
+                for y in range(x + 1, e):
+                    a, b = kept[by_hash[x]], kept[by_hash[y]]
+                    if _cmp(rbuf, r_dstart[a], r_dlen[a], rbuf, r_dstart[b], r_dlen[b]) == 0:
+                        later = max(a, b)
+                        if dup_r < 0 or later < dup_r:
+                            dup_r = later
+            g = e
         n = 0
         for j in range(keep):
             t = label[j]
@@ -352,6 +379,7 @@ def kernels() -> dict[str, Callable[..., Any]] | None:
         return None
     helpers = {name: _jit.compile_kernel(fn, {}, name) for name, fn in
                (("_blank", _blank), ("_fnv", _fnv), ("_cmp", _cmp), ("_number", _number))}
+    helpers["_fnv32"] = _jit.compile_kernel(_fnv32, helpers, "_fnv32")
     helpers["_lookup"] = _jit.compile_kernel(_lookup, helpers, "_lookup")
     helpers["_sort_desc"] = _jit.compile_kernel(_sort_desc_py, helpers, "_sort_desc_py")
     helpers["_scan"] = _jit.compile_kernel(_scan_py, helpers, "_scan_py")

@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import mmap
 import os
+import sys
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ndcg_labeling.errors import InputFileError, NdcgLabelingError
-from ndcg_labeling.metrics.trec_measures import RankedLists
-from ndcg_labeling.trec import _scan
+from ndcg_labeling.metrics._trec_kernels import RankedLists, distinct
 from ndcg_labeling.trec.files import STDIN, check_file, read_bytes
-from ndcg_labeling.trec.join import Joined, Options
+from ndcg_labeling.trec.join import Joined, Options, level_counts
 
 # With the backend policy ``auto`` (ndcg_labeling.backend), from this many bytes (about 150,000 run
 # lines) the compiled reader is faster even counting numba's start (about a second, its cache warm);
@@ -26,11 +26,6 @@ COMPILED_FROM_BYTES = 8_000_000
 
 def worth_it(*paths: str) -> bool:
     """Whether to read with the compiled reader: the backend policy, and for ``auto`` the file sizes."""
-    from ndcg_labeling import backend
-
-    kind = backend.policy().kind
-    if kind == "numpy":
-        return False
     total = 0
     for path in paths:
         if path == STDIN:
@@ -39,7 +34,13 @@ def worth_it(*paths: str) -> bool:
             total += os.path.getsize(path)
         except OSError:
             return False  # the line reader reports it
-    return kind == "numba" or total >= COMPILED_FROM_BYTES
+    if total < COMPILED_FROM_BYTES and "ndcg_labeling.backend" not in sys.modules and not os.environ.get(
+            "NDCG_LABELING_BACKEND"):
+        return False  # the default policy (auto) without loading the policy module: a small eval's 3 ms
+    from ndcg_labeling import backend
+
+    kind = backend.policy().kind
+    return kind == "numba" or (kind == "auto" and total >= COMPILED_FROM_BYTES)
 
 
 def _buffer(path: str) -> npt.NDArray[np.uint8]:
@@ -55,10 +56,27 @@ def _buffer(path: str) -> npt.NDArray[np.uint8]:
 
 
 def read_and_join(qrels_path: str, run_path: str, options: Options) -> Joined | None:
+    from ndcg_labeling.trec import _scan
+
     kernels = _scan.kernels()
     if kernels is None:
         return None
+    found = _scan_and_join(kernels, qrels_path, run_path, options)
+    if found is None:
+        return None
+    # The mapped files and the scanner's columns are gone by now (peak memory): only the lists and the
+    # qrels' query codes and labels are left.
+    rel, num_ret, names, rows, in_run, n_judged, q_qcode, q_value, run_id = found
+    return Joined([names[c] for c in rows], RankedLists(rel, num_ret, *_levels(q_qcode, q_value, rows, len(names))),
+                  ~in_run[rows], n_judged, int((q_value > 0).sum()), run_id)
+
+
+def _scan_and_join(kernels: dict[str, Any], qrels_path: str, run_path: str, options: Options) -> tuple[Any, ...] | None:
+    from ndcg_labeling.trec import _scan
+
     qbuf, rbuf = _buffer(qrels_path), _buffer(run_path)
+    if max(len(qbuf), len(rbuf)) >= 2**32:
+        return None  # the scanner keeps offsets in 32 bits
     q, r, first = kernels["scan"](qbuf, rbuf)
     if q[0] != _scan.OK or r[0] != _scan.OK:
         return None
@@ -73,7 +91,7 @@ def read_and_join(qrels_path: str, run_path: str, options: Options) -> Joined | 
         texts = [bytes(rbuf[_field_start(rbuf, r_dstart[i], 2):_field_end(rbuf, r_dstart[i], 2)]) for i in idx]
         r_score[idx] = np.array(texts).astype(np.float64)
     names = [bytes(((qbuf, rbuf)[w])[s:s + ln]).decode() for w, s, ln in first.tolist()]
-    judged_codes = np.unique(q_qcode)
+    judged_codes = distinct(q_qcode)
     in_run = np.zeros(len(names), dtype=bool)
     in_run[r_qcode] = True
     rows = judged_codes if options.complete else judged_codes[in_run[judged_codes]]
@@ -81,26 +99,22 @@ def read_and_join(qrels_path: str, run_path: str, options: Options) -> Joined | 
         raise NdcgLabelingError(f"no query of {run_path} has relevance judgments in {qrels_path}")
     rows = rows[np.argsort(np.array([names[c].encode() for c in rows], dtype=object), kind="stable")]
     rel, num_ret, dup_q, dup_r = kernels["join"](
-        qbuf, q_qcode, q_dstart, q_dlen, q_dhash, q_value.astype(np.int64), rbuf, r_qcode, r_dstart, r_dlen,
-        r_dhash, r_score, len(names), rows.astype(np.int64), options.max_docs or 0, options.judged_only)
+        qbuf, q_qcode, q_dstart, q_dlen, q_dhash, q_value, rbuf, r_qcode, r_dstart, r_dlen, r_dhash, r_score,
+        len(names),
+        rows.astype(np.int64), options.max_docs or 0, options.judged_only)
     rel = rel[:, : int(num_ret.max()) if len(num_ret) else 0]  # -J may have shortened every list
     if dup_q >= 0:
         raise _duplicate(qrels_path, qbuf, q_dstart[dup_q], q_dlen[dup_q], names[q_qcode[dup_q]], "qrels")
     if dup_r >= 0:
         raise _duplicate(run_path, rbuf, r_dstart[dup_r], r_dlen[dup_r], names[r_qcode[dup_r]], "run")
-    return Joined([names[c] for c in rows], RankedLists(rel, num_ret, *_levels(q_qcode, q_value, rows, len(names))),
-                  ~in_run[rows], len(judged_codes), int((q_value > 0).sum()),
-                  bytes(rbuf[tag_s:tag_s + tag_l]).decode())
+    return (rel, num_ret, names, rows, in_run, len(judged_codes), q_qcode, q_value,
+            bytes(rbuf[tag_s:tag_s + tag_l]).decode())
 
 
 def _levels(q_qcode: Any, q_value: Any, rows: Any, n_codes: int) -> tuple[Any, Any]:
     row_of = np.full(n_codes, -1, dtype=np.int64)
     row_of[rows] = np.arange(len(rows))
-    keep = (row_of[q_qcode] >= 0) & (q_value >= 0)
-    levels = np.unique(q_value[keep])
-    counts = np.zeros((len(rows), len(levels)), dtype=np.int64)
-    np.add.at(counts, (row_of[q_qcode[keep]], np.searchsorted(levels, q_value[keep])), 1)
-    return levels, counts
+    return level_counts(row_of[q_qcode], q_value.astype(np.float64), len(rows))
 
 
 def _field_start(buf: Any, doc_start: int, after: int) -> int:

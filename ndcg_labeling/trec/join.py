@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ndcg_labeling.errors import InputFileError, NdcgLabelingError
-from ndcg_labeling.metrics.trec_measures import NONPOOL, UNJUDGED, RankedLists
+from ndcg_labeling.metrics._trec_kernels import NONPOOL, UNJUDGED, RankedLists, distinct
 from ndcg_labeling.trec.files import QrelsColumns, RunColumns
 
 
@@ -82,7 +82,7 @@ def join(run: RunColumns, qrels: QrelsColumns, options: Options, *, run_path: st
         raise InputFileError(qrels_path, f"document {qrels.doc_id[dup]} appears twice for query "
                              f"{qrels.query_id[dup]} in the qrels", qrels.line[dup])
     rq, rd = q_codes[nq:], d_codes[nq:]
-    judged = np.unique(q_codes[:nq])
+    judged = distinct(q_codes[:nq])
     in_run = np.zeros(len(q_names), dtype=bool)
     in_run[rq] = True
     rows = judged if options.complete else judged[in_run[judged]]
@@ -93,7 +93,7 @@ def join(run: RunColumns, qrels: QrelsColumns, options: Options, *, run_path: st
     order = _order(rq, rd, np.asarray(run.score, dtype=np.float64))
     order = order[row_of[rq[order]] >= 0]
     row = row_of[rq[order]]
-    pos = _positions(row, len(rows))
+    pos = positions(row, len(rows))
     if options.max_docs is not None:
         order, row, pos = order[pos < options.max_docs], row[pos < options.max_docs], pos[pos < options.max_docs]
     dup = _first_repeat(rq[np.sort(order)] * nd + rd[np.sort(order)], np.sort(order))
@@ -110,20 +110,27 @@ def join(run: RunColumns, qrels: QrelsColumns, options: Options, *, run_path: st
     if options.judged_only:
         keep = label >= 0
         row, label = row[keep], label[keep]
-        pos = _positions(row, len(rows))
+        pos = positions(row, len(rows))
     num_ret = np.bincount(row, minlength=len(rows)).astype(np.int64)
     rel = np.full((len(rows), int(num_ret.max()) if len(num_ret) else 0), np.nan)
     rel[row, pos] = label
-    qrow = row_of[q_codes[:nq]]
-    ok = (qrow >= 0) & (labels_q >= 0)
-    levels = np.unique(labels_q[ok])
-    counts = np.zeros((len(rows), len(levels)), dtype=np.int64)
-    np.add.at(counts, (qrow[ok], np.searchsorted(levels, labels_q[ok])), 1)
+    levels, counts = level_counts(row_of[q_codes[:nq]], labels_q, len(rows))
     return Joined([str(q_names[c]) for c in rows], RankedLists(rel, num_ret, levels, counts), ~in_run[rows],
                   len(judged), int((labels_q > 0).sum()), run.run_id)
 
 
-def _positions(row: npt.NDArray[np.int64], n_rows: int) -> npt.NDArray[np.int64]:
+def level_counts(row: npt.NDArray[np.int64], labels: npt.NDArray[np.float64], n_rows: int,
+                 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
+    """:class:`RankedLists`' ``levels`` and ``level_counts`` from the judgments' rows (-1: a query not
+    evaluated) and labels (negative ones are not counted)."""
+    ok = (row >= 0) & (labels >= 0)
+    levels = distinct(labels[ok])
+    idx = row[ok] * len(levels) + np.searchsorted(levels, labels[ok])
+    counts = np.bincount(idx, minlength=n_rows * len(levels)).reshape(n_rows, len(levels))
+    return levels, counts.astype(np.int64)
+
+
+def positions(row: npt.NDArray[np.int64], n_rows: int) -> npt.NDArray[np.int64]:
     """0-based position of each element within its row (rows given in non-decreasing order)."""
     counts = np.bincount(row, minlength=n_rows)
     starts = np.cumsum(counts) - counts

@@ -65,10 +65,84 @@ def test_negative_labels_reach_trec_families_but_never_count_as_relevant():
     assert out["success@1"][0] == 0.0
 
 
-@pytest.mark.xfail(strict=True, reason="report refuses negative labels (metrics validation) and thresholds <= 0: negative grades cannot reach it yet; see docs/eval.md")
-def test_report_threshold_zero_never_counts_negative_labels():
-    # Defect 1 of issue 13 for `report`: at a relevance threshold of 0 a label of -1 must stay
-    # non-relevant. The registry's own families (p, recall, map, mrr) refuse negative labels and
-    # report refuses a threshold <= 0 (pipeline/report.py); see the eval helper's report.
-    out = compute_metrics(["p@2"], np.array([[2.0, 1.0]]), np.array([[-1.0, 0.0]]), relevant_threshold=0.0)
-    assert out["p@2"][0] == 0.5
+def test_threshold_zero_never_counts_negative_labels():
+    # Defect 1 of issue 13 for the registry (and so for report): at a relevance threshold of 0 a label
+    # of -1 stays non-relevant, as trec_eval's -l 0; a label of 0 is relevant there.
+    out = compute_metrics(["p@2", "mrr", "recall@2"], np.array([[2.0, 1.0]]), np.array([[-1.0, 0.0]]),
+                          relevant_threshold=0.0)
+    assert (out["p@2"][0], out["mrr"][0], out["recall@2"][0]) == (0.5, 0.5, 1.0)
+
+
+def test_negative_labels_are_unjudged_for_judged_at_k_and_gain_zero():
+    # trec_eval's "in the pool, not judged": unj.K and -J count a negative label as unjudged, gain 0.
+    scores, labels = np.array([[3.0, 2.0, 1.0]]), np.array([[-2.0, 2.0, np.nan]])
+    out = compute_metrics(["judged@3", "ndcg@3", "dcg@3"], scores, labels, gain="linear")
+    assert out["judged@3"][0] == pytest.approx(1 / 3)
+    assert out["dcg@3"][0] == pytest.approx(2 / np.log2(3))
+    assert out["ndcg@3"][0] == pytest.approx((2 / np.log2(3)) / 2)
+
+
+def test_negative_infinite_labels_are_still_refused():
+    with pytest.raises(ValueError, match="labels must be"):
+        compute_metrics(["p@2"], np.array([[2.0, 1.0]]), np.array([[-np.inf, 1.0]]))
+
+
+@pytest.mark.parametrize("threshold", [0, 1, 2])
+@pytest.mark.parametrize("seed", range(3))
+def test_registry_families_with_negative_labels_match_pytrec_eval(seed, threshold):
+    # The registry's own kernels (p, recall, map, mrr, ndcg) with negative labels in the rows and in
+    # ideal_labels (judged documents never retrieved), at relevance levels 0, 1 and 2.
+    rng = np.random.default_rng(100 + seed)
+    n, width, extra = 40, 20, 6
+    scores = rng.permutation(n * width).reshape(n, width).astype(float)  # distinct: no tie rule involved
+    scores[rng.random((n, width)) < 0.1] = np.nan
+    labels = rng.choice([np.nan, np.nan, -2, -1, 0, 0, 1, 2, 3], size=(n, width))
+    labels[np.isnan(scores)] = np.nan
+    unretrieved = rng.choice([np.nan, -1, 0, 1, 2], size=(n, extra))
+    unretrieved[:, 0] = 0  # every query has a judgment >= 0 (trec_eval crashes otherwise)
+    ideal = np.concatenate((labels, unretrieved), axis=1)
+    pairs = {"p@5": "P_5", "p@10": "P_10", "recall@10": "recall_10", "map": "map", "map@10": "map_cut_10",
+             "mrr": "recip_rank", "ndcg@10": "ndcg_cut_10"}
+    ours = compute_metrics(list(pairs), scores, labels, ideal_labels=ideal, gain="linear",
+                           relevant_threshold=threshold)
+    # pytrec_eval refuses relevance_level 0: there, the peer gets every label >= 0 raised by 1 at level 1
+    # (the same relevant documents; negative labels stay negative) and ndcg, whose gains would move, is
+    # compared at the other levels only.
+    shift = 1 if threshold == 0 else 0
+    qrels, run = {}, {}
+    for i in range(n):
+        q = f"q{i}"
+        qrels[q] = {f"d{j}": int(ideal[i, j]) + (shift if ideal[i, j] >= 0 else 0)
+                    for j in range(width + extra) if not np.isnan(ideal[i, j])}
+        run[q] = {f"d{j}": float(scores[i, j]) for j in range(width) if not np.isnan(scores[i, j])}
+    ref = pytrec_eval.RelevanceEvaluator(qrels, {"P", "recall", "map", "map_cut", "recip_rank", "ndcg_cut"},
+                                         relevance_level=threshold + shift).evaluate(run)
+    for name, trec in pairs.items():
+        if shift and name.startswith("ndcg"):
+            continue
+        for i in range(n):
+            assert abs(ours[name][i] - ref[f"q{i}"][trec]) <= 1e-9, (name, i)
+
+
+def test_threshold_below_zero_is_threshold_zero():
+    # No label below 0 is ever relevant, nor a document without a label (trec_eval at -l -1 counts
+    # documents its qrels do not name: not here).
+    scores = np.array([[4.0, 3.0, 2.0, 1.0]])
+    labels = np.array([[np.nan, -1.0, 0.0, 2.0]])
+    names = ["p@4", "mrr", "map", "bpref", "success@1", "num_rel_ret", "judged@4"]
+    below = compute_metrics(names, scores, labels, relevant_threshold=-1)
+    at_zero = compute_metrics(names, scores, labels, relevant_threshold=0)
+    assert {k: float(v[0]) for k, v in below.items()} == {k: float(v[0]) for k, v in at_zero.items()}
+    assert (below["p@4"][0], below["mrr"][0], below["num_rel_ret"][0], below["success@1"][0]) == (0.5, 1 / 3, 2, 0)
+
+
+def test_negative_labels_in_tensors_as_in_arrays():
+    torch = pytest.importorskip("torch")
+    scores = np.array([[3.0, 2.0, 1.0, 0.5]])
+    labels = np.array([[-1.0, 0.0, 2.0, 1.0]])
+    names = ["p@2", "ndcg@3", "mrr", "judged@4"]
+    ours = compute_metrics(names, scores, labels, relevant_threshold=0)
+    for lab in (torch.tensor(labels), torch.tensor(labels, dtype=torch.int64)):
+        got = compute_metrics(names, torch.tensor(scores), lab, relevant_threshold=0)
+        for name in names:
+            assert float(got[name][0]) == pytest.approx(float(ours[name][0]), abs=1e-12)

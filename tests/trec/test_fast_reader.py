@@ -76,3 +76,25 @@ def test_trec_order_is_trec_evals_ranking():
     order = trec_order(["2", "1", "1", "1", "10", "1"], ["a", "b", "c", "á", "x", "d"], [1.0, 2.0, 2.0, 2.0, 5.0, 3.0])
     # query "1" before "10" before "2"; in "1": 3.0 first, then the 2.0 tie by id descending (á > c > b)
     assert order.tolist() == [5, 3, 2, 1, 4, 0]
+
+
+def _fnv32(text: bytes) -> int:
+    h = 14695981039346656037
+    for b in text:
+        h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return h & 0xFFFFFFFF
+
+
+def test_documents_with_one_32_bit_hash_stay_apart(tmp_path):
+    # The scanner keeps 32-bit hashes of document ids; these two ids share one. A match needs equal
+    # bytes too, and a duplicate is found even with the other id between its two lines in hash order.
+    a, b = "a732372a1d", "8e45e1b430"
+    assert _fnv32(a.encode()) == _fnv32(b.encode())
+    (tmp_path / "q").write_text(f"1 0 {b} 2\n1 0 x 1\n")
+    (tmp_path / "r").write_text(f"1 Q0 {a} 1 3 t\n1 Q0 {b} 2 2 t\n1 Q0 x 3 1 t\n")
+    _same(str(tmp_path / "q"), str(tmp_path / "r"), Options())
+    joined = fast.read_and_join(str(tmp_path / "q"), str(tmp_path / "r"), Options())
+    assert joined is not None and joined.lists.rel.tolist() == [[-1.0, 2.0, 1.0]]
+    (tmp_path / "r").write_text(f"1 Q0 {a} 1 3 t\n1 Q0 {b} 2 2 t\n1 Q0 {a} 3 1 t\n")
+    with pytest.raises(InputFileError, match=r"r:3: document a732372a1d appears twice for query 1 in the run$"):
+        fast.read_and_join(str(tmp_path / "q"), str(tmp_path / "r"), Options())
