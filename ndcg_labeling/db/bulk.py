@@ -29,6 +29,8 @@ from datetime import datetime
 from itertools import islice
 from typing import Any, cast
 
+import numpy as np
+from numpy.typing import NDArray
 from sqlalchemy import Table, column, select, table
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -37,6 +39,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
+from ndcg_labeling.db import pg_binary
 from ndcg_labeling.errors import ConflictError
 
 CHUNK = 50_000
@@ -101,19 +104,37 @@ def _driver_error(conn: Connection, statement: str, exc: Exception) -> Exception
 
 def _copy(conn: Connection, name: str, columns: Sequence[str], rows: Iterable[Sequence[Any]],
           progress: ProgressCallback | None) -> int:
+    """``COPY`` the rows: in PostgreSQL's binary format built with NumPy (:mod:`.pg_binary`) when every
+    column is of a type it encodes, else row by row as text."""
     raw = conn.connection.driver_connection
+    rows = rows if isinstance(rows, list) else list(rows)
+    types = _column_types(conn, name, columns)
+    payload = pg_binary.encode(rows, types) if types is not None else None
     statement = f"COPY {name} ({', '.join(columns)}) FROM STDIN"
     count = 0
     try:
-        with raw.cursor() as cursor, cursor.copy(statement) as copy:  # type: ignore[union-attr]
-            for row in rows:
-                copy.write_row(row)
-                count += 1
-                if progress is not None and count % CHUNK == 0:
-                    progress(count)
+        with raw.cursor() as cursor:  # type: ignore[union-attr]
+            if payload is not None:
+                with cursor.copy(statement + " (FORMAT BINARY)") as copy:
+                    copy.write(payload)
+                return len(rows)
+            with cursor.copy(statement) as copy:
+                for row in rows:
+                    copy.write_row(row)
+                    count += 1
+                    if progress is not None and count % CHUNK == 0:
+                        progress(count)
     except Exception as exc:
         raise _driver_error(conn, statement, exc) from None
     return count
+
+
+def _column_types(conn: Connection, name: str, columns: Sequence[str]) -> list[str] | None:
+    """The type names (``format_type`` without modifiers) of ``columns`` of table ``name``."""
+    found: dict[str, str] = dict(conn.exec_driver_sql(
+        "SELECT attname, format_type(atttypid, NULL) FROM pg_attribute "
+        "WHERE attrelid = to_regclass(%(t)s) AND attnum > 0 AND NOT attisdropped", {"t": name}).all())
+    return [found[c] for c in columns] if all(c in found for c in columns) else None
 
 
 def _executemany(conn: Connection, sql: str, rows: Iterable[Sequence[Any]], progress: ProgressCallback | None) -> int:
@@ -283,8 +304,8 @@ def insert_missing_names(model: type[m.Grader] | type[m.System], rows: Sequence[
     return created
 
 
-def _fetch_pairs(conn: Connection, sql: str) -> dict[str, int]:
-    """``external_id -> id`` pairs of a query selecting ``ext, rid``, fetched without a Python object per
+def _fetch_pairs(conn: Connection, sql: str) -> tuple[list[str], list[int]]:
+    """The ``(external_id, id)`` pairs of a query selecting ``ext, rid``, as two lists, fetched without a Python object per
     row: the database joins the pairs into a few texts (one per 65,536 ids, well below any text limit)
     that Python splits at C speed. Stored ids hold no tab or newline (the id rule); the split is checked
     against the row count, and any other text is fetched row by row."""
@@ -293,16 +314,17 @@ def _fetch_pairs(conn: Connection, sql: str) -> dict[str, int]:
     parts = conn.exec_driver_sql(f"SELECT {concat}, count(*) FROM ({sql}) AS x GROUP BY x.rid / 65536").all()
     total = sum(int(count) for _text, count in parts)
     if not total:
-        return {}
+        return [], []
     fields = "\n".join(text for text, _count in parts).replace("\t", "\n").split("\n")
     if len(fields) == 2 * total:
-        return dict(zip(fields[0::2], map(int, fields[1::2]), strict=True))
+        return fields[0::2], list(map(int, fields[1::2]))
     cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
     try:
         cursor.execute(sql)
-        return dict(cursor.fetchall())
+        rows = cursor.fetchall()
     finally:
         cursor.close()
+    return [r[0] for r in rows], [int(r[1]) for r in rows]
 
 
 def _temp_ids(session: Session, ids: Sequence[str]) -> str:
@@ -316,10 +338,12 @@ def _temp_ids(session: Session, ids: Sequence[str]) -> str:
     return temp
 
 
-def _lookup(model: type[m.Query] | type[m.Document], ids: Sequence[str], *, session: Session) -> dict[str, int]:
-    """``external_id -> id`` of the stored rows among ``ids`` (and maybe of other stored rows)."""
+def _lookup(model: type[m.Query] | type[m.Document], ids: Sequence[str], *,
+            session: Session) -> tuple[list[str], list[int]]:
+    """``(external ids, row ids)`` of the stored rows among ``ids`` (and maybe of other stored rows)."""
     if len(ids) <= SMALL:
-        return dict(session.execute(select(model.external_id, model.id).where(model.external_id.in_(ids))).all())
+        rows = session.execute(select(model.external_id, model.id).where(model.external_id.in_(ids))).all()
+        return [r[0] for r in rows], [r[1] for r in rows]
     target = model.__tablename__
     conn = session.connection()
     stored = int(conn.exec_driver_sql(f"SELECT COUNT(*) FROM {target}").scalar_one())
@@ -330,6 +354,30 @@ def _lookup(model: type[m.Query] | type[m.Document], ids: Sequence[str], *, sess
                                f"JOIN {temp} t ON t.external_id = x.external_id")
     conn.exec_driver_sql(f"DROP TABLE {temp}")
     return pairs
+
+
+def _row_ids(model: type[m.Query] | type[m.Document], ids: Sequence[str], *, session: Session) -> NDArray[np.int64]:
+    """The row id of each of the distinct ``ids``, -1 where none is stored: one hash join in pandas."""
+    import pandas as pd
+
+    exts, rids = _lookup(model, ids, session=session)
+    at = pd.Index(exts, dtype=object).get_indexer(pd.Index(ids, dtype=object))
+    out: NDArray[np.int64] = np.where(at >= 0, np.asarray(rids, dtype=np.int64)[at] if rids else -1, -1)
+    return out
+
+
+def external_row_ids(model: type[m.Query] | type[m.Document], ids: Sequence[str], *,
+                     session: Session) -> tuple[NDArray[np.int64], int]:
+    """:func:`ensure_external_ids` for the distinct ``ids`` of an importer: their row ids as an array in
+    the order of ``ids`` (no dictionary of a million strings), and the number of rows created."""
+    out = _row_ids(model, ids, session=session)
+    missing_at = np.flatnonzero(out < 0)
+    if not len(missing_at):
+        return out, 0
+    missing = [ids[int(i)] for i in missing_at]
+    created = _create(model, sorted(missing), session=session)
+    out[missing_at] = _row_ids(model, missing, session=session)
+    return out, created
 
 
 def _create(model: type[m.Query] | type[m.Document], missing: list[str], *, session: Session) -> int:
@@ -372,10 +420,10 @@ def ensure_external_ids(model: type[m.Query] | type[m.Document], ids: Iterable[s
     wanted = list(dict.fromkeys(ids))
     if not wanted:
         return {}, 0
-    found = _lookup(model, wanted, session=session)
+    found = dict(zip(*_lookup(model, wanted, session=session), strict=True))
     missing = sorted(set(wanted).difference(found))
     if not missing:
         return found, 0
     created = _create(model, missing, session=session)
-    found.update(_lookup(model, missing, session=session))
+    found.update(zip(*_lookup(model, missing, session=session), strict=True))
     return found, created

@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 from ndcg_labeling.choices import GraderKind
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import repository as repo
+from ndcg_labeling.db.bulk import external_row_ids
 from ndcg_labeling.errors import ConflictError, InputFileError, NdcgLabelingError
 from ndcg_labeling.io.tables import InputTable, read_table
 from ndcg_labeling.pipeline.import_columns import CodedIds, first_repeat, trec_ranking
@@ -318,10 +319,10 @@ def import_run(path: str | Path, *, system: str, session: Session, fmt: str | No
                                               f"{run.query.ids[run.query.codes[dup]]!r}")
 
     sys_obj, _created = repo.get_or_create_system(system.strip(), session=session, description=description)
-    qmap, new_q = repo.ensure_external_ids(m.Query, run.query.ids, session=session)
-    dmap, new_d = repo.ensure_external_ids(m.Document, run.doc.ids, session=session)
+    q_rows, new_q = external_row_ids(m.Query, run.query.ids, session=session)
+    d_rows, new_d = external_row_ids(m.Document, run.doc.ids, session=session)
     # Rows in (query, rank) order of the internal ids: the indexes grow at a few places.
-    qid, did = run.query.map_to(qmap), run.doc.map_to(dmap)
+    qid, did = q_rows[run.query.codes], d_rows[run.doc.codes]
     order = np.lexsort((run.rank, qid))
     run_rows = pd.DataFrame({"qid": qid[order], "did": did[order], "rank": run.rank[order], "score": run.score[order]})
     summary = ImportSummary("run rows", path_s, created={"queries": new_q, "documents": new_d})
@@ -347,7 +348,7 @@ def import_run(path: str | Path, *, system: str, session: Session, fmt: str | No
                 else:
                     changed_queries.append(q)
             if changed_queries and not replace:
-                qext = {v: k for k, v in qmap.items()}[changed_queries[0]]
+                qext = run.query.ids[int(np.flatnonzero(q_rows == changed_queries[0])[0])]
                 raise ConflictError(f"{path_s}: system {system!r} already has a different ranking for query "
                                     f"{qext!r} ({len(changed_queries)} queries differ); use --replace to replace them")
             if changed_queries:
@@ -437,10 +438,10 @@ def import_judgments(path: str | Path, *, scale: str, session: Session, fmt: str
     if unknown:
         add_graders(unknown, session=session)
         gmap = repo.grader_map(session=session)
-    qmap, new_q = repo.ensure_external_ids(m.Query, lines.query.ids, session=session)
-    dmap, new_d = repo.ensure_external_ids(m.Document, lines.doc.ids, session=session)
-    frame = pd.DataFrame({"gid": lines.grader.map_to(gmap), "qid": lines.query.map_to(qmap),
-                          "did": lines.doc.map_to(dmap), "batch": lines.batch.values(), "grade": lines.grade,
+    q_rows, new_q = external_row_ids(m.Query, lines.query.ids, session=session)
+    d_rows, new_d = external_row_ids(m.Document, lines.doc.ids, session=session)
+    frame = pd.DataFrame({"gid": lines.grader.map_to(gmap), "qid": q_rows[lines.query.codes],
+                          "did": d_rows[lines.doc.codes], "batch": lines.batch.values(), "grade": lines.grade,
                           "_row": np.arange(len(lines.grade))})
     summary = ImportSummary("judgments", path_s, created={"queries": new_q, "documents": new_d})
 

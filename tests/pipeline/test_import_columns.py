@@ -85,7 +85,10 @@ def test_ensure_external_ids_maps_every_id(db, n):
         stored = dict(conn.execute(text("SELECT external_id, id FROM documents")).all())
     assert {k: found[k] for k in ids} == {k: stored[k] for k in ids}
     with db.engine.connect() as conn:
-        assert bulk._fetch_pairs(conn, "SELECT external_id AS ext, id AS rid FROM documents") == stored
+        assert dict(zip(*bulk._fetch_pairs(conn, "SELECT external_id AS ext, id AS rid FROM documents"), strict=True)) == stored
+    with session_scope(db.engine) as session:
+        rows, created = bulk.external_row_ids(m.Document, [*ids[::-1], "new"], session=session)
+    assert created == 1 and rows[:-1].tolist() == [stored[k] for k in ids[::-1]]
 
 
 def test_array_literal_round_trips(db):
