@@ -93,6 +93,41 @@ def db_datetime(session: Session, value: datetime) -> Any:
 # --- plain bulk writes ---------------------------------------------------------------------------
 
 
+class ColumnRows(Sequence[tuple[Any, ...]]):
+    """Rows given column by column, as the importers hold them: each column a NumPy array, a list, or one
+    value for every row; a NaN in a float array is NULL. Iterating gives tuples (``executemany``, the text
+    ``COPY``); the binary ``COPY`` and the foreign-key check read the columns without making them."""
+
+    def __init__(self, columns: Sequence[Any], n: int) -> None:
+        self.columns = list(columns)
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def column_values(self, i: int) -> list[Any]:
+        col = self.columns[i]
+        if isinstance(col, np.ndarray):
+            if col.dtype.kind == "f":
+                return [None if v != v else v for v in col.tolist()]
+            return cast(list[Any], col.tolist())
+        if isinstance(col, (list, tuple)):
+            return list(col)
+        return [col] * self.n
+
+    def distinct(self, i: int) -> list[Any]:
+        col = self.columns[i]
+        if isinstance(col, np.ndarray) and col.dtype.kind in "iu":
+            return cast(list[Any], np.unique(col).tolist())
+        return list(set(self.column_values(i)) - {None})
+
+    def __iter__(self) -> Any:
+        return zip(*(self.column_values(i) for i in range(len(self.columns))), strict=True)
+
+    def __getitem__(self, index: Any) -> Any:
+        return list(self)[index]
+
+
 def _driver_error(conn: Connection, statement: str, exc: Exception) -> Exception:
     """A driver error raised on the raw cursor, wrapped as sqlalchemy wraps its own (IntegrityError, ...),
     so callers see one kind of error and the retry helper reads its SQLSTATE."""
@@ -107,9 +142,12 @@ def _copy(conn: Connection, name: str, columns: Sequence[str], rows: Iterable[Se
     """``COPY`` the rows: in PostgreSQL's binary format built with NumPy (:mod:`.pg_binary`) when every
     column is of a type it encodes, else row by row as text."""
     raw = conn.connection.driver_connection
-    rows = rows if isinstance(rows, list) else list(rows)
+    rows = rows if isinstance(rows, (list, ColumnRows)) else list(rows)
     types = _column_types(conn, name, columns)
-    payload = pg_binary.encode(rows, types) if types is not None else None
+    payload = None
+    if types is not None:
+        payload = (pg_binary.encode_columns(rows.columns, rows.n, types) if isinstance(rows, ColumnRows)
+                   else pg_binary.encode(rows, types))
     statement = f"COPY {name} ({', '.join(columns)}) FROM STDIN"
     count = 0
     try:
@@ -168,7 +206,8 @@ def bulk_insert(target: Table | Any, columns: Sequence[str], rows: Iterable[Sequ
         if on_conflict is None:
             count = _copy(conn, name, columns, rows, progress)
         else:
-            count = _pg_insert_keyed(session, target, columns, list(rows), on_conflict, progress)
+            count = _pg_insert_keyed(session, target, columns, rows if isinstance(rows, ColumnRows) else list(rows),
+                                     on_conflict, progress)
     else:
         cols = ", ".join(columns)
         sql = f"INSERT INTO {name} ({cols}) VALUES ({', '.join('?' for _ in columns)})"
@@ -185,7 +224,7 @@ def bulk_insert(target: Table | Any, columns: Sequence[str], rows: Iterable[Sequ
 # --- PostgreSQL: keyed rows, safe against a racing writer ------------------------------------------
 
 
-def _pg_insert_keyed(session: Session, target: Table | Any, columns: Sequence[str], rows: list[Sequence[Any]],
+def _pg_insert_keyed(session: Session, target: Table | Any, columns: Sequence[str], rows: Sequence[Sequence[Any]],
                      on_conflict: OnConflict, progress: ProgressCallback | None) -> int:
     name = table_name(target)
     conn = session.connection()
@@ -209,7 +248,8 @@ def _sqlstate(exc: BaseException) -> str | None:
     return getattr(exc, "sqlstate", None) or getattr(getattr(exc, "orig", None), "sqlstate", None)
 
 
-def _skip_fk_triggers(conn: Connection, target: Table | Any, columns: Sequence[str], rows: list[Sequence[Any]]) -> bool:
+def _skip_fk_triggers(conn: Connection, target: Table | Any, columns: Sequence[str],
+                      rows: Sequence[Sequence[Any]]) -> bool:
     """Check and lock the referenced rows of every foreign key in bulk, then turn the per-row foreign-key
     triggers off until the caller sets the role back. False (nothing changed) where the role may not,
     or a referenced row is missing (the triggers then report it as usual)."""
@@ -226,7 +266,7 @@ def _skip_fk_triggers(conn: Connection, target: Table | Any, columns: Sequence[s
         return False
     conn.exec_driver_sql("RELEASE SAVEPOINT bulk_role")
     for position, ref_table, ref_column in fks:
-        wanted = list({row[position] for row in rows} - {None})
+        wanted = rows.distinct(position) if isinstance(rows, ColumnRows) else list({row[position] for row in rows} - {None})
         # One array literal (a text parameter): psycopg would otherwise adapt a million ints one by one.
         found = conn.exec_driver_sql(
             f"SELECT count(*) FROM (SELECT 1 FROM {ref_table} WHERE {ref_column} = ANY(%(ids)s::{_array_type(wanted)}) "
@@ -248,7 +288,7 @@ def _array_element(value: Any) -> str:
     return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _pg_merge(session: Session, name: str, columns: Sequence[str], rows: list[Sequence[Any]],
+def _pg_merge(session: Session, name: str, columns: Sequence[str], rows: Sequence[Sequence[Any]],
               on_conflict: OnConflict) -> int:
     conn = session.connection()
     stage = f"stage_{uuid.uuid4().hex[:12]}"

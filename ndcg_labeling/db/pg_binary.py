@@ -104,9 +104,37 @@ def _field_of_type(values: tuple[Any, ...], pg_type: str) -> _Field | None:
 def encode(rows: Sequence[Sequence[Any]], pg_types: Sequence[str]) -> bytes | None:
     """The binary COPY stream of ``rows`` for columns of ``pg_types`` (``format_type`` names), or None
     when a column's type or a value is not one this module encodes."""
-    n = len(rows)
-    columns = list(zip(*rows, strict=True)) if n else [() for _ in pg_types]
-    fields = [_field(tuple(col), t) for col, t in zip(columns, pg_types, strict=True)]
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in pg_types]
+    return encode_columns(columns, len(rows), pg_types)
+
+
+def _column_field(values: Any, n: int, pg_type: str) -> _Field | None:
+    """A column given as a NumPy array (NaN in a float array: NULL), a sequence, or one value for all rows."""
+    if isinstance(values, np.ndarray):
+        if values.dtype.kind == "f" and pg_type in ("double precision", "real"):
+            nulls = np.isnan(values)
+            lengths = np.full(n, np.dtype(_FIXED[pg_type]).itemsize, dtype=np.int64)
+            lengths[nulls] = -1
+            data = values[~nulls].astype(_FIXED[pg_type]).tobytes()
+            return _Field(lengths, np.frombuffer(data, dtype=np.uint8))
+        if values.dtype.kind in "iu" and pg_type in _FIXED and not _FIXED[pg_type].startswith(">f"):
+            dtype = _FIXED[pg_type]
+            if n and (values.min() < -_INT_RANGE[dtype] or values.max() >= _INT_RANGE[dtype]):
+                return None
+            return _Field(np.full(n, np.dtype(dtype).itemsize, dtype=np.int64),
+                          np.frombuffer(values.astype(dtype).tobytes(), dtype=np.uint8))
+        return _field(tuple(values.tolist()), pg_type)
+    if isinstance(values, (list, tuple)):
+        return _field(tuple(values), pg_type)
+    one = _field((values,), pg_type)
+    if one is None:
+        return None
+    return _Field(np.full(n, one.lengths[0], dtype=np.int64), np.tile(one.data, n))
+
+
+def encode_columns(columns: Sequence[Any], n: int, pg_types: Sequence[str]) -> bytes | None:
+    """:func:`encode` of ``n`` rows given column by column (see :func:`_column_field`)."""
+    fields = [_column_field(col, n, t) for col, t in zip(columns, pg_types, strict=True)]
     if any(f is None for f in fields):
         return None
     sizes = np.full(n, 2, dtype=np.int64)

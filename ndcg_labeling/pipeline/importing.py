@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 from ndcg_labeling.choices import GraderKind
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import repository as repo
-from ndcg_labeling.db.bulk import external_row_ids
+from ndcg_labeling.db.bulk import ColumnRows, external_row_ids
 from ndcg_labeling.errors import ConflictError, InputFileError, NdcgLabelingError
 from ndcg_labeling.io.tables import InputTable, read_table
 from ndcg_labeling.pipeline.import_columns import CodedIds, first_repeat, trec_ranking
@@ -357,9 +357,8 @@ def import_run(path: str | Path, *, system: str, session: Session, fmt: str | No
                 summary.updated = int(run_rows["qid"].isin(changed_queries).sum())
             summary.unchanged = int(run_rows["qid"].isin(same_queries).sum())
             to_insert = run_rows[~run_rows["qid"].isin(same_queries)]
-    scores = to_insert["score"].to_numpy(dtype=float)
-    rows = zip([sys_obj.id] * len(to_insert), to_insert["qid"].tolist(), to_insert["did"].tolist(),
-               to_insert["rank"].tolist(), [None if s != s else float(s) for s in scores], strict=True)
+    rows = ColumnRows([sys_obj.id, to_insert["qid"].to_numpy(), to_insert["did"].to_numpy(), to_insert["rank"].to_numpy(),
+                       to_insert["score"].to_numpy(dtype=float)], len(to_insert))  # NaN score: NULL
     written = _write(m.RankingEntry, ["system_id", "query_id", "document_id", "rank", "score"], rows, path=path_s,
                      on_conflict=repo.RANKING_SAME, session=session, progress=progress)
     summary.new = written - summary.updated
@@ -470,8 +469,8 @@ def import_judgments(path: str | Path, *, scale: str, session: Session, fmt: str
     # ones (a third faster on SQLite at 1M rows), and two writers take their keys in one order.
     order = np.lexsort((frame["gid"].to_numpy(), frame["did"].to_numpy(), frame["qid"].to_numpy()))
     frame = frame.iloc[order]
-    rows = zip(frame["gid"].tolist(), frame["qid"].tolist(), frame["did"].tolist(), frame["grade"].tolist(),
-               [scale_obj.name] * n, frame["batch"].tolist(), [path_s] * n, [now] * n, strict=True)
+    rows = ColumnRows([frame["gid"].to_numpy(), frame["qid"].to_numpy(), frame["did"].to_numpy(), frame["grade"].to_numpy(),
+                       scale_obj.name, frame["batch"].tolist(), path_s, now], n)
     written = _write(m.Judgment, ["grader_id", "query_id", "document_id", "grade", "scale", "batch", "source_file",
                                   "created_at"], rows, path=path_s, session=session, progress=progress,
                      on_conflict=repo.JUDGMENT_UPSERT if replace else repo.JUDGMENT_SAME)
