@@ -143,4 +143,18 @@ def test_binary_copy_stores_what_the_text_copy_stores(db):
     finally:
         raw.close()
     assert got["t_text"] == rows and got["t_rows"] == rows and got["t_cols"] == rows
+    # Rows of one layout (no NULL, text of one length) take the fixed-layout encoder.
+    fixed = [(1, 2, 1.5, "ab", "x", datetime(2026, 1, 2)), (3, 2**40, -2.5, "cd", "x", datetime(1990, 5, 6, 7, 8, 9))]
+    payload = pg_binary.encode(fixed, types)
+    assert payload is not None
+    raw = db.engine.raw_connection()
+    try:
+        with raw.driver_connection.cursor() as cur:
+            cur.execute(f"CREATE TEMP TABLE t_fixed ({cols})")
+            with cur.copy("COPY t_fixed FROM STDIN (FORMAT BINARY)") as copy:
+                copy.write(payload)
+            cur.execute("SELECT * FROM t_fixed")
+            assert cur.fetchall() == fixed
+    finally:
+        raw.close()
     assert pg_binary.encode([(2**31,)], ["integer"]) is None and pg_binary.encode([("a",)], ["integer"]) is None
