@@ -376,7 +376,7 @@ def _temp_ids(session: Session, ids: Sequence[str]) -> str:
     on_commit = " ON COMMIT DROP" if dialect_name(session) == "postgresql" else ""
     session.connection().exec_driver_sql(
         f"CREATE TEMPORARY TABLE {temp} (external_id VARCHAR({m.ID_LENGTH}) PRIMARY KEY){on_commit}")
-    bulk_insert(table(temp, column("external_id")), ["external_id"], ((x,) for x in ids), session=session)
+    bulk_insert(table(temp, column("external_id")), ["external_id"], ColumnRows([list(ids)], len(ids)), session=session)
     return temp
 
 

@@ -158,3 +158,15 @@ def test_binary_copy_stores_what_the_text_copy_stores(db):
     finally:
         raw.close()
     assert pg_binary.encode([(2**31,)], ["integer"]) is None and pg_binary.encode([("a",)], ["integer"]) is None
+
+
+def test_few_of_many_stored_ids_go_through_a_temporary_table(db):
+    """1,500 ids among 5,000 stored: the ids are copied to a temporary table and joined."""
+    with session_scope(db.engine) as session:
+        bulk.ensure_external_ids(m.Document, [f"s{i}" for i in range(5_000)], session=session)
+    wanted = [f"s{i}" for i in range(0, 4_500, 3)] + ["fresh\\1", 'fresh"2']
+    with session_scope(db.engine) as session:
+        rows, created = bulk.external_row_ids(m.Document, wanted, session=session)
+    with db.engine.connect() as conn:
+        stored = dict(conn.execute(text("SELECT external_id, id FROM documents")).all())
+    assert created == 2 and rows.tolist() == [stored[k] for k in wanted]
