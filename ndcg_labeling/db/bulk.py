@@ -29,6 +29,8 @@ from datetime import datetime
 from itertools import islice
 from typing import Any, cast
 
+import numpy as np
+from numpy.typing import NDArray
 from sqlalchemy import Table, column, select, table
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -37,6 +39,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
+from ndcg_labeling.db import pg_binary
 from ndcg_labeling.errors import ConflictError
 
 CHUNK = 50_000
@@ -90,6 +93,43 @@ def db_datetime(session: Session, value: datetime) -> Any:
 # --- plain bulk writes ---------------------------------------------------------------------------
 
 
+class ColumnRows(Sequence[tuple[Any, ...]]):
+    """Rows given column by column, as the importers hold them: each column a NumPy array, a list, or one
+    value for every row; a NaN in a float array is NULL. Iterating gives tuples (``executemany``, the text
+    ``COPY``); the binary ``COPY`` and the foreign-key check read the columns without making them."""
+
+    def __init__(self, columns: Sequence[Any], n: int) -> None:
+        self.columns = list(columns)
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def column_values(self, i: int) -> list[Any]:
+        col = self.columns[i]
+        if isinstance(col, np.ndarray):
+            if col.dtype.kind == "f":
+                return [None if v != v else v for v in col.tolist()]
+            return cast(list[Any], col.tolist())
+        if isinstance(col, (list, tuple)):
+            return list(col)
+        return [col] * self.n
+
+    def distinct(self, i: int) -> list[Any]:
+        col = self.columns[i]
+        if isinstance(col, np.ndarray) and col.dtype.kind in "iu":
+            import pandas as pd  # pd.unique hashes in C; np.unique of a million ints took seconds here
+
+            return cast(list[Any], pd.unique(col).tolist())
+        return list(set(self.column_values(i)) - {None})
+
+    def __iter__(self) -> Any:
+        return zip(*(self.column_values(i) for i in range(len(self.columns))), strict=True)
+
+    def __getitem__(self, index: Any) -> Any:
+        return list(self)[index]
+
+
 def _driver_error(conn: Connection, statement: str, exc: Exception) -> Exception:
     """A driver error raised on the raw cursor, wrapped as sqlalchemy wraps its own (IntegrityError, ...),
     so callers see one kind of error and the retry helper reads its SQLSTATE."""
@@ -101,19 +141,40 @@ def _driver_error(conn: Connection, statement: str, exc: Exception) -> Exception
 
 def _copy(conn: Connection, name: str, columns: Sequence[str], rows: Iterable[Sequence[Any]],
           progress: ProgressCallback | None) -> int:
+    """``COPY`` the rows: in PostgreSQL's binary format built with NumPy (:mod:`.pg_binary`) when every
+    column is of a type it encodes, else row by row as text."""
     raw = conn.connection.driver_connection
+    rows = rows if isinstance(rows, (list, ColumnRows)) else list(rows)
+    types = _column_types(conn, name, columns)
+    payload = None
+    if types is not None:
+        payload = (pg_binary.encode_columns(rows.columns, rows.n, types) if isinstance(rows, ColumnRows)
+                   else pg_binary.encode(rows, types))
     statement = f"COPY {name} ({', '.join(columns)}) FROM STDIN"
     count = 0
     try:
-        with raw.cursor() as cursor, cursor.copy(statement) as copy:  # type: ignore[union-attr]
-            for row in rows:
-                copy.write_row(row)
-                count += 1
-                if progress is not None and count % CHUNK == 0:
-                    progress(count)
+        with raw.cursor() as cursor:  # type: ignore[union-attr]
+            if payload is not None:
+                with cursor.copy(statement + " (FORMAT BINARY)") as copy:
+                    copy.write(payload)
+                return len(rows)
+            with cursor.copy(statement) as copy:
+                for row in rows:
+                    copy.write_row(row)
+                    count += 1
+                    if progress is not None and count % CHUNK == 0:
+                        progress(count)
     except Exception as exc:
         raise _driver_error(conn, statement, exc) from None
     return count
+
+
+def _column_types(conn: Connection, name: str, columns: Sequence[str]) -> list[str] | None:
+    """The type names (``format_type`` without modifiers) of ``columns`` of table ``name``."""
+    found: dict[str, str] = dict(conn.exec_driver_sql(
+        "SELECT attname, format_type(atttypid, NULL) FROM pg_attribute "
+        "WHERE attrelid = to_regclass(%(t)s) AND attnum > 0 AND NOT attisdropped", {"t": name}).all())
+    return [found[c] for c in columns] if all(c in found for c in columns) else None
 
 
 def _executemany(conn: Connection, sql: str, rows: Iterable[Sequence[Any]], progress: ProgressCallback | None) -> int:
@@ -147,7 +208,8 @@ def bulk_insert(target: Table | Any, columns: Sequence[str], rows: Iterable[Sequ
         if on_conflict is None:
             count = _copy(conn, name, columns, rows, progress)
         else:
-            count = _pg_insert_keyed(session, target, columns, list(rows), on_conflict, progress)
+            count = _pg_insert_keyed(session, target, columns, rows if isinstance(rows, ColumnRows) else list(rows),
+                                     on_conflict, progress)
     else:
         cols = ", ".join(columns)
         sql = f"INSERT INTO {name} ({cols}) VALUES ({', '.join('?' for _ in columns)})"
@@ -164,7 +226,7 @@ def bulk_insert(target: Table | Any, columns: Sequence[str], rows: Iterable[Sequ
 # --- PostgreSQL: keyed rows, safe against a racing writer ------------------------------------------
 
 
-def _pg_insert_keyed(session: Session, target: Table | Any, columns: Sequence[str], rows: list[Sequence[Any]],
+def _pg_insert_keyed(session: Session, target: Table | Any, columns: Sequence[str], rows: Sequence[Sequence[Any]],
                      on_conflict: OnConflict, progress: ProgressCallback | None) -> int:
     name = table_name(target)
     conn = session.connection()
@@ -188,7 +250,8 @@ def _sqlstate(exc: BaseException) -> str | None:
     return getattr(exc, "sqlstate", None) or getattr(getattr(exc, "orig", None), "sqlstate", None)
 
 
-def _skip_fk_triggers(conn: Connection, target: Table | Any, columns: Sequence[str], rows: list[Sequence[Any]]) -> bool:
+def _skip_fk_triggers(conn: Connection, target: Table | Any, columns: Sequence[str],
+                      rows: Sequence[Sequence[Any]]) -> bool:
     """Check and lock the referenced rows of every foreign key in bulk, then turn the per-row foreign-key
     triggers off until the caller sets the role back. False (nothing changed) where the role may not,
     or a referenced row is missing (the triggers then report it as usual)."""
@@ -205,17 +268,29 @@ def _skip_fk_triggers(conn: Connection, target: Table | Any, columns: Sequence[s
         return False
     conn.exec_driver_sql("RELEASE SAVEPOINT bulk_role")
     for position, ref_table, ref_column in fks:
-        wanted = list({row[position] for row in rows} - {None})
+        wanted = rows.distinct(position) if isinstance(rows, ColumnRows) else list({row[position] for row in rows} - {None})
+        # One array literal (a text parameter): psycopg would otherwise adapt a million ints one by one.
         found = conn.exec_driver_sql(
-            f"SELECT {ref_column} FROM {ref_table} WHERE {ref_column} = ANY(%(ids)s) FOR KEY SHARE",
-            {"ids": wanted}).all()
-        if len(found) != len(wanted):
+            f"SELECT count(*) FROM (SELECT 1 FROM {ref_table} WHERE {ref_column} = ANY(%(ids)s::{_array_type(wanted)}) "
+            f"FOR KEY SHARE) AS locked", {"ids": "{" + ",".join(map(_array_element, wanted)) + "}"}).scalar_one()
+        if found != len(wanted):
             conn.exec_driver_sql("SET LOCAL session_replication_role = origin")
             return False
     return True
 
 
-def _pg_merge(session: Session, name: str, columns: Sequence[str], rows: list[Sequence[Any]],
+def _array_type(values: list[Any]) -> str:
+    return "bigint[]" if not values or isinstance(values[0], int) else "text[]"  # one column: one type
+
+
+def _array_element(value: Any) -> str:
+    """``value`` as an element of a PostgreSQL array literal: an int as is, text quoted."""
+    if isinstance(value, int):
+        return str(value)
+    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _pg_merge(session: Session, name: str, columns: Sequence[str], rows: Sequence[Sequence[Any]],
               on_conflict: OnConflict) -> int:
     conn = session.connection()
     stage = f"stage_{uuid.uuid4().hex[:12]}"
@@ -271,15 +346,27 @@ def insert_missing_names(model: type[m.Grader] | type[m.System], rows: Sequence[
     return created
 
 
-def _fetch_pairs(conn: Connection, sql: str) -> dict[str, int]:
-    """``external_id -> id`` pairs of a query, fetched on the driver's cursor (no Row objects: a million
-    pairs in well under a second)."""
+def _fetch_pairs(conn: Connection, sql: str) -> tuple[list[str], list[int]]:
+    """The ``(external_id, id)`` pairs of a query selecting ``ext, rid``, as two lists, fetched without a Python object per
+    row: the database joins the pairs into a few texts (one per 65,536 ids, well below any text limit)
+    that Python splits at C speed. Stored ids hold no tab or newline (the id rule); the split is checked
+    against the row count, and any other text is fetched row by row."""
+    concat = ("string_agg(x.ext || E'\\t' || x.rid, E'\\n')" if conn.dialect.name == "postgresql"
+              else "group_concat(x.ext || char(9) || x.rid, char(10))")
+    parts = conn.exec_driver_sql(f"SELECT {concat}, count(*) FROM ({sql}) AS x GROUP BY x.rid / 65536").all()
+    total = sum(int(count) for _text, count in parts)
+    if not total:
+        return [], []
+    fields = "\n".join(text for text, _count in parts).replace("\t", "\n").split("\n")
+    if len(fields) == 2 * total:
+        return fields[0::2], list(map(int, fields[1::2]))
     cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
     try:
         cursor.execute(sql)
-        return dict(cursor.fetchall())
+        rows = cursor.fetchall()
     finally:
         cursor.close()
+    return [r[0] for r in rows], [int(r[1]) for r in rows]
 
 
 def _temp_ids(session: Session, ids: Sequence[str]) -> str:
@@ -289,23 +376,50 @@ def _temp_ids(session: Session, ids: Sequence[str]) -> str:
     on_commit = " ON COMMIT DROP" if dialect_name(session) == "postgresql" else ""
     session.connection().exec_driver_sql(
         f"CREATE TEMPORARY TABLE {temp} (external_id VARCHAR({m.ID_LENGTH}) PRIMARY KEY){on_commit}")
-    bulk_insert(table(temp, column("external_id")), ["external_id"], ((x,) for x in ids), session=session)
+    bulk_insert(table(temp, column("external_id")), ["external_id"], ColumnRows([list(ids)], len(ids)), session=session)
     return temp
 
 
-def _lookup(model: type[m.Query] | type[m.Document], ids: Sequence[str], *, session: Session) -> dict[str, int]:
-    """``external_id -> id`` of the stored rows among ``ids`` (and maybe of other stored rows)."""
+def _lookup(model: type[m.Query] | type[m.Document], ids: Sequence[str], *,
+            session: Session) -> tuple[list[str], list[int]]:
+    """``(external ids, row ids)`` of the stored rows among ``ids`` (and maybe of other stored rows)."""
     if len(ids) <= SMALL:
-        return dict(session.execute(select(model.external_id, model.id).where(model.external_id.in_(ids))).all())
+        rows = session.execute(select(model.external_id, model.id).where(model.external_id.in_(ids))).all()
+        return [r[0] for r in rows], [r[1] for r in rows]
     target = model.__tablename__
     conn = session.connection()
     stored = int(conn.exec_driver_sql(f"SELECT COUNT(*) FROM {target}").scalar_one())
     if stored <= 2 * len(ids):  # reading the whole table costs less than shipping the ids to the server
-        return _fetch_pairs(conn, f"SELECT external_id, id FROM {target}")
+        return _fetch_pairs(conn, f"SELECT external_id AS ext, id AS rid FROM {target}")
     temp = _temp_ids(session, ids)
-    pairs = _fetch_pairs(conn, f"SELECT x.external_id, x.id FROM {target} x JOIN {temp} t ON t.external_id = x.external_id")
+    pairs = _fetch_pairs(conn, f"SELECT x.external_id AS ext, x.id AS rid FROM {target} x "
+                               f"JOIN {temp} t ON t.external_id = x.external_id")
     conn.exec_driver_sql(f"DROP TABLE {temp}")
     return pairs
+
+
+def _row_ids(model: type[m.Query] | type[m.Document], ids: Sequence[str], *, session: Session) -> NDArray[np.int64]:
+    """The row id of each of the distinct ``ids``, -1 where none is stored: one hash join in pandas."""
+    import pandas as pd
+
+    exts, rids = _lookup(model, ids, session=session)
+    at = pd.Index(exts, dtype=object).get_indexer(pd.Index(ids, dtype=object))
+    out: NDArray[np.int64] = np.where(at >= 0, np.asarray(rids, dtype=np.int64)[at] if rids else -1, -1)
+    return out
+
+
+def external_row_ids(model: type[m.Query] | type[m.Document], ids: Sequence[str], *,
+                     session: Session) -> tuple[NDArray[np.int64], int]:
+    """:func:`ensure_external_ids` for the distinct ``ids`` of an importer: their row ids as an array in
+    the order of ``ids`` (no dictionary of a million strings), and the number of rows created."""
+    out = _row_ids(model, ids, session=session)
+    missing_at = np.flatnonzero(out < 0)
+    if not len(missing_at):
+        return out, 0
+    missing = [ids[int(i)] for i in missing_at]
+    created = _create(model, sorted(missing), session=session)
+    out[missing_at] = _row_ids(model, missing, session=session)
+    return out, created
 
 
 def _create(model: type[m.Query] | type[m.Document], missing: list[str], *, session: Session) -> int:
@@ -348,10 +462,10 @@ def ensure_external_ids(model: type[m.Query] | type[m.Document], ids: Iterable[s
     wanted = list(dict.fromkeys(ids))
     if not wanted:
         return {}, 0
-    found = _lookup(model, wanted, session=session)
-    missing = sorted(x for x in wanted if x not in found)
+    found = dict(zip(*_lookup(model, wanted, session=session), strict=True))
+    missing = sorted(set(wanted).difference(found))
     if not missing:
         return found, 0
     created = _create(model, missing, session=session)
-    found.update(_lookup(model, missing, session=session))
+    found.update(zip(*_lookup(model, missing, session=session), strict=True))
     return found, created

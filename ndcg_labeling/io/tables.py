@@ -84,15 +84,27 @@ class InputTable:
     def check_ids(self, column: str, limit: int = MAX_ID_LENGTH) -> pd.Series:
         """The column ``column`` if every value is a valid id (:mod:`ndcg_labeling.io.ids`); else the
         error for the first bad one."""
+        self.id_codes(column, limit)
+        return self.frame[column]
+
+    def id_codes(self, column: str, limit: int = MAX_ID_LENGTH) -> tuple[NDArray[np.intp], list[str]]:
+        """``(codes, ids)``: the distinct values of ``column`` in order of first appearance and, per row,
+        the position of its value among them, once every value is checked as an id (else the error
+        for the first bad row). The rule is checked once per distinct value: a file naming each query
+        a hundred times costs one check per query."""
         if column in self.non_text:
             row, what = self.non_text[column]
             if row is None:
                 raise InputFileError(self.path, f"column {column}: ids must be strings, got {what}")
             raise self.error(row, f"{column} must be a string, got {what}")
-        found = first_bad_id(self.frame[column], column, limit)
+        codes, uniques = pd.factorize(self.frame[column].astype(str), sort=False)
+        distinct = pd.Series(uniques, dtype=object)
+        found = first_bad_id(distinct, column, limit)
         if found is not None:
-            raise self.error(*found)
-        return self.frame[column]
+            # factorize lists values in order of first appearance: the first bad value's first row is
+            # the first bad row of the file.
+            raise self.error(int(np.flatnonzero(codes == found[0])[0]), found[1])
+        return codes, distinct.tolist()
 
     def check_lengths(self, column: str, limit: int, what: str | None = None) -> None:
         """Refuse a value of ``column`` longer than ``limit`` characters (the width of its database column)."""
@@ -209,7 +221,7 @@ def read_table(path: str | Path, fmt: str | None = None) -> InputTable:
         raise InputFileError(path_s, "the file has no rows")
     if fmt in ("csv", "tsv"):
         _check_short_rows(path_s, text, "\t" if fmt == "tsv" else ",", frame)
-    if fmt in ("csv", "tsv") and not _may_have_edge_spaces(text, "\t" if fmt == "tsv" else ","):
+    if fmt in ("csv", "tsv") and not _may_have_edge_spaces(data, "\t" if fmt == "tsv" else ","):
         return InputTable(path_s, fmt, frame.reset_index(drop=True))  # nothing to strip: skip the pass
     for c in frame.columns:
         frame[c] = frame[c].astype(str).str.strip()
@@ -264,12 +276,25 @@ def _check_row_lengths(path: str, text: str, sep: str, *, short: bool) -> None:
         previous_end = reader.line_num
 
 
-def _may_have_edge_spaces(text: str, delimiter: str) -> bool:
+def _may_have_edge_spaces(data: bytes, delimiter: str) -> bool:
     """Whether some field may start or end with white space: a space or tab next to a delimiter, a
-    quote or a line end. One regex scan of the text instead of a strip of every value."""
-    d = re.escape(delimiter)
-    edge = "[ \t]" if delimiter != "\t" else " "
-    return re.search(rf'(?:^|[{d}\n"]){edge}|{edge}(?:$|[{d}\r\n"])', text, re.MULTILINE) is not None
+    quote, a line end or the start or end of the file. One NumPy pass over the bytes instead of a
+    strip of every value (both white space bytes and the neighbours looked at are ASCII, so the UTF-8
+    bytes answer as the text would; a byte-order mark counts as a start)."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    blank = buf == 32
+    if delimiter != "\t":
+        blank |= buf == 9
+    at = np.flatnonzero(blank)
+    if not len(at):
+        return False
+    if at[0] == 0 or at[-1] == len(buf) - 1:
+        return True
+    d = ord(delimiter)
+    before, after = buf[at - 1], buf[at + 1]
+    starts = (before == d) | (before == 10) | (before == 34) | (before == 0xBF)  # 0xBF: the end of a BOM
+    ends = (after == d) | (after == 10) | (after == 13) | (after == 34)
+    return bool((starts | ends).any())
 
 
 def _read_delimited(path: str, text: str, fmt: str) -> pd.DataFrame:

@@ -16,15 +16,17 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 from sqlalchemy import delete, select, tuple_
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.choices import GraderKind
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import repository as repo
+from ndcg_labeling.db.bulk import ColumnRows, external_row_ids
 from ndcg_labeling.errors import ConflictError, InputFileError, NdcgLabelingError
-from ndcg_labeling.io.ids import first_bad_id
 from ndcg_labeling.io.tables import InputTable, read_table
+from ndcg_labeling.pipeline.import_columns import CodedIds, first_repeat, trec_ranking
 from ndcg_labeling.scales import Scale, get_scale
 
 MAX_ID_LENGTH = m.ID_LENGTH
@@ -237,22 +239,37 @@ def import_graders(path: str | Path, *, session: Session, fmt: str | None = None
 # --- runs ----------------------------------------------------------------------------------------
 
 
-def _read_run(path: str, fmt: str | None) -> tuple[InputTable, pd.DataFrame]:
-    """A run as columns query_id, doc_id, rank (int), score (float or NaN) in ranked order."""
+@dataclass
+class _RunLines:
+    """A run's lines in ranked order: coded ids, rank, score (NaN: none) and the file row of each."""
+
+    query: CodedIds
+    doc: CodedIds
+    rank: NDArray[np.int64]
+    score: NDArray[np.float64]
+    row: NDArray[np.int64]
+
+
+def _read_run(path: str, fmt: str | None) -> tuple[InputTable, _RunLines]:
+    """A run's lines, ids checked: a TREC run in trec_eval's order with ranks 1, 2, ... per query (the rank
+    column is ignored), other formats in file order with their rank column."""
     fmt_l = (fmt or "").lower()
     is_trec = fmt_l in ("trec", "trec-run") or (not fmt_l and Path(path).suffix.lower() not in (".csv", ".tsv", ".jsonl", ".parquet"))
     if is_trec:
         from ndcg_labeling.io.files import refuse_nul
         from ndcg_labeling.trec import read_trec_run
-        from ndcg_labeling.trec.join import trec_order
 
         refuse_nul(path)  # also refuses anything but a regular file
         run = read_trec_run(path)
         table = InputTable(path, "trec", run)
-        # trec_eval's order (the one statement of the rule); the rank column is ignored.
-        order = run.assign(_row=np.arange(len(run))).iloc[trec_order(run["query_id"], run["doc_id"], run["score"])]
-        order["rank"] = order.groupby("query_id", sort=False).cumcount() + 1
-        return table, order[["query_id", "doc_id", "rank", "score", "_row"]]
+        query, doc = (CodedIds.checked(table, c, MAX_ID_LENGTH) for c in ("query_id", "doc_id"))
+        scores = run["score"].to_numpy(dtype=np.float64)
+        order = trec_ranking(query, doc, scores)  # trec_eval's order (the one statement of the rule)
+        q_sorted = query.codes[order]
+        starts = np.flatnonzero(np.r_[True, q_sorted[1:] != q_sorted[:-1]])
+        rank = np.arange(len(order), dtype=np.int64) - np.repeat(starts, np.diff(np.r_[starts, len(order)])) + 1
+        lines = _RunLines(CodedIds(q_sorted, query.ids), CodedIds(doc.codes[order], doc.ids), rank, scores[order], order)
+        return table, lines
     table = read_table(path, fmt)
     table.require_columns(["query_id", "doc_id", "rank"], optional=["score"])
     frame = table.frame
@@ -267,10 +284,8 @@ def _read_run(path: str, fmt: str | None) -> tuple[InputTable, pd.DataFrame]:
             raise table.error(row, f"score {frame['score'].iloc[row]!r} is not a finite number")
     else:
         scores = pd.Series(np.nan, index=frame.index)
-    out = pd.DataFrame({"query_id": frame["query_id"], "doc_id": frame["doc_id"],
-                        "rank": ranks, "score": scores.astype(float),
-                        "_row": np.arange(len(frame))})
-    return table, out
+    query, doc = (CodedIds.checked(table, c, MAX_ID_LENGTH) for c in ("query_id", "doc_id"))
+    return table, _RunLines(query, doc, ranks, scores.to_numpy(dtype=np.float64), np.arange(len(frame), dtype=np.int64))
 
 
 def _check_system_name(path: str, system: str) -> None:
@@ -294,37 +309,33 @@ def import_run(path: str | Path, *, system: str, session: Session, fmt: str | No
     path_s = str(path)
     _check_system_name(path_s, system)
     table, run = _read_run(path_s, fmt)
-    for col in ("query_id", "doc_id"):
-        if col in table.non_text:
-            table.check_ids(col)
-        found = first_bad_id(run[col].astype(str), col)
-        if found is not None:
-            raise table.error(int(run["_row"].to_numpy()[found[0]]), found[1])
-    dup_doc = run.duplicated(subset=["query_id", "doc_id"], keep="first")
-    if dup_doc.any():
-        r = run[dup_doc].iloc[0]
-        raise table.error(int(r["_row"]), f"document {r['doc_id']!r} appears twice for query {r['query_id']!r}")
-    dup_rank = run.duplicated(subset=["query_id", "rank"], keep="first")
-    if dup_rank.any():
-        r = run[dup_rank].iloc[0]
-        raise table.error(int(r["_row"]), f"duplicate rank {int(r['rank'])} for query {r['query_id']!r}")
+    dup = first_repeat(run.query.codes, run.doc.codes)
+    if dup >= 0:
+        raise table.error(int(run.row[dup]), f"document {run.doc.ids[run.doc.codes[dup]]!r} appears twice for query "
+                                              f"{run.query.ids[run.query.codes[dup]]!r}")
+    dup = first_repeat(run.query.codes, run.rank)
+    if dup >= 0:
+        raise table.error(int(run.row[dup]), f"duplicate rank {int(run.rank[dup])} for query "
+                                              f"{run.query.ids[run.query.codes[dup]]!r}")
 
     sys_obj, _created = repo.get_or_create_system(system.strip(), session=session, description=description)
-    qmap, new_q = repo.ensure_external_ids(m.Query, run["query_id"].unique(), session=session)
-    dmap, new_d = repo.ensure_external_ids(m.Document, run["doc_id"].unique(), session=session)
-    run = run.assign(qid=run["query_id"].map(qmap).astype(np.int64), did=run["doc_id"].map(dmap).astype(np.int64))
-
+    q_rows, new_q = external_row_ids(m.Query, run.query.ids, session=session)
+    d_rows, new_d = external_row_ids(m.Document, run.doc.ids, session=session)
+    # Rows in (query, rank) order of the internal ids: the indexes grow at a few places.
+    qid, did = q_rows[run.query.codes], d_rows[run.doc.codes]
+    order = np.lexsort((run.rank, qid))
+    run_rows = pd.DataFrame({"qid": qid[order], "did": did[order], "rank": run.rank[order], "score": run.score[order]})
     summary = ImportSummary("run rows", path_s, created={"queries": new_q, "documents": new_d})
     existing = pd.DataFrame(
         session.execute(select(m.RankingEntry.query_id, m.RankingEntry.document_id, m.RankingEntry.rank,
                                m.RankingEntry.score).where(m.RankingEntry.system_id == sys_obj.id)).all(),
         columns=["qid", "did", "rank", "score"])
-    to_insert = run
+    to_insert = run_rows
     if not existing.empty:
-        touched = existing[existing["qid"].isin(run["qid"].unique())]
+        touched = existing[existing["qid"].isin(run_rows["qid"].unique())]
         if not touched.empty:
             key = ["qid", "did", "rank"]
-            new_sorted = run[key].sort_values(key).reset_index(drop=True)
+            new_sorted = run_rows[key].sort_values(key).reset_index(drop=True)
             same_queries = []
             changed_queries = []
             old_groups = {q: g[key].sort_values(key).reset_index(drop=True) for q, g in touched.groupby("qid")}
@@ -337,18 +348,17 @@ def import_run(path: str | Path, *, system: str, session: Session, fmt: str | No
                 else:
                     changed_queries.append(q)
             if changed_queries and not replace:
-                qext = {v: k for k, v in qmap.items()}[changed_queries[0]]
+                qext = run.query.ids[int(np.flatnonzero(q_rows == changed_queries[0])[0])]
                 raise ConflictError(f"{path_s}: system {system!r} already has a different ranking for query "
                                     f"{qext!r} ({len(changed_queries)} queries differ); use --replace to replace them")
             if changed_queries:
                 session.execute(delete(m.RankingEntry).where(
                     (m.RankingEntry.system_id == sys_obj.id) & (m.RankingEntry.query_id.in_(changed_queries))))
-                summary.updated = int(run["qid"].isin(changed_queries).sum())
-            summary.unchanged = int(run["qid"].isin(same_queries).sum())
-            to_insert = run[~run["qid"].isin(same_queries)]
-    scores = to_insert["score"].to_numpy(dtype=float)
-    rows = zip([sys_obj.id] * len(to_insert), to_insert["qid"].tolist(), to_insert["did"].tolist(),
-               to_insert["rank"].tolist(), [None if s != s else float(s) for s in scores], strict=True)
+                summary.updated = int(run_rows["qid"].isin(changed_queries).sum())
+            summary.unchanged = int(run_rows["qid"].isin(same_queries).sum())
+            to_insert = run_rows[~run_rows["qid"].isin(same_queries)]
+    rows = ColumnRows([sys_obj.id, to_insert["qid"].to_numpy(), to_insert["did"].to_numpy(), to_insert["rank"].to_numpy(),
+                       to_insert["score"].to_numpy(dtype=float)], len(to_insert))  # NaN score: NULL
     written = _write(m.RankingEntry, ["system_id", "query_id", "document_id", "rank", "score"], rows, path=path_s,
                      on_conflict=repo.RANKING_SAME, session=session, progress=progress)
     summary.new = written - summary.updated
@@ -358,8 +368,19 @@ def import_run(path: str | Path, *, system: str, session: Session, fmt: str | No
 # --- judgments ---------------------------------------------------------------------------------
 
 
-def read_judgments_file(path: str, *, fmt: str | None, grader: str | None, scale: Scale) -> tuple[InputTable, pd.DataFrame]:
-    """Read and check a judgments file: columns query_id, doc_id, grader, grade (int), batch, _row."""
+@dataclass
+class _JudgmentLines:
+    """A judgments file's rows in file order: coded query, document, grader and batch, and the grades."""
+
+    query: CodedIds
+    doc: CodedIds
+    grader: CodedIds
+    batch: CodedIds
+    grade: NDArray[np.int64]
+
+
+def read_judgments_file(path: str, *, fmt: str | None, grader: str | None, scale: Scale) -> tuple[InputTable, _JudgmentLines]:
+    """Read and check a judgments file (ids, batch widths, grades, one row per key)."""
     fmt_l = (fmt or "").lower()
     if fmt_l in ("trec-qrels", "qrels", "trec"):
         if not grader:
@@ -379,14 +400,15 @@ def read_judgments_file(path: str, *, fmt: str | None, grader: str | None, scale
             raise InputFileError(path, "--grader is for TREC qrels files; this file has a grader column")
         if "batch" not in table.frame.columns:
             table.frame["batch"] = ""
-    for col in ("query_id", "doc_id"):
-        _check_ids(table, col)
-    _check_ids(table, "grader", GRADER_LENGTH)
+    query = CodedIds.checked(table, "query_id", MAX_ID_LENGTH)
+    doc = CodedIds.checked(table, "doc_id", MAX_ID_LENGTH)
+    graders = CodedIds.checked(table, "grader", GRADER_LENGTH)
     table.check_lengths("batch", BATCH_LENGTH)
-    grades = table.parse_grades("grade", scale)
-    _check_unique(table, ["query_id", "doc_id", "grader", "batch"], "judgment")
-    frame = table.frame[["query_id", "doc_id", "grader", "batch"]].assign(grade=grades, _row=np.arange(len(table.frame)))
-    return table, frame
+    lines = _JudgmentLines(query, doc, graders, CodedIds.of(table.frame["batch"]), table.parse_grades("grade", scale))
+    dup = first_repeat(query.codes, doc.codes, graders.codes, lines.batch.codes)
+    if dup >= 0:
+        _check_unique(table, ["query_id", "doc_id", "grader", "batch"], "judgment")  # names the rows
+    return table, lines
 
 
 def import_judgments(path: str | Path, *, scale: str, session: Session, fmt: str | None = None,
@@ -403,21 +425,23 @@ def import_judgments(path: str | Path, *, scale: str, session: Session, fmt: str
         scale_obj = get_scale(scale)
     except ValueError as exc:
         raise InputFileError(path_s, str(exc)) from None
-    table, frame = read_judgments_file(path_s, fmt=fmt, grader=grader, scale=scale_obj)
+    table, lines = read_judgments_file(path_s, fmt=fmt, grader=grader, scale=scale_obj)
 
     gmap = repo.grader_map(session=session)
-    unknown = sorted(set(frame["grader"].unique()) - gmap.keys())
+    unknown = sorted(set(lines.grader.ids) - gmap.keys())
     if unknown and not create_graders:
-        row = int(np.flatnonzero(frame["grader"].isin(unknown).to_numpy())[0])
+        first = min(lines.grader.ids.index(u) for u in unknown)
+        row = int(np.argmax(lines.grader.codes == first))
         raise table.error(row, f"unknown grader {unknown[0]!r} ({len(unknown)} unknown); add it with "
                                f"`ndcg-labeling graders add {unknown[0]}` or pass --create-graders")
     if unknown:
         add_graders(unknown, session=session)
         gmap = repo.grader_map(session=session)
-    qmap, new_q = repo.ensure_external_ids(m.Query, frame["query_id"].unique(), session=session)
-    dmap, new_d = repo.ensure_external_ids(m.Document, frame["doc_id"].unique(), session=session)
-    frame = frame.assign(gid=frame["grader"].map(gmap).astype(np.int64), qid=frame["query_id"].map(qmap).astype(np.int64),
-                         did=frame["doc_id"].map(dmap).astype(np.int64))
+    q_rows, new_q = external_row_ids(m.Query, lines.query.ids, session=session)
+    d_rows, new_d = external_row_ids(m.Document, lines.doc.ids, session=session)
+    frame = pd.DataFrame({"gid": lines.grader.map_to(gmap), "qid": q_rows[lines.query.codes],
+                          "did": d_rows[lines.doc.codes], "batch": lines.batch.values(), "grade": lines.grade,
+                          "_row": np.arange(len(lines.grade))})
     summary = ImportSummary("judgments", path_s, created={"queries": new_q, "documents": new_d})
 
     existing = _existing_judgments(frame, session=session)
@@ -427,10 +451,10 @@ def import_judgments(path: str | Path, *, scale: str, session: Session, fmt: str
         differs = seen & ((merged["grade_old"].to_numpy() != merged["grade"].to_numpy())
                           | (merged["scale_old"].to_numpy() != scale_obj.name))
         if differs.any() and not replace:
-            i = int(np.flatnonzero(differs)[0])
-            r = merged.iloc[i]
-            raise table.error(int(r["_row"]), f"grader {r['grader']!r} already graded ({r['query_id']!r}, "
-                              f"{r['doc_id']!r}) as {int(r['grade_old'])} on {r['scale_old']}, not {int(r['grade'])}; "
+            r = merged.iloc[int(np.flatnonzero(differs)[0])]
+            ext = table.frame.iloc[int(r["_row"])]
+            raise table.error(int(r["_row"]), f"grader {ext['grader']!r} already graded ({ext['query_id']!r}, "
+                              f"{ext['doc_id']!r}) as {int(r['grade_old'])} on {r['scale_old']}, not {int(r['grade'])}; "
                               f"use --replace to overwrite")
         if differs.any():
             ids = merged.loc[differs, "id_old"].astype(np.int64).tolist()
@@ -445,8 +469,8 @@ def import_judgments(path: str | Path, *, scale: str, session: Session, fmt: str
     # ones (a third faster on SQLite at 1M rows), and two writers take their keys in one order.
     order = np.lexsort((frame["gid"].to_numpy(), frame["did"].to_numpy(), frame["qid"].to_numpy()))
     frame = frame.iloc[order]
-    rows = zip(frame["gid"].tolist(), frame["qid"].tolist(), frame["did"].tolist(), frame["grade"].tolist(),
-               [scale_obj.name] * n, frame["batch"].tolist(), [path_s] * n, [now] * n, strict=True)
+    rows = ColumnRows([frame["gid"].to_numpy(), frame["qid"].to_numpy(), frame["did"].to_numpy(), frame["grade"].to_numpy(),
+                       scale_obj.name, frame["batch"].tolist(), path_s, now], n)
     written = _write(m.Judgment, ["grader_id", "query_id", "document_id", "grade", "scale", "batch", "source_file",
                                   "created_at"], rows, path=path_s, session=session, progress=progress,
                      on_conflict=repo.JUDGMENT_UPSERT if replace else repo.JUDGMENT_SAME)

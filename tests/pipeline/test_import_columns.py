@@ -1,0 +1,172 @@
+"""The importers' fast paths give what the plain rules give (issue 17): trec_eval's order, the id rule,
+the edge-space check of the CSV reader, and the id maps read from the database."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sqlalchemy import text
+
+from ndcg_labeling.db import bulk
+from ndcg_labeling.db import models as m
+from ndcg_labeling.db.session import session_scope
+from ndcg_labeling.io.ids import first_bad_id, id_problem
+from ndcg_labeling.io.tables import _may_have_edge_spaces
+from ndcg_labeling.pipeline.import_columns import CodedIds, first_repeat, trec_ranking
+from ndcg_labeling.trec import trec_order
+
+IDS = st.sampled_from(["a", "b", "B", "a1", "é", "z", "ä", "Z9", "\u4e00", "😀", "aa", "a_b"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(IDS, IDS, st.sampled_from([0.0, 1.0, -1.0, 2.5, 1e-9, 3.0])), min_size=1, max_size=40),
+       st.booleans())
+def test_trec_ranking_is_trec_order(lines, distinct_scores):
+    queries = [q for q, _d, _s in lines]
+    docs = [d for _q, d, _s in lines]
+    # Half the cases have no tie (the fast path), half have what the draw gives (ties: trec_order itself).
+    scores = np.arange(len(lines), dtype=np.float64)[::-1] * 0.5 if distinct_scores else np.array([s for *_x, s in lines])
+    got = trec_ranking(CodedIds.of(queries), CodedIds.of(docs), scores)
+    assert np.array_equal(got, trec_order(queries, docs, scores))
+
+
+TEXTS = st.lists(st.text(alphabet=st.sampled_from(["a", "Z", "9", " ", "\t", "\n", "\x01", "\x7f", "é", "\u200b",
+                                                   "\u3000", "\xa0", "-", "\\", '"']), max_size=6), min_size=1, max_size=30)
+
+
+@settings(max_examples=400, deadline=None)
+@given(TEXTS, st.sampled_from([3, 512]))
+def test_first_bad_id_is_the_first_value_the_rule_refuses(values, limit):
+    expected = next(((i, p) for i, v in enumerate(values) if (p := id_problem(v, "doc_id", limit))), None)
+    assert first_bad_id(pd.Series(values, dtype=object), "doc_id", limit) == expected
+
+
+_OLD_EDGE = r'(?:^|[{d}\n"]){e}|{e}(?:$|[{d}\r\n"])'
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from(["a", " ", "\t", ",", "\n", "\r", '"', "é", "\ufeff"]), max_size=20),
+       st.sampled_from([",", "\t"]))
+def test_edge_space_check_finds_every_edge_space(body, delimiter):
+    """The byte check may answer yes more often than the former regex over the text, never less."""
+    textual = body[1:] if body.startswith("\ufeff") else body
+    edge = "[ \t]" if delimiter != "\t" else " "
+    pattern = _OLD_EDGE.format(d=re.escape(delimiter), e=edge)
+    if re.search(pattern, textual, re.MULTILINE):
+        assert _may_have_edge_spaces(body.encode(), delimiter)
+    if " " not in body and "\t" not in body:
+        assert not _may_have_edge_spaces(body.encode(), delimiter)
+
+
+def test_first_repeat():
+    assert first_repeat(np.array([1, 2, 1, 2]), np.array([5, 6, 6, 6])) == 3
+    assert first_repeat(np.array([1, 2]), np.array([5, 5])) == -1
+    assert first_repeat(np.array([], dtype=np.int64)) == -1
+
+
+@pytest.mark.parametrize("n", [10, 3_000])
+def test_ensure_external_ids_maps_every_id(db, n):
+    """Small and large id lists (the large one read back as aggregated text), odd but valid characters,
+    and a stored id the id rule would refuse today (a tab: the aggregated text is then not trusted)."""
+    ids = [f"d{i}\\\"'{{,}}é" for i in range(n)]
+    with db.engine.begin() as conn:
+        conn.execute(text("INSERT INTO documents (external_id) VALUES ('old\tid')"))
+    with session_scope(db.engine) as session:
+        found, created = bulk.ensure_external_ids(m.Document, ids[: n // 2], session=session)
+        assert created == n // 2
+        found, created = bulk.ensure_external_ids(m.Document, ids, session=session)
+        assert created == n - n // 2
+    with db.engine.connect() as conn:
+        stored = dict(conn.execute(text("SELECT external_id, id FROM documents")).all())
+    assert {k: found[k] for k in ids} == {k: stored[k] for k in ids}
+    with db.engine.connect() as conn:
+        assert dict(zip(*bulk._fetch_pairs(conn, "SELECT external_id AS ext, id AS rid FROM documents"), strict=True)) == stored
+    with session_scope(db.engine) as session:
+        rows, created = bulk.external_row_ids(m.Document, [*ids[::-1], "new"], session=session)
+    assert created == 1 and rows[:-1].tolist() == [stored[k] for k in ids[::-1]]
+
+
+def test_array_literal_round_trips(db):
+    if db.backend != "postgresql":
+        pytest.skip("PostgreSQL array literals")
+    values = ['plain', 'a"b', "back\\slash", "{brace}", "com,ma", "0-3", "NULL"]
+    literal = "{" + ",".join(map(bulk._array_element, values)) + "}"
+    with db.engine.connect() as conn:
+        got = conn.exec_driver_sql("SELECT %(v)s::text[]", {"v": literal}).scalar_one()
+    assert got == values
+
+
+def test_column_rows_iterate_as_tuples():
+    rows = bulk.ColumnRows([7, np.array([1, 2]), np.array([0.5, np.nan]), ["a", "b"]], 2)
+    assert list(rows) == [(7, 1, 0.5, "a"), (7, 2, None, "b")]
+    assert len(rows) == 2 and rows.distinct(1) == [1, 2] and rows.distinct(2) == [0.5]
+
+
+def test_binary_copy_stores_what_the_text_copy_stores(db):
+    """The same rows through the binary COPY (columns or tuples) and the text COPY read back equal."""
+    if db.backend != "postgresql":
+        pytest.skip("PostgreSQL COPY")
+    from datetime import datetime
+
+    from ndcg_labeling.db import pg_binary
+
+    cols = "a integer, b bigint, c double precision, d text, e varchar(20), f timestamp without time zone"
+    rows = [(1, 2**40, 1.5, "héllo", "x", datetime(2026, 12, 3, 9, 0, 0, 123456)),
+            (-5, None, None, None, "x", datetime(1999, 1, 1)),
+            (2**31 - 1, 0, -0.0, "", 'yy\\t"', datetime(2000, 1, 1))]
+    types = ["integer", "bigint", "double precision", "text", "character varying", "timestamp without time zone"]
+    columnar = bulk.ColumnRows([np.array([1, -5, 2**31 - 1]), [2**40, None, 0], np.array([1.5, np.nan, -0.0]),
+                                ["héllo", None, ""], "x", [r[5] for r in rows]], 3)
+    columnar.columns[4] = ["x", "x", 'yy\\t"']
+    raw = db.engine.raw_connection()
+    try:
+        con = raw.driver_connection
+        with con.cursor() as cur:
+            for table, payload in (("t_text", None), ("t_rows", pg_binary.encode(rows, types)),
+                                   ("t_cols", pg_binary.encode_columns(columnar.columns, 3, types))):
+                cur.execute(f"CREATE TEMP TABLE {table} ({cols})")
+                with cur.copy(f"COPY {table} FROM STDIN" + (" (FORMAT BINARY)" if payload else "")) as copy:
+                    if payload is None:
+                        for row in rows:
+                            copy.write_row(row)
+                    else:
+                        copy.write(payload)
+            got = {}
+            for table in ("t_text", "t_rows", "t_cols"):
+                cur.execute(f"SELECT * FROM {table}")
+                got[table] = cur.fetchall()
+    finally:
+        raw.close()
+    assert got["t_text"] == rows and got["t_rows"] == rows and got["t_cols"] == rows
+    # Rows of one layout (no NULL, text of one length) take the fixed-layout encoder.
+    fixed = [(1, 2, 1.5, "ab", "x", datetime(2026, 1, 2)), (3, 2**40, -2.5, "cd", "x", datetime(1990, 5, 6, 7, 8, 9))]
+    payload = pg_binary.encode(fixed, types)
+    assert payload is not None
+    raw = db.engine.raw_connection()
+    try:
+        with raw.driver_connection.cursor() as cur:
+            cur.execute(f"CREATE TEMP TABLE t_fixed ({cols})")
+            with cur.copy("COPY t_fixed FROM STDIN (FORMAT BINARY)") as copy:
+                copy.write(payload)
+            cur.execute("SELECT * FROM t_fixed")
+            assert cur.fetchall() == fixed
+    finally:
+        raw.close()
+    assert pg_binary.encode([(2**31,)], ["integer"]) is None and pg_binary.encode([("a",)], ["integer"]) is None
+
+
+def test_few_of_many_stored_ids_go_through_a_temporary_table(db):
+    """1,500 ids among 5,000 stored: the ids are copied to a temporary table and joined."""
+    with session_scope(db.engine) as session:
+        bulk.ensure_external_ids(m.Document, [f"s{i}" for i in range(5_000)], session=session)
+    wanted = [f"s{i}" for i in range(0, 4_500, 3)] + ["fresh\\1", 'fresh"2']
+    with session_scope(db.engine) as session:
+        rows, created = bulk.external_row_ids(m.Document, wanted, session=session)
+    with db.engine.connect() as conn:
+        stored = dict(conn.execute(text("SELECT external_id, id FROM documents")).all())
+    assert created == 2 and rows.tolist() == [stored[k] for k in wanted]
