@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _machine import cpu_name  # noqa: E402
+from _machine import child_env, cpu_name  # noqa: E402
 
 CASES = {"small": (500, 100), "10k": (10_000, 1_000), "100k": (100_000, 100)}
 N_DOCS = 8_800_000
@@ -117,7 +117,7 @@ def timed(cmd: list[str], out: Path | None = None, timeout: float = 600) -> tupl
              "    except subprocess.TimeoutExpired:\n"
              "        rc = -1\n"
              "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, rc)\n")
-    res = subprocess.run([sys.executable, "-c", probe, str(out or os.devnull), str(timeout), *cmd],
+    res = subprocess.run([sys.executable, "-c", probe, str(out or os.devnull), str(timeout), *cmd], env=child_env(),
                          capture_output=True, text=True, check=True)
     wall, mb, rc = res.stdout.split()
     return float(wall), float(mb), int(rc)
@@ -146,8 +146,7 @@ def main() -> None:
     print(f"machine: {cpu_name()}, {os.cpu_count()} CPUs; date: {time.strftime('%Y-%m-%d %H:%M %Z')}")
     print(f"load average before: {os.getloadavg()}")
     print(f"measures: {' '.join(MEASURES)}; trec_eval binary: {trec_eval or 'not found'}")
-    print("python bytecode cache: " + ("off (PYTHONDONTWRITEBYTECODE: each process compiles the package's modules)"
-                                       if sys.flags.dont_write_bytecode else "on"))
+    print("python bytecode cache: on in the timed processes (benchmarks/_machine.child_env)")
     print(f"{'case':<16}{'lines':>12}{'tool':>22}{'seconds':>10}{'peak MB':>10}{'vs ours':>9}")
     for name in args.cases.split(","):
         n_queries, depth = CASES[name]
@@ -171,7 +170,7 @@ def main() -> None:
             late = f"  (stopped after {args.timeout:.0f} s)" if rc == -1 else ""
             print(f"{name:<16}{lines:>12,}{tool:>22}{wall:>10.2f}{mb:>10.0f}{wall / base:>8.2f}x{late}")
         if name == "small":
-            inside = subprocess.run([sys.executable, "-c", IN_PROCESS, str(qrels), str(run), PYTREC_MEASURES],
+            inside = subprocess.run([sys.executable, "-c", IN_PROCESS, str(qrels), str(run), PYTREC_MEASURES], env=child_env(),
                                     capture_output=True, text=True, check=True)
             print(f"{name:<16}{lines:>12,}{'ours in-process':>22}{float(inside.stdout):>10.3f}{'':>10}"
                   f"{float(inside.stdout) / base:>8.2f}x  (read, join, measures, render; best of 5)")

@@ -23,6 +23,9 @@ from pathlib import Path
 import numpy as np
 from sqlalchemy import text
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _machine import child_env  # noqa: E402
+
 from ndcg_labeling.db import migrate
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db.repository import bulk_insert, db_datetime
@@ -84,10 +87,17 @@ def time_report(url: str) -> tuple[float, int, float]:
              "wall = time.perf_counter() - t\n"
              "mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024\n"
              "print(wall, out.count(chr(10)) - 1, mb)\n")
-    res = subprocess.run([sys.executable, "-c", probe, str(exe), "report", "--format", "csv", "--db", url],
+    res = subprocess.run([sys.executable, "-c", probe, str(exe), "report", "--format", "csv", "--db", url], env=child_env(),
                          capture_output=True, text=True, check=True)
     wall, rows, mb = res.stdout.split()
     return float(wall), int(rows), float(mb)
+
+
+def best_report(url: str, repeat: int) -> tuple[float, int, float]:
+    """One warm-up run (it writes the bytecode cache, as an installed package has it), then the
+    fastest of ``repeat`` runs."""
+    time_report(url)
+    return min((time_report(url) for _ in range(max(repeat, 1))), key=lambda r: r[0])
 
 
 def time_pytrec_eval(data: dict) -> float:
@@ -110,6 +120,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=5000)
     parser.add_argument("--pg", default=os.environ.get("NDCG_LABELING_TEST_PG_URL"))
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="report runs per backend after one warm-up (Python's bytecode cache); the best is shown")
     args = parser.parse_args()
     data = make_data(args.queries)
     n_rank = args.queries * LIST_LENGTH * len(SYSTEMS)
@@ -121,7 +133,7 @@ def main() -> None:
         t0 = time.perf_counter()
         build(url, data)
         build_s = time.perf_counter() - t0
-        secs, rows, mb = time_report(url)
+        secs, rows, mb = best_report(url, args.repeat)
         results.append(("ndcg-labeling report --format csv", "SQLite", build_s, secs, rows, mb))
     if args.pg:
         schema = f"bench_{uuid.uuid4().hex[:8]}"
@@ -134,7 +146,7 @@ def main() -> None:
             t0 = time.perf_counter()
             build(url, data)
             build_s = time.perf_counter() - t0
-            secs, rows, mb = time_report(url)
+            secs, rows, mb = best_report(url, args.repeat)
             results.append(("ndcg-labeling report --format csv", "PostgreSQL", build_s, secs, rows, mb))
         finally:
             with admin.begin() as conn:

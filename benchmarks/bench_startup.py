@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _machine import cpu_name  # benchmarks/ is on sys.path when a script runs
+from _machine import child_env, cpu_name  # benchmarks/ is on sys.path when a script runs
 
 HEAVY = ("pandas", "numba", "matplotlib", "scipy", "numpy", "alembic", "sqlalchemy.orm")
 PROBE = """
@@ -81,7 +81,7 @@ def main() -> None:
     cli = [sys.executable, "-m", "ndcg_labeling"]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        base_env = {k: v for k, v in os.environ.items() if k != "NDCG_LABELING_DB"}
+        base_env = {k: v for k, v in child_env().items() if k != "NDCG_LABELING_DB"}
         subprocess.run([*cli, "demo", "--out", str(folder / "demo")], env=base_env, capture_output=True, check=True)
         small = {**base_env, "NDCG_LABELING_DB": f"sqlite:///{folder / 'demo' / 'demo.db'}"}
         empty = {**base_env, "NDCG_LABELING_DB": f"sqlite:///{folder / 'empty.db'}"}
