@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from enum import Enum
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -23,6 +23,8 @@ if TYPE_CHECKING:  # sqlalchemy loads when a command opens a database, not for `
     from sqlalchemy.orm import Session
 
 from ndcg_labeling.errors import NdcgLabelingError
+
+T = TypeVar("T")
 
 DbOption = Annotated[
     str | None,
@@ -153,13 +155,8 @@ def open_session(db: str | None, file: object = None) -> Iterator[Session]:
     command's input file, named by a driver error)."""
     from ndcg_labeling.db.session import session_scope
 
-    with handle_errors(file):
-        engine = engine_for(db)
-        try:
-            with session_scope(engine) as session:
-                yield session
-        finally:
-            engine.dispose()
+    with _scoped(db, file, session_scope) as session:
+        yield session
 
 
 @contextmanager
@@ -168,11 +165,18 @@ def open_connection(db: str | None) -> Iterator[Connection]:
     so ``sqlalchemy.orm`` and the models need not load (issue 17)."""
     from ndcg_labeling.db.session import connection_scope
 
-    with handle_errors():
+    with _scoped(db, None, connection_scope) as conn:
+        yield conn
+
+
+@contextmanager
+def _scoped(db: str | None, file: object, scope: Callable[[Any], AbstractContextManager[T]]) -> Iterator[T]:
+    """``scope(engine)`` of an engine at head, inside the error handling; the engine is disposed after."""
+    with handle_errors(file):
         engine = engine_for(db)
         try:
-            with connection_scope(engine) as conn:
-                yield conn
+            with scope(engine) as handle:
+                yield handle
         finally:
             engine.dispose()
 

@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ndcg_labeling.errors import InputFileError, NdcgLabelingError
+from ndcg_labeling.errors import InputFileError
 from ndcg_labeling.metrics._trec_kernels import RankedLists, distinct
 from ndcg_labeling.trec.files import STDIN, check_file, read_bytes
-from ndcg_labeling.trec.join import Joined, Options, level_counts
+from ndcg_labeling.trec.join import Joined, Options, evaluated_queries, level_counts
 
 # With the backend policy ``auto`` (ndcg_labeling.backend), from this many bytes (about 150,000 run
 # lines) the compiled reader is faster even counting numba's start (about a second, its cache warm);
@@ -92,11 +92,8 @@ def _scan_and_join(kernels: dict[str, Any], qrels_path: str, run_path: str, opti
         r_score[idx] = np.array(texts).astype(np.float64)
     names = [bytes(((qbuf, rbuf)[w])[s:s + ln]).decode() for w, s, ln in first.tolist()]
     judged_codes = distinct(q_qcode)
-    in_run = np.zeros(len(names), dtype=bool)
-    in_run[r_qcode] = True
-    rows = judged_codes if options.complete else judged_codes[in_run[judged_codes]]
-    if not len(rows):
-        raise NdcgLabelingError(f"no query of {run_path} has relevance judgments in {qrels_path}")
+    rows, in_run = evaluated_queries(judged_codes, r_qcode, len(names), options, run_path=run_path,
+                                     qrels_path=qrels_path)
     rows = rows[np.argsort(np.array([names[c].encode() for c in rows], dtype=object), kind="stable")]
     rel, num_ret, dup_q, dup_r = kernels["join"](
         qbuf, q_qcode, q_dstart, q_dlen, q_dhash, q_value, rbuf, r_qcode, r_dstart, r_dlen, r_dhash, r_score,

@@ -67,6 +67,35 @@ def _order(query_codes: npt.NDArray[np.int64], doc_codes: npt.NDArray[np.int64],
     return np.lexsort((-doc_codes, -scores, query_codes)).astype(np.int64)
 
 
+def evaluated_queries(judged: npt.NDArray[np.int64], run_codes: npt.NDArray[np.int64], n_codes: int,
+                      options: Options, *, run_path: str, qrels_path: str
+                      ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+    """trec_eval's evaluated queries, the one statement of the rule for every reader: the judged query
+    codes that have run lines (every judged one with ``-c``), and which of the ``n_codes`` codes have
+    run lines. :class:`NdcgLabelingError` when no query is evaluated."""
+    in_run = np.zeros(n_codes, dtype=bool)
+    in_run[run_codes] = True
+    rows = judged if options.complete else judged[in_run[judged]]
+    if not len(rows):
+        raise NdcgLabelingError(f"no query of {run_path} has relevance judgments in {qrels_path}")
+    return rows, in_run
+
+
+def fill_lists(row: npt.NDArray[np.int64], pos: npt.NDArray[np.int64], label: npt.NDArray[np.float64],
+               n_rows: int, judged_only: bool) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
+    """``(rel, num_ret)``: each ranked document's label at its (``row``, ``pos``), rows in order, NaN
+    past a list's end; with ``judged_only`` (``-J``) the documents without a judgment are dropped and
+    the rest close up."""
+    if judged_only:
+        keep = label >= 0
+        row, label = row[keep], label[keep]
+        pos = positions(row, n_rows)
+    num_ret = np.bincount(row, minlength=n_rows).astype(np.int64)
+    rel = np.full((n_rows, int(num_ret.max()) if len(num_ret) else 0), np.nan)
+    rel[row, pos] = label
+    return rel, num_ret
+
+
 def join(run: RunColumns, qrels: QrelsColumns, options: Options, *, run_path: str, qrels_path: str) -> Joined:
     """Ranked relevance lists of the evaluated queries (see the module docstring), with NumPy: ids to
     codes in byte order (``np.unique`` sorts strings by code point, which is UTF-8 byte order), one
@@ -83,11 +112,7 @@ def join(run: RunColumns, qrels: QrelsColumns, options: Options, *, run_path: st
                              f"{qrels.query_id[dup]} in the qrels", qrels.line[dup])
     rq, rd = q_codes[nq:], d_codes[nq:]
     judged = distinct(q_codes[:nq])
-    in_run = np.zeros(len(q_names), dtype=bool)
-    in_run[rq] = True
-    rows = judged if options.complete else judged[in_run[judged]]
-    if not len(rows):
-        raise NdcgLabelingError(f"no query of {run_path} has relevance judgments in {qrels_path}")
+    rows, in_run = evaluated_queries(judged, rq, len(q_names), options, run_path=run_path, qrels_path=qrels_path)
     row_of = np.full(len(q_names), -1, dtype=np.int64)
     row_of[rows] = np.arange(len(rows))
     order = _order(rq, rd, np.asarray(run.score, dtype=np.float64))
@@ -107,13 +132,7 @@ def join(run: RunColumns, qrels: QrelsColumns, options: Options, *, run_path: st
     labels_q = np.asarray(qrels.relevance, dtype=np.float64)
     label = np.where(found, labels_q[by_key][at], NONPOOL)
     label = np.where(found & (label < 0), UNJUDGED, label)
-    if options.judged_only:
-        keep = label >= 0
-        row, label = row[keep], label[keep]
-        pos = positions(row, len(rows))
-    num_ret = np.bincount(row, minlength=len(rows)).astype(np.int64)
-    rel = np.full((len(rows), int(num_ret.max()) if len(num_ret) else 0), np.nan)
-    rel[row, pos] = label
+    rel, num_ret = fill_lists(row, pos, label, len(rows), options.judged_only)
     levels, counts = level_counts(row_of[q_codes[:nq]], labels_q, len(rows))
     return Joined([str(q_names[c]) for c in rows], RankedLists(rel, num_ret, levels, counts), ~in_run[rows],
                   len(judged), int((labels_q > 0).sum()), run.run_id)

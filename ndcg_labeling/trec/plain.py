@@ -22,9 +22,9 @@ import numpy as np
 import numpy.typing as npt
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ndcg_labeling.errors import InputFileError, NdcgLabelingError
+from ndcg_labeling.errors import InputFileError
 from ndcg_labeling.metrics._trec_kernels import NONPOOL, UNJUDGED, RankedLists, distinct
-from ndcg_labeling.trec.join import Joined, Options, level_counts, positions
+from ndcg_labeling.trec.join import Joined, Options, evaluated_queries, fill_lists, level_counts, positions
 
 IntArray = npt.NDArray[np.int64]
 U64Array = npt.NDArray[np.uint64]
@@ -214,11 +214,7 @@ def _join(names: npt.NDArray[np.bytes_], qq: IntArray, qrels: _Lines, rq: IntArr
     if dup >= 0:
         raise _duplicate(qrels_path, qrels, dup, names[qq[dup]], "qrels")
     judged = distinct(qq)
-    in_run = np.zeros(len(names), dtype=bool)
-    in_run[rq] = True
-    rows = judged if options.complete else judged[in_run[judged]]
-    if not len(rows):
-        raise NdcgLabelingError(f"no query of {run_path} has relevance judgments in {qrels_path}")
+    rows, in_run = evaluated_queries(judged, rq, len(names), options, run_path=run_path, qrels_path=qrels_path)
     row_of = np.full(len(names), -1, dtype=np.int64)
     row_of[rows] = np.arange(len(rows))
     order = _ranked(rq, np.asarray(run.value, dtype=np.float64), run.doc.text, row_of)
@@ -235,13 +231,7 @@ def _join(names: npt.NDArray[np.bytes_], qq: IntArray, qrels: _Lines, rq: IntArr
         line = int(in_file_order[dup])
         raise _duplicate(run_path, run, line, names[rq[line]], "run")
     label = _labels(qkey, q_by_key, qq, qrels, rkey[order], rq[order], run.doc.text[order])
-    if options.judged_only:
-        keep = label >= 0
-        row, label = row[keep], label[keep]
-        pos = positions(row, len(rows))
-    num_ret = np.bincount(row, minlength=len(rows)).astype(np.int64)
-    rel = np.full((len(rows), int(num_ret.max()) if len(num_ret) else 0), np.nan)
-    rel[row, pos] = label
+    rel, num_ret = fill_lists(row, pos, label, len(rows), options.judged_only)
     q_labels = np.asarray(qrels.value, dtype=np.float64)
     levels, counts = level_counts(row_of[qq], q_labels, len(rows))
     return Joined([bytes(n).decode() for n in names[rows]], RankedLists(rel, num_ret, levels, counts),

@@ -4,6 +4,7 @@ run and run but not judged, queries with nothing relevant, duplicate-free docume
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -39,3 +40,20 @@ def random_files(tmp_path: Path, seed: int = 0, n_queries: int = 60, max_label: 
     (tmp_path / "qrels").write_text("\n".join(qrels_lines) + "\n")
     (tmp_path / "run").write_text("\n".join(run_lines) + "\n")
     return str(tmp_path / "qrels"), str(tmp_path / "run"), qrels, run
+
+
+def assert_same_as_line_reader(joined: Any, qrels: str, run: str, options: Any) -> None:
+    """``joined`` (a fast reader's result) equals what the line reader and its join give: the one
+    comparison the compiled and the NumPy readers' tests share."""
+    from ndcg_labeling.trec import files
+    from ndcg_labeling.trec.join import join
+
+    ref = join(files.read_run(run), files.read_qrels(qrels), options, run_path=run, qrels_path=qrels)
+    assert joined is not None
+    assert joined.query_ids == ref.query_ids
+    np.testing.assert_array_equal(joined.lists.rel, ref.lists.rel)
+    np.testing.assert_array_equal(joined.lists.num_ret, ref.lists.num_ret)
+    np.testing.assert_array_equal(joined.lists.levels, ref.lists.levels)
+    np.testing.assert_array_equal(joined.lists.level_counts, ref.lists.level_counts)
+    assert (joined.missing == ref.missing).all() and joined.run_id == ref.run_id
+    assert (joined.n_positive_judgments, joined.n_qrels_queries) == (ref.n_positive_judgments, ref.n_qrels_queries)

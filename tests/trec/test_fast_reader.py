@@ -3,15 +3,13 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from ndcg_labeling.errors import InputFileError
 from ndcg_labeling.metrics import numba_available
-from ndcg_labeling.trec import fast, files
+from ndcg_labeling.trec import fast
 from ndcg_labeling.trec.join import Options
-from ndcg_labeling.trec.join import join as line_join
-from tests.trec.conftest import random_files
+from tests.trec.conftest import assert_same_as_line_reader, random_files
 
 pytestmark = pytest.mark.skipif(not numba_available(), reason="numba not available")
 OPTIONS = [Options(), Options(complete=True), Options(max_docs=7), Options(judged_only=True, max_docs=20),
@@ -19,16 +17,7 @@ OPTIONS = [Options(), Options(complete=True), Options(max_docs=7), Options(judge
 
 
 def _same(qrels: str, run: str, options: Options) -> None:
-    a = fast.read_and_join(qrels, run, options)
-    b = line_join(files.read_run(run), files.read_qrels(qrels), options, run_path=run, qrels_path=qrels)
-    assert a is not None
-    assert a.query_ids == b.query_ids
-    np.testing.assert_array_equal(a.lists.rel, b.lists.rel)
-    np.testing.assert_array_equal(a.lists.num_ret, b.lists.num_ret)
-    np.testing.assert_array_equal(a.lists.levels, b.lists.levels)
-    np.testing.assert_array_equal(a.lists.level_counts, b.lists.level_counts)
-    assert (a.missing == b.missing).all() and a.run_id == b.run_id
-    assert (a.n_positive_judgments, a.n_qrels_queries) == (b.n_positive_judgments, b.n_qrels_queries)
+    assert_same_as_line_reader(fast.read_and_join(qrels, run, options), qrels, run, options)
 
 
 @pytest.mark.parametrize("seed", range(4))
