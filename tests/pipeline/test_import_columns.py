@@ -91,9 +91,9 @@ def test_ensure_external_ids_maps_every_id(db, n):
     assert created == 1 and rows[:-1].tolist() == [stored[k] for k in ids[::-1]]
 
 
+@pytest.mark.pg
+@pytest.mark.parametrize("db", ["postgresql"], indirect=True)  # PostgreSQL array literals only
 def test_array_literal_round_trips(db):
-    if db.backend != "postgresql":
-        pytest.skip("PostgreSQL array literals")
     values = ['plain', 'a"b', "back\\slash", "{brace}", "com,ma", "0-3", "NULL"]
     literal = "{" + ",".join(map(bulk._array_element, values)) + "}"
     with db.engine.connect() as conn:
@@ -107,10 +107,10 @@ def test_column_rows_iterate_as_tuples():
     assert len(rows) == 2 and rows.distinct(1) == [1, 2] and rows.distinct(2) == [0.5]
 
 
+@pytest.mark.pg
+@pytest.mark.parametrize("db", ["postgresql"], indirect=True)  # PostgreSQL COPY only
 def test_binary_copy_stores_what_the_text_copy_stores(db):
     """The same rows through the binary COPY (columns or tuples) and the text COPY read back equal."""
-    if db.backend != "postgresql":
-        pytest.skip("PostgreSQL COPY")
     from datetime import datetime
 
     from ndcg_labeling.db import pg_binary
