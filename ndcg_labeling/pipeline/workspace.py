@@ -57,6 +57,7 @@ class GradingView:
     guideline: str
     can_undo: bool = False
     warnings: list[str] = field(default_factory=list)
+    feedback: str | None = None  # after a gold item of a --gold-feedback batch: the reference grade
 
 
 def progress_dict(progress: tasks.GraderProgress) -> dict[str, int]:
@@ -129,15 +130,26 @@ def my_batches(user: WebUser, *, session: Session) -> list[dict[str, Any]]:
     return out
 
 
-def grading_view(batch: str, user: WebUser, *, session: Session) -> GradingView:
-    """The grader's first open item of ``batch`` (resume point), progress, and the scale's grades."""
+def grading_view(batch: str, user: WebUser, *, session: Session, after: str | None = None) -> GradingView:
+    """The grader's first open item of ``batch`` (resume point), progress, and the scale's grades.
+
+    ``after``: the item the grader just graded; in a batch created with ``--gold-feedback`` the view
+    then carries the feedback of :func:`~ndcg_labeling.pipeline.gold.gold_feedback` when that item was
+    gold (the same text the terminal prints; None for an ordinary item, another grader's or an ungraded one).
+    """
     found, progress = _my_batch(batch, user, session=session)
+    feedback = None
+    if after and found.gold_feedback:
+        from ndcg_labeling.pipeline.gold import gold_feedback
+
+        shown = gold_feedback(batch, after, grader=user.grader, session=session)
+        feedback = None if shown is None else str(shown)
     grades, guideline = scale_grades(found.scale)
     item = tasks.next_item(batch, grader=user.grader, session=session)
     warnings = ([tasks.guideline_warning(found.name, found.guideline_path, found.guideline_version)]
                 if guideline_changed(found.scale, found.guideline_sha256) else [])
     return GradingView(found.name, found.scale, item, progress, grades, guideline,
-                       can_undo=progress.done + progress.skipped > 0, warnings=warnings)
+                       can_undo=progress.done + progress.skipped > 0, warnings=warnings, feedback=feedback)
 
 
 def next_payload(batch: str, user: WebUser, *, session: Session) -> dict[str, Any] | None:

@@ -26,10 +26,12 @@ router = APIRouter()
 CsrfField = Annotated[str | None, Form()]
 
 
-def _grade_page(batch: str) -> str:
+def _grade_page(batch: str, after: str | None = None) -> str:
+    """The grading page of ``batch``; ``after``: the item just graded (the page shows its gold feedback)."""
     from urllib.parse import quote
 
-    return f"/batches/{quote(batch, safe='')}/grade"
+    page = f"/batches/{quote(batch, safe='')}/grade"
+    return f"{page}?after={quote(after, safe='')}" if after else page
 
 
 def _see_other(url: str) -> RedirectResponse:
@@ -80,8 +82,8 @@ def logout(request: Request, writer: WriterDep, csrf: CsrfField = None) -> Respo
 
 
 @router.get("/batches/{batch:path}/grade")
-def grading_page(request: Request, batch: str, caller: PageCaller, session: SessionDep) -> Response:
-    view = workspace.grading_view(batch, caller.user, session=session)
+def grading_page(request: Request, batch: str, caller: PageCaller, session: SessionDep, after: str = "") -> Response:
+    view = workspace.grading_view(batch, caller.user, session=session, after=after or None)
     return render(request, "grade.html", {"user": caller.user, "csrf": caller.csrf, "view": view})
 
 
@@ -89,7 +91,9 @@ def grading_page(request: Request, batch: str, caller: PageCaller, session: Sess
 def grade_form(request: Request, batch: str, item_id: str, caller: PageCaller, writer: WriterDep,
                grade: Annotated[str, Form()], csrf: CsrfField = None) -> Response:
     check_form_csrf(request, csrf)
-    writer(lambda s: workspace.grade_item(batch, item_id, grade, caller.user, session=s))
+    done = writer(lambda s: workspace.grade_item(batch, item_id, grade, caller.user, session=s))
+    if done.get("feedback"):  # a gold item of a --gold-feedback batch: the next page shows the reference
+        return _see_other(_grade_page(batch, after=item_id))
     return _see_other(_grade_page(batch))
 
 

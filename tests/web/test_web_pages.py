@@ -265,3 +265,47 @@ def test_the_grading_page_warns_when_the_guideline_changed_since_the_batch(ws):
             session.execute(update(m.GradingBatch).values(guideline_sha256="0" * 64))
         html = client.get("/batches/b1/grade").text
         assert 'id="guideline-warning"' in html and "has changed since batch &#39;b1&#39; was created" in html
+
+
+def test_the_grading_page_shows_gold_feedback_after_a_gold_item_only(sqlite_db, tmp_path):
+    """A --gold-feedback batch: grading a gold item on the page leads to a page with the reference grade
+    (the text the terminal prints); an ordinary item leads to the plain page, and so does a batch
+    without feedback or a crafted ?after= naming an ungraded item."""
+    from sqlalchemy import select
+
+    from ndcg_labeling.db import models as m
+    from ndcg_labeling.pipeline.gold import gold_feedback
+    from ndcg_labeling.pipeline.quality_demo import load_quality_data
+    from tests.web.conftest import Workspace
+
+    graders = ["ana", "ben", "chloe", "dev", "emma"]
+    with session_scope(sqlite_db.engine) as session:
+        load_quality_data(session=session)
+        t.create_batch("fb", scale="0-3", depth=8, overlap=1, graders=graders, session=session, seed=4,
+                       gold_rate=0.1, gold_feedback=True)
+    ws = Workspace(sqlite_db, "fb")
+    with sqlite_db.engine.connect() as conn:
+        gold = set(conn.execute(select(m.BatchGoldItem.item_id)).scalars())
+        keys = conn.execute(select(m.BatchItem.item_key, m.BatchItem.id).join(
+            m.Assignment, m.Assignment.item_id == m.BatchItem.id).join(m.Grader, m.Grader.id == m.Assignment.grader_id)
+            .where(m.Grader.name == "ana").order_by(m.Assignment.position)).all()
+    order = [k for k, _ in keys]
+    first_gold = next(i for i, (_, item) in enumerate(keys) if item in gold)
+    with app_client(ws) as client:
+        csrf = sign_in(client, ws.token("ana"))
+        unseen_gold = order[first_gold]
+        page = client.get(f"/batches/fb/grade?after={unseen_gold}")  # not graded yet: nothing to show
+        assert page.status_code == 200 and 'id="gold-feedback"' not in page.text
+        for i, key in enumerate(order[: first_gold + 1]):
+            done = client.post(f"/batches/fb/items/{key}/grade", data={"grade": "0", "csrf": csrf})
+            assert done.status_code == 303
+            page = client.get(done.headers["location"])
+            assert page.status_code == 200
+            if i < first_gold:
+                assert done.headers["location"] == "/batches/fb/grade" and 'id="gold-feedback"' not in page.text
+        assert done.headers["location"] == f"/batches/fb/grade?after={unseen_gold}"
+        with session_scope(sqlite_db.engine) as session:
+            expected = str(gold_feedback("fb", unseen_gold, grader="ana", session=session))
+        shown = re.search(r'<p class="feedback" id="gold-feedback" role="status">([^<]*)</p>', page.text).group(1)
+        assert shown.replace("&#39;", "'").replace("&quot;", '"').replace("&amp;", "&") == expected
+        assert expected.startswith("Calibration item: your grade 0")
