@@ -118,6 +118,9 @@ def sign_in(page, server: Server, ws, grader: str) -> str:
 
 
 def press(page, key: str) -> None:
+    # The page's keys work once its deferred script has run: wait for "load" first, or a busy machine
+    # can take the key press before grading.js listens (the press is then lost and nothing navigates).
+    page.wait_for_load_state("load")
     with page.expect_navigation():
         page.keyboard.press(key)
 
@@ -136,7 +139,8 @@ def test_grader_grades_ten_with_the_keyboard_skips_undoes_and_resumes(browser, s
     token = sign_in(page, server, ws, "ann")
     log = server.log_path.read_text()
     assert "GET /login?token=[redacted]" in log and token not in log  # the access log keeps no token
-    page.click("text=Continue")
+    with page.expect_navigation():
+        page.click("text=Continue")
     for i in range(10):
         assert shown_item(page) == items[i]
         press(page, str(grade_for(items[i])))
