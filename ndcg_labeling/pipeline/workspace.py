@@ -139,7 +139,7 @@ def grading_view(batch: str, user: WebUser, *, session: Session, after: str | No
     """
     found, progress = _my_batch(batch, user, session=session)
     feedback = None
-    if after and found.gold_feedback:
+    if after:  # gold_feedback owns the rule (None without --gold-feedback, for ordinary or ungraded items)
         from ndcg_labeling.pipeline.gold import gold_feedback
 
         shown = gold_feedback(batch, after, grader=user.grader, session=session)
