@@ -50,10 +50,16 @@ STATUS_TABLES = {"queries": queries, "documents": documents, "graders": graders,
                  "rankings": ranking_entries, "judgments": judgments, "consensus": consensus_labels}
 
 
+def flush_pending(session: Connection | Session) -> None:
+    """Before a Core read: flush an ORM session's pending objects (Core statements do not autoflush it
+    as queries on the models do), so a caller that has just added rows reads them; a connection as is."""
+    if getattr(session, "autoflush", False):
+        session.flush()  # type: ignore[union-attr]
+
+
 def table_counts(*, session: Connection | Session) -> dict[str, int]:
     """Row counts of the main tables, keyed as ``status --format json`` prints them (``session``: an
     ORM session or a Core connection)."""
-    if getattr(session, "autoflush", False):  # Core statements do not autoflush an ORM session
-        session.flush()  # type: ignore[union-attr]
+    flush_pending(session)
     return {key: int(session.execute(select(func.count()).select_from(clause)).scalar_one())
             for key, clause in STATUS_TABLES.items()}

@@ -26,18 +26,11 @@ if TYPE_CHECKING:
     Reader = Connection | Session
 
 
-def _autoflush(session: Reader) -> None:
-    # Core statements do not autoflush an ORM session as queries on the models do: flush its pending
-    # objects first, so a caller that has just added rows reads them as before.
-    if getattr(session, "autoflush", False):
-        session.flush()  # type: ignore[union-attr]
-
-
 # --- graders ------------------------------------------------------------------------------------
 
 def list_graders(*, session: Reader) -> list[dict[str, Any]]:
     """Every grader by name: display name, active flag, kind and number of judgments."""
-    _autoflush(session)
+    t.flush_pending(session)
     j, g = t.judgments, t.graders
     counts = {gid: n for gid, n in session.execute(select(j.c.grader_id, func.count()).group_by(j.c.grader_id))}
     return [{"grader": r.name, "display_name": r.display_name, "active": r.active, "kind": r.kind,
@@ -115,7 +108,7 @@ class BatchStatus:
 def batch_status(name: str, *, session: Reader) -> BatchStatus:
     """Per-grader done/skipped/total, items with all grades, items still open, and whether the
     guideline file changed since the batch was created."""
-    _autoflush(session)
+    t.flush_pending(session)
     b, a, g = t.grading_batches, t.assignments, t.graders
     batch = session.execute(select(b.c.id, b.c.name, b.c.scale, b.c.overlap, b.c.guideline_path,
                                    b.c.guideline_version, b.c.guideline_sha256).where(b.c.name == name)).first()
@@ -144,7 +137,7 @@ def batch_status(name: str, *, session: Reader) -> BatchStatus:
 
 def list_batches(*, session: Reader) -> list[dict[str, Any]]:
     """Every batch: name, scale, items, graders, overlap, assignments done/total, progress (0..1)."""
-    _autoflush(session)
+    t.flush_pending(session)
     a, b, bi = t.assignments, t.grading_batches, t.batch_items
     items = {bid: n for bid, n in session.execute(select(bi.c.batch_id, func.count()).group_by(bi.c.batch_id))}
     progress = {bid: (int(d or 0), int(n), int(g)) for bid, d, n, g in session.execute(
@@ -167,7 +160,7 @@ def list_batches(*, session: Reader) -> list[dict[str, Any]]:
 
 def latest_adjudications(session: Reader) -> dict[tuple[int, int], Any]:
     """The adjudication in force per (query id, document id): rows with grade, adjudicator, note."""
-    _autoflush(session)
+    t.flush_pending(session)
     adj = t.adjudications
     rows = session.execute(select(adj.c.query_id, adj.c.document_id, adj.c.grade, adj.c.adjudicator, adj.c.note)
                            .order_by(adj.c.id)).all()
@@ -182,7 +175,7 @@ def flagged_items(*, session: Reader, batch: str | None = None) -> list[dict[str
     (``"alice: 2, bob: 3"``, graders by name), adjudicated (the grade in force, or None), adjudicator.
     Sorted by query id then doc id. ``batch``: only labels of that batch.
     """
-    _autoflush(session)
+    t.flush_pending(session)
     label, q, d, j, g = t.consensus_labels.c, t.queries, t.documents, t.judgments, t.graders
     stmt = (select(label.query_id, label.document_id, q.c.external_id, d.c.external_id, label.batch,
                    label.value, label.method, label.n_graders, label.spread, label.reason)
