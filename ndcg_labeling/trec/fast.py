@@ -16,7 +16,7 @@ import numpy.typing as npt
 from ndcg_labeling.errors import InputFileError
 from ndcg_labeling.metrics._trec_kernels import RankedLists, distinct
 from ndcg_labeling.trec.files import STDIN, check_file, read_bytes
-from ndcg_labeling.trec.join import Joined, Options, evaluated_queries, level_counts
+from ndcg_labeling.trec.join import Joined, Options, duplicate_error, evaluated_queries, level_counts
 
 # With the backend policy ``auto`` (ndcg_labeling.backend), from this many bytes (about 150,000 run
 # lines) the compiled reader is faster even counting numba's start (about a second, its cache warm);
@@ -134,5 +134,4 @@ def _field_end(buf: Any, doc_start: int, after: int) -> int:
 
 def _duplicate(path: str, buf: Any, start: int, length: int, query: str, what: str) -> InputFileError:
     line = int(np.count_nonzero(buf[:start] == 10)) + 1
-    doc = bytes(buf[start:start + length]).decode()
-    return InputFileError(path, f"document {doc} appears twice for query {query} in the {what}", line)
+    return duplicate_error(path, bytes(buf[start:start + length]).decode(), query, what, line)

@@ -67,6 +67,12 @@ def _order(query_codes: npt.NDArray[np.int64], doc_codes: npt.NDArray[np.int64],
     return np.lexsort((-doc_codes, -scores, query_codes)).astype(np.int64)
 
 
+def duplicate_error(path: str, doc: str, query: str, what: str, line: int) -> InputFileError:
+    """The one message for a document listed twice for a query (``what``: ``qrels`` or ``run``), in
+    every reader."""
+    return InputFileError(path, f"document {doc} appears twice for query {query} in the {what}", line)
+
+
 def evaluated_queries(judged: npt.NDArray[np.int64], run_codes: npt.NDArray[np.int64], n_codes: int,
                       options: Options, *, run_path: str, qrels_path: str
                       ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
@@ -108,8 +114,7 @@ def join(run: RunColumns, qrels: QrelsColumns, options: Options, *, run_path: st
     qkey = q_codes[:nq] * nd + d_codes[:nq]
     dup = _first_repeat(qkey)
     if dup >= 0:
-        raise InputFileError(qrels_path, f"document {qrels.doc_id[dup]} appears twice for query "
-                             f"{qrels.query_id[dup]} in the qrels", qrels.line[dup])
+        raise duplicate_error(qrels_path, qrels.doc_id[dup], qrels.query_id[dup], "qrels", qrels.line[dup])
     rq, rd = q_codes[nq:], d_codes[nq:]
     judged = distinct(q_codes[:nq])
     rows, in_run = evaluated_queries(judged, rq, len(q_names), options, run_path=run_path, qrels_path=qrels_path)
@@ -123,8 +128,7 @@ def join(run: RunColumns, qrels: QrelsColumns, options: Options, *, run_path: st
         order, row, pos = order[pos < options.max_docs], row[pos < options.max_docs], pos[pos < options.max_docs]
     dup = _first_repeat(rq[np.sort(order)] * nd + rd[np.sort(order)], np.sort(order))
     if dup >= 0:
-        raise InputFileError(run_path, f"document {run.doc_id[dup]} appears twice for query {run.query_id[dup]} "
-                             "in the run", run.line[dup])
+        raise duplicate_error(run_path, run.doc_id[dup], run.query_id[dup], "run", run.line[dup])
     by_key = np.argsort(qkey)
     key = rq[order] * nd + rd[order]
     at = np.clip(np.searchsorted(qkey[by_key], key), 0, max(nq - 1, 0))

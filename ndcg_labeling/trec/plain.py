@@ -24,7 +24,15 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from ndcg_labeling.errors import InputFileError
 from ndcg_labeling.metrics._trec_kernels import NONPOOL, UNJUDGED, RankedLists, distinct
-from ndcg_labeling.trec.join import Joined, Options, evaluated_queries, fill_lists, level_counts, positions
+from ndcg_labeling.trec.join import (
+    Joined,
+    Options,
+    duplicate_error,
+    evaluated_queries,
+    fill_lists,
+    level_counts,
+    positions,
+)
 
 IntArray = npt.NDArray[np.int64]
 U64Array = npt.NDArray[np.uint64]
@@ -294,6 +302,5 @@ def _labels(qkey: U64Array, by_key: IntArray, qq: IntArray, qrels: _Lines, key: 
 
 
 def _duplicate(path: str, lines: _Lines, index: int, query: bytes, what: str) -> InputFileError:
-    doc = lines.doc.text[index].decode()
-    return InputFileError(path, f"document {doc} appears twice for query {query.decode()} in the {what}",
-                          _line_of(lines.data, int(lines.doc_start[index])))
+    return duplicate_error(path, lines.doc.text[index].decode(), query.decode(), what,
+                           _line_of(lines.data, int(lines.doc_start[index])))
