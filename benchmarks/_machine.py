@@ -30,3 +30,25 @@ def child_env() -> dict[str, str]:
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
+
+
+def timed(cmd: list[str], out: Path | None = None, timeout: float = 600) -> tuple[float, float, int]:
+    """Wall seconds, peak resident MB and exit code of ``cmd`` (its stdout written to ``out``), run with
+    :func:`child_env` under a small parent process that reports the child's own ``ru_maxrss`` (exit
+    code -1: stopped after ``timeout`` seconds)."""
+    import os
+    import subprocess
+    import sys
+
+    probe = ("import resource, subprocess, sys, time\n"
+             "t = time.perf_counter()\n"
+             "with open(sys.argv[1], 'wb') as f:\n"
+             "    try:\n"
+             "        rc = subprocess.run(sys.argv[3:], stdout=f, timeout=float(sys.argv[2])).returncode\n"
+             "    except subprocess.TimeoutExpired:\n"
+             "        rc = -1\n"
+             "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, rc)\n")
+    res = subprocess.run([sys.executable, "-c", probe, str(out or os.devnull), str(timeout), *cmd], env=child_env(),
+                         capture_output=True, text=True, check=True)
+    wall, mb, rc = res.stdout.split()
+    return float(wall), float(mb), int(rc)

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _machine import child_env, cpu_name  # noqa: E402
+from _machine import child_env, cpu_name, timed  # noqa: E402
 
 CASES = {"small": (500, 100), "10k": (10_000, 1_000), "100k": (100_000, 100)}
 N_DOCS = 8_800_000
@@ -104,23 +104,6 @@ def make_files(folder: Path, n_queries: int, depth: int, seed: int = 0) -> tuple
     part_run.rename(run)
     part_qrels.rename(qrels)
     return qrels, run
-
-
-def timed(cmd: list[str], out: Path | None = None, timeout: float = 600) -> tuple[float, float, int]:
-    """Wall seconds, peak resident MB and exit code of ``cmd`` run in a child that reports ru_maxrss
-    (exit code -1: stopped after ``timeout`` seconds)."""
-    probe = ("import resource, subprocess, sys, time\n"
-             "t = time.perf_counter()\n"
-             "with open(sys.argv[1], 'wb') as f:\n"
-             "    try:\n"
-             "        rc = subprocess.run(sys.argv[3:], stdout=f, timeout=float(sys.argv[2])).returncode\n"
-             "    except subprocess.TimeoutExpired:\n"
-             "        rc = -1\n"
-             "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, rc)\n")
-    res = subprocess.run([sys.executable, "-c", probe, str(out or os.devnull), str(timeout), *cmd], env=child_env(),
-                         capture_output=True, text=True, check=True)
-    wall, mb, rc = res.stdout.split()
-    return float(wall), float(mb), int(rc)
 
 
 def find_trec_eval(given: str | None) -> str | None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,7 +23,7 @@ import numpy as np
 from sqlalchemy import text
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _machine import child_env  # noqa: E402
+from _machine import timed  # noqa: E402
 
 from ndcg_labeling.db import migrate
 from ndcg_labeling.db import models as m
@@ -79,18 +78,14 @@ def build(url: str, data: dict) -> None:
 
 def time_report(url: str) -> tuple[float, int, float]:
     """Wall seconds, CSV rows and peak resident MB of ``ndcg-labeling report --format csv`` as a
-    fresh process (the child's own ``ru_maxrss``, read by a small parent process of its own)."""
+    fresh process."""
     exe = Path(sys.executable).with_name("ndcg-labeling")
-    probe = ("import resource, subprocess, sys, time\n"
-             "t = time.perf_counter()\n"
-             "out = subprocess.run(sys.argv[1:], capture_output=True, text=True, check=True).stdout\n"
-             "wall = time.perf_counter() - t\n"
-             "mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024\n"
-             "print(wall, out.count(chr(10)) - 1, mb)\n")
-    res = subprocess.run([sys.executable, "-c", probe, str(exe), "report", "--format", "csv", "--db", url], env=child_env(),
-                         capture_output=True, text=True, check=True)
-    wall, rows, mb = res.stdout.split()
-    return float(wall), int(rows), float(mb)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "report.csv"
+        wall, mb, rc = timed([str(exe), "report", "--format", "csv", "--db", url], out)
+        if rc != 0:
+            raise SystemExit(f"ndcg-labeling report failed (exit {rc}) on {url}")
+        return wall, out.read_text().count("\n") - 1, mb
 
 
 def best_report(url: str, repeat: int) -> tuple[float, int, float]:
