@@ -32,11 +32,17 @@ def migrations_dir() -> Path:
     return Path(str(resources.files("ndcg_labeling.migrations")))
 
 
-def alembic_config(engine: Engine) -> Config:
+def _scripts_config() -> Config:
+    """An alembic config naming the migration scripts (enough to read them; no database)."""
     from alembic.config import Config
 
     cfg = Config()
     cfg.set_main_option("script_location", str(migrations_dir()))
+    return cfg
+
+
+def alembic_config(engine: Engine) -> Config:
+    cfg = _scripts_config()
     # A literal URL (password included) for env.py when it runs without a connection; '%' escaped
     # because alembic's config is a ConfigParser.
     cfg.set_main_option("sqlalchemy.url", engine.url.render_as_string(hide_password=False).replace("%", "%%"))
@@ -47,12 +53,9 @@ def alembic_config(engine: Engine) -> Config:
 def head_revision(engine: Engine | None = None) -> str | None:
     """The newest revision of the migration scripts, as alembic finds it (no database needed; the
     commands use :data:`HEAD_REVISION`, which a test keeps equal to this)."""
-    from alembic.config import Config
     from alembic.script import ScriptDirectory
 
-    cfg = Config()
-    cfg.set_main_option("script_location", str(migrations_dir()))
-    return ScriptDirectory.from_config(cfg).get_current_head()
+    return ScriptDirectory.from_config(_scripts_config()).get_current_head()
 
 
 def current_revision(engine: Engine) -> str | None:
