@@ -14,10 +14,10 @@ SQLite, never one ORM object per row. Concurrency:
   first to commit). Keyed data rows (judgments, ranking entries) take :class:`OnConflict`: a direct
   ``COPY`` inside a savepoint, and, only if a concurrent writer stored one of the keys meanwhile, a
   staging table and one set-based ``INSERT ... SELECT ... ON CONFLICT`` in key order.
-- The per-row foreign-key triggers cost PostgreSQL more than the ``COPY`` itself; where the role may
-  set ``session_replication_role`` (a superuser, or ``GRANT SET ON PARAMETER session_replication_role``)
-  the referenced rows are checked and locked ``FOR KEY SHARE`` in one statement per foreign key and
-  the ``COPY`` runs without the triggers. Elsewhere the triggers run as usual.
+- Foreign keys are checked once per distinct referenced row where the backend allows it
+  (:mod:`ndcg_labeling.db.references`): PostgreSQL locks the referenced rows ``FOR KEY SHARE`` and
+  copies without the per-row triggers; SQLite, in a transaction begun by
+  :func:`~ndcg_labeling.db.references.begin_bulk`, writes with foreign keys off after one check per key.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
-from ndcg_labeling.db import pg_binary
+from ndcg_labeling.db import pg_binary, references
 from ndcg_labeling.errors import ConflictError
 
 CHUNK = 50_000
@@ -217,6 +217,8 @@ def bulk_insert(target: Table | Any, columns: Sequence[str], rows: Iterable[Sequ
             # Writers are serialized (BEGIN IMMEDIATE); the upsert keeps "the last writer wins".
             sets = ", ".join(f"{c} = excluded.{c}" for c in on_conflict.update)
             sql += f" ON CONFLICT ({', '.join(on_conflict.keys)}) DO UPDATE SET {sets}"
+        if references.sqlite_unchecked(conn, target, columns, rows):  # foreign keys off (a bulk import)
+            raise _driver_error(conn, sql, conn.dialect.dbapi.IntegrityError("FOREIGN KEY constraint failed"))
         count = _executemany(conn, sql, rows, progress)
     if progress is not None:
         progress(count)
@@ -232,7 +234,7 @@ def _pg_insert_keyed(session: Session, target: Table | Any, columns: Sequence[st
     conn = session.connection()
     conn.exec_driver_sql("SAVEPOINT bulk_copy")
     try:
-        without_triggers = _skip_fk_triggers(conn, target, columns, rows)
+        without_triggers = references.pg_skip_triggers(conn, target, columns, rows)
         count = _copy(conn, name, columns, rows, progress)
         if without_triggers:
             conn.exec_driver_sql("SET LOCAL session_replication_role = origin")
@@ -248,46 +250,6 @@ def _pg_insert_keyed(session: Session, target: Table | Any, columns: Sequence[st
 
 def _sqlstate(exc: BaseException) -> str | None:
     return getattr(exc, "sqlstate", None) or getattr(getattr(exc, "orig", None), "sqlstate", None)
-
-
-def _skip_fk_triggers(conn: Connection, target: Table | Any, columns: Sequence[str],
-                      rows: Sequence[Sequence[Any]]) -> bool:
-    """Check and lock the referenced rows of every foreign key in bulk, then turn the per-row foreign-key
-    triggers off until the caller sets the role back. False (nothing changed) where the role may not,
-    or a referenced row is missing (the triggers then report it as usual)."""
-    tbl = getattr(target, "__table__", target)
-    fks = [(columns.index(fk.parent.name), fk.column.table.name, fk.column.name)
-           for fk in getattr(tbl, "foreign_keys", ()) if fk.parent.name in columns]
-    if not fks or len(rows) < SMALL:
-        return False
-    conn.exec_driver_sql("SAVEPOINT bulk_role")
-    try:
-        conn.exec_driver_sql("SET LOCAL session_replication_role = replica")
-    except DBAPIError:
-        conn.exec_driver_sql("ROLLBACK TO SAVEPOINT bulk_role")
-        return False
-    conn.exec_driver_sql("RELEASE SAVEPOINT bulk_role")
-    for position, ref_table, ref_column in fks:
-        wanted = rows.distinct(position) if isinstance(rows, ColumnRows) else list({row[position] for row in rows} - {None})
-        # One array literal (a text parameter): psycopg would otherwise adapt a million ints one by one.
-        found = conn.exec_driver_sql(
-            f"SELECT count(*) FROM (SELECT 1 FROM {ref_table} WHERE {ref_column} = ANY(%(ids)s::{_array_type(wanted)}) "
-            f"FOR KEY SHARE) AS locked", {"ids": "{" + ",".join(map(_array_element, wanted)) + "}"}).scalar_one()
-        if found != len(wanted):
-            conn.exec_driver_sql("SET LOCAL session_replication_role = origin")
-            return False
-    return True
-
-
-def _array_type(values: list[Any]) -> str:
-    return "bigint[]" if not values or isinstance(values[0], int) else "text[]"  # one column: one type
-
-
-def _array_element(value: Any) -> str:
-    """``value`` as an element of a PostgreSQL array literal: an int as is, text quoted."""
-    if isinstance(value, int):
-        return str(value)
-    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _pg_merge(session: Session, name: str, columns: Sequence[str], rows: Sequence[Sequence[Any]],

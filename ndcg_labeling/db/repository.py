@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import bulk as _bulk
 from ndcg_labeling.db import models as m
+from ndcg_labeling.db import references as _references
 from ndcg_labeling.db import tables as _tables
 
 # The bulk writes are part of the repository's interface.
@@ -25,6 +26,7 @@ JUDGMENT_UPSERT = _bulk.JUDGMENT_UPSERT
 RANKING_SAME = _bulk.RANKING_SAME
 OnConflict = _bulk.OnConflict
 ProgressCallback = _bulk.ProgressCallback
+begin_bulk = _references.begin_bulk
 bulk_insert = _bulk.bulk_insert
 db_datetime = _bulk.db_datetime
 ensure_external_ids = _bulk.ensure_external_ids

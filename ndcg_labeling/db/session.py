@@ -95,7 +95,16 @@ def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+# Execution option of a connection whose transaction checks foreign keys in bulk instead of per row
+# (set by :func:`ndcg_labeling.db.bulk.begin_bulk`; SQLite can switch them only outside a transaction).
+FOREIGN_KEYS_IN_BULK = "ndcg_labeling_foreign_keys_in_bulk"
+
+
 def _sqlite_begin(conn: Any) -> None:
+    # Every transaction states its foreign-key mode: a pooled connection never carries a bulk
+    # import's "off" into the next transaction.
+    in_bulk = conn.get_execution_options().get(FOREIGN_KEYS_IN_BULK, False)
+    conn.exec_driver_sql("PRAGMA foreign_keys=OFF" if in_bulk else "PRAGMA foreign_keys=ON")
     # BEGIN IMMEDIATE takes the write lock at the start of the transaction, so two writers queue
     # on the busy timeout instead of one failing with "database is locked" at its first write.
     conn.exec_driver_sql("BEGIN IMMEDIATE")

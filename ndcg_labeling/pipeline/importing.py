@@ -307,6 +307,7 @@ def import_run(path: str | Path, *, system: str, session: Session, fmt: str | No
     (then that query's list is replaced whole). Same list: unchanged.
     """
     path_s = str(path)
+    repo.begin_bulk(session)  # foreign keys checked once per referenced row (SQLite)
     _check_system_name(path_s, system)
     table, run = _read_run(path_s, fmt)
     dup = first_repeat(run.query.codes, run.doc.codes)
@@ -421,6 +422,7 @@ def import_judgments(path: str | Path, *, scale: str, session: Session, fmt: str
     Unknown graders are an error unless ``create_graders``.
     """
     path_s = str(path)
+    repo.begin_bulk(session)  # foreign keys checked once per referenced row (SQLite)
     try:
         scale_obj = get_scale(scale)
     except ValueError as exc:
@@ -491,9 +493,3 @@ def _existing_judgments(frame: pd.DataFrame, *, session: Session) -> pd.DataFram
         stmt = stmt.where(tuple_(m.Judgment.query_id, m.Judgment.document_id).in_(list(pairs.itertuples(index=False, name=None))))
     out = pd.DataFrame(session.execute(stmt).all(), columns=cols)
     return out.astype({"gid": np.int64, "qid": np.int64, "did": np.int64})
-
-
-def require_grader(name: str, *, session: Session) -> m.Grader:
-    from ndcg_labeling.pipeline.lookups import require_grader as lookup  # the one grader lookup
-
-    return lookup(name, session=session)

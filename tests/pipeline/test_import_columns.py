@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import text
 
-from ndcg_labeling.db import bulk
+from ndcg_labeling.db import bulk, references
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.io.ids import first_bad_id, id_problem
@@ -95,7 +95,7 @@ def test_ensure_external_ids_maps_every_id(db, n):
 @pytest.mark.parametrize("db", ["postgresql"], indirect=True)  # PostgreSQL array literals only
 def test_array_literal_round_trips(db):
     values = ['plain', 'a"b', "back\\slash", "{brace}", "com,ma", "0-3", "NULL"]
-    literal = "{" + ",".join(map(bulk._array_element, values)) + "}"
+    literal = "{" + ",".join(map(references._array_element, values)) + "}"
     with db.engine.connect() as conn:
         got = conn.exec_driver_sql("SELECT %(v)s::text[]", {"v": literal}).scalar_one()
     assert got == values
