@@ -308,18 +308,23 @@ def insert_missing_names(model: type[m.Grader] | type[m.System], rows: Sequence[
     return created
 
 
-def _fetch_pairs(conn: Connection, sql: str) -> tuple[list[str], list[int]]:
-    """The ``(external_id, id)`` pairs of a query selecting ``ext, rid``, as two lists, fetched without a Python object per
-    row: the database joins the pairs into a few texts (one per 65,536 ids, well below any text limit)
-    that Python splits at C speed. Stored ids hold no tab or newline (the id rule); the split is checked
-    against the row count, and any other text is fetched row by row."""
+def _pairs_text(conn: Connection, sql: str) -> tuple[str, int]:
+    """The ``(external_id, id)`` pairs of a query selecting ``ext, rid`` as one text of lines ``ext`` TAB ``rid``, and
+    their number: the database joins the pairs into a few texts (one per 65,536 ids, well below any text
+    limit), so no Python object is made per row."""
     concat = ("string_agg(x.ext || E'\\t' || x.rid, E'\\n')" if conn.dialect.name == "postgresql"
               else "group_concat(x.ext || char(9) || x.rid, char(10))")
     parts = conn.exec_driver_sql(f"SELECT {concat}, count(*) FROM ({sql}) AS x GROUP BY x.rid / 65536").all()
-    total = sum(int(count) for _text, count in parts)
+    return "\n".join(text for text, _count in parts), sum(int(count) for _text, count in parts)
+
+
+def _fetch_pairs(conn: Connection, sql: str) -> tuple[list[str], list[int]]:
+    """The pairs of :func:`_pairs_text` as two lists, split at C speed. Stored ids hold no tab or newline
+    (the id rule); the split is checked against the row count, and any other text is fetched row by row."""
+    text, total = _pairs_text(conn, sql)
     if not total:
         return [], []
-    fields = "\n".join(text for text, _count in parts).replace("\t", "\n").split("\n")
+    fields = text.replace("\t", "\n").split("\n")
     if len(fields) == 2 * total:
         return fields[0::2], list(map(int, fields[1::2]))
     cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
@@ -342,45 +347,75 @@ def _temp_ids(session: Session, ids: Sequence[str]) -> str:
     return temp
 
 
+def _pairs_query(model: type[m.Query] | type[m.Document], ids: Sequence[str], *,
+                 session: Session) -> tuple[str, str | None]:
+    """SQL selecting ``ext, rid`` of the stored rows among many ``ids`` (maybe of other stored rows too), and
+    the temporary table to drop after it, if any."""
+    target = model.__tablename__
+    conn = session.connection()
+    stored = int(conn.exec_driver_sql(f"SELECT COUNT(*) FROM {target}").scalar_one())
+    if stored <= 2 * len(ids):  # reading the whole table costs less than shipping the ids to the server
+        return f"SELECT external_id AS ext, id AS rid FROM {target}", None
+    temp = _temp_ids(session, ids)
+    return (f"SELECT x.external_id AS ext, x.id AS rid FROM {target} x "
+            f"JOIN {temp} t ON t.external_id = x.external_id"), temp
+
+
 def _lookup(model: type[m.Query] | type[m.Document], ids: Sequence[str], *,
             session: Session) -> tuple[list[str], list[int]]:
     """``(external ids, row ids)`` of the stored rows among ``ids`` (and maybe of other stored rows)."""
     if len(ids) <= SMALL:
         rows = session.execute(select(model.external_id, model.id).where(model.external_id.in_(ids))).all()
         return [r[0] for r in rows], [r[1] for r in rows]
-    target = model.__tablename__
-    conn = session.connection()
-    stored = int(conn.exec_driver_sql(f"SELECT COUNT(*) FROM {target}").scalar_one())
-    if stored <= 2 * len(ids):  # reading the whole table costs less than shipping the ids to the server
-        return _fetch_pairs(conn, f"SELECT external_id AS ext, id AS rid FROM {target}")
-    temp = _temp_ids(session, ids)
-    pairs = _fetch_pairs(conn, f"SELECT x.external_id AS ext, x.id AS rid FROM {target} x "
-                               f"JOIN {temp} t ON t.external_id = x.external_id")
-    conn.exec_driver_sql(f"DROP TABLE {temp}")
+    sql, temp = _pairs_query(model, ids, session=session)
+    pairs = _fetch_pairs(session.connection(), sql)
+    if temp:
+        session.connection().exec_driver_sql(f"DROP TABLE {temp}")
     return pairs
 
 
-def _row_ids(model: type[m.Query] | type[m.Document], ids: Sequence[str], *, session: Session) -> NDArray[np.int64]:
-    """The row id of each of the distinct ``ids``, -1 where none is stored: one hash join in pandas."""
+# Joins the text of :func:`_pairs_text` (and its line count) with the wanted ids: per id its row id or -1;
+# None to let :func:`_row_ids` join in Python. The importers pass a NumPy join (the db layer holds none).
+PairJoin = Callable[[str, int, Sequence[str]], "NDArray[np.int64] | None"]
+
+
+def _joined(model: type[m.Query] | type[m.Document], ids: Sequence[str], join: PairJoin, *,
+            session: Session) -> NDArray[np.int64] | None:
+    sql, temp = _pairs_query(model, ids, session=session)
+    text, total = _pairs_text(session.connection(), sql)
+    if temp:
+        session.connection().exec_driver_sql(f"DROP TABLE {temp}")
+    return join(text, total, ids)
+
+
+def _row_ids(model: type[m.Query] | type[m.Document], ids: Sequence[str], *, session: Session,
+             join: PairJoin | None = None) -> NDArray[np.int64]:
+    """The row id of each of the distinct ``ids``, -1 where none is stored: ``join`` of the stored pairs'
+    text for many ids, else (or when it answers None) one hash join in pandas."""
     import pandas as pd
 
+    if join is not None and len(ids) > SMALL:
+        joined = _joined(model, ids, join, session=session)
+        if joined is not None:
+            return joined
     exts, rids = _lookup(model, ids, session=session)
     at = pd.Index(exts, dtype=object).get_indexer(pd.Index(ids, dtype=object))
     out: NDArray[np.int64] = np.where(at >= 0, np.asarray(rids, dtype=np.int64)[at] if rids else -1, -1)
     return out
 
 
-def external_row_ids(model: type[m.Query] | type[m.Document], ids: Sequence[str], *,
-                     session: Session) -> tuple[NDArray[np.int64], int]:
+def external_row_ids(model: type[m.Query] | type[m.Document], ids: Sequence[str], *, session: Session,
+                     join: PairJoin | None = None) -> tuple[NDArray[np.int64], int]:
     """:func:`ensure_external_ids` for the distinct ``ids`` of an importer: their row ids as an array in
-    the order of ``ids`` (no dictionary of a million strings), and the number of rows created."""
-    out = _row_ids(model, ids, session=session)
+    the order of ``ids`` (no dictionary of a million strings), and the number of rows created. ``join``:
+    see :data:`PairJoin`."""
+    out = _row_ids(model, ids, session=session, join=join)
     missing_at = np.flatnonzero(out < 0)
     if not len(missing_at):
         return out, 0
     missing = [ids[int(i)] for i in missing_at]
     created = _create(model, sorted(missing), session=session)
-    out[missing_at] = _row_ids(model, missing, session=session)
+    out[missing_at] = _row_ids(model, missing, session=session, join=join)
     return out, created
 
 

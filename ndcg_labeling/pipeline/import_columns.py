@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from ndcg_labeling.io import byte_ids
 from ndcg_labeling.io.tables import InputTable
 
 
@@ -64,6 +65,17 @@ def first_repeat(*keys: NDArray[np.integer]) -> int:
     """The first row whose combination of ``keys`` (integer columns) appeared on an earlier row, or -1."""
     if not len(keys) or not len(keys[0]):
         return -1
+    combined = np.zeros(len(keys[0]), dtype=np.int64)
+    room = 2**62
+    for k in keys:  # one integer per combination while it fits: a 1-D hash instead of a frame's
+        size = int(k.max()) + 1 if int(k.min()) >= 0 else 0
+        if not size or room // size < 1:
+            break
+        combined = combined * size + k
+        room //= size
+    else:
+        dup = pd.Series(combined).duplicated(keep="first").to_numpy()
+        return int(np.argmax(dup)) if dup.any() else -1
     dup = pd.DataFrame({i: k for i, k in enumerate(keys)}).duplicated(keep="first").to_numpy()
     return int(np.argmax(dup)) if dup.any() else -1
 
@@ -80,3 +92,18 @@ def trec_ranking(query: CodedIds, doc: CodedIds, scores: NDArray[np.float64]) ->
 
         return trec_order(query.values(), doc.values(), scores)
     return order
+
+
+def join_on_bytes(text: str, count: int, ids: Sequence[str]) -> NDArray[np.int64] | None:
+    """The row id of each of ``ids`` in the ``ext`` TAB ``rid`` lines of ``text`` (``count`` of them), or -1:
+    :data:`ndcg_labeling.db.bulk.PairJoin` done on bytes (:mod:`ndcg_labeling.io.byte_ids`); None when the
+    text or the ids do not suit it (the database layer then joins in Python)."""
+    stored = byte_ids.pairs(text.encode(), count)
+    wanted = byte_ids.lines("\n".join(ids).encode())
+    if stored is None or wanted is None or len(wanted.hash) != len(ids):
+        return None
+    at = byte_ids.match(stored[0], wanted)
+    if at is None:
+        return None
+    out: NDArray[np.int64] = np.where(at >= 0, stored[1][np.maximum(at, 0)], -1) if count else at
+    return out

@@ -26,7 +26,7 @@ from ndcg_labeling.db import repository as repo
 from ndcg_labeling.db.bulk import ColumnRows, external_row_ids
 from ndcg_labeling.errors import ConflictError, InputFileError, NdcgLabelingError
 from ndcg_labeling.io.tables import InputTable, read_table
-from ndcg_labeling.pipeline.import_columns import CodedIds, first_repeat, trec_ranking
+from ndcg_labeling.pipeline.import_columns import CodedIds, first_repeat, join_on_bytes, trec_ranking
 from ndcg_labeling.scales import Scale, get_scale
 
 MAX_ID_LENGTH = m.ID_LENGTH
@@ -320,8 +320,8 @@ def import_run(path: str | Path, *, system: str, session: Session, fmt: str | No
                                               f"{run.query.ids[run.query.codes[dup]]!r}")
 
     sys_obj, _created = repo.get_or_create_system(system.strip(), session=session, description=description)
-    q_rows, new_q = external_row_ids(m.Query, run.query.ids, session=session)
-    d_rows, new_d = external_row_ids(m.Document, run.doc.ids, session=session)
+    q_rows, new_q = external_row_ids(m.Query, run.query.ids, session=session, join=join_on_bytes)
+    d_rows, new_d = external_row_ids(m.Document, run.doc.ids, session=session, join=join_on_bytes)
     # Rows in (query, rank) order of the internal ids: the indexes grow at a few places.
     qid, did = q_rows[run.query.codes], d_rows[run.doc.codes]
     order = np.lexsort((run.rank, qid))
@@ -404,8 +404,12 @@ def read_judgments_file(path: str, *, fmt: str | None, grader: str | None, scale
     query = CodedIds.checked(table, "query_id", MAX_ID_LENGTH)
     doc = CodedIds.checked(table, "doc_id", MAX_ID_LENGTH)
     graders = CodedIds.checked(table, "grader", GRADER_LENGTH)
-    table.check_lengths("batch", BATCH_LENGTH)
-    lines = _JudgmentLines(query, doc, graders, CodedIds.of(table.frame["batch"]), table.parse_grades("grade", scale))
+    batch = CodedIds.of(table.frame["batch"])
+    too_long = [i for i, b in enumerate(batch.ids) if len(b) > BATCH_LENGTH]  # checked once per batch
+    if too_long:
+        raise table.error(int(np.argmax(batch.codes == too_long[0])),
+                          f"batch is {len(batch.ids[too_long[0]])} characters long; the limit is {BATCH_LENGTH}")
+    lines = _JudgmentLines(query, doc, graders, batch, table.parse_grades("grade", scale))
     dup = first_repeat(query.codes, doc.codes, graders.codes, lines.batch.codes)
     if dup >= 0:
         _check_unique(table, ["query_id", "doc_id", "grader", "batch"], "judgment")  # names the rows
@@ -439,8 +443,8 @@ def import_judgments(path: str | Path, *, scale: str, session: Session, fmt: str
     if unknown:
         add_graders(unknown, session=session)
         gmap = repo.grader_map(session=session)
-    q_rows, new_q = external_row_ids(m.Query, lines.query.ids, session=session)
-    d_rows, new_d = external_row_ids(m.Document, lines.doc.ids, session=session)
+    q_rows, new_q = external_row_ids(m.Query, lines.query.ids, session=session, join=join_on_bytes)
+    d_rows, new_d = external_row_ids(m.Document, lines.doc.ids, session=session, join=join_on_bytes)
     frame = pd.DataFrame({"gid": lines.grader.map_to(gmap), "qid": q_rows[lines.query.codes],
                           "did": d_rows[lines.doc.codes], "batch": lines.batch.values(), "grade": lines.grade,
                           "_row": np.arange(len(lines.grade))})

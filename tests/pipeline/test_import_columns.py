@@ -17,7 +17,7 @@ from ndcg_labeling.db import models as m
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.io.ids import first_bad_id, id_problem
 from ndcg_labeling.io.tables import _may_have_edge_spaces
-from ndcg_labeling.pipeline.import_columns import CodedIds, first_repeat, trec_ranking
+from ndcg_labeling.pipeline.import_columns import CodedIds, first_repeat, join_on_bytes, trec_ranking
 from ndcg_labeling.trec import trec_order
 
 IDS = st.sampled_from(["a", "b", "B", "a1", "é", "z", "ä", "Z9", "\u4e00", "😀", "aa", "a_b"])
@@ -67,6 +67,39 @@ def test_first_repeat():
     assert first_repeat(np.array([1, 2, 1, 2]), np.array([5, 6, 6, 6])) == 3
     assert first_repeat(np.array([1, 2]), np.array([5, 5])) == -1
     assert first_repeat(np.array([], dtype=np.int64)) == -1
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 40), st.sampled_from([2, 5, 2**20, 2**40]), st.integers(0, 2**32))
+def test_first_repeat_is_pandas_duplicated(n_keys, n, high, seed):
+    """One combined integer key while the combinations fit in 62 bits, a frame beyond: both give
+    pandas' first duplicated row."""
+    rng = np.random.default_rng(seed)
+    keys = [rng.integers(0, high, n) for _ in range(n_keys)]
+    if n > 1:
+        keys = [np.append(k, k[rng.integers(0, n)]) if seed % 2 else k for k in keys]  # half: a repeated key
+    dup = pd.DataFrame(dict(enumerate(keys))).duplicated(keep="first").to_numpy()
+    assert first_repeat(*keys) == (int(np.argmax(dup)) if dup.any() else -1)
+
+
+@pytest.mark.parametrize("tab_id", [False, True])
+@pytest.mark.parametrize("stored_extra", [0, 20_000])
+def test_external_row_ids_joined_on_bytes(db, tab_id, stored_extra):
+    """The importers' join on bytes gives every id the row id the database stores for it: the whole table
+    read (few other stored ids) or a temporary table (many), and a stored id with a tab, whose text
+    cannot be split, sends the join back to Python."""
+    ids = [f"d{i}\\\"'{{,}}é" for i in range(3_000)]
+    with db.engine.begin() as conn:
+        if tab_id:
+            conn.execute(text("INSERT INTO documents (external_id) VALUES ('old\tid')"))
+    with session_scope(db.engine) as session:
+        bulk.ensure_external_ids(m.Document, [f"other{i}" for i in range(stored_extra)] + ids[:1_000], session=session)
+    with session_scope(db.engine) as session:
+        got, created = bulk.external_row_ids(m.Document, ids, session=session, join=join_on_bytes)
+        assert created == 2_000
+    with db.engine.connect() as conn:
+        stored = dict(conn.execute(text("SELECT external_id, id FROM documents")).all())
+    assert got.tolist() == [stored[x] for x in ids]
 
 
 @pytest.mark.parametrize("n", [10, 3_000])
