@@ -17,9 +17,12 @@ checked over the distinct values the rows name:
   holds the write lock, so no other writer removes a referenced row before the commit. Outside
   such a transaction SQLite checks each row as usual.
 
-An integer primary key is checked with one count over a range: when the table holds every integer
-between the smallest and the largest value named (its ids are unique), it holds them all. Otherwise,
-and for text keys, the distinct values are joined with the table (``json_each``).
+An integer primary key whose values fill at least half of their range is checked with one count (and on
+PostgreSQL one lock) over the range: when the table holds every integer between the smallest and the
+largest value named (its ids are unique), it holds them all. A lock over the range may also hold a few
+rows no written row names; it only keeps them from being deleted until the commit. Otherwise, and for
+text keys, the distinct values are joined with the table (SQLite: ``json_each``; PostgreSQL: one array,
+which for a million ids took 3.6 s against 1.3 s for the range, 2026-12-03, machine shared).
 """
 
 from __future__ import annotations
@@ -77,11 +80,11 @@ def sqlite_unchecked(conn: Connection, target: Any, columns: Sequence[str], rows
         wanted = distinct(rows, position)
         if not wanted:
             continue
-        if integer_key:
-            lo, hi = int(min(wanted)), int(max(wanted))
+        span = _dense_range(wanted) if integer_key else None
+        if span is not None:
             stored = conn.exec_driver_sql(f"SELECT count(*) FROM {ref_table} WHERE {ref_column} BETWEEN ? AND ?",
-                                          (lo, hi)).scalar_one()
-            if stored == hi - lo + 1:
+                                          span).scalar_one()
+            if stored == span[1] - span[0] + 1:
                 continue
         found = conn.exec_driver_sql(f"SELECT count(*) FROM json_each(?) AS j JOIN {ref_table} AS r "
                                      f"ON r.{ref_column} = j.value", (json.dumps(wanted),)).scalar_one()
@@ -104,12 +107,19 @@ def pg_skip_triggers(conn: Connection, target: Any, columns: Sequence[str], rows
         conn.exec_driver_sql("ROLLBACK TO SAVEPOINT bulk_role")
         return False
     conn.exec_driver_sql("RELEASE SAVEPOINT bulk_role")
-    for position, ref_table, ref_column, _integer_key in refs:
+    for position, ref_table, ref_column, integer_key in refs:
         wanted = distinct(rows, position)
+        span = _dense_range(wanted) if integer_key else None
+        if span is not None:  # every row of the range locked (a few unnamed ones too): no million-element array
+            locked = conn.exec_driver_sql(
+                f"SELECT count(*) FROM (SELECT 1 FROM {ref_table} WHERE {ref_column} BETWEEN %(lo)s AND %(hi)s "
+                f"FOR KEY SHARE) AS locked", {"lo": span[0], "hi": span[1]}).scalar_one()
+            if locked == span[1] - span[0] + 1:
+                continue
         # One array literal (a text parameter): psycopg would otherwise adapt a million ints one by one.
         found = conn.exec_driver_sql(
             f"SELECT count(*) FROM (SELECT 1 FROM {ref_table} WHERE {ref_column} = ANY(%(ids)s::{_array_type(wanted)}) "
-            f"FOR KEY SHARE) AS locked", {"ids": "{" + ",".join(map(_array_element, wanted)) + "}"}).scalar_one()
+            f"FOR KEY SHARE) AS locked", {"ids": _array_literal(wanted)}).scalar_one()
         if found != len(wanted):
             conn.exec_driver_sql("SET LOCAL session_replication_role = origin")
             return False
@@ -118,6 +128,22 @@ def pg_skip_triggers(conn: Connection, target: Any, columns: Sequence[str], rows
 
 def _array_type(values: list[Any]) -> str:
     return "bigint[]" if not values or isinstance(values[0], int) else "text[]"  # one column: one type
+
+
+def _dense_range(values: list[Any]) -> tuple[int, int] | None:
+    """``(smallest, largest)`` of integer ``values`` that fill at least half of that range (a count or a
+    lock over the range then costs at most twice one per value); None for sparser values."""
+    if not values:
+        return None
+    lo, hi = int(min(values)), int(max(values))
+    return (lo, hi) if hi - lo + 1 <= 2 * len(values) else None
+
+
+def _array_literal(values: list[Any]) -> str:
+    """``values`` (all ints or all text) as a PostgreSQL array literal."""
+    if values and isinstance(values[0], int):
+        return "{" + ",".join(map(str, values)) + "}"  # a million ids: str() in C, no call per id
+    return "{" + ",".join(map(_array_element, values)) + "}"
 
 
 def _array_element(value: Any) -> str:

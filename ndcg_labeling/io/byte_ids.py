@@ -93,13 +93,15 @@ def _integers(buf: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray) -> I
     width = int(lengths.max())
     if width > 18 or int(lengths.min()) < 1:
         return None
-    # Right-aligned: the row of each number ends at its last digit; bytes before its start count as "0".
-    digits = _windows(np.concatenate((np.full(width, 48, dtype=np.uint8), buf)), width)[ends].copy()
-    digits[np.arange(width, dtype=np.int16)[None, :] < (width - lengths).astype(np.int16)[:, None]] = 48
-    digits -= np.uint8(48)
-    if (digits > 9).any():
-        return None
-    out: IntArray = digits.astype(np.int64) @ (10 ** np.arange(width - 1, -1, -1, dtype=np.int64))
+    # Right-aligned: the row of each number ends at its last digit; the bytes before its start count as 0.
+    rows = _windows(np.concatenate((np.full(width, 48, dtype=np.uint8), buf)), width)[ends]
+    lead = width - lengths
+    out = np.zeros(len(lengths), dtype=np.int64)
+    for c in range(width):
+        digit = np.where(lead <= c, rows[:, c].astype(np.int64) - 48, 0)
+        if ((digit < 0) | (digit > 9)).any():
+            return None
+        out = out * 10 + digit
     return out
 
 

@@ -112,3 +112,55 @@ def test_a_transaction_already_begun_keeps_per_row_keys(engine):
         session.execute(text("SELECT 1"))
         begin_bulk(session)  # too late: SQLite switches keys only between transactions
         assert session.connection().exec_driver_sql("PRAGMA foreign_keys").scalar_one() == 1
+
+
+@pytest.fixture
+def pg(tmp_path: Path):
+    from tests.conftest import Database
+
+    database = Database("postgresql", tmp_path)
+    migrate.upgrade(database.engine)
+    with database.engine.begin() as conn:
+        conn.execute(text("INSERT INTO systems (id, name) VALUES (1, 's')"))
+        conn.execute(text("INSERT INTO queries (id, external_id) VALUES (1, 'q')"))
+        conn.execute(text("INSERT INTO documents (id, external_id) SELECT g, 'd' || g FROM generate_series(1, 3000) g"))
+    yield database
+    database.drop()
+
+
+@pytest.mark.pg
+@pytest.mark.parametrize("hole", [None, 1500])
+def test_pg_bulk_locks_every_referenced_row(pg, hole):
+    """The COPY without triggers holds what the triggers would: every referenced document is locked until
+    the commit (a concurrent delete waits), over a dense range or, with a hole, through the array."""
+    from ndcg_labeling.db.bulk import RANKING_SAME
+
+    if hole:
+        with pg.engine.begin() as conn:
+            conn.execute(text("DELETE FROM documents WHERE id = :h"), {"h": hole})
+    docs = [d for d in range(1, 2501) if d != hole]
+    with session_scope(pg.engine) as session:
+        bulk_insert(m.RankingEntry, RUN_COLS, _rank_rows(docs, True), session=session, on_conflict=RANKING_SAME)
+        keys_off = session.connection().exec_driver_sql("SHOW session_replication_role").scalar_one()
+        assert keys_off == "origin"  # set back after the COPY
+        with pg.engine.connect() as other:
+            for doc in (docs[0], docs[len(docs) // 2], docs[-1]):
+                other.exec_driver_sql("SET lock_timeout = '200ms'")  # in each transaction: a rollback undoes it
+                with pytest.raises(Exception, match="lock timeout"):
+                    other.execute(text("DELETE FROM documents WHERE id = :d"), {"d": doc})
+                other.rollback()
+    with pg.engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM ranking_entries")).scalar_one() == len(docs)
+
+
+@pytest.mark.pg
+def test_pg_bulk_refuses_a_missing_document(pg):
+    from ndcg_labeling.db.bulk import RANKING_SAME
+
+    with pg.engine.begin() as conn:
+        conn.execute(text("DELETE FROM documents WHERE id = 1200"))
+    with pytest.raises(IntegrityError, match="foreign key"), session_scope(pg.engine) as session:
+        bulk_insert(m.RankingEntry, RUN_COLS, _rank_rows(list(range(1, 2001)), True), session=session,
+                    on_conflict=RANKING_SAME)
+    with pg.engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM ranking_entries")).scalar_one() == 0
