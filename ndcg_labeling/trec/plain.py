@@ -76,7 +76,7 @@ def _fields(data: bytes, buf: npt.NDArray[np.uint8], n_fields: int) -> tuple[Int
     kind = buf[gaps]
     if ((kind != 32) & ((kind - np.uint8(9)) > 4)).any() or not data.isascii() and _not_utf8(data):
         return None
-    if len(gaps) and gaps[0] and buf[-1] == 10 and not len(gaps) % n_fields and not (gaps[1:] - gaps[:-1] == 1).any():
+    if len(gaps) and gaps[0] and buf[-1] == 10 and not len(gaps) % n_fields and not (low[1:] & low[:-1]).any():
         found = _one_blank_apart(gaps, kind, n_fields)  # the common layout: fields one blank apart
     else:
         found = _runs_of_blanks(buf, low, n_fields)
@@ -88,8 +88,7 @@ def _fields(data: bytes, buf: npt.NDArray[np.uint8], n_fields: int) -> tuple[Int
 def _one_blank_apart(gaps: IntArray, kind: npt.NDArray[np.uint8], n_fields: int) -> tuple[IntArray, IntArray] | None:
     """:func:`_fields` of a file without blank lines or runs of blanks, ending with a newline: a line
     is ``n_fields`` fields, each followed by one blank, the last by the newline."""
-    kind = kind.reshape(-1, n_fields)
-    if not ((kind[:, -1] == 10).all() and (kind[:, :-1] != 10).all()):
+    if np.count_nonzero(kind == 10) != len(kind) // n_fields or not (kind[n_fields - 1 :: n_fields] == 10).all():
         return None
     starts = np.empty(len(gaps), dtype=np.int64)
     starts[0] = 0
@@ -152,14 +151,19 @@ def _line_of(data: bytes, position: int) -> int:
 
 
 def _ids(matrix: npt.NDArray[np.uint8]) -> _Ids:
-    """The ids of ``matrix`` (:func:`_text`'s rows) and their hashes (FNV-style over the little-endian
-    8-byte words, zero padding included)."""
+    """The ids of ``matrix`` (:func:`_text`'s rows) and their 64-bit hashes: FNV-style over the id's
+    little-endian 8-byte words, the last one zero-padded. A word of zeros is padding (an id holds no
+    NUL byte) and leaves the hash alone, so an id's hash does not depend on the array's width."""
     words = matrix.view("<u8")
     h = np.full(len(matrix), 0xCBF29CE484222325, dtype=np.uint64)
     for c in range(words.shape[1]):
-        h ^= words[:, c]
-        h *= _MIX
-        h ^= h >> np.uint64(29)
+        word = words[:, c]
+        mixed = (h ^ word) * _MIX
+        mixed ^= mixed >> np.uint64(29)
+        if c and not word.all():
+            np.copyto(h, mixed, where=word != 0)
+        else:
+            h = mixed
     return _Ids(matrix.view(f"S{matrix.shape[1]}").ravel(), h)
 
 
@@ -180,10 +184,8 @@ def _read(data: bytes, run: bool, pandas_numbers: bool = False) -> _Lines | None
     heads[1:] = query[1:] != query[:-1]
     try:
         if run:
-            value: npt.NDArray[np.float64] | IntArray = _decimals(parts[3])  # type: ignore[arg-type]
-            if not (np.isfinite(value).all() and _integers(number)):
-                return None
-            if pandas_numbers and not (_number_bytes(parts[2]) and _number_bytes(parts[3])):  # type: ignore[arg-type]
+            value: npt.NDArray[np.float64] | IntArray = _decimals(parts[3], pandas_numbers)  # type: ignore[arg-type]
+            if not (np.isfinite(value).all() and _integers(number, pandas_numbers)):
                 return None
         else:  # plain integers only: "1.0" or "1e2" go line by line
             value = number.astype(np.int64)
@@ -194,9 +196,10 @@ def _read(data: bytes, run: bool, pandas_numbers: bool = False) -> _Lines | None
                   starts[:, 2].copy(), data, tag)
 
 
-def _decimals(matrix: npt.NDArray[np.uint8]) -> npt.NDArray[np.float64]:
+def _decimals(matrix: npt.NDArray[np.uint8], pandas_numbers: bool = False) -> npt.NDArray[np.float64]:
     """The numbers of :func:`_text`'s rows, exactly as ``astype(np.float64)`` parses them (correctly
-    rounded; ValueError for a row that is no number). A plain decimal of at most 15 digits is its
+    rounded; ValueError for a row that is no number, or with ``pandas_numbers`` one written with another
+    byte than :func:`_number_bytes`'). A plain decimal of at most 15 digits is its
     digits as an integer divided by a power of ten, both exact in a double, so the one division is
     correctly rounded too (Clinger's fast path); NumPy parses the other rows. Works a byte column at
     a time over the whole file (the rows are a few bytes wide)."""
@@ -223,6 +226,8 @@ def _decimals(matrix: npt.NDArray[np.uint8]) -> npt.NDArray[np.float64]:
     np.negative(value, out=value, where=matrix[:, 0] == 45)
     other_rows = np.flatnonzero(~simple)
     if len(other_rows):
+        if pandas_numbers and not _number_bytes(matrix[other_rows]):
+            raise ValueError("a number pandas would not read")
         value[other_rows] = _strings(matrix[other_rows]).astype(np.float64)
     return value
 
@@ -238,11 +243,14 @@ def _strings(matrix: npt.NDArray[np.uint8]) -> npt.NDArray[np.bytes_]:
     return matrix.view(f"S{matrix.shape[1]}").ravel()
 
 
-def _integers(ranks: npt.NDArray[np.bytes_]) -> bool:
-    """Whether every rank is an integer (digits only, checked on the bytes; others parsed)."""
+def _integers(ranks: npt.NDArray[np.bytes_], pandas_numbers: bool = False) -> bool:
+    """Whether every rank is an integer (digits only, checked on the bytes; others parsed; with
+    ``pandas_numbers`` only those written with :func:`_number_bytes`')."""
     m = ranks.view(np.uint8).reshape(len(ranks), -1)
     if (((m - np.uint8(48)) < 10) | (m == 0)).all() and (m[:, 0] != 0).all():
         return True
+    if pandas_numbers and not _number_bytes(m):
+        return False
     value = ranks.astype(np.float64)
     return bool(np.isfinite(value).all() and (value == np.round(value)).all())
 
