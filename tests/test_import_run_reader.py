@@ -181,7 +181,7 @@ def test_first_bad_line_in_file_order(tmp_path):
 
 
 def test_the_run_lines_of_import_run(tmp_path):
-    path = _write(tmp_path, "b Q0 x 1 3 t\nb Q0 y 2 3 t\na Q0 z 1 5 t\nb Q0 v 3 1 t\na Q0 w 9 5 t\n".encode())
+    path = _write(tmp_path, b"b Q0 x 1 3 t\nb Q0 y 2 3 t\na Q0 z 1 5 t\nb Q0 v 3 1 t\na Q0 w 9 5 t\n")
     _table, lines = _read_run(path, None)
     assert lines.query.ids == ["b", "a"] and lines.doc.ids == ["x", "y", "z", "v", "w"]
     # trec_eval's order: query id, score descending, document id descending within a tie
@@ -258,3 +258,13 @@ def test_decimals_parse_as_float(texts):
         return
     got = plain._decimals(matrix)
     assert got.tolist() == expected and np.signbit(got).tolist() == np.signbit(expected).tolist()
+
+
+def test_long_scores_parse_as_trec_eval_parses_them(tmp_path):
+    """Scores of 16 or 17 significant digits (Python's repr) or with an exponent are parsed as trec_eval's
+    strtod and ``eval`` parse them (Python's float, correctly rounded); pandas' default parser, which the
+    pandas path uses, can be one unit in the last place off for such scores."""
+    texts = ["0.48667709617644916", "6.36961687321454e-05", "1.2345678901234567e+300", "0.1", "-2.5E-3"]
+    path = _write(tmp_path, "".join(f"q Q0 d{i} {i + 1} {s} t\n" for i, s in enumerate(texts)).encode())
+    _table, _query, _doc, scores, _order = ranked_trec_run(path, LIMIT)
+    assert scores.tolist() == [float(s) for s in texts]

@@ -1,4 +1,5 @@
-"""pandas frames of TREC run and qrels files, for the importers (``eval`` reads with :mod:`.files`).
+"""pandas frames of TREC run and qrels files, for the importers (``eval`` reads with :mod:`.files`;
+``import run`` reads a plain run with NumPy, :mod:`.columns`, and any other run here).
 
 Run line:   ``query_id  Q0  doc_id  rank  score  tag``  (trec_eval ignores fields after the sixth -
             its own test run ``results.trunc`` has them - and so do we; fewer fields are an error)
