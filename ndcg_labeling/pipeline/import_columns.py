@@ -147,9 +147,10 @@ def ranked_trec_run(path: str, limit: int) -> tuple[InputTable, CodedIds, CodedI
     require_input_file(path)  # refuses anything but a regular file
     try:
         with open(path, "rb") as fh:
-            found = _plain_trec_run(path, fh.read(), limit)
-    except OSError:
-        found = None
+            data: bytes | None = fh.read()
+    except OSError:  # the pandas path says why
+        data = None
+    found = _plain_trec_run(path, data, limit) if data is not None else None
     if found is not None:
         return found
     refuse_nul(path)

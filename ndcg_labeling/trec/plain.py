@@ -12,9 +12,10 @@ hash collision never merges two ids (one sends the files to the line reader). On
 in score are ever ordered by their id, 4 bytes at a time and only among the lines still tied. Fields
 are found from the positions of the blanks (one blank apart: no other scan), each id is gathered 8
 bytes at a time, and short decimal scores are parsed as an integer over a power of ten (exact, as
-NumPy's parse). ``import run`` reads plain runs with the same code (:mod:`.columns`). The result is :func:`ndcg_labeling.trec.join.join`'s over
-:mod:`ndcg_labeling.trec.files`'s line reader, which stays the reference, the fallback (None here)
-and the author of every error message but the duplicate ones.
+NumPy's parse). ``import run`` reads plain runs with the same code (:mod:`.columns`). The result
+is :func:`ndcg_labeling.trec.join.join`'s over :mod:`ndcg_labeling.trec.files`'s line reader, which
+stays the reference, the fallback (None here) and the author of every error message but the
+duplicate ones.
 """
 
 from __future__ import annotations
