@@ -133,11 +133,13 @@ def _text(words: U64Array, starts: IntArray, ends: IntArray) -> npt.NDArray[np.u
     n_words = -(-int(lengths.max()) // 8)
     if 8 * n_words > MAX_ID_BYTES:
         return None
+    shortest = int(lengths.min())
     out = np.empty((len(starts), n_words), dtype="<u8")
     for j in range(n_words):
-        out[:, j] = words[starts + 8 * j]
-        if (lengths < 8 * j + 8).any():
-            out[:, j] &= _LOW_BYTES[np.clip(lengths - 8 * j, 0, 8)]
+        out[:, j] = words[starts + 8 * j] if j else words[starts]
+        if shortest < 8 * j + 8:  # some field ends in this word: keep its bytes (fields have 1 or more)
+            rest = np.minimum(lengths - 8 * j, 8)
+            out[:, j] &= _LOW_BYTES[np.maximum(rest, 0, out=rest) if shortest < 8 * j else rest]
     return out.view(np.uint8)
 
 
