@@ -54,9 +54,11 @@ class CodedIds:
         is compared with its code's first row on the bytes, so a collision never merges two ids."""
         codes, _ = pd.factorize(hashes, sort=False)
         seen = np.maximum.accumulate(codes)
-        first = np.flatnonzero(np.concatenate(([True], seen[1:] > seen[:-1]))) if len(codes) else codes
+        new = np.concatenate(([True], seen[1:] > seen[:-1])) if len(codes) else np.zeros(0, dtype=bool)
+        first = np.flatnonzero(new)
         distinct = text[first]
-        if not np.array_equal(distinct[codes], text):
+        again = np.flatnonzero(~new)  # the rows whose hash came before: each must hold its code's first bytes
+        if not np.array_equal(distinct[codes[again]], text[again]):
             return None
         return cls(codes, _decoded(distinct), hashes[first], distinct)
 
