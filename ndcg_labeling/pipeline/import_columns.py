@@ -5,6 +5,10 @@ appearance and, per row, the position of its id among them. The id rule is check
 id, duplicate keys are found on integer codes, the database ids are looked up once per distinct id and
 spread to the rows with one NumPy ``take``, and trec_eval's ranking is computed on codes that follow
 byte order. Nothing here changes what an import stores or which row an error names.
+
+A plain TREC run (:mod:`ndcg_labeling.trec.columns`) never becomes a string per line: its ids are coded
+by their 64-bit hashes (every match confirmed on the bytes), each distinct id is decoded once, and the
+id rule runs only on ids with a byte outside printable ASCII (:func:`ranked_trec_run`).
 """
 
 from __future__ import annotations
@@ -17,16 +21,21 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ndcg_labeling.io import byte_ids
+from ndcg_labeling.io.ids import first_bad_id
 from ndcg_labeling.io.tables import InputTable
 
 
 @dataclass
 class CodedIds:
     """``ids``: the distinct ids in order of first appearance; ``codes``: per row, the position of its id
-    in ``ids``."""
+    in ``ids``. From a plain TREC run (:meth:`of_bytes`) also, per distinct id, ``text``: its UTF-8 bytes,
+    zero-padded (an ``S`` array: byte order), and ``hash``: their 64-bit hash, a function of the bytes
+    alone (:func:`ndcg_labeling.trec.columns.id_hashes` gives it for other ids); None from other files."""
 
     codes: NDArray[np.intp]
     ids: list[str]
+    hash: NDArray[np.uint64] | None = None
+    text: NDArray[np.bytes_] | None = None
 
     @classmethod
     def of(cls, values: Sequence[str] | pd.Series | NDArray[np.object_]) -> CodedIds:
@@ -38,6 +47,25 @@ class CodedIds:
         """The column's ids, every one checked against the id rule (else the first bad row's error)."""
         codes, ids = table.id_codes(column, limit)
         return cls(codes, ids)
+
+    @classmethod
+    def of_bytes(cls, text: NDArray[np.bytes_], hashes: NDArray[np.uint64]) -> CodedIds | None:
+        """Per row, an id as zero-padded UTF-8 bytes and its 64-bit hash: coded by hash in order of first
+        appearance, each distinct id decoded once. None when two different ids share a hash: every row
+        is compared with its code's first row on the bytes, so a collision never merges two ids."""
+        codes, _ = pd.factorize(hashes, sort=False)
+        seen = np.maximum.accumulate(codes)
+        new = np.concatenate(([True], seen[1:] > seen[:-1])) if len(codes) else np.zeros(0, dtype=bool)
+        first = np.flatnonzero(new)
+        distinct = text[first]
+        again = np.flatnonzero(~new)  # the rows whose hash came before: each must hold its code's first bytes
+        if not np.array_equal(distinct[codes[again]], text[again]):
+            return None
+        return cls(codes, _decoded(distinct), hashes[first], distinct)
+
+    def take(self, rows: NDArray[np.integer]) -> CodedIds:
+        """The ids of ``rows`` (the same distinct ids, hashes and bytes)."""
+        return CodedIds(self.codes[rows], self.ids, self.hash, self.text)
 
     def map_to(self, mapping: Mapping[str, int]) -> NDArray[np.int64]:
         """Per row, ``mapping`` of its id (one dictionary look-up per distinct id)."""
@@ -107,3 +135,79 @@ def join_on_bytes(text: str, count: int, ids: Sequence[str]) -> NDArray[np.int64
         return None
     out: NDArray[np.int64] = np.where(at >= 0, stored[1][np.maximum(at, 0)], -1) if count else at
     return out
+
+
+def _decoded(text: NDArray[np.bytes_]) -> list[str]:
+    """``text`` (zero-padded UTF-8, no NUL byte or newline inside) as ``str``, in one decode."""
+    matrix = text.view(np.uint8).reshape(len(text), text.dtype.itemsize)
+    joined = np.full((len(text), text.dtype.itemsize + 1), 10, dtype=np.uint8)
+    joined[:, :-1] = matrix
+    flat = joined.ravel()
+    decoded: str = flat[flat != 0].tobytes().decode()
+    return decoded.split("\n")[:-1]
+
+
+def _first_bad(ids: CodedIds, text: NDArray[np.bytes_], column: str, limit: int) -> tuple[int, str] | None:
+    """``(row, problem)`` of the first row whose id breaks the id rule (:func:`first_bad_id`), for the ids of
+    a plain TREC run (``text``: their bytes; 1 to 512 bytes, none a blank or another byte below 0x21): only
+    ids with a byte above ``~`` or more than ``limit`` bytes can break it, and only those are checked."""
+    matrix = text.view(np.uint8).reshape(len(ids.ids), text.dtype.itemsize)
+    odd = np.zeros(len(ids.ids), dtype=bool)
+    if (matrix > 0x7E).any():
+        odd |= (matrix > 0x7E).any(axis=1)
+    if matrix.shape[1] > limit:
+        odd |= np.count_nonzero(matrix, axis=1) > limit
+    suspects = np.flatnonzero(odd)
+    found = first_bad_id(pd.Series([ids.ids[i] for i in suspects], dtype=object), column, limit) if len(suspects) else None
+    if found is None:
+        return None
+    return int(np.argmax(ids.codes == suspects[found[0]])), found[1]
+
+
+def ranked_trec_run(path: str, limit: int) -> tuple[InputTable, CodedIds, CodedIds, NDArray[np.float64], NDArray[np.int64]]:
+    """A TREC run's table (for the line of an error), its query and document ids (every distinct id checked
+    against the id rule, at most ``limit`` characters), its scores in file order and the permutation of
+    trec_eval's order (:func:`ndcg_labeling.trec.trec_order`'s rule). A plain run is read with NumPy
+    (:func:`_plain_trec_run`); any other (comments, odd spacing, a bad line, a hash collision) with pandas
+    by :func:`ndcg_labeling.trec.read_trec_run`, which words every format error."""
+    from ndcg_labeling.io.files import refuse_nul, require_input_file
+    from ndcg_labeling.trec import read_trec_run
+
+    require_input_file(path)  # refuses anything but a regular file
+    try:
+        with open(path, "rb") as fh:
+            data: bytes | None = fh.read()
+    except OSError:  # the pandas path says why
+        data = None
+    found = _plain_trec_run(path, data, limit) if data is not None else None
+    if found is not None:
+        return found
+    refuse_nul(path)
+    run = read_trec_run(path)
+    table = InputTable(path, "trec", run)
+    query, doc = (CodedIds.checked(table, c, limit) for c in ("query_id", "doc_id"))
+    scores = run["score"].to_numpy(dtype=np.float64)
+    return table, query, doc, scores, trec_ranking(query, doc, scores)
+
+
+def _plain_trec_run(path: str, data: bytes, limit: int,
+                    ) -> tuple[InputTable, CodedIds, CodedIds, NDArray[np.float64], NDArray[np.int64]] | None:
+    """:func:`ranked_trec_run` of a plain run (:func:`ndcg_labeling.trec.columns.read_plain_run`), None for
+    any other file. The table's frame holds the scores alone: the ids are in the :class:`CodedIds`."""
+    from ndcg_labeling.trec.columns import ranked, read_plain_run
+
+    run = read_plain_run(data)
+    heads = doc = None
+    if run is not None:
+        heads, doc = CodedIds.of_bytes(run.query_text, run.query_hash), CodedIds.of_bytes(run.doc_text, run.doc_hash)
+    if run is None or heads is None or doc is None or heads.text is None or doc.text is None:
+        return None
+    query = heads.take(run.head_of_line)
+    table = InputTable(path, "trec", pd.DataFrame({"score": run.score}))
+    for ids, text, column in ((query, heads.text, "query_id"), (doc, doc.text, "doc_id")):
+        bad = _first_bad(ids, text, column, limit)
+        if bad is not None:
+            raise table.error(*bad)
+    byte_rank = np.empty(len(heads.ids), dtype=np.int64)
+    byte_rank[np.argsort(heads.text, kind="stable")] = np.arange(len(heads.ids))
+    return table, query, doc, run.score, ranked(byte_rank[query.codes], run.score, run.doc_text)

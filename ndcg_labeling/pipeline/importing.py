@@ -26,7 +26,7 @@ from ndcg_labeling.db import repository as repo
 from ndcg_labeling.db.bulk import ColumnRows, external_row_ids
 from ndcg_labeling.errors import ConflictError, InputFileError, NdcgLabelingError
 from ndcg_labeling.io.tables import InputTable, read_table
-from ndcg_labeling.pipeline.import_columns import CodedIds, first_repeat, join_on_bytes, trec_ranking
+from ndcg_labeling.pipeline.import_columns import CodedIds, first_repeat, join_on_bytes, ranked_trec_run
 from ndcg_labeling.scales import Scale, get_scale
 
 MAX_ID_LENGTH = m.ID_LENGTH
@@ -256,20 +256,12 @@ def _read_run(path: str, fmt: str | None) -> tuple[InputTable, _RunLines]:
     fmt_l = (fmt or "").lower()
     is_trec = fmt_l in ("trec", "trec-run") or (not fmt_l and Path(path).suffix.lower() not in (".csv", ".tsv", ".jsonl", ".parquet"))
     if is_trec:
-        from ndcg_labeling.io.files import refuse_nul
-        from ndcg_labeling.trec import read_trec_run
-
-        refuse_nul(path)  # also refuses anything but a regular file
-        run = read_trec_run(path)
-        table = InputTable(path, "trec", run)
-        query, doc = (CodedIds.checked(table, c, MAX_ID_LENGTH) for c in ("query_id", "doc_id"))
-        scores = run["score"].to_numpy(dtype=np.float64)
-        order = trec_ranking(query, doc, scores)  # trec_eval's order (the one statement of the rule)
+        # NumPy for a plain run, else pandas; ids checked; trec_eval's order (the rule of trec.trec_order)
+        table, query, doc, scores, order = ranked_trec_run(path, MAX_ID_LENGTH)
         q_sorted = query.codes[order]
         starts = np.flatnonzero(np.r_[True, q_sorted[1:] != q_sorted[:-1]])
         rank = np.arange(len(order), dtype=np.int64) - np.repeat(starts, np.diff(np.r_[starts, len(order)])) + 1
-        lines = _RunLines(CodedIds(q_sorted, query.ids), CodedIds(doc.codes[order], doc.ids), rank, scores[order], order)
-        return table, lines
+        return table, _RunLines(query.take(order), doc.take(order), rank, scores[order], order)
     table = read_table(path, fmt)
     table.require_columns(["query_id", "doc_id", "rank"], optional=["score"])
     frame = table.frame

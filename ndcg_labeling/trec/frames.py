@@ -1,4 +1,5 @@
-"""pandas frames of TREC run and qrels files, for the importers (``eval`` reads with :mod:`.files`).
+"""pandas frames of TREC run and qrels files, for the importers (``eval`` reads with :mod:`.files`;
+``import run`` reads a plain run with NumPy, :mod:`.columns`, and any other run here).
 
 Run line:   ``query_id  Q0  doc_id  rank  score  tag``  (trec_eval ignores fields after the sixth -
             its own test run ``results.trunc`` has them - and so do we; fewer fields are an error)
@@ -122,6 +123,9 @@ def _read_table(
             encoding="utf-8",
             keep_default_na=False,  # doc ids such as "NA" or "null" stay strings
             na_values=[],
+            # Scores as trec_eval's strtod and the NumPy reader parse them (correctly rounded); the
+            # default parser can be one unit in the last place off for 16+ digits or an exponent.
+            float_precision="round_trip",
         )
     except pd.errors.EmptyDataError:
         raise InputFileError(path, "the file is empty") from None

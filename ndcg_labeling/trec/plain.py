@@ -9,9 +9,13 @@ order is C's ``strcmp`` order, trec_eval's) and hashed to 64 bits. Query ids are
 from the distinct ids of each run of equal lines (a file lists a query's lines together, so only a
 few ids are sorted); documents are matched by hash, and every match is confirmed on the bytes, so a
 hash collision never merges two ids (one sends the files to the line reader). Only documents tied
-in score are ever ordered by their id. The result is :func:`ndcg_labeling.trec.join.join`'s over
-:mod:`ndcg_labeling.trec.files`'s line reader, which stays the reference, the fallback (None here)
-and the author of every error message but the duplicate ones.
+in score are ever ordered by their id, 4 bytes at a time and only among the lines still tied. Fields
+are found from the positions of the blanks (one blank apart: no other scan), each id is gathered 8
+bytes at a time, and short decimal scores are parsed as an integer over a power of ten (exact, as
+NumPy's parse). ``import run`` reads plain runs with the same code (:mod:`.columns`). The result
+is :func:`ndcg_labeling.trec.join.join`'s over :mod:`ndcg_labeling.trec.files`'s line reader, which
+stays the reference, the fallback (None here) and the author of every error message but the
+duplicate ones.
 """
 
 from __future__ import annotations
@@ -20,7 +24,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from numpy.lib.stride_tricks import sliding_window_view
 
 from ndcg_labeling.errors import InputFileError
 from ndcg_labeling.metrics._trec_kernels import NONPOOL, UNJUDGED, RankedLists, distinct
@@ -39,6 +42,8 @@ U64Array = npt.NDArray[np.uint64]
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 _MIX2 = np.uint64(0xBF58476D1CE4E5B9)
+_POWERS_OF_TEN = np.array([float(10**k) for k in range(16)])  # each exact in a double
+_LOW_BYTES = np.array([(1 << 8 * k) - 1 for k in range(9)], dtype=np.uint64)  # a little-endian word's first k bytes
 # An id longer than this sends the file to the line reader (ids are copied at the longest id's width).
 MAX_ID_BYTES = 512
 
@@ -71,9 +76,33 @@ def _fields(data: bytes, buf: npt.NDArray[np.uint8], n_fields: int) -> tuple[Int
     ``n_fields`` fields, none starting with ``#``, no byte below 0x20 but a blank, and UTF-8 text;
     None for any other file."""
     low = buf <= 32
-    blanks = np.count_nonzero(buf == 32) + np.count_nonzero((buf - np.uint8(9)) <= 4)  # space, \t\n\v\f\r
-    if np.count_nonzero(low) != blanks or not data.isascii() and _not_utf8(data):
+    gaps = np.flatnonzero(low)
+    kind = buf[gaps]
+    if ((kind != 32) & ((kind - np.uint8(9)) > 4)).any() or not data.isascii() and _not_utf8(data):
         return None
+    if len(gaps) and gaps[0] and buf[-1] == 10 and not len(gaps) % n_fields and not (low[1:] & low[:-1]).any():
+        found = _one_blank_apart(gaps, kind, n_fields)  # the common layout: fields one blank apart
+    else:
+        found = _runs_of_blanks(buf, low, n_fields)
+    if found is None or (buf[found[0][:, 0]] == 35).any():
+        return None
+    return found
+
+
+def _one_blank_apart(gaps: IntArray, kind: npt.NDArray[np.uint8], n_fields: int) -> tuple[IntArray, IntArray] | None:
+    """:func:`_fields` of a file without blank lines or runs of blanks, ending with a newline: a line
+    is ``n_fields`` fields, each followed by one blank, the last by the newline."""
+    if np.count_nonzero(kind == 10) != len(kind) // n_fields or not (kind[n_fields - 1 :: n_fields] == 10).all():
+        return None
+    starts = np.empty(len(gaps), dtype=np.int64)
+    starts[0] = 0
+    np.add(gaps[:-1], 1, out=starts[1:])
+    return starts.reshape(-1, n_fields), gaps.reshape(-1, n_fields)
+
+
+def _runs_of_blanks(buf: npt.NDArray[np.uint8], low: npt.NDArray[np.bool_], n_fields: int,
+                    ) -> tuple[IntArray, IntArray] | None:
+    """:func:`_fields` of any other layout: fields are the runs of bytes above 0x20."""
     inside = np.zeros(len(buf) + 2, dtype=bool)
     np.logical_not(low, out=inside[1:-1])
     edges = np.flatnonzero(inside[1:] != inside[:-1])
@@ -86,10 +115,7 @@ def _fields(data: bytes, buf: npt.NDArray[np.uint8], n_fields: int) -> tuple[Int
     firsts = after[np.concatenate(([True], after[1:] != after[:-1]))] if len(after) else after
     if not np.array_equal(firsts, np.arange(n_fields, len(starts), n_fields)):
         return None
-    starts = starts.reshape(-1, n_fields)
-    if (buf[starts[:, 0]] == 35).any():
-        return None
-    return starts, edges[1::2].reshape(-1, n_fields)
+    return starts.reshape(-1, n_fields), edges[1::2].reshape(-1, n_fields)
 
 
 def _not_utf8(data: bytes) -> bool:
@@ -100,16 +126,29 @@ def _not_utf8(data: bytes) -> bool:
     return False
 
 
-def _text(window: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray) -> npt.NDArray[np.uint8] | None:
+def _text(words: U64Array, starts: IntArray, ends: IntArray) -> npt.NDArray[np.uint8] | None:
     """``(n, width)`` bytes of each field, zero-padded to a multiple of 8 (None: an id too long).
-    ``window``: the file's sliding window of :data:`MAX_ID_BYTES` bytes."""
+    ``words``: :func:`_words` of the file, so each 8 bytes are one gather and one mask."""
     lengths = ends - starts
-    width = -(-int(lengths.max()) // 8) * 8
-    if width > MAX_ID_BYTES:
+    n_words = -(-int(lengths.max()) // 8)
+    if 8 * n_words > MAX_ID_BYTES:
         return None
-    out = np.ascontiguousarray(window[starts, :width])
-    out *= np.arange(width, dtype=np.int16)[None, :] < lengths.astype(np.int16)[:, None]
-    return out
+    shortest = int(lengths.min())
+    out = np.empty((len(starts), n_words), dtype="<u8")
+    for j in range(n_words):
+        out[:, j] = words[starts + 8 * j] if j else words[starts]
+        if shortest < 8 * j + 8:  # some field ends in this word: keep its bytes (fields have 1 or more)
+            rest = np.minimum(lengths - 8 * j, 8)
+            out[:, j] &= _LOW_BYTES[np.maximum(rest, 0, out=rest) if shortest < 8 * j else rest]
+    return out.view(np.uint8)
+
+
+def _words(buf: npt.NDArray[np.uint8]) -> U64Array:
+    """The little-endian 8-byte word starting at every byte of the file (an unaligned view of a copy
+    padded with :data:`MAX_ID_BYTES` zeros, so the words of the last field stay inside it)."""
+    padded = np.zeros(len(buf) + MAX_ID_BYTES + 8, dtype=np.uint8)
+    padded[: len(buf)] = buf
+    return np.ndarray((len(buf) + MAX_ID_BYTES,), dtype="<u8", buffer=padded, strides=(1,))
 
 
 def _line_of(data: bytes, position: int) -> int:
@@ -118,35 +157,41 @@ def _line_of(data: bytes, position: int) -> int:
 
 
 def _ids(matrix: npt.NDArray[np.uint8]) -> _Ids:
-    words = matrix.view(np.uint64)
+    """The ids of ``matrix`` (:func:`_text`'s rows) and their 64-bit hashes: FNV-style over the id's
+    little-endian 8-byte words, the last one zero-padded. A word of zeros is padding (an id holds no
+    NUL byte) and leaves the hash alone, so an id's hash does not depend on the array's width."""
+    words = matrix.view("<u8")
     h = np.full(len(matrix), 0xCBF29CE484222325, dtype=np.uint64)
     for c in range(words.shape[1]):
-        h ^= words[:, c]
-        h *= _MIX
-        h ^= h >> np.uint64(29)
+        word = words[:, c]
+        mixed = (h ^ word) * _MIX
+        mixed ^= mixed >> np.uint64(29)
+        if c and not word.all():
+            np.copyto(h, mixed, where=word != 0)
+        else:
+            h = mixed
     return _Ids(matrix.view(f"S{matrix.shape[1]}").ravel(), h)
 
 
-def _read(data: bytes, run: bool) -> _Lines | None:
-    """A plain file's :class:`_Lines` (None: not plain)."""
+def _read(data: bytes, run: bool, pandas_numbers: bool = False) -> _Lines | None:
+    """A plain file's :class:`_Lines` (None: not plain). ``pandas_numbers``: a run's ranks and scores
+    must also be written in pandas' number syntax (digits, signs, points, exponents: no ``1_0``)."""
     buf = np.frombuffer(data, dtype=np.uint8)
     found = _fields(data, buf, 6 if run else 4)
     if found is None:
         return None
     starts, ends = found
-    padded = np.zeros(len(buf) + MAX_ID_BYTES, dtype=np.uint8)
-    padded[: len(buf)] = buf
-    window = sliding_window_view(padded, MAX_ID_BYTES)
-    parts = [_text(window, starts[:, f], ends[:, f]) for f in ((0, 2, 3, 4) if run else (0, 2, 3))]
+    words = _words(buf)
+    parts = [_text(words, starts[:, f], ends[:, f]) for f in ((0, 2, 3, 4) if run else (0, 2, 3))]
     if any(p is None for p in parts):
         return None
-    query, doc, number, *score = (_strings(p) for p in parts if p is not None)
+    query, doc, number = (_strings(p) for p in parts[:3] if p is not None)
     heads = np.ones(len(query), dtype=bool)
     heads[1:] = query[1:] != query[:-1]
     try:
         if run:
-            value: npt.NDArray[np.float64] | IntArray = score[0].astype(np.float64)
-            if not (np.isfinite(value).all() and _integers(number)):
+            value: npt.NDArray[np.float64] | IntArray = _decimals(parts[3], pandas_numbers)  # type: ignore[arg-type]
+            if not (np.isfinite(value).all() and _integers(number, pandas_numbers)):
                 return None
         else:  # plain integers only: "1.0" or "1e2" go line by line
             value = number.astype(np.int64)
@@ -157,15 +202,61 @@ def _read(data: bytes, run: bool) -> _Lines | None:
                   starts[:, 2].copy(), data, tag)
 
 
+def _decimals(matrix: npt.NDArray[np.uint8], pandas_numbers: bool = False) -> npt.NDArray[np.float64]:
+    """The numbers of :func:`_text`'s rows, exactly as ``astype(np.float64)`` parses them (correctly
+    rounded; ValueError for a row that is no number, or with ``pandas_numbers`` one written with another
+    byte than :func:`_number_bytes`'). A plain decimal of at most 15 digits is its
+    digits as an integer divided by a power of ten, both exact in a double, so the one division is
+    correctly rounded too (Clinger's fast path); NumPy parses the other rows. Works a byte column at
+    a time over the whole file (the rows are a few bytes wide)."""
+    n = len(matrix)
+    mantissa, scaled = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    n_digits, after_point = np.zeros(n, dtype=np.int16), np.zeros(n, dtype=np.int16)
+    points, odd = np.zeros(n, dtype=np.int16), np.zeros(n, dtype=bool)
+    for j, byte in enumerate(np.ascontiguousarray(matrix[:, :17].T)):
+        digit = byte - np.uint8(48)
+        is_digit = digit < 10
+        np.multiply(mantissa, 10, out=scaled)
+        np.add(scaled, digit, out=scaled, casting="unsafe")
+        np.copyto(mantissa, scaled, where=is_digit)
+        n_digits += is_digit
+        after_point += is_digit & (points > 0)
+        point = byte == 46
+        points += point
+        other = ~(is_digit | point | (byte == 0))
+        odd |= other & ~((byte == 45) | (byte == 43)) if j == 0 else other
+    simple = ~odd & (points <= 1) & (n_digits >= 1) & (n_digits <= 15)
+    if matrix.shape[1] > 17:  # a 15-digit decimal with a sign and a point has 17 bytes
+        simple &= ~matrix[:, 17:].any(axis=1)
+    value: npt.NDArray[np.float64] = mantissa / _POWERS_OF_TEN[np.minimum(after_point, 15)]
+    np.negative(value, out=value, where=matrix[:, 0] == 45)
+    other_rows = np.flatnonzero(~simple)
+    if len(other_rows):
+        if pandas_numbers and not _number_bytes(matrix[other_rows]):
+            raise ValueError("a number pandas would not read")
+        value[other_rows] = _strings(matrix[other_rows]).astype(np.float64)
+    return value
+
+
+def _number_bytes(matrix: npt.NDArray[np.uint8]) -> bool:
+    """Whether every row of ``matrix`` is written with digits, ``+ - . e E`` alone (and zero padding)."""
+    allowed = np.zeros(256, dtype=bool)
+    allowed[list(b"0123456789+-.eE\0")] = True
+    return bool(allowed[matrix].all())
+
+
 def _strings(matrix: npt.NDArray[np.uint8]) -> npt.NDArray[np.bytes_]:
     return matrix.view(f"S{matrix.shape[1]}").ravel()
 
 
-def _integers(ranks: npt.NDArray[np.bytes_]) -> bool:
-    """Whether every rank is an integer (digits only, checked on the bytes; others parsed)."""
+def _integers(ranks: npt.NDArray[np.bytes_], pandas_numbers: bool = False) -> bool:
+    """Whether every rank is an integer (digits only, checked on the bytes; others parsed; with
+    ``pandas_numbers`` only those written with :func:`_number_bytes`')."""
     m = ranks.view(np.uint8).reshape(len(ranks), -1)
     if (((m - np.uint8(48)) < 10) | (m == 0)).all() and (m[:, 0] != 0).all():
         return True
+    if pandas_numbers and not _number_bytes(m):
+        return False
     value = ranks.astype(np.float64)
     return bool(np.isfinite(value).all() and (value == np.round(value)).all())
 
@@ -265,9 +356,37 @@ def _ranked(query: IntArray, score: npt.NDArray[np.float64], doc: npt.NDArray[np
         tied[:-1] |= tie
         at = np.flatnonzero(tied)
         group = np.cumsum(np.concatenate(([True], ~tie)))[at]
-        _, rank = np.unique(doc[order[at]], return_inverse=True)
-        order[at] = order[at][np.lexsort((-rank.ravel(), group))]
+        order[at] = order[at][_by_id_descending(group, doc[order[at]])]
     return order
+
+
+def _by_id_descending(group: IntArray, doc: npt.NDArray[np.bytes_]) -> IntArray:
+    """The stable permutation that orders tied lines by document id descending (byte order) within
+    each ``group`` (ascending, one group per tie). The ids are compared 4 bytes at a time, as
+    big-endian integers, and only among the lines still tied: one sort of ``(group, 4 bytes)`` keys
+    for the first 4 bytes that differ, a few more only where whole prefixes match (ids that share a
+    prefix across the file, such as ``clueweb09-en``, skip it for free). Equal ids keep their order."""
+    if doc.dtype.itemsize % 4:
+        doc = doc.astype(f"S{-(-doc.dtype.itemsize // 4) * 4}")  # zero padding keeps the byte order
+    quads = doc.view(np.uint8).reshape(len(doc), doc.dtype.itemsize).view(">u4")
+    perm = np.arange(len(doc))
+    block = group.astype(np.uint64) - np.uint64(group[0]) if len(group) else group.astype(np.uint64)
+    todo = np.arange(len(doc))  # positions in perm whose block holds more than one line
+    for column in range(quads.shape[1]):
+        quad = quads[perm[todo], column]
+        if not len(todo) or (quad == quad[0]).all():
+            continue
+        key = (block << np.uint64(32)) | (np.uint64(0xFFFFFFFF) - quad.astype(np.uint64))
+        by_key = np.argsort(key, kind="stable")
+        perm[todo] = perm[todo][by_key]
+        key = key[by_key]
+        same = key[1:] == key[:-1]
+        still = np.zeros(len(todo), dtype=bool)
+        still[1:] |= same
+        still[:-1] |= same
+        block = np.cumsum(np.concatenate(([False], ~same)))[still].astype(np.uint64)
+        todo = todo[still]
+    return perm
 
 
 def _in_query_order(query: IntArray, score: npt.NDArray[np.float64], row_of: IntArray) -> IntArray | None:
