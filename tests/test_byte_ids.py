@@ -44,3 +44,23 @@ def test_text_it_cannot_read_is_left_to_the_caller():
     assert byte_ids.pairs(b"a\tx1\n", 1) is None     # not an integer
     assert byte_ids.lines(b"x" * (byte_ids.MAX_WIDTH + 1)) is None
     assert join_on_bytes("a\t1", 1, ["y" * (byte_ids.MAX_WIDTH + 1)]) is None
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(IDS, unique=True, min_size=1, max_size=30), st.lists(IDS, unique=True, min_size=1, max_size=30))
+def test_a_readers_bytes_join_alike(stored, wanted):
+    """CodedIds from a plain run's reader reuse its bytes and hashes for the join (the reader's hash is
+    the join's: one function), with the same answer as encoding the ids again."""
+    from ndcg_labeling.pipeline.import_columns import CodedIds
+    from ndcg_labeling.trec.columns import id_hashes
+
+    raw = np.array([x.encode() for x in wanted])
+    coded = CodedIds.of_bytes(raw, id_hashes(raw))
+    assert coded is not None and coded.ids == wanted
+    again = byte_ids.lines("\n".join(wanted).encode())
+    assert again is not None and again.hash.tolist() == coded.hash.tolist()
+    rids = {x: 10 + i for i, x in enumerate(stored)}
+    text = "\n".join(f"{x}\t{r}" for x, r in rids.items())
+    expected = [rids.get(x, -1) for x in wanted]
+    assert coded.join(text, len(stored), coded.ids).tolist() == expected
+    assert coded.join(text, len(stored), list(wanted)).tolist() == expected  # other ids: encoded

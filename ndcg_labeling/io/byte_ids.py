@@ -45,14 +45,25 @@ def fields(buf: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray) -> Byte
         return None
     matrix = np.ascontiguousarray(_windows(buf, width)[starts])  # rows of a strided view: no index matrix
     matrix *= np.arange(width, dtype=np.int16)[None, :] < lengths.astype(np.int16)[:, None]
-    words = matrix.view(np.uint64)
+    return ByteIds(matrix.view(f"S{width}").ravel(), hash_rows(matrix))
+
+
+def hash_rows(matrix: npt.NDArray[np.uint8]) -> U64Array:
+    """64-bit hashes of the rows of ``matrix`` (ids zero-padded to a multiple of 8 bytes): FNV-style over
+    each id's little-endian 8-byte words. A word of zeros is padding (an id holds no NUL byte) and leaves
+    the hash alone, so an id's hash does not depend on the width. The one hash of ids on bytes: the
+    importers' join and ``eval``'s reader (:mod:`ndcg_labeling.trec.plain`) use it."""
+    words = matrix.view("<u8")
     h = np.full(len(matrix), 0xCBF29CE484222325, dtype=np.uint64)
     for c in range(words.shape[1]):
-        mixed = (h ^ words[:, c]) * _MIX
+        word = words[:, c]
+        mixed = (h ^ word) * _MIX
         mixed ^= mixed >> np.uint64(29)
-        # Padding words are skipped, so the hash does not depend on the width (ids hold no NUL byte).
-        h = np.where(words[:, c] != 0, mixed, h) if c else mixed
-    return ByteIds(matrix.view(f"S{width}").ravel(), h)
+        if c and not word.all():
+            np.copyto(h, mixed, where=word != 0)
+        else:
+            h = mixed
+    return h
 
 
 def lines(data: bytes) -> ByteIds | None:

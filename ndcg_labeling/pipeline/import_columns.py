@@ -67,6 +67,13 @@ class CodedIds:
         """The ids of ``rows`` (the same distinct ids, hashes and bytes)."""
         return CodedIds(self.codes[rows], self.ids, self.hash, self.text)
 
+    def join(self, text: str, count: int, ids: Sequence[str]) -> NDArray[np.int64] | None:
+        """:func:`join_on_bytes`, reusing this object's bytes and hashes when ``ids`` are its ``ids``
+        (:data:`ndcg_labeling.db.bulk.PairJoin`; other ids, such as the ones just created, are encoded)."""
+        known = byte_ids.ByteIds(self.text, self.hash) if ids is self.ids and self.text is not None \
+            and self.hash is not None else None
+        return join_on_bytes(text, count, ids, known=known)
+
     def map_to(self, mapping: Mapping[str, int]) -> NDArray[np.int64]:
         """Per row, ``mapping`` of its id (one dictionary look-up per distinct id)."""
         per_id = np.fromiter(map(mapping.__getitem__, self.ids), dtype=np.int64, count=len(self.ids))
@@ -122,12 +129,14 @@ def trec_ranking(query: CodedIds, doc: CodedIds, scores: NDArray[np.float64]) ->
     return order
 
 
-def join_on_bytes(text: str, count: int, ids: Sequence[str]) -> NDArray[np.int64] | None:
+def join_on_bytes(text: str, count: int, ids: Sequence[str], *,
+                  known: byte_ids.ByteIds | None = None) -> NDArray[np.int64] | None:
     """The row id of each of ``ids`` in the ``ext`` TAB ``rid`` lines of ``text`` (``count`` of them), or -1:
     :data:`ndcg_labeling.db.bulk.PairJoin` done on bytes (:mod:`ndcg_labeling.io.byte_ids`); None when the
-    text or the ids do not suit it (the database layer then joins in Python)."""
+    text or the ids do not suit it (the database layer then joins in Python). ``known``: the ids' bytes
+    and hashes, when a reader made them."""
     stored = byte_ids.pairs(text.encode(), count)
-    wanted = byte_ids.lines("\n".join(ids).encode())
+    wanted = known if known is not None else byte_ids.lines("\n".join(ids).encode())
     if stored is None or wanted is None or len(wanted.hash) != len(ids):
         return None
     at = byte_ids.match(stored[0], wanted)

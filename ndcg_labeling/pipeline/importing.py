@@ -312,8 +312,8 @@ def import_run(path: str | Path, *, system: str, session: Session, fmt: str | No
                                               f"{run.query.ids[run.query.codes[dup]]!r}")
 
     sys_obj, _created = repo.get_or_create_system(system.strip(), session=session, description=description)
-    q_rows, new_q = external_row_ids(m.Query, run.query.ids, session=session, join=join_on_bytes)
-    d_rows, new_d = external_row_ids(m.Document, run.doc.ids, session=session, join=join_on_bytes)
+    q_rows, new_q = external_row_ids(m.Query, run.query.ids, session=session, join=run.query.join)
+    d_rows, new_d = external_row_ids(m.Document, run.doc.ids, session=session, join=run.doc.join)
     # Rows in (query, rank) order of the internal ids: the indexes grow at a few places.
     qid, did = q_rows[run.query.codes], d_rows[run.doc.codes]
     order = np.lexsort((run.rank, qid))

@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ndcg_labeling.errors import InputFileError
+from ndcg_labeling.io.byte_ids import hash_rows
 from ndcg_labeling.metrics._trec_kernels import NONPOOL, UNJUDGED, RankedLists, distinct
 from ndcg_labeling.trec.join import (
     Joined,
@@ -157,20 +158,9 @@ def _line_of(data: bytes, position: int) -> int:
 
 
 def _ids(matrix: npt.NDArray[np.uint8]) -> _Ids:
-    """The ids of ``matrix`` (:func:`_text`'s rows) and their 64-bit hashes: FNV-style over the id's
-    little-endian 8-byte words, the last one zero-padded. A word of zeros is padding (an id holds no
-    NUL byte) and leaves the hash alone, so an id's hash does not depend on the array's width."""
-    words = matrix.view("<u8")
-    h = np.full(len(matrix), 0xCBF29CE484222325, dtype=np.uint64)
-    for c in range(words.shape[1]):
-        word = words[:, c]
-        mixed = (h ^ word) * _MIX
-        mixed ^= mixed >> np.uint64(29)
-        if c and not word.all():
-            np.copyto(h, mixed, where=word != 0)
-        else:
-            h = mixed
-    return _Ids(matrix.view(f"S{matrix.shape[1]}").ravel(), h)
+    """The ids of ``matrix`` (:func:`_text`'s rows) and their 64-bit hashes
+    (:func:`ndcg_labeling.io.byte_ids.hash_rows`: they do not depend on the array's width)."""
+    return _Ids(matrix.view(f"S{matrix.shape[1]}").ravel(), hash_rows(matrix))
 
 
 def _read(data: bytes, run: bool, pandas_numbers: bool = False) -> _Lines | None:
