@@ -50,7 +50,7 @@ RUN_COLS = ["system_id", "query_id", "document_id", "rank", "score"]
 
 def make_files(folder: Path, n: int, seed: int = 7) -> tuple[Path, Path, list[str]]:
     """Judgments: 5 graders (of 1,000) per (query, document), 40 documents per query, in item order.
-    Run: 100 ranked documents per query, TREC format."""
+    Run: 100 ranked documents per query, TREC format, with tied scores."""
     rng = np.random.default_rng(seed)
     n_graders = 1_000
     per_item = 5
@@ -67,9 +67,13 @@ def make_files(folder: Path, n: int, seed: int = 7) -> tuple[Path, Path, list[st
     per_query = 100
     rq = np.repeat(np.arange(n // per_query), per_query)
     rank = np.tile(np.arange(1, per_query + 1), n // per_query)
+    # Document ids drawn from 8.8M distinct strings; 3-decimal scores in [0, 1), so about 5% of a query's
+    # lines share their score with a neighbour (ties are ordered by document id, as trec_eval does).
+    docs = rng.choice(8_800_000, size=len(rq), replace=False)
+    scores = -np.sort(-np.round(rng.random((n // per_query, per_query)), 3), axis=1).ravel()
     run = pd.DataFrame({"query_id": [f"q{q}" for q in rq], "Q0": "Q0",
-                        "doc_id": [f"r{q}_{r}" for q, r in zip(rq, rank, strict=True)],
-                        "rank": rank, "score": (1000.0 - rank), "tag": "bench"})
+                        "doc_id": [f"clueweb09-en{d:07d}" for d in docs],
+                        "rank": rank, "score": scores, "tag": "bench"})
     rpath = folder / "run.txt"
     run.to_csv(rpath, sep=" ", header=False, index=False)
     return jpath, rpath, graders
