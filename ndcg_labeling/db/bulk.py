@@ -218,7 +218,9 @@ def bulk_insert(target: Table | Any, columns: Sequence[str], rows: Iterable[Sequ
             sets = ", ".join(f"{c} = excluded.{c}" for c in on_conflict.update)
             sql += f" ON CONFLICT ({', '.join(on_conflict.keys)}) DO UPDATE SET {sets}"
         if references.sqlite_unchecked(conn, target, columns, rows):  # foreign keys off (a bulk import)
-            raise _driver_error(conn, sql, conn.dialect.dbapi.IntegrityError("FOREIGN KEY constraint failed"))
+            import sqlite3
+
+            raise _driver_error(conn, sql, sqlite3.IntegrityError("FOREIGN KEY constraint failed"))
         count = _executemany(conn, sql, rows, progress)
     if progress is not None:
         progress(count)

@@ -68,7 +68,7 @@ def import_gold(path: str | Path, *, scale: str, session: Session, fmt: str | No
     unless every row is good.
     """
     from ndcg_labeling.io.tables import read_table
-    from ndcg_labeling.pipeline.importing import _check_ids, _check_unique, _optional_text
+    from ndcg_labeling.pipeline.importing import MAX_ID_LENGTH, _check_unique, _optional_text
 
     path_s = str(path)
     try:
@@ -77,8 +77,8 @@ def import_gold(path: str | Path, *, scale: str, session: Session, fmt: str | No
         raise InputFileError(path_s, str(exc)) from None
     table = read_table(path_s, fmt)
     table.require_columns(["query_id", "doc_id", "grade"], optional=["explanation"])
-    qids = _check_ids(table, "query_id").tolist()
-    dids = _check_ids(table, "doc_id").tolist()
+    qids = table.check_ids("query_id", MAX_ID_LENGTH).tolist()
+    dids = table.check_ids("doc_id", MAX_ID_LENGTH).tolist()
     grades = table.parse_grades("grade", scale_obj).tolist()
     _check_unique(table, ["query_id", "doc_id"], "gold item")
     explanations = _optional_text(table, "explanation")
