@@ -15,25 +15,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ndcg_labeling.errors import InputFileError
-from ndcg_labeling.io.files import refuse_nul
-from ndcg_labeling.io.tables import InputTable
 from ndcg_labeling.pipeline import import_columns
-from ndcg_labeling.pipeline.import_columns import CodedIds, ranked_trec_run, trec_ranking
+from ndcg_labeling.pipeline.import_columns import pandas_trec_run, ranked_trec_run
 from ndcg_labeling.pipeline.importing import _read_run
-from ndcg_labeling.trec import plain, read_trec_run, trec_order
+from ndcg_labeling.trec import plain, trec_order
 from ndcg_labeling.trec.columns import id_hashes, read_plain_run
 
 LIMIT = 512
 
 
 def _pandas_path(path: str, limit: int = LIMIT):
-    """The TREC branch of ``_read_run`` before the NumPy reader: the reference."""
-    refuse_nul(path)
-    run = read_trec_run(path)
-    table = InputTable(path, "trec", run)
-    query, doc = (CodedIds.checked(table, c, limit) for c in ("query_id", "doc_id"))
-    scores = run["score"].to_numpy(dtype=np.float64)
-    return table, query, doc, scores, trec_ranking(query, doc, scores)
+    """The TREC branch of ``_read_run`` before the NumPy reader (pandas' parser): the reference."""
+    return pandas_trec_run(path, limit)
 
 
 def _outcome(read, path: str):

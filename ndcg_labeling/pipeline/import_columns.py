@@ -179,8 +179,7 @@ def ranked_trec_run(path: str, limit: int) -> tuple[InputTable, CodedIds, CodedI
     trec_eval's order (:func:`ndcg_labeling.trec.trec_order`'s rule). A plain run is read with NumPy
     (:func:`_plain_trec_run`); any other (comments, odd spacing, a bad line, a hash collision) with pandas
     by :func:`ndcg_labeling.trec.read_trec_run`, which words every format error."""
-    from ndcg_labeling.io.files import refuse_nul, require_input_file
-    from ndcg_labeling.trec import read_trec_run
+    from ndcg_labeling.io.files import require_input_file
 
     require_input_file(path)  # refuses anything but a regular file
     try:
@@ -189,8 +188,16 @@ def ranked_trec_run(path: str, limit: int) -> tuple[InputTable, CodedIds, CodedI
     except OSError:  # the pandas path says why
         data = None
     found = _plain_trec_run(path, data, limit) if data is not None else None
-    if found is not None:
-        return found
+    return found if found is not None else pandas_trec_run(path, limit)
+
+
+def pandas_trec_run(path: str, limit: int,
+                    ) -> tuple[InputTable, CodedIds, CodedIds, NDArray[np.float64], NDArray[np.int64]]:
+    """:func:`ranked_trec_run` of any run, read by pandas (the path of every file that is not plain, and
+    the reference the NumPy path is tested against)."""
+    from ndcg_labeling.io.files import refuse_nul
+    from ndcg_labeling.trec import read_trec_run
+
     refuse_nul(path)
     run = read_trec_run(path)
     table = InputTable(path, "trec", run)
