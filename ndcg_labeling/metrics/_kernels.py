@@ -73,7 +73,12 @@ def _compile() -> dict[str, Callable[..., Any]] | None:
             ("_label_stats", fb._label_stats_py), ("_first_bad", fb._first_bad_py),
             ("_count_level", fb._count_level_py), ("_ideal_by_insertion", fb._ideal_by_insertion_py),
             ("_ideal_prefix", fb._ideal_prefix_py), ("_rank_candidates", fb._rank_candidates_py),
-            ("_dcg_prefix", fb._dcg_prefix_py))
+            ("_rank_candidates_call", fb._rank_candidates_py), ("_dcg_prefix", fb._dcg_prefix_py),
+            ("_row_ideal", fb._row_ideal_py))
+        # LLVM's count of trailing zeros (one instruction), an intrinsic numba ships but does not export.
+        from numba.cpython.unsafe.numbers import trailing_zeros
+
+        helpers["_trailing_zeros"] = trailing_zeros
         for name, helper in helper_fns:
             # The rare paths of the fused kernels are called, the rest inlined (see _fused_bodies).
             inline = "never" if name in fb.OUT_OF_LINE else "always"
