@@ -158,3 +158,22 @@ def test_tensors_numpy_cannot_view_take_the_torch_path():
     assert np.mean(np.abs(got.float().numpy() - want) < 1e-2) > 0.8
     negated = torch._neg_view(torch.tensor(-scores))  # a tensor with the negative bit set
     np.testing.assert_allclose(batch_ndcg(negated, torch.tensor(labels), 3).numpy(), want, atol=1e-12)
+
+
+@pytest.mark.parametrize("width", [50, 63, 64, 130, 300])
+def test_fused_level_counts_and_candidate_bits_match_the_general_path(width):
+    """The hot kernel counts labels 0-7 a byte each (rows of up to 255 columns) and finds the candidates
+    63 columns at a time: rows past those widths, labels 8-31 (counted by the general helper), ties
+    of a few candidates (the stable count) and distinct scores (the vectorised count) all agree."""
+    rng = np.random.default_rng(width)
+    scores = rng.random((120, width))
+    scores[::4] = np.round(scores[::4], 1)  # equal scores among the candidates
+    scores[1::9, :] = np.nan  # nothing to rank
+    labels = rng.integers(0, 8, (120, width)).astype(float)
+    labels[2::5] += 8.0  # levels 8-15: not counted by byte
+    labels[rng.random(labels.shape) < 0.1] = np.nan
+    for ks in ([10], [1, 5, 10, 20], [33]):
+        for gain in ("exponential", "linear"):
+            fused = _core.fused_ndcg("f", scores, labels, ks, gain, "nan")
+            assert fused is not None
+            np.testing.assert_array_equal(fused, _general(scores, labels, ks, gain, "nan"))
