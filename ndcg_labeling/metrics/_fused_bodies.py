@@ -46,6 +46,7 @@ from ndcg_labeling.metrics._kernel_bodies import (
     _insert_top_k,
     _insert_values,
     _prange,
+    _sort8,
     _threshold,
 )
 
@@ -60,6 +61,9 @@ _LEVEL_LIMIT = float(_HIST_LEVELS)
 # (a float: compared with float labels); 8 covers every grading scale.
 _PACKED_LEVELS = 8
 _PACKED_LIMIT = float(_PACKED_LEVELS)
+
+# The hot kernel's threshold for k <= 16: the k-th largest of the maxima of this many column lanes.
+_LANES = 16
 
 # The candidates of a row are found 63 columns at a time, as the bits of an int64 (63: the sign bit
 # stays clear, so clearing the lowest bit never overflows).
@@ -255,6 +259,7 @@ def _ndcg_py(
         ranks = np.empty(m + 1, np.int64)
         top_scores = np.empty(k, np.float64)
         top = np.empty(k + 1, np.int64)
+        lanes = np.empty(_LANES, np.float64)
         pref = np.empty(k, np.float64)
         ipref = np.empty(k_ideal, np.float64)
         buf = np.empty(k_ideal, np.float64)
@@ -290,8 +295,31 @@ def _ndcg_py(
                     ipref[q] = total
             else:
                 bad[i] = _row_ideal(labels[i], scores[i], gains, exponential, discount, buf, columns, ipref)
-            # 2. The threshold (_threshold_py): at least k scores are >= it.
-            if k >= 2 and m >= 4 * half:
+            # 2. The threshold: at least k scores are >= it. For k <= 16: the k-th largest of the
+            # maxima of 16 lanes (columns l, l + 16, ...; each maximum is a score of its own), about
+            # 13 candidates of 50 for random scores; otherwise the bound of _threshold_py (about 16).
+            if k <= _LANES and m >= 2 * _LANES:
+                # 16, but not a constant to LLVM: it unrolls a constant loop of 16 into scalar code
+                # (numba leaves LLVM's SLP vectoriser off); this one it vectorises.
+                n_lanes = _LANES + (m >> 62)
+                for q in range(n_lanes):
+                    lanes[q] = -np.inf
+                for t in range(m // _LANES):
+                    for q in range(n_lanes):
+                        # NaN never wins. + 0.0: without it LLVM stores only the lanes whose maximum
+                        # changed, a masked store, slow on AMD (-0.0 becomes 0.0: the same threshold).
+                        lanes[q] = max(lanes[q], scores[i, t * _LANES + q]) + 0.0
+                # Each half sorted (on registers), then the best split of k between the halves.
+                for o in (0, 8):
+                    (lanes[o], lanes[o + 1], lanes[o + 2], lanes[o + 3], lanes[o + 4], lanes[o + 5], lanes[o + 6],
+                     lanes[o + 7]) = _sort8(lanes[o], lanes[o + 1], lanes[o + 2], lanes[o + 3], lanes[o + 4],
+                                            lanes[o + 5], lanes[o + 6], lanes[o + 7])
+                thr = -np.inf
+                for q in range(max(0, k - 8), min(8, k) + 1):  # q from the first half, k - q from the second
+                    first = lanes[q - 1] if q > 0 else np.inf
+                    second = lanes[7 + k - q] if q < k else np.inf
+                    thr = max(thr, min(first, second))
+            elif k >= 2 and m >= 4 * half:  # _threshold_py
                 g = m // half
                 thr = np.inf
                 for q in range(half):

@@ -78,6 +78,38 @@ def _threshold_py(row: FloatArray, k: int) -> float:  # pragma: no cover - compi
     return -np.inf
 
 
+def _exchange_py(a: float, b: float) -> tuple[float, float]:  # pragma: no cover - compiled
+    """``(max, min)`` of two scores that are not NaN, branch-free (``maxsd`` / ``minsd``)."""
+    return (a if a > b else b), (b if a > b else a)
+
+
+def _sort8_py(
+    a0: float, a1: float, a2: float, a3: float, a4: float, a5: float, a6: float, a7: float
+) -> tuple[float, float, float, float, float, float, float, float]:  # pragma: no cover - compiled
+    """Eight scores (not NaN) in descending order: Batcher's odd-even merge sort, 19 exchanges, on
+    registers (scalars in and out: no array, so no reference count)."""
+    a0, a1 = _exchange(a0, a1)
+    a2, a3 = _exchange(a2, a3)
+    a4, a5 = _exchange(a4, a5)
+    a6, a7 = _exchange(a6, a7)
+    a0, a2 = _exchange(a0, a2)
+    a1, a3 = _exchange(a1, a3)
+    a4, a6 = _exchange(a4, a6)
+    a5, a7 = _exchange(a5, a7)
+    a1, a2 = _exchange(a1, a2)
+    a5, a6 = _exchange(a5, a6)
+    a0, a4 = _exchange(a0, a4)
+    a1, a5 = _exchange(a1, a5)
+    a2, a6 = _exchange(a2, a6)
+    a3, a7 = _exchange(a3, a7)
+    a2, a4 = _exchange(a2, a4)
+    a3, a5 = _exchange(a3, a5)
+    a1, a2 = _exchange(a1, a2)
+    a3, a4 = _exchange(a3, a4)
+    a5, a6 = _exchange(a5, a6)
+    return a0, a1, a2, a3, a4, a5, a6, a7
+
+
 def _insert_one_py(
     key: float, item: int, filled: int, k: int, keys: FloatArray, items: IntArray
 ) -> int:  # pragma: no cover - compiled
@@ -263,6 +295,8 @@ def _gather_py(labels: FloatArray, order: IntArray, out: FloatArray) -> None:  #
 
 # The names the kernel bodies call; bound to the compiled helpers in the compiled kernels.
 _threshold = _threshold_py
+_exchange = _exchange_py
+_sort8 = _sort8_py
 _insert_one = _insert_one_py
 _insert_top_k = _insert_top_k_py
 _tally = _tally_py
