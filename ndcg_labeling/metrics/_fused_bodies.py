@@ -25,15 +25,16 @@ common case about a fifth worse (measured 2026-12, 100k x 50). Per row, :func:`_
    to data-dependent positions inside the counting loop, they made it about twice as slow;
 5. sums the DCG prefix and divides at each cut-off.
 
-:func:`_ndcg_ideal_py` still takes the older steps: :func:`_label_stats_py`, then
-:func:`_dcg_prefix_py` (threshold, branch-free compaction, stable count by
-:func:`_rank_candidates_py`) and the ideal by level counts or insertion.
+:func:`_ndcg_ideal_py` takes steps 2-5 as calls (:func:`_dcg_prefix_py`, over the helpers
+``_lane_threshold_py``, ``_candidates_py`` and ``_count_ranks_py`` of
+:mod:`~ndcg_labeling.metrics._kernel_bodies`), and checks both rows of labels with
+:func:`_label_stats_py` (the ideal by level counts or insertion): it pays the reference counts of
+its helpers' arrays, the price of not writing the steps out a second time.
 
 The rare paths are compiled as functions of their own and called (:data:`OUT_OF_LINE`): inlined,
 their code made the common path slower. And every array handed to an inlined helper costs an atomic
 reference count up and down per call, so the hot kernel writes its per-row steps out.
 """
-
 
 from __future__ import annotations
 
@@ -42,14 +43,21 @@ import numpy as np
 from ndcg_labeling.metrics._kernel_bodies import (
     _CHUNKS,
     _HIST_LEVELS,
+    _LANES,
+    _MASK_BITS,
+    _RANK_WIDTH,
+    _RANK_WIDTH_MAX,
     FloatArray,
     IntArray,
+    _candidates,
+    _count_ranks,
     _gain_of,
     _insert_top_k,
     _insert_values,
+    _lane_threshold,
     _prange,
     _sort8,
-    _threshold,
+    _trailing_zeros,
 )
 
 # Up to this many candidates each one's rank is counted (quadratic, branch-free);
@@ -63,18 +71,6 @@ _LEVEL_LIMIT = float(_HIST_LEVELS)
 # (a float: compared with float labels); 8 covers every grading scale.
 _PACKED_LEVELS = 8
 _PACKED_LIMIT = float(_PACKED_LEVELS)
-
-# The hot kernel's threshold for k <= 16: the k-th largest of the maxima of this many column lanes.
-_LANES = 16
-
-# The candidates of a row are found 63 columns at a time, as the bits of an int64 (63: the sign bit
-# stays clear, so clearing the lowest bit never overflows).
-_MASK_BITS = 63
-
-# Up to _RANK_WIDTH candidates, each one's rank is counted over that fixed width (NaN padding), up
-# to _RANK_WIDTH_MAX over that one: LLVM vectorises a loop of 16 (4 x 4 doubles) whole.
-_RANK_WIDTH = 16
-_RANK_WIDTH_MAX = 32
 
 # Helpers compiled as functions of their own and called, not inlined (see the module docstring).
 OUT_OF_LINE = ("_ideal_by_insertion", "_insert_top_k_call", "_row_ideal", "_rank_candidates_call")
@@ -182,11 +178,6 @@ def _row_ideal_py(
     return _first_bad(lab, row, True) if any_bad else -1
 
 
-def _trailing_zeros_py(bits: int) -> int:
-    """The index of the lowest set bit of ``bits`` (> 0); compiled: LLVM's ``cttz``, one instruction."""
-    return (bits & -bits).bit_length() - 1
-
-
 def _rank_candidates_py(
     row: FloatArray, cand: IntArray, cand_scores: FloatArray, cnt: int, k: int, top_scores: FloatArray,
     top: IntArray,
@@ -215,18 +206,19 @@ def _rank_candidates_py(
 
 def _dcg_prefix_py(
     row: FloatArray, lab: FloatArray, k: int, gains: FloatArray, exponential: bool, discount: FloatArray,
-    cand: IntArray, cand_scores: FloatArray, top_scores: FloatArray, top: IntArray, pref: FloatArray,
+    cand: IntArray, cand_scores: FloatArray, ranks: IntArray, lanes: FloatArray, top_scores: FloatArray,
+    top: IntArray, pref: FloatArray,
 ) -> None:  # pragma: no cover - compiled
-    """``pref[p]`` = DCG at cut-off ``p + 1`` of the row ranked by score (stable, NaN left out)."""
-    thr = _threshold(row, k)
-    # Branch-free compaction of the candidates (scores >= thr; NaN compares False), in column order.
-    cnt = 0
-    for j in range(row.shape[0]):
-        s = row[j]
-        cand_scores[cnt] = s
-        cand[cnt] = j
-        cnt += s >= thr
-    filled = _rank_candidates(row, cand, cand_scores, cnt, k, top_scores, top)
+    """``pref[p]`` = DCG at cut-off ``p + 1`` of the row ranked by score (stable, NaN left out): the
+    steps 2-5 of :func:`_ndcg_py` as calls (scratch: ``cand`` and ``ranks`` ``m + 1`` long,
+    ``cand_scores`` ``m + _RANK_WIDTH_MAX``, ``lanes`` ``_LANES``, ``top`` ``k + 1``)."""
+    cnt = _candidates(row, _lane_threshold(row, k, lanes), cand, cand_scores)
+    if _count_ranks(cand_scores, cnt, ranks):
+        for p in range(cnt):
+            top[min(ranks[p], k)] = cand[p]
+        filled = min(cnt, k)
+    else:
+        filled = _rank_candidates_call(row, cand, cand_scores, cnt, k, top_scores, top)
     total = 0.0
     for p in range(filled):
         v = lab[top[p]]
@@ -408,7 +400,9 @@ def _ndcg_ideal_py(
     n_chunks = min(n, _CHUNKS)
     for c in _prange(n_chunks):
         cand = np.empty(m + 1, np.int64)
-        cand_scores = np.empty(m + 1, np.float64)
+        cand_scores = np.empty(m + _RANK_WIDTH_MAX, np.float64)
+        ranks = np.empty(m + 1, np.int64)
+        lanes = np.empty(_LANES, np.float64)
         top_scores = np.empty(k, np.float64)
         top = np.empty(k + 1, np.int64)
         pref = np.empty(k, np.float64)
@@ -423,7 +417,8 @@ def _ndcg_ideal_py(
             bad[i] = _first_bad(lab, lab, False) if any_bad else -1
             levels, top_level, small, any_bad = _label_stats(irow, irow, False)
             bad_ideal[i] = _first_bad(irow, irow, False) if any_bad else -1
-            _dcg_prefix(row, lab, k, gains, exponential, discount, cand, cand_scores, top_scores, top, pref)
+            _dcg_prefix(row, lab, k, gains, exponential, discount, cand, cand_scores, ranks, lanes, top_scores, top,
+                        pref)
             if small:
                 _ideal_prefix(irow, irow, False, levels, top_level, gains, discount, ipref)
             else:
@@ -445,4 +440,3 @@ _rank_candidates = _rank_candidates_py
 _rank_candidates_call = _rank_candidates_py
 _dcg_prefix = _dcg_prefix_py
 _row_ideal = _row_ideal_py
-_trailing_zeros = _trailing_zeros_py

@@ -164,7 +164,8 @@ def test_tensors_numpy_cannot_view_take_the_torch_path():
 def test_fused_level_counts_and_candidate_bits_match_the_general_path(width):
     """The hot kernel counts labels 0-7 a byte each (rows of up to 255 columns) and finds the candidates
     63 columns at a time: rows past those widths, labels 8-31 (counted by the general helper), ties
-    of a few candidates (the stable count) and distinct scores (the vectorised count) all agree."""
+    of a few candidates (the stable count) and distinct scores (the vectorised count) all agree, for
+    the ideal from the row's labels and from ``ideal_labels``."""
     rng = np.random.default_rng(width)
     scores = rng.random((120, width))
     scores[::4] = np.round(scores[::4], 1)  # equal scores among the candidates
@@ -172,8 +173,10 @@ def test_fused_level_counts_and_candidate_bits_match_the_general_path(width):
     labels = rng.integers(0, 8, (120, width)).astype(float)
     labels[2::5] += 8.0  # levels 8-15: not counted by byte
     labels[rng.random(labels.shape) < 0.1] = np.nan
-    for ks in ([10], [1, 5, 10, 20], [33]):
+    ideal = rng.integers(0, 4, (120, 20)).astype(float)
+    for ks in ([10], [1, 5, 10, 16], [33]):
         for gain in ("exponential", "linear"):
-            fused = _core.fused_ndcg("f", scores, labels, ks, gain, "nan")
-            assert fused is not None
-            np.testing.assert_array_equal(fused, _general(scores, labels, ks, gain, "nan"))
+            for ideal_labels in (None, ideal):  # the ideal_labels kernel shares the ranking steps
+                fused = _core.fused_ndcg("f", scores, labels, ks, gain, "nan", ideal_labels)
+                assert fused is not None
+                np.testing.assert_array_equal(fused, _general(scores, labels, ks, gain, "nan", ideal_labels))
