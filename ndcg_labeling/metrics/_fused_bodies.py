@@ -33,7 +33,11 @@ its helpers' arrays, the price of not writing the steps out a second time.
 
 The rare paths are compiled as functions of their own and called (:data:`OUT_OF_LINE`): inlined,
 their code made the common path slower. And every array handed to an inlined helper costs an atomic
-reference count up and down per call, so the hot kernel writes its per-row steps out.
+reference count up and down per call, so the hot kernel writes its per-row steps out. In the parallel
+build both kernels take their chunks of rows from a shared counter (:func:`_next_chunk_py
+<ndcg_labeling.metrics._kernel_bodies._next_chunk_py>`): numba's OpenMP layer would deal the
+chunks out in equal shares up front, and a thread on a core shared with another process would
+hold the call back.
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ from ndcg_labeling.metrics._kernel_bodies import (
     _insert_top_k,
     _insert_values,
     _lane_threshold,
+    _next_chunk,
     _prange,
     _sort8,
     _trailing_zeros,
@@ -247,7 +252,11 @@ def _ndcg_py(
     n_chunks = min(n, _CHUNKS)
     half = k - k // 2
     packs = m < 256  # a level's count fits its byte of ``packed``
-    for c in _prange(n_chunks):
+    counter = np.zeros(1, np.int64)
+    for _ in _prange(n_chunks):  # chunks handed out as threads ask (see _next_chunk_py)
+        c = _next_chunk(counter)
+        if c >= n_chunks:  # all taken (by a thread that ran ahead): no scratch to allocate
+            continue
         cand = np.empty(m + 1, np.int64)
         cand_scores = np.empty(m + _RANK_WIDTH_MAX, np.float64)
         ranks = np.empty(m + 1, np.int64)
@@ -258,134 +267,136 @@ def _ndcg_py(
         ipref = np.empty(k_ideal, np.float64)
         buf = np.empty(k_ideal, np.float64)
         columns = np.empty(k_ideal, np.int64)
-        for i in range(c * n // n_chunks, (c + 1) * n // n_chunks):
-            # 1. The labels in one vectorised pass: the count of each level below _PACKED_LEVELS (a
-            # byte each), and how many valid labels are anything else (fractional, large, negative,
-            # infinite: those rows take _row_ideal_py, which also finds a bad label's column).
-            packed = 0
-            other = 0
-            for j in range(m):
-                v = labels[i, j]
-                s = scores[i, j]
-                valid = (v == v) & (s == s)
-                in_range = (v >= 0.0) & (v < _PACKED_LIMIT)
-                h = np.int32(v if in_range else 0.0)  # int32: AVX2 converts 4 at a time, int64 one
-                other += valid & ((in_range & (np.float64(h) == v)) ^ True)
-                packed += np.int64(valid) << (np.int64(h) * 8)  # type: ignore[assignment]
-            tiny = (other == 0) & packs
-            if tiny:
-                bad[i] = -1
-                total = 0.0
-                p = 0
-                for level in range(_PACKED_LEVELS - 1, 0, -1):  # label 0 has gain 0: stop above it
-                    left = (packed >> (8 * level)) & 255
-                    gh = gains[level]
-                    while left > 0 and p < k_ideal:
-                        total += gh * discount[p]
-                        ipref[p] = total
-                        p += 1
-                        left -= 1
-                for q in range(p, k_ideal):
-                    ipref[q] = total
-            else:
-                bad[i] = _row_ideal(labels[i], scores[i], gains, exponential, discount, buf, columns, ipref)
-            # 2. The threshold: at least k scores are >= it. For k <= 16: the k-th largest of the
-            # maxima of 16 lanes (columns l, l + 16, ...; each maximum is a score of its own), about
-            # 13 candidates of 50 for random scores; otherwise the bound of _threshold_py (about 16).
-            if k <= _LANES and m >= 2 * _LANES:
-                # 16, but not a constant to LLVM: it unrolls a constant loop of 16 into scalar code
-                # (numba leaves LLVM's SLP vectoriser off); this one it vectorises.
-                n_lanes = _LANES + (m >> 62)
-                for q in range(n_lanes):
-                    lanes[q] = -np.inf
-                for t in range(m // _LANES):
+        while c < n_chunks:
+            for i in range(c * n // n_chunks, (c + 1) * n // n_chunks):
+                # 1. The labels in one vectorised pass: the count of each level below _PACKED_LEVELS (a
+                # byte each), and how many valid labels are anything else (fractional, large, negative,
+                # infinite: those rows take _row_ideal_py, which also finds a bad label's column).
+                packed = 0
+                other = 0
+                for j in range(m):
+                    v = labels[i, j]
+                    s = scores[i, j]
+                    valid = (v == v) & (s == s)
+                    in_range = (v >= 0.0) & (v < _PACKED_LIMIT)
+                    h = np.int32(v if in_range else 0.0)  # int32: AVX2 converts 4 at a time, int64 one
+                    other += valid & ((in_range & (np.float64(h) == v)) ^ True)
+                    packed += np.int64(valid) << (np.int64(h) * 8)  # type: ignore[assignment]
+                tiny = (other == 0) & packs
+                if tiny:
+                    bad[i] = -1
+                    total = 0.0
+                    p = 0
+                    for level in range(_PACKED_LEVELS - 1, 0, -1):  # label 0 has gain 0: stop above it
+                        left = (packed >> (8 * level)) & 255
+                        gh = gains[level]
+                        while left > 0 and p < k_ideal:
+                            total += gh * discount[p]
+                            ipref[p] = total
+                            p += 1
+                            left -= 1
+                    for q in range(p, k_ideal):
+                        ipref[q] = total
+                else:
+                    bad[i] = _row_ideal(labels[i], scores[i], gains, exponential, discount, buf, columns, ipref)
+                # 2. The threshold: at least k scores are >= it. For k <= 16: the k-th largest of the
+                # maxima of 16 lanes (columns l, l + 16, ...; each maximum is a score of its own), about
+                # 13 candidates of 50 for random scores; otherwise the bound of _threshold_py (about 16).
+                if k <= _LANES and m >= 2 * _LANES:
+                    # 16, but not a constant to LLVM: it unrolls a constant loop of 16 into scalar code
+                    # (numba leaves LLVM's SLP vectoriser off); this one it vectorises.
+                    n_lanes = _LANES + (m >> 62)
                     for q in range(n_lanes):
-                        # NaN never wins. + 0.0: without it LLVM stores only the lanes whose maximum
-                        # changed, a masked store, slow on AMD (-0.0 becomes 0.0: the same threshold).
-                        lanes[q] = max(lanes[q], scores[i, t * _LANES + q]) + 0.0
-                # Each half sorted (on registers), then the best split of k between the halves.
-                for o in (0, 8):
-                    (lanes[o], lanes[o + 1], lanes[o + 2], lanes[o + 3], lanes[o + 4], lanes[o + 5], lanes[o + 6],
-                     lanes[o + 7]) = _sort8(lanes[o], lanes[o + 1], lanes[o + 2], lanes[o + 3], lanes[o + 4],
-                                            lanes[o + 5], lanes[o + 6], lanes[o + 7])
-                thr = -np.inf
-                for q in range(max(0, k - 8), min(8, k) + 1):  # q from the first half, k - q from the second
-                    first = lanes[q - 1] if q > 0 else np.inf
-                    second = lanes[7 + k - q] if q < k else np.inf
-                    thr = max(thr, min(first, second))
-            elif k >= 2 and m >= 4 * half:  # _threshold_py
-                g = m // half
-                thr = np.inf
-                for q in range(half):
-                    m1 = -np.inf
-                    m2 = -np.inf
-                    for j in range(q * g, q * g + g):
-                        v = scores[i, j]
-                        lo = m1 if v > m1 else v  # NaN stays NaN and never wins
-                        m1 = v if v > m1 else m1
-                        m2 = lo if lo > m2 else m2
-                    thr = m2 if m2 < thr else thr
-            elif m >= 2 * k:
-                g = m // k
-                thr = np.inf
-                for q in range(k):
-                    gmax = -np.inf
-                    for j in range(q * g, q * g + g):
-                        v = scores[i, j]
-                        gmax = v if v > gmax else gmax
-                    thr = gmax if gmax < thr else thr
-            else:
-                thr = -np.inf
-            # 3. The candidates (scores >= thr; NaN compares False) in column order: a bit mask in one
-            # vectorised pass, then one step per set bit. NaN after them: never counted ahead.
-            for q in range(_RANK_WIDTH_MAX):
-                cand_scores[q] = np.nan
-            cnt = 0
-            for b in range(0, m, _MASK_BITS):
-                bits = 0
-                for j in range(b, min(b + _MASK_BITS, m)):
-                    bits |= np.int64(scores[i, j] >= thr) << (j - b)  # type: ignore[assignment]
-                while bits != 0:
-                    j = b + _trailing_zeros(bits)
-                    bits &= bits - 1
-                    cand_scores[cnt] = scores[i, j]
-                    cand[cnt] = j
-                    cnt += 1
-            # 4. Each candidate's rank: how many score higher, counted over a fixed width (vectorised).
-            # Without equal scores the ranks are 0..cnt-1 and sum to cnt(cnt-1)/2; equal scores make
-            # the sum smaller, and the stable count (_rank_candidates_py) settles them.
-            rsum = -1
-            if cnt <= _RANK_WIDTH_MAX:
-                width = _RANK_WIDTH if cnt <= _RANK_WIDTH else _RANK_WIDTH_MAX
-                rsum = 0
-                for p in range(cnt):
-                    x = cand_scores[p]
-                    r = 0
-                    for q in range(width):
-                        r += cand_scores[q] > x
-                    ranks[p] = r  # the stores to top in a loop of their own: in this one, 2x slower
-                    rsum += r
-            if rsum == cnt * (cnt - 1) // 2:
-                for p in range(cnt):
-                    top[min(ranks[p], k)] = cand[p]
-                filled = min(cnt, k)
-            else:
-                filled = _rank_candidates_call(scores[i], cand, cand_scores, cnt, k, top_scores, top)
-            # 5. The DCG prefix, then NDCG at each cut-off.
-            total = 0.0
-            for p in range(filled):
-                v = labels[i, top[p]]
-                if tiny:  # gains[0] is 0: an unjudged (NaN) label adds +0.0, as if skipped
-                    total += gains[np.int64(v) if v == v else 0] * discount[p]
-                elif v == v:
-                    total += _gain_of(v, gains, exponential) * discount[p]
-                pref[p] = total
-            for p in range(filled, k):
-                pref[p] = total
-            for q in range(cuts.shape[0]):
-                kc = cuts[q]
-                best = ipref[min(kc, k_ideal) - 1]
-                out[i, q] = pref[min(kc, k) - 1] / best if best > 0.0 else empty_value
+                        lanes[q] = -np.inf
+                    for t in range(m // _LANES):
+                        for q in range(n_lanes):
+                            # NaN never wins. + 0.0: without it LLVM stores only the lanes whose maximum
+                            # changed, a masked store, slow on AMD (-0.0 becomes 0.0: the same threshold).
+                            lanes[q] = max(lanes[q], scores[i, t * _LANES + q]) + 0.0
+                    # Each half sorted (on registers), then the best split of k between the halves.
+                    for o in (0, 8):
+                        (lanes[o], lanes[o + 1], lanes[o + 2], lanes[o + 3], lanes[o + 4], lanes[o + 5], lanes[o + 6],
+                         lanes[o + 7]) = _sort8(lanes[o], lanes[o + 1], lanes[o + 2], lanes[o + 3], lanes[o + 4],
+                                                lanes[o + 5], lanes[o + 6], lanes[o + 7])
+                    thr = -np.inf
+                    for q in range(max(0, k - 8), min(8, k) + 1):  # q from the first half, k - q from the second
+                        first = lanes[q - 1] if q > 0 else np.inf
+                        second = lanes[7 + k - q] if q < k else np.inf
+                        thr = max(thr, min(first, second))
+                elif k >= 2 and m >= 4 * half:  # _threshold_py
+                    g = m // half
+                    thr = np.inf
+                    for q in range(half):
+                        m1 = -np.inf
+                        m2 = -np.inf
+                        for j in range(q * g, q * g + g):
+                            v = scores[i, j]
+                            lo = m1 if v > m1 else v  # NaN stays NaN and never wins
+                            m1 = v if v > m1 else m1
+                            m2 = lo if lo > m2 else m2
+                        thr = m2 if m2 < thr else thr
+                elif m >= 2 * k:
+                    g = m // k
+                    thr = np.inf
+                    for q in range(k):
+                        gmax = -np.inf
+                        for j in range(q * g, q * g + g):
+                            v = scores[i, j]
+                            gmax = v if v > gmax else gmax
+                        thr = gmax if gmax < thr else thr
+                else:
+                    thr = -np.inf
+                # 3. The candidates (scores >= thr; NaN compares False) in column order: a bit mask in one
+                # vectorised pass, then one step per set bit. NaN after them: never counted ahead.
+                for q in range(_RANK_WIDTH_MAX):
+                    cand_scores[q] = np.nan
+                cnt = 0
+                for b in range(0, m, _MASK_BITS):
+                    bits = 0
+                    for j in range(b, min(b + _MASK_BITS, m)):
+                        bits |= np.int64(scores[i, j] >= thr) << (j - b)  # type: ignore[assignment]
+                    while bits != 0:
+                        j = b + _trailing_zeros(bits)
+                        bits &= bits - 1
+                        cand_scores[cnt] = scores[i, j]
+                        cand[cnt] = j
+                        cnt += 1
+                # 4. Each candidate's rank: how many score higher, counted over a fixed width (vectorised).
+                # Without equal scores the ranks are 0..cnt-1 and sum to cnt(cnt-1)/2; equal scores make
+                # the sum smaller, and the stable count (_rank_candidates_py) settles them.
+                rsum = -1
+                if cnt <= _RANK_WIDTH_MAX:
+                    width = _RANK_WIDTH if cnt <= _RANK_WIDTH else _RANK_WIDTH_MAX
+                    rsum = 0
+                    for p in range(cnt):
+                        x = cand_scores[p]
+                        r = 0
+                        for q in range(width):
+                            r += cand_scores[q] > x
+                        ranks[p] = r  # the stores to top in a loop of their own: in this one, 2x slower
+                        rsum += r
+                if rsum == cnt * (cnt - 1) // 2:
+                    for p in range(cnt):
+                        top[min(ranks[p], k)] = cand[p]
+                    filled = min(cnt, k)
+                else:
+                    filled = _rank_candidates_call(scores[i], cand, cand_scores, cnt, k, top_scores, top)
+                # 5. The DCG prefix, then NDCG at each cut-off.
+                total = 0.0
+                for p in range(filled):
+                    v = labels[i, top[p]]
+                    if tiny:  # gains[0] is 0: an unjudged (NaN) label adds +0.0, as if skipped
+                        total += gains[np.int64(v) if v == v else 0] * discount[p]
+                    elif v == v:
+                        total += _gain_of(v, gains, exponential) * discount[p]
+                    pref[p] = total
+                for p in range(filled, k):
+                    pref[p] = total
+                for q in range(cuts.shape[0]):
+                    kc = cuts[q]
+                    best = ipref[min(kc, k_ideal) - 1]
+                    out[i, q] = pref[min(kc, k) - 1] / best if best > 0.0 else empty_value
+            c = _next_chunk(counter)
 
 
 def _ndcg_ideal_py(
@@ -398,7 +409,11 @@ def _ndcg_ideal_py(
     / ``ideal``."""
     n, m = scores.shape
     n_chunks = min(n, _CHUNKS)
-    for c in _prange(n_chunks):
+    counter = np.zeros(1, np.int64)
+    for _ in _prange(n_chunks):  # chunks handed out as threads ask (see _next_chunk_py)
+        c = _next_chunk(counter)
+        if c >= n_chunks:  # all taken (by a thread that ran ahead): no scratch to allocate
+            continue
         cand = np.empty(m + 1, np.int64)
         cand_scores = np.empty(m + _RANK_WIDTH_MAX, np.float64)
         ranks = np.empty(m + 1, np.int64)
@@ -409,24 +424,26 @@ def _ndcg_ideal_py(
         ipref = np.empty(k_ideal, np.float64)
         buf = np.empty(k_ideal, np.float64)
         columns = np.empty(k_ideal, np.int64)
-        for i in range(c * n // n_chunks, (c + 1) * n // n_chunks):
-            row = scores[i]
-            lab = labels[i]
-            irow = ideal[i]
-            levels, top_level, small, any_bad = _label_stats(lab, lab, False)
-            bad[i] = _first_bad(lab, lab, False) if any_bad else -1
-            levels, top_level, small, any_bad = _label_stats(irow, irow, False)
-            bad_ideal[i] = _first_bad(irow, irow, False) if any_bad else -1
-            _dcg_prefix(row, lab, k, gains, exponential, discount, cand, cand_scores, ranks, lanes, top_scores, top,
-                        pref)
-            if small:
-                _ideal_prefix(irow, irow, False, levels, top_level, gains, discount, ipref)
-            else:
-                _ideal_by_insertion(irow, irow, False, gains, exponential, discount, buf, columns, ipref)
-            for q in range(cuts.shape[0]):
-                kc = cuts[q]
-                best = ipref[min(kc, k_ideal) - 1]
-                out[i, q] = pref[min(kc, k) - 1] / best if best > 0.0 else empty_value
+        while c < n_chunks:
+            for i in range(c * n // n_chunks, (c + 1) * n // n_chunks):
+                row = scores[i]
+                lab = labels[i]
+                irow = ideal[i]
+                levels, top_level, small, any_bad = _label_stats(lab, lab, False)
+                bad[i] = _first_bad(lab, lab, False) if any_bad else -1
+                levels, top_level, small, any_bad = _label_stats(irow, irow, False)
+                bad_ideal[i] = _first_bad(irow, irow, False) if any_bad else -1
+                _dcg_prefix(row, lab, k, gains, exponential, discount, cand, cand_scores, ranks, lanes, top_scores, top,
+                            pref)
+                if small:
+                    _ideal_prefix(irow, irow, False, levels, top_level, gains, discount, ipref)
+                else:
+                    _ideal_by_insertion(irow, irow, False, gains, exponential, discount, buf, columns, ipref)
+                for q in range(cuts.shape[0]):
+                    kc = cuts[q]
+                    best = ipref[min(kc, k_ideal) - 1]
+                    out[i, q] = pref[min(kc, k) - 1] / best if best > 0.0 else empty_value
+            c = _next_chunk(counter)
 
 
 # The names the kernel bodies call; bound to the compiled helpers in the compiled kernels.

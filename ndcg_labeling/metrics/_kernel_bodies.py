@@ -203,6 +203,22 @@ def _trailing_zeros_py(bits: int) -> int:  # pragma: no cover - compiled
     return (bits & -bits).bit_length() - 1
 
 
+def _next_chunk_py(counter: IntArray) -> int:  # pragma: no cover - compiled
+    """The next chunk of rows to compute: ``counter[0]``, then one more (compiled: an atomic
+    fetch-and-add, so the threads of the parallel build share one counter).
+
+    numba's threading layer here (OpenMP, ``omp for`` without a schedule clause) gives each thread an
+    equal share of a parallel loop's iterations up front, with or without ``parallel_chunksize``:
+    one thread slowed down by another process then holds the whole call back. So each iteration of
+    the fused kernels' parallel loop takes chunks from this counter until none is left: the first
+    iteration of each thread does nearly all the work, a thread on a busy core takes fewer chunks,
+    and the later iterations find the counter spent.
+    """
+    c = counter[0]
+    counter[0] = c + 1
+    return int(c)
+
+
 def _insert_one_py(
     key: float, item: int, filled: int, k: int, keys: FloatArray, items: IntArray
 ) -> int:  # pragma: no cover - compiled
@@ -394,6 +410,7 @@ _lane_threshold = _lane_threshold_py
 _candidates = _candidates_py
 _count_ranks = _count_ranks_py
 _trailing_zeros = _trailing_zeros_py
+_next_chunk = _next_chunk_py
 _insert_one = _insert_one_py
 _insert_top_k = _insert_top_k_py
 _tally = _tally_py

@@ -180,3 +180,24 @@ def test_fused_level_counts_and_candidate_bits_match_the_general_path(width):
                 fused = _core.fused_ndcg("f", scores, labels, ks, gain, "nan", ideal_labels)
                 assert fused is not None
                 np.testing.assert_array_equal(fused, _general(scores, labels, ks, gain, "nan", ideal_labels))
+
+
+@pytest.mark.parametrize("ideal", [False, True])
+def test_fused_parallel_build_takes_every_chunk_once(ideal):
+    """The parallel build's threads take row chunks from a shared counter: every row is computed, and
+    the values equal the serial build's bit for bit (more rows than chunks, and fewer)."""
+    from ndcg_labeling import backend
+
+    rng = np.random.default_rng(21)
+    for n in (3, 1000, 20_000):
+        scores = rng.random((n, 40))
+        scores[rng.random(scores.shape) < 0.1] = np.nan
+        labels = rng.integers(0, 4, (n, 40)).astype(float)
+        ideal_labels = labels[:, :25] if ideal else None
+        got = {}
+        for setting in ("numba,parallel=on", "numba,parallel=off"):
+            with backend.using(setting):
+                got[setting] = _core.fused_ndcg("f", scores, labels, [3, 10], "exponential", "nan", ideal_labels)
+        np.testing.assert_array_equal(got["numba,parallel=on"], got["numba,parallel=off"])
+        np.testing.assert_array_equal(got["numba,parallel=on"], _general(scores, labels, [3, 10], "exponential", "nan",
+                                                                         ideal_labels))
