@@ -353,13 +353,15 @@ def _ndcg_py(
                 cnt = 0
                 for b in range(0, m, _MASK_BITS):
                     bits = 0
-                    for j in range(b, min(b + _MASK_BITS, m)):
-                        bits |= np.int64(scores[i, j] >= thr) << (j - b)  # type: ignore[assignment]
+                    # Unsigned indices: numba's wraparound of a negative index (b + q is one to it) made
+                    # LLVM load the 4 scores of a vector one by one.
+                    for q in range(min(_MASK_BITS, m - b)):
+                        bits |= np.int64(scores[i, np.uint64(b + q)] >= thr) << q  # type: ignore[assignment]
                     while bits != 0:
-                        j = b + _trailing_zeros(bits)
+                        col = np.uint64(b + _trailing_zeros(bits))
                         bits &= bits - 1
-                        cand_scores[cnt] = scores[i, j]
-                        cand[cnt] = j
+                        cand_scores[np.uint64(cnt)] = scores[i, col]
+                        cand[np.uint64(cnt)] = col
                         cnt += 1
                 # 4. Each candidate's rank: how many score higher, counted over a fixed width (vectorised).
                 # Without equal scores the ranks are 0..cnt-1 and sum to cnt(cnt-1)/2; equal scores make

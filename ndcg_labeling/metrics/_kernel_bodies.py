@@ -165,13 +165,13 @@ def _candidates_py(row: FloatArray, thr: float, cand: IntArray, cand_scores: Flo
     cnt = 0
     for b in range(0, m, _MASK_BITS):
         bits = 0
-        for j in range(b, min(b + _MASK_BITS, m)):
-            bits |= np.int64(row[j] >= thr) << (j - b)  # type: ignore[assignment]
+        for q in range(min(_MASK_BITS, m - b)):  # unsigned indices: no wraparound (see _ndcg_py)
+            bits |= np.int64(row[np.uint64(b + q)] >= thr) << q  # type: ignore[assignment]
         while bits != 0:
-            j = b + _trailing_zeros(bits)
+            col = np.uint64(b + _trailing_zeros(bits))
             bits &= bits - 1
-            cand_scores[cnt] = row[j]
-            cand[cnt] = j
+            cand_scores[np.uint64(cnt)] = row[col]
+            cand[np.uint64(cnt)] = col
             cnt += 1
     return cnt
 
