@@ -44,7 +44,7 @@ Measured 2026-12-03 on the 2-core AMD EPYC, shared with other sessions' test run
 before this rewrite (commit 27776b0's, compiled alongside); 100k x 50, NDCG@10, labels 0-3,
 serial: 206-264 ns a row against 461-615 for the body before (0.4-0.57x; the spread is the other
 load). Cut after each step (cumulative, one run): labels and ideal 55, threshold +26, candidates
-+35, ranks +42, DCG and cut-offs +21 (179 in all). The ``ideal_labels`` kernel: 359-403 against
++35, ranks +42, DCG and cut-offs +21 (179 in all). The ``ideal_labels`` kernel: 359-460 against
 504-631.
 """
 
