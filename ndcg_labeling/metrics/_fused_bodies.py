@@ -387,14 +387,14 @@ def _ndcg_py(
                         rsum += r
                 if rsum == cnt * (cnt - 1) // 2:
                     for p in range(cnt):
-                        top[min(ranks[p], k)] = cand[p]
+                        top[np.uint64(min(ranks[p], k))] = cand[p]  # unsigned: no wraparound
                     filled = min(cnt, k)
                 else:
                     filled = _rank_candidates_call(scores[i], cand, cand_scores, cnt, k, top_scores, top)
                 # 5. The DCG prefix, then NDCG at each cut-off.
                 total = 0.0
                 for p in range(filled):
-                    v = labels[i, top[p]]
+                    v = labels[i, np.uint64(top[p])]
                     if tiny:  # gains[0] is 0: an unjudged (NaN) label adds +0.0, as if skipped
                         total += gains[np.int64(v) if v == v else 0] * discount[p]
                     elif v == v:
