@@ -2,29 +2,50 @@
 alone at integer cut-offs (compiled by :mod:`ndcg_labeling.metrics._kernels`, like the bodies of
 :mod:`ndcg_labeling.metrics._kernel_bodies`, whose helpers they call).
 
-* :func:`_ndcg_py` - the ideal from the row's own labels (the documents present);
+* :func:`_ndcg_py` - the ideal from the row's own labels (the documents present): the hot kernel;
 * :func:`_ndcg_ideal_py` - the ideal from a separate row of ideal labels (``ideal_labels``).
 
 Two kernels rather than one with a flag: with a run-time flag in the row loop LLVM optimised the
-common case about a fifth worse (measured 2026-12, 100k x 50). Per row, both:
+common case about a fifth worse (measured 2026-12, 100k x 50). Per row, :func:`_ndcg_py`:
 
-1. check the labels in one branch-free pass (:func:`_label_stats_py`: ``&`` / ``|`` instead of
-   ``and`` / ``or``, so LLVM vectorises it) - bad labels, and whether all are small integers;
-2. take the candidates at or above the threshold of :func:`_threshold_py` (about 16 of 50 for
-   random scores) in one branch-free pass, and rank them by counting (:func:`_rank_candidates_py`:
-   each rank is a branch-free count and a store index, where an insertion mispredicts a branch or
-   two per candidate; LLVM vectorises the count from 32 candidates on, below it is a short scalar
-   loop - still about half the kernel's time, the next thing to improve);
-3. sum the DCG prefix, and the ideal DCG prefix from the counts of the label levels present
-   (highest first, each counted only while needed: for labels 0-3, level 3 alone usually fills
-   the top 10) or, for other labels, by insertion.
+1. reads the labels in one vectorised pass: the count of each integer level below
+   ``_PACKED_LEVELS`` (8), a byte each of one int64, and how many labels are anything else; the
+   ideal DCG prefix is read off the counts (highest level first). Rows with other labels
+   (fractional, large, negative, infinite) take :func:`_row_ideal_py`, which also finds a bad label;
+2. takes a threshold that at least ``k`` scores reach: for ``k <= 16`` the ``k``-th largest of the
+   maxima of 16 column lanes (a vectorised pass, then two sorting networks of 8 on registers),
+   about 13 candidates of 50 for random scores; otherwise that of :func:`_threshold_py` (about 16);
+3. finds the candidates as the bits of an int64 (one vectorised pass) and copies them, one step
+   per set bit, where a branch-free compaction stores once per column;
+4. counts each candidate's rank over a fixed width of 16 or 32 (NaN padding, never counted):
+   the number of higher scores, a loop LLVM vectorises whole. Without equal scores these are the
+   ranks, and they sum to ``cnt (cnt - 1) / 2``; equal scores make the sum smaller, and such rows
+   (and rows of more than 32 candidates) are ranked again by the stable count or insertion of
+   :func:`_rank_candidates_py`. The ranks go to their positions in a loop of their own: stored
+   to data-dependent positions inside the counting loop, they made it about twice as slow;
+5. sums the DCG prefix and divides at each cut-off.
 
-The rare paths (insertion for many candidates or for labels that are not small integers) are
-compiled as functions of their own and called (:data:`OUT_OF_LINE`): inlined, their code made the
-common path slower. And every array handed to an inlined helper costs an atomic reference count up
-and down per call, so the hot kernel, :func:`_ndcg_py`, writes its per-row steps out. Measured on a
-2-core AMD EPYC (2026-12, CPU time, machine shared, old and new alternating in one run): 100k x 50,
-NDCG@10, serial, 240-270 ns a row against 470-650 for the histogram-and-insertion kernel before.
+:func:`_ndcg_ideal_py` takes steps 2-5 as calls (:func:`_dcg_prefix_py`, over the helpers
+``_lane_threshold_py``, ``_candidates_py`` and ``_count_ranks_py`` of
+:mod:`~ndcg_labeling.metrics._kernel_bodies`), and checks both rows of labels with
+:func:`_label_stats_py` (the ideal by level counts or insertion): it pays the reference counts of
+its helpers' arrays, the price of not writing the steps out a second time.
+
+The rare paths are compiled as functions of their own and called (:data:`OUT_OF_LINE`): inlined,
+their code made the common path slower. And every array handed to an inlined helper costs an atomic
+reference count up and down per call, so the hot kernel writes its per-row steps out. In the parallel
+build both kernels take their chunks of rows from a shared counter (:func:`_next_chunk_py
+<ndcg_labeling.metrics._kernel_bodies._next_chunk_py>`): numba's OpenMP layer would deal the
+chunks out in equal shares up front, and a thread on a core shared with another process would
+hold the call back.
+
+Measured 2026-12-03 on the 2-core AMD EPYC, shared with other sessions' test runs (load average
+1.4-4.5): CPU time, best of 15-21 rounds, this kernel alternating in one process with the body
+before this rewrite (commit 27776b0's, compiled alongside); 100k x 50, NDCG@10, labels 0-3,
+serial: 206-264 ns a row against 461-615 for the body before (0.4-0.57x; the spread is the other
+load). Cut after each step (cumulative, one run): labels and ideal 55, threshold +26, candidates
++35, ranks +42, DCG and cut-offs +21 (179 in all). The ``ideal_labels`` kernel: 359-460 against
+504-631.
 """
 
 from __future__ import annotations
@@ -34,13 +55,22 @@ import numpy as np
 from ndcg_labeling.metrics._kernel_bodies import (
     _CHUNKS,
     _HIST_LEVELS,
+    _LANES,
+    _MASK_BITS,
+    _RANK_WIDTH,
+    _RANK_WIDTH_MAX,
     FloatArray,
     IntArray,
+    _candidates,
+    _count_ranks,
     _gain_of,
     _insert_top_k,
     _insert_values,
+    _lane_threshold,
+    _next_chunk,
     _prange,
-    _threshold,
+    _sort8,
+    _trailing_zeros,
 )
 
 # Up to this many candidates each one's rank is counted (quadratic, branch-free);
@@ -50,8 +80,13 @@ _RANK_COUNT_MAX = 64
 # Labels in [0, this) that are integers are counted by level (a float: compared with float labels).
 _LEVEL_LIMIT = float(_HIST_LEVELS)
 
+# Labels below this that are integers are counted by level in the hot kernel, a byte each in one int64
+# (a float: compared with float labels); 8 covers every grading scale.
+_PACKED_LEVELS = 8
+_PACKED_LIMIT = float(_PACKED_LEVELS)
+
 # Helpers compiled as functions of their own and called, not inlined (see the module docstring).
-OUT_OF_LINE = ("_ideal_by_insertion", "_insert_top_k_call")
+OUT_OF_LINE = ("_ideal_by_insertion", "_insert_top_k_call", "_row_ideal", "_rank_candidates_call")
 
 
 def _label_stats_py(vals: FloatArray, mask: FloatArray, use_mask: bool) -> tuple[int, int, bool, bool]:  # pragma: no cover - compiled
@@ -142,6 +177,20 @@ def _ideal_by_insertion_py(
         ipref[q] = total
 
 
+def _row_ideal_py(
+    lab: FloatArray, row: FloatArray, gains: FloatArray, exponential: bool, discount: FloatArray, buf: FloatArray,
+    columns: IntArray, ipref: FloatArray,
+) -> int:  # pragma: no cover - compiled
+    """``ipref`` for a row of labels that are not all small integers (or too many to count by byte);
+    returns the column of its first bad label, or -1 (valid: a label whose score is not NaN)."""
+    levels, top_level, small, any_bad = _label_stats(lab, row, True)
+    if small:
+        _ideal_prefix(lab, row, True, levels, top_level, gains, discount, ipref)
+    else:
+        _ideal_by_insertion(lab, row, True, gains, exponential, discount, buf, columns, ipref)
+    return _first_bad(lab, row, True) if any_bad else -1
+
+
 def _rank_candidates_py(
     row: FloatArray, cand: IntArray, cand_scores: FloatArray, cnt: int, k: int, top_scores: FloatArray,
     top: IntArray,
@@ -170,18 +219,19 @@ def _rank_candidates_py(
 
 def _dcg_prefix_py(
     row: FloatArray, lab: FloatArray, k: int, gains: FloatArray, exponential: bool, discount: FloatArray,
-    cand: IntArray, cand_scores: FloatArray, top_scores: FloatArray, top: IntArray, pref: FloatArray,
+    cand: IntArray, cand_scores: FloatArray, ranks: IntArray, lanes: FloatArray, top_scores: FloatArray,
+    top: IntArray, pref: FloatArray,
 ) -> None:  # pragma: no cover - compiled
-    """``pref[p]`` = DCG at cut-off ``p + 1`` of the row ranked by score (stable, NaN left out)."""
-    thr = _threshold(row, k)
-    # Branch-free compaction of the candidates (scores >= thr; NaN compares False), in column order.
-    cnt = 0
-    for j in range(row.shape[0]):
-        s = row[j]
-        cand_scores[cnt] = s
-        cand[cnt] = j
-        cnt += s >= thr
-    filled = _rank_candidates(row, cand, cand_scores, cnt, k, top_scores, top)
+    """``pref[p]`` = DCG at cut-off ``p + 1`` of the row ranked by score (stable, NaN left out): the
+    steps 2-5 of :func:`_ndcg_py` as calls (scratch: ``cand`` and ``ranks`` ``m + 1`` long,
+    ``cand_scores`` ``m + _RANK_WIDTH_MAX``, ``lanes`` ``_LANES``, ``top`` ``k + 1``)."""
+    cnt = _candidates(row, _lane_threshold(row, k, lanes), cand, cand_scores)
+    if _count_ranks(cand_scores, cnt, ranks):
+        for p in range(cnt):
+            top[min(ranks[p], k)] = cand[p]
+        filled = min(cnt, k)
+    else:
+        filled = _rank_candidates_call(row, cand, cand_scores, cnt, k, top_scores, top)
     total = 0.0
     for p in range(filled):
         v = lab[top[p]]
@@ -199,116 +249,164 @@ def _ndcg_py(
     """NDCG at each of ``cuts``, the ideal from the row's own labels (those with a score); ``bad``
     gets the column of the first negative or infinite label of each row (``-1``: none).
 
-    The hot kernel: the steps of :func:`_label_stats_py`, :func:`_threshold_py`,
-    :func:`_rank_candidates_py`, :func:`_dcg_prefix_py` and :func:`_ideal_prefix_py` are written
-    out here, over ``scores[i, j]`` rather than row views: each row view and each array handed to
-    an inlined helper costs an atomic reference count up and down, 30-90 ns of a ~300 ns row
-    (measured 2026-12). Only the rare paths take row views (:data:`OUT_OF_LINE`). The tests hold it
+    The hot kernel, its steps written out over ``scores[i, j]`` rather than row views: each row view
+    and each array handed to an inlined helper costs an atomic reference count up and down, 30-90 ns
+    a row (measured 2026-12). Only the rare paths take row views (:data:`OUT_OF_LINE`): labels that
+    are not all integers below ``_PACKED_LEVELS`` (:func:`_row_ideal_py`), and candidates with equal
+    scores or more than ``_RANK_WIDTH_MAX`` of them (:func:`_rank_candidates_py`). The tests hold it
     to the general path bit for bit.
     """
     n, m = scores.shape
     n_chunks = min(n, _CHUNKS)
     half = k - k // 2
-    for c in _prange(n_chunks):
+    packs = m < 256  # a level's count fits its byte of ``packed``
+    counter = np.zeros(1, np.int64)
+    for _ in _prange(n_chunks):  # chunks handed out as threads ask (see _next_chunk_py)
+        c = _next_chunk(counter)
+        if c >= n_chunks:  # all taken (by a thread that ran ahead): no scratch to allocate
+            continue
         cand = np.empty(m + 1, np.int64)
-        cand_scores = np.empty(m + 1, np.float64)
+        cand_scores = np.empty(m + _RANK_WIDTH_MAX, np.float64)
+        ranks = np.empty(m + 1, np.int64)
         top_scores = np.empty(k, np.float64)
         top = np.empty(k + 1, np.int64)
+        lanes = np.empty(_LANES, np.float64)
         pref = np.empty(k, np.float64)
         ipref = np.empty(k_ideal, np.float64)
         buf = np.empty(k_ideal, np.float64)
         columns = np.empty(k_ideal, np.int64)
-        for i in range(c * n // n_chunks, (c + 1) * n // n_chunks):
-            levels = 0
-            top_level = 0
-            small = True
-            any_bad = False
-            for j in range(m):
-                v = labels[i, j]
-                s = scores[i, j]
-                valid = (v == v) & (s == s)
-                in_range = (v >= 0.0) & (v < _LEVEL_LIMIT)
-                h = np.int64(v if in_range else 0.0)
-                h = h if valid else 0  # type: ignore[assignment]
-                small = small & ((valid ^ True) | (in_range & (np.float64(h) == v)))
-                any_bad = any_bad | (valid & ((v < 0.0) | (v == np.inf)))
-                levels |= np.int64(1) << h  # type: ignore[assignment]
-                top_level = max(top_level, h)  # type: ignore[assignment]
-            bad[i] = _first_bad(labels[i], scores[i], True) if any_bad else -1
-            # The threshold (_threshold_py): at least k scores are >= it.
-            if k >= 2 and m >= 4 * half:
-                g = m // half
-                thr = np.inf
-                for q in range(half):
-                    m1 = -np.inf
-                    m2 = -np.inf
-                    for j in range(q * g, q * g + g):
-                        v = scores[i, j]
-                        lo = m1 if v > m1 else v  # NaN stays NaN and never wins
-                        m1 = v if v > m1 else m1
-                        m2 = lo if lo > m2 else m2
-                    thr = m2 if m2 < thr else thr
-            elif m >= 2 * k:
-                g = m // k
-                thr = np.inf
-                for q in range(k):
-                    gmax = -np.inf
-                    for j in range(q * g, q * g + g):
-                        v = scores[i, j]
-                        gmax = v if v > gmax else gmax
-                    thr = gmax if gmax < thr else thr
-            else:
-                thr = -np.inf
-            cnt = 0
-            for j in range(m):  # branch-free compaction of the candidates (NaN compares False)
-                s = scores[i, j]
-                cand_scores[cnt] = s
-                cand[cnt] = j
-                cnt += s >= thr
-            if cnt > _RANK_COUNT_MAX:
-                filled = _insert_top_k_call(scores[i], cand, cnt, k, top_scores, top)
-            else:
-                for p in range(cnt):
-                    x = cand_scores[p]
-                    r = 0
-                    for q in range(cnt):  # rank: ahead are higher scores, equal ones in earlier columns
-                        y = cand_scores[q]
-                        r += (y > x) | ((y == x) & (q < p))
-                    top[min(r, k)] = cand[p]
-                filled = min(cnt, k)
-            total = 0.0
-            for p in range(filled):
-                v = labels[i, top[p]]
-                if v == v:
-                    total += (gains[np.int64(v)] if small else _gain_of(v, gains, exponential)) * discount[p]
-                pref[p] = total
-            for p in range(filled, k):
-                pref[p] = total
-            if small:
-                total = 0.0
-                p = 0
-                h = top_level  # type: ignore[assignment]
-                while p < k_ideal and h > 0:  # label 0 has gain 0: stop above it
-                    if (levels >> h) & 1:
-                        level = float(h)
-                        left = 0
-                        for j in range(m):
-                            left += (labels[i, j] == level) & (scores[i, j] == scores[i, j])
-                        gh = gains[h]
+        while c < n_chunks:
+            for i in range(c * n // n_chunks, (c + 1) * n // n_chunks):
+                # 1. The labels in one vectorised pass: the count of each level below _PACKED_LEVELS (a
+                # byte each), and how many valid labels are anything else (fractional, large, negative,
+                # infinite: those rows take _row_ideal_py, which also finds a bad label's column).
+                packed = 0
+                other = 0
+                for j in range(m):
+                    v = labels[i, j]
+                    s = scores[i, j]
+                    valid = (v == v) & (s == s)
+                    in_range = (v >= 0.0) & (v < _PACKED_LIMIT)
+                    h = np.int32(v if in_range else 0.0)  # int32: AVX2 converts 4 at a time, int64 one
+                    other += valid & ((in_range & (np.float64(h) == v)) ^ True)
+                    packed += np.int64(valid) << (np.int64(h) * 8)  # type: ignore[assignment]
+                tiny = (other == 0) & packs
+                if tiny:
+                    bad[i] = -1
+                    total = 0.0
+                    p = 0
+                    for level in range(_PACKED_LEVELS - 1, 0, -1):  # label 0 has gain 0: stop above it
+                        left = (packed >> (8 * level)) & 255
+                        gh = gains[level]
                         while left > 0 and p < k_ideal:
                             total += gh * discount[p]
                             ipref[p] = total
                             p += 1
                             left -= 1
-                    h -= 1
-                for q in range(p, k_ideal):
-                    ipref[q] = total
-            else:
-                _ideal_by_insertion(labels[i], scores[i], True, gains, exponential, discount, buf, columns, ipref)
-            for q in range(cuts.shape[0]):
-                kc = cuts[q]
-                best = ipref[min(kc, k_ideal) - 1]
-                out[i, q] = pref[min(kc, k) - 1] / best if best > 0.0 else empty_value
+                    for q in range(p, k_ideal):
+                        ipref[q] = total
+                else:
+                    bad[i] = _row_ideal(labels[i], scores[i], gains, exponential, discount, buf, columns, ipref)
+                # 2. The threshold: at least k scores are >= it. For k <= 16: the k-th largest of the
+                # maxima of 16 lanes (columns l, l + 16, ...; each maximum is a score of its own), about
+                # 13 candidates of 50 for random scores; otherwise the bound of _threshold_py (about 16).
+                if k <= _LANES and m >= 2 * _LANES:
+                    # 16, but not a constant to LLVM: it unrolls a constant loop of 16 into scalar code
+                    # (numba leaves LLVM's SLP vectoriser off); this one it vectorises.
+                    n_lanes = _LANES + (m >> 62)
+                    for q in range(n_lanes):
+                        lanes[q] = -np.inf
+                    for t in range(m // _LANES):
+                        for q in range(n_lanes):
+                            # NaN never wins. + 0.0: without it LLVM stores only the lanes whose maximum
+                            # changed, a masked store, slow on AMD (-0.0 becomes 0.0: the same threshold).
+                            lanes[q] = max(lanes[q], scores[i, t * _LANES + q]) + 0.0
+                    # Each half sorted (on registers), then the best split of k between the halves.
+                    for o in (0, 8):
+                        (lanes[o], lanes[o + 1], lanes[o + 2], lanes[o + 3], lanes[o + 4], lanes[o + 5], lanes[o + 6],
+                         lanes[o + 7]) = _sort8(lanes[o], lanes[o + 1], lanes[o + 2], lanes[o + 3], lanes[o + 4],
+                                                lanes[o + 5], lanes[o + 6], lanes[o + 7])
+                    thr = -np.inf
+                    for q in range(max(0, k - 8), min(8, k) + 1):  # q from the first half, k - q from the second
+                        first = lanes[q - 1] if q > 0 else np.inf
+                        second = lanes[7 + k - q] if q < k else np.inf
+                        thr = max(thr, min(first, second))
+                elif k >= 2 and m >= 4 * half:  # _threshold_py
+                    g = m // half
+                    thr = np.inf
+                    for q in range(half):
+                        m1 = -np.inf
+                        m2 = -np.inf
+                        for j in range(q * g, q * g + g):
+                            v = scores[i, j]
+                            lo = m1 if v > m1 else v  # NaN stays NaN and never wins
+                            m1 = v if v > m1 else m1
+                            m2 = lo if lo > m2 else m2
+                        thr = m2 if m2 < thr else thr
+                elif m >= 2 * k:
+                    g = m // k
+                    thr = np.inf
+                    for q in range(k):
+                        gmax = -np.inf
+                        for j in range(q * g, q * g + g):
+                            v = scores[i, j]
+                            gmax = v if v > gmax else gmax
+                        thr = gmax if gmax < thr else thr
+                else:
+                    thr = -np.inf
+                # 3. The candidates (scores >= thr; NaN compares False) in column order: a bit mask in one
+                # vectorised pass, then one step per set bit. NaN after them: never counted ahead.
+                for q in range(_RANK_WIDTH_MAX):
+                    cand_scores[q] = np.nan
+                cnt = 0
+                for b in range(0, m, _MASK_BITS):
+                    bits = 0
+                    # Unsigned indices: numba's wraparound of a negative index (b + q is one to it) made
+                    # LLVM load the 4 scores of a vector one by one.
+                    for q in range(min(_MASK_BITS, m - b)):
+                        bits |= np.int64(scores[i, np.uint64(b + q)] >= thr) << q  # type: ignore[assignment]
+                    while bits != 0:
+                        col = np.uint64(b + _trailing_zeros(bits))
+                        bits &= bits - 1
+                        cand_scores[np.uint64(cnt)] = scores[i, col]
+                        cand[np.uint64(cnt)] = col
+                        cnt += 1
+                # 4. Each candidate's rank: how many score higher, counted over a fixed width (vectorised).
+                # Without equal scores the ranks are 0..cnt-1 and sum to cnt(cnt-1)/2; equal scores make
+                # the sum smaller, and the stable count (_rank_candidates_py) settles them.
+                rsum = -1
+                if cnt <= _RANK_WIDTH_MAX:
+                    width = _RANK_WIDTH if cnt <= _RANK_WIDTH else _RANK_WIDTH_MAX
+                    rsum = 0
+                    for p in range(cnt):
+                        x = cand_scores[p]
+                        r = 0
+                        for q in range(width):
+                            r += cand_scores[q] > x
+                        ranks[p] = r  # the stores to top in a loop of their own: in this one, 2x slower
+                        rsum += r
+                if rsum == cnt * (cnt - 1) // 2:
+                    for p in range(cnt):
+                        top[np.uint64(min(ranks[p], k))] = cand[p]  # unsigned: no wraparound
+                    filled = min(cnt, k)
+                else:
+                    filled = _rank_candidates_call(scores[i], cand, cand_scores, cnt, k, top_scores, top)
+                # 5. The DCG prefix, then NDCG at each cut-off.
+                total = 0.0
+                for p in range(filled):
+                    v = labels[i, np.uint64(top[p])]
+                    if tiny:  # gains[0] is 0: an unjudged (NaN) label adds +0.0, as if skipped
+                        total += gains[np.int64(v) if v == v else 0] * discount[p]
+                    elif v == v:
+                        total += _gain_of(v, gains, exponential) * discount[p]
+                    pref[p] = total
+                for p in range(filled, k):
+                    pref[p] = total
+                for q in range(cuts.shape[0]):
+                    kc = cuts[q]
+                    best = ipref[min(kc, k_ideal) - 1]
+                    out[i, q] = pref[min(kc, k) - 1] / best if best > 0.0 else empty_value
+            c = _next_chunk(counter)
 
 
 def _ndcg_ideal_py(
@@ -321,32 +419,41 @@ def _ndcg_ideal_py(
     / ``ideal``."""
     n, m = scores.shape
     n_chunks = min(n, _CHUNKS)
-    for c in _prange(n_chunks):
+    counter = np.zeros(1, np.int64)
+    for _ in _prange(n_chunks):  # chunks handed out as threads ask (see _next_chunk_py)
+        c = _next_chunk(counter)
+        if c >= n_chunks:  # all taken (by a thread that ran ahead): no scratch to allocate
+            continue
         cand = np.empty(m + 1, np.int64)
-        cand_scores = np.empty(m + 1, np.float64)
+        cand_scores = np.empty(m + _RANK_WIDTH_MAX, np.float64)
+        ranks = np.empty(m + 1, np.int64)
+        lanes = np.empty(_LANES, np.float64)
         top_scores = np.empty(k, np.float64)
         top = np.empty(k + 1, np.int64)
         pref = np.empty(k, np.float64)
         ipref = np.empty(k_ideal, np.float64)
         buf = np.empty(k_ideal, np.float64)
         columns = np.empty(k_ideal, np.int64)
-        for i in range(c * n // n_chunks, (c + 1) * n // n_chunks):
-            row = scores[i]
-            lab = labels[i]
-            irow = ideal[i]
-            levels, top_level, small, any_bad = _label_stats(lab, lab, False)
-            bad[i] = _first_bad(lab, lab, False) if any_bad else -1
-            levels, top_level, small, any_bad = _label_stats(irow, irow, False)
-            bad_ideal[i] = _first_bad(irow, irow, False) if any_bad else -1
-            _dcg_prefix(row, lab, k, gains, exponential, discount, cand, cand_scores, top_scores, top, pref)
-            if small:
-                _ideal_prefix(irow, irow, False, levels, top_level, gains, discount, ipref)
-            else:
-                _ideal_by_insertion(irow, irow, False, gains, exponential, discount, buf, columns, ipref)
-            for q in range(cuts.shape[0]):
-                kc = cuts[q]
-                best = ipref[min(kc, k_ideal) - 1]
-                out[i, q] = pref[min(kc, k) - 1] / best if best > 0.0 else empty_value
+        while c < n_chunks:
+            for i in range(c * n // n_chunks, (c + 1) * n // n_chunks):
+                row = scores[i]
+                lab = labels[i]
+                irow = ideal[i]
+                levels, top_level, small, any_bad = _label_stats(lab, lab, False)
+                bad[i] = _first_bad(lab, lab, False) if any_bad else -1
+                levels, top_level, small, any_bad = _label_stats(irow, irow, False)
+                bad_ideal[i] = _first_bad(irow, irow, False) if any_bad else -1
+                _dcg_prefix(row, lab, k, gains, exponential, discount, cand, cand_scores, ranks, lanes, top_scores, top,
+                            pref)
+                if small:
+                    _ideal_prefix(irow, irow, False, levels, top_level, gains, discount, ipref)
+                else:
+                    _ideal_by_insertion(irow, irow, False, gains, exponential, discount, buf, columns, ipref)
+                for q in range(cuts.shape[0]):
+                    kc = cuts[q]
+                    best = ipref[min(kc, k_ideal) - 1]
+                    out[i, q] = pref[min(kc, k) - 1] / best if best > 0.0 else empty_value
+            c = _next_chunk(counter)
 
 
 # The names the kernel bodies call; bound to the compiled helpers in the compiled kernels.
@@ -357,4 +464,6 @@ _ideal_prefix = _ideal_prefix_py
 _ideal_by_insertion = _ideal_by_insertion_py
 _insert_top_k_call = _insert_top_k
 _rank_candidates = _rank_candidates_py
+_rank_candidates_call = _rank_candidates_py
 _dcg_prefix = _dcg_prefix_py
+_row_ideal = _row_ideal_py

@@ -7,7 +7,9 @@
 * :func:`_top_k_values_py` - for each row, the ``K`` largest values in descending order (NaN left
   out, ``0`` past the end): the ideal ranking's labels.
 * the fused NDCG kernels (ranking, DCG and ideal DCG in one pass per row) are in
-  :mod:`ndcg_labeling.metrics._fused_bodies`.
+  :mod:`ndcg_labeling.metrics._fused_bodies`; their ranking steps are here: a tighter threshold
+  for ``k <= 16`` (:func:`_lane_threshold_py`), the candidates as bit masks
+  (:func:`_candidates_py`) and ranks counted over a fixed width (:func:`_count_ranks_py`).
 
 Why these algorithms: NDCG@10 over 50 documents needs the top 10 only, in a stable order. Per row,
 the smallest of the second-largest scores of ``ceil(k / 2)`` column groups is a lower bound of the
@@ -76,6 +78,145 @@ def _threshold_py(row: FloatArray, k: int) -> float:  # pragma: no cover - compi
             thr = gmax if gmax < thr else thr
         return thr
     return -np.inf
+
+
+def _exchange_py(a: float, b: float) -> tuple[float, float]:  # pragma: no cover - compiled
+    """``(max, min)`` of two scores that are not NaN, branch-free (``maxsd`` / ``minsd``)."""
+    return (a if a > b else b), (b if a > b else a)
+
+
+def _sort8_py(
+    a0: float, a1: float, a2: float, a3: float, a4: float, a5: float, a6: float, a7: float
+) -> tuple[float, float, float, float, float, float, float, float]:  # pragma: no cover - compiled
+    """Eight scores (not NaN) in descending order: Batcher's odd-even merge sort, 19 exchanges, on
+    registers (scalars in and out: no array, so no reference count)."""
+    a0, a1 = _exchange(a0, a1)
+    a2, a3 = _exchange(a2, a3)
+    a4, a5 = _exchange(a4, a5)
+    a6, a7 = _exchange(a6, a7)
+    a0, a2 = _exchange(a0, a2)
+    a1, a3 = _exchange(a1, a3)
+    a4, a6 = _exchange(a4, a6)
+    a5, a7 = _exchange(a5, a7)
+    a1, a2 = _exchange(a1, a2)
+    a5, a6 = _exchange(a5, a6)
+    a0, a4 = _exchange(a0, a4)
+    a1, a5 = _exchange(a1, a5)
+    a2, a6 = _exchange(a2, a6)
+    a3, a7 = _exchange(a3, a7)
+    a2, a4 = _exchange(a2, a4)
+    a3, a5 = _exchange(a3, a5)
+    a1, a2 = _exchange(a1, a2)
+    a3, a4 = _exchange(a3, a4)
+    a5, a6 = _exchange(a5, a6)
+    return a0, a1, a2, a3, a4, a5, a6, a7
+
+
+# The threshold of :func:`_lane_threshold_py` for k <= 16: the k-th largest of the maxima of this
+# many column lanes.
+_LANES = 16
+
+# Candidates are found this many columns at a time, as the bits of an int64 (63: the sign bit stays
+# clear, so clearing the lowest set bit never overflows).
+_MASK_BITS = 63
+
+# Up to _RANK_WIDTH candidates each one's rank is counted over that fixed width (NaN padding), up to
+# _RANK_WIDTH_MAX over that one: LLVM vectorises a loop of 16 (4 x 4 doubles) whole.
+_RANK_WIDTH = 16
+_RANK_WIDTH_MAX = 32
+
+
+def _lane_threshold_py(row: FloatArray, k: int, lanes: FloatArray) -> float:  # pragma: no cover - compiled
+    """A lower bound of the ``k``-th best score of ``row`` (at least ``k`` scores are >= it), tighter
+    than :func:`_threshold_py` for ``k <= 16``: the ``k``-th largest of the maxima of 16 column
+    lanes (columns ``l, l + 16, ...``; each maximum is a score of its own), about 13 of 50 random
+    scores pass. ``lanes`` (16 long) is scratch. The fused kernel writes the same steps out.
+    """
+    m = row.shape[0]
+    if k > _LANES or m < 2 * _LANES:
+        return _threshold(row, k)
+    n_lanes = _LANES + (m >> 62)  # 16, but not a constant: LLVM vectorises this loop, not unrolls it
+    for q in range(n_lanes):
+        lanes[q] = -np.inf
+    for t in range(m // _LANES):
+        for q in range(n_lanes):
+            lanes[q] = max(lanes[q], row[t * _LANES + q]) + 0.0  # + 0.0: no masked store (see _ndcg_py)
+    for o in (0, 8):
+        (lanes[o], lanes[o + 1], lanes[o + 2], lanes[o + 3], lanes[o + 4], lanes[o + 5], lanes[o + 6],
+         lanes[o + 7]) = _sort8(lanes[o], lanes[o + 1], lanes[o + 2], lanes[o + 3], lanes[o + 4], lanes[o + 5],
+                                lanes[o + 6], lanes[o + 7])
+    thr = -np.inf
+    for q in range(max(0, k - 8), min(8, k) + 1):  # q from the first half, k - q from the second
+        first = lanes[q - 1] if q > 0 else np.inf
+        second = lanes[7 + k - q] if q < k else np.inf
+        thr = max(thr, min(first, second))
+    return thr
+
+
+def _candidates_py(row: FloatArray, thr: float, cand: IntArray, cand_scores: FloatArray) -> int:  # pragma: no cover - compiled
+    """The columns of ``row`` whose score is >= ``thr`` (NaN never is), in column order, into ``cand``
+    and their scores into ``cand_scores`` (``_RANK_WIDTH_MAX`` longer than the row: NaN after the
+    candidates, up to that width); returns how many. A bit mask per 63 columns in one vectorised
+    pass, then one step per set bit.
+    """
+    m = row.shape[0]
+    for q in range(_RANK_WIDTH_MAX):
+        cand_scores[q] = np.nan
+    cnt = 0
+    for b in range(0, m, _MASK_BITS):
+        bits = 0
+        for q in range(min(_MASK_BITS, m - b)):  # unsigned indices: no wraparound (see _ndcg_py)
+            bits |= np.int64(row[np.uint64(b + q)] >= thr) << q  # type: ignore[assignment]
+        while bits != 0:
+            col = np.uint64(b + _trailing_zeros(bits))
+            bits &= bits - 1
+            cand_scores[np.uint64(cnt)] = row[col]
+            cand[np.uint64(cnt)] = col
+            cnt += 1
+    return cnt
+
+
+def _count_ranks_py(cand_scores: FloatArray, cnt: int, ranks: IntArray) -> bool:  # pragma: no cover - compiled
+    """Each candidate's number of higher scores into ``ranks``, counted over a fixed width (the NaN
+    padding of :func:`_candidates_py` never counts); whether those are the ranks.
+
+    Without equal scores they are (0..cnt-1, summing to ``cnt (cnt - 1) / 2``); equal scores make
+    the sum smaller, and more than ``_RANK_WIDTH_MAX`` candidates are not counted: False, and the
+    caller ranks them stably (:func:`_rank_candidates_py <ndcg_labeling.metrics._fused_bodies._rank_candidates_py>`).
+    """
+    if cnt > _RANK_WIDTH_MAX:
+        return False
+    width = _RANK_WIDTH if cnt <= _RANK_WIDTH else _RANK_WIDTH_MAX
+    rsum = 0
+    for p in range(cnt):
+        x = cand_scores[p]
+        r = 0
+        for q in range(width):
+            r += cand_scores[q] > x
+        ranks[p] = r
+        rsum += r
+    return rsum == cnt * (cnt - 1) // 2
+
+
+def _trailing_zeros_py(bits: int) -> int:  # pragma: no cover - compiled
+    """The index of the lowest set bit of ``bits`` (> 0); compiled: LLVM's ``cttz``, one instruction."""
+    return (bits & -bits).bit_length() - 1
+
+
+def _next_chunk_py(counter: IntArray) -> int:  # pragma: no cover - compiled
+    """The next chunk of rows to compute: ``counter[0]``, then one more (compiled: an atomic
+    fetch-and-add, so the threads of the parallel build share one counter).
+
+    numba's threading layer here (OpenMP, ``omp for`` without a schedule clause) gives each thread an
+    equal share of a parallel loop's iterations up front, with or without ``parallel_chunksize``:
+    one thread slowed down by another process then holds the whole call back. So each iteration of
+    the fused kernels' parallel loop takes chunks from this counter until none is left: the first
+    iteration of each thread does nearly all the work, a thread on a busy core takes fewer chunks,
+    and the later iterations find the counter spent.
+    """
+    c = counter[0]
+    counter[0] = c + 1
+    return int(c)
 
 
 def _insert_one_py(
@@ -263,6 +404,13 @@ def _gather_py(labels: FloatArray, order: IntArray, out: FloatArray) -> None:  #
 
 # The names the kernel bodies call; bound to the compiled helpers in the compiled kernels.
 _threshold = _threshold_py
+_exchange = _exchange_py
+_sort8 = _sort8_py
+_lane_threshold = _lane_threshold_py
+_candidates = _candidates_py
+_count_ranks = _count_ranks_py
+_trailing_zeros = _trailing_zeros_py
+_next_chunk = _next_chunk_py
 _insert_one = _insert_one_py
 _insert_top_k = _insert_top_k_py
 _tally = _tally_py

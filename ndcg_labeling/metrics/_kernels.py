@@ -43,9 +43,12 @@ _compiled: dict[str, Callable[..., Any]] | None = None
 # LLVM assume no NaN, and NaN is padding and unjudged here.
 _OPTIONS: dict[str, Any] = {"error_model": "numpy"}
 
-# How many of a kernel's row chunks (``_CHUNKS``, 256, at most per call) a thread takes at a time in the
-# parallel build (see :func:`_chunked`): 32 pieces of work for a large call.
+# How many of a kernel's row chunks (``_CHUNKS``, 256, at most per call) make one piece of the
+# parallel build's loop (see :func:`_chunked`: dealt out in equal shares): 32 pieces for a large call.
 PARALLEL_CHUNKSIZE = 8
+
+# The kernels that take their chunks from a shared counter (see _chunked).
+_SELF_SCHEDULED = ("ndcg", "ndcg_ideal")
 
 # The kernels each metric family needs (what :func:`warm_up` loads for metric names).
 _FUSED = ("rank", "ndcg", "ndcg_ideal")
@@ -67,13 +70,21 @@ def _compile() -> dict[str, Callable[..., Any]] | None:
         # The helpers the kernels call, compiled (and inlined), under the names the kernel bodies use.
         helpers: dict[str, Any] = {}
         helper_fns: tuple[tuple[str, Callable[..., Any]], ...] = (
-            ("_threshold", kb._threshold_py), ("_insert_one", kb._insert_one_py),
+            ("_threshold", kb._threshold_py), ("_exchange", kb._exchange_py), ("_sort8", kb._sort8_py),
+            ("_lane_threshold", kb._lane_threshold_py), ("_candidates", kb._candidates_py),
+            ("_count_ranks", kb._count_ranks_py), ("_insert_one", kb._insert_one_py),
             ("_insert_top_k", kb._insert_top_k_py), ("_insert_top_k_call", kb._insert_top_k_py),
             ("_tally", kb._tally_py), ("_insert_values", kb._insert_values_py), ("_gain_of", kb._gain_of_py),
             ("_label_stats", fb._label_stats_py), ("_first_bad", fb._first_bad_py),
             ("_count_level", fb._count_level_py), ("_ideal_by_insertion", fb._ideal_by_insertion_py),
             ("_ideal_prefix", fb._ideal_prefix_py), ("_rank_candidates", fb._rank_candidates_py),
-            ("_dcg_prefix", fb._dcg_prefix_py))
+            ("_rank_candidates_call", fb._rank_candidates_py), ("_dcg_prefix", fb._dcg_prefix_py),
+            ("_row_ideal", fb._row_ideal_py))
+        # LLVM's count of trailing zeros (one instruction), an intrinsic numba ships but does not export.
+        from numba.cpython.unsafe.numbers import trailing_zeros
+
+        helpers["_trailing_zeros"] = trailing_zeros
+        helpers["_next_chunk"] = _fetch_add_one()
         for name, helper in helper_fns:
             # The rare paths of the fused kernels are called, the rest inlined (see _fused_bodies).
             inline = "never" if name in fb.OUT_OF_LINE else "always"
@@ -91,6 +102,29 @@ def _compile() -> dict[str, Callable[..., Any]] | None:
                     **_OPTIONS)
         _compiled = compiled
         return _compiled
+
+
+def _fetch_add_one() -> Any:
+    """``counter[0] += 1`` returning the old value, as one atomic instruction (LLVM ``atomicrmw add``):
+    the compiled :func:`~ndcg_labeling.metrics._kernel_bodies._next_chunk_py`, which numba does not
+    offer on the CPU. ``monotonic`` ordering: the counter only hands out chunk numbers, it publishes
+    no data."""
+    from llvmlite import ir
+    from numba.core import types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def fetch_add_one(typingctx: Any, counter: Any) -> Any:
+        if not (isinstance(counter, types.Array) and counter.dtype == types.int64 and counter.ndim == 1):
+            return None
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            data = context.make_array(signature.args[0])(context, builder, args[0]).data
+            return builder.atomic_rmw("add", data, ir.Constant(ir.IntType(64), 1), "monotonic")
+
+        return types.int64(counter), codegen
+
+    return fetch_add_one
 
 
 def warm_up_kernels(keys: Iterable[str] = _ALL) -> bool:
@@ -159,17 +193,18 @@ def _kernels_for(plan: Plan | None, size: int) -> tuple[dict[str, Callable[..., 
 
 
 def _chunked(kernels: dict[str, Callable[..., Any]], key: str, build: str, *args: Any) -> None:
-    """Call a kernel whose rows come in chunks (``_CHUNKS`` at most); the parallel build hands them
-    out :data:`PARALLEL_CHUNKSIZE` at a time to whichever thread is free.
+    """Call a kernel whose rows come in chunks (``_CHUNKS`` at most); the parallel build's loop over
+    them is cut into pieces of :data:`PARALLEL_CHUNKSIZE` chunks.
 
-    numba's default gives each thread an equal share up front: one thread slowed down (a core shared
-    with another process) then holds the whole call back, and the call takes as long as the serial
-    build. Handed out in pieces, the faster thread takes more (measured 2026-12, 100k x 50 on 2
-    busy cores, one noisy run: NDCG@10 0.35x NumPy's time with equal shares, 0.14-0.20x in pieces of
-    8-32 chunks; with the machine's other load swinging, repeat runs gave anything from no gain to that).
+    The pieces do not balance the threads here: numba's OpenMP layer (``omp for`` without a schedule
+    clause, libgomp's static default) deals them out in equal shares up front, so one thread slowed
+    down by another process still holds the whole call back. The fused NDCG kernels, which carry the
+    time that matters, hand their chunks out themselves (:data:`_SELF_SCHEDULED`, see
+    :func:`~ndcg_labeling.metrics._kernel_bodies._next_chunk_py`) and are called without pieces: a
+    piece changes nothing for them.
     """
     kernel = kernels[key + build]
-    if build:  # the serial build: no threads
+    if build or key in _SELF_SCHEDULED:  # the serial build (no threads), or chunks from a counter
         kernel(*args)
         return
     with _jit.load_numba().parallel_chunksize(PARALLEL_CHUNKSIZE):

@@ -158,3 +158,46 @@ def test_tensors_numpy_cannot_view_take_the_torch_path():
     assert np.mean(np.abs(got.float().numpy() - want) < 1e-2) > 0.8
     negated = torch._neg_view(torch.tensor(-scores))  # a tensor with the negative bit set
     np.testing.assert_allclose(batch_ndcg(negated, torch.tensor(labels), 3).numpy(), want, atol=1e-12)
+
+
+@pytest.mark.parametrize("width", [50, 63, 64, 130, 300])
+def test_fused_level_counts_and_candidate_bits_match_the_general_path(width):
+    """The hot kernel counts labels 0-7 a byte each (rows of up to 255 columns) and finds the candidates
+    63 columns at a time: rows past those widths, labels 8-31 (counted by the general helper), ties
+    of a few candidates (the stable count) and distinct scores (the vectorised count) all agree, for
+    the ideal from the row's labels and from ``ideal_labels``."""
+    rng = np.random.default_rng(width)
+    scores = rng.random((120, width))
+    scores[::4] = np.round(scores[::4], 1)  # equal scores among the candidates
+    scores[1::9, :] = np.nan  # nothing to rank
+    labels = rng.integers(0, 8, (120, width)).astype(float)
+    labels[2::5] += 8.0  # levels 8-15: not counted by byte
+    labels[rng.random(labels.shape) < 0.1] = np.nan
+    ideal = rng.integers(0, 4, (120, 20)).astype(float)
+    for ks in ([10], [1, 5, 10, 16], [33]):
+        for gain in ("exponential", "linear"):
+            for ideal_labels in (None, ideal):  # the ideal_labels kernel shares the ranking steps
+                fused = _core.fused_ndcg("f", scores, labels, ks, gain, "nan", ideal_labels)
+                assert fused is not None
+                np.testing.assert_array_equal(fused, _general(scores, labels, ks, gain, "nan", ideal_labels))
+
+
+@pytest.mark.parametrize("ideal", [False, True])
+def test_fused_parallel_build_takes_every_chunk_once(ideal):
+    """The parallel build's threads take row chunks from a shared counter: every row is computed, and
+    the values equal the serial build's bit for bit (more rows than chunks, and fewer)."""
+    from ndcg_labeling import backend
+
+    rng = np.random.default_rng(21)
+    for n in (3, 1000, 20_000):
+        scores = rng.random((n, 40))
+        scores[rng.random(scores.shape) < 0.1] = np.nan
+        labels = rng.integers(0, 4, (n, 40)).astype(float)
+        ideal_labels = labels[:, :25] if ideal else None
+        got = {}
+        for setting in ("numba,parallel=on", "numba,parallel=off"):
+            with backend.using(setting):
+                got[setting] = _core.fused_ndcg("f", scores, labels, [3, 10], "exponential", "nan", ideal_labels)
+        np.testing.assert_array_equal(got["numba,parallel=on"], got["numba,parallel=off"])
+        np.testing.assert_array_equal(got["numba,parallel=on"], _general(scores, labels, [3, 10], "exponential", "nan",
+                                                                         ideal_labels))
