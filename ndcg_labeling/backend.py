@@ -48,9 +48,10 @@ NUMBA_MIN_SIZE = 5_000_000
 
 # Below this many array elements a parallel region costs more than it saves (thread wake-up, and
 # the barrier at its end): the serial build runs instead. The choice depends on the size only, not
-# on the machine's load: the parallel build hands rows out in pieces to whichever thread is free
-# (see ndcg_labeling.metrics._kernels._chunked), so a thread slowed by another process costs that
-# thread's share, not the whole call.
+# on the machine's load: the fused NDCG kernels' parallel build hands rows out in pieces to whichever
+# thread is free (a shared atomic counter, see ndcg_labeling.metrics._kernels._chunked), so a thread
+# slowed by another process costs that thread's share, not the whole call. The other parallel
+# kernels (rank, values, gain sums, gather) still split the rows in equal shares up front.
 PARALLEL_MIN_SIZE = 200_000
 
 KINDS = ("auto", "numpy", "numba")
