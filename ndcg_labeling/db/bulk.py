@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import islice
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -42,6 +42,7 @@ from ndcg_labeling.db import models as m
 from ndcg_labeling.db import pg_binary, references
 from ndcg_labeling.errors import ConflictError
 
+T = TypeVar("T")
 CHUNK = 50_000
 SMALL = 1_000  # up to this many ids are created with one multi-row INSERT, beyond through a temporary table
 ProgressCallback = Callable[[int], None]
@@ -371,11 +372,18 @@ def _lookup(model: type[m.Query] | type[m.Document], ids: Sequence[str], *,
     if len(ids) <= SMALL:
         rows = session.execute(select(model.external_id, model.id).where(model.external_id.in_(ids))).all()
         return [r[0] for r in rows], [r[1] for r in rows]
+    return _stored_pairs(model, ids, _fetch_pairs, session=session)
+
+
+def _stored_pairs(model: type[m.Query] | type[m.Document], ids: Sequence[str], read: Callable[[Connection, str], T], *,
+                  session: Session) -> T:
+    """``read(connection, sql)`` of the SQL of :func:`_pairs_query`, its temporary table (if any) dropped
+    after."""
     sql, temp = _pairs_query(model, ids, session=session)
-    pairs = _fetch_pairs(session.connection(), sql)
+    out = read(session.connection(), sql)
     if temp:
         session.connection().exec_driver_sql(f"DROP TABLE {temp}")
-    return pairs
+    return out
 
 
 # Joins the text of :func:`_pairs_text` (and its line count) with the wanted ids: per id its row id or -1;
@@ -385,10 +393,7 @@ PairJoin = Callable[[str, int, Sequence[str]], "NDArray[np.int64] | None"]
 
 def _joined(model: type[m.Query] | type[m.Document], ids: Sequence[str], join: PairJoin, *,
             session: Session) -> NDArray[np.int64] | None:
-    sql, temp = _pairs_query(model, ids, session=session)
-    text, total = _pairs_text(session.connection(), sql)
-    if temp:
-        session.connection().exec_driver_sql(f"DROP TABLE {temp}")
+    text, total = _stored_pairs(model, ids, _pairs_text, session=session)
     return join(text, total, ids)
 
 
