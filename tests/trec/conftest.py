@@ -8,6 +8,12 @@ from typing import Any
 
 import numpy as np
 
+from ndcg_labeling.trec.join import Options
+
+# The -c / -M / -J combinations every reader is held to the line reader under.
+OPTIONS = [Options(), Options(complete=True), Options(max_docs=7), Options(judged_only=True, max_docs=20),
+           Options(judged_only=True, complete=True)]
+
 
 def random_files(tmp_path: Path, seed: int = 0, n_queries: int = 60, max_label: int = 3, shuffle: bool = False,
                  all_negative: bool = True):

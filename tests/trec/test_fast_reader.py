@@ -9,11 +9,9 @@ from ndcg_labeling.errors import InputFileError
 from ndcg_labeling.metrics import numba_available
 from ndcg_labeling.trec import fast
 from ndcg_labeling.trec.join import Options
-from tests.trec.conftest import assert_same_as_line_reader, random_files
+from tests.trec.conftest import OPTIONS, assert_same_as_line_reader, random_files
 
 pytestmark = pytest.mark.skipif(not numba_available(), reason="numba not available")
-OPTIONS = [Options(), Options(complete=True), Options(max_docs=7), Options(judged_only=True, max_docs=20),
-           Options(judged_only=True, complete=True)]
 
 
 def _same(qrels: str, run: str, options: Options) -> None:

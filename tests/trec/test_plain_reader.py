@@ -10,10 +10,7 @@ import pytest
 from ndcg_labeling.errors import InputFileError, NdcgLabelingError
 from ndcg_labeling.trec import plain, read_and_join
 from ndcg_labeling.trec.join import Options
-from tests.trec.conftest import assert_same_as_line_reader, random_files
-
-OPTIONS = [Options(), Options(complete=True), Options(max_docs=7), Options(judged_only=True, max_docs=20),
-           Options(judged_only=True, complete=True)]
+from tests.trec.conftest import OPTIONS, assert_same_as_line_reader, random_files
 
 
 def _plain(qrels: str, run: str, options: Options):
