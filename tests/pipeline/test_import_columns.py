@@ -86,7 +86,8 @@ def test_first_repeat_is_pandas_duplicated(n_keys, n, high, seed):
 @pytest.mark.parametrize("stored_extra", [0, 20_000])
 def test_external_row_ids_joined_on_bytes(db, tab_id, stored_extra):
     """The importers' join on bytes gives every id the row id the database stores for it: the whole table
-    read (few other stored ids) or a temporary table (many), and a stored id with a tab, whose text
+    read (few other stored ids) or the ids sent to the database (many: SQLite's json_each, PostgreSQL's
+    temporary table), and a stored id with a tab, whose text
     cannot be split, sends the join back to Python."""
     ids = [f"d{i}\\\"'{{,}}é" for i in range(3_000)]
     with db.engine.begin() as conn:
@@ -100,6 +101,17 @@ def test_external_row_ids_joined_on_bytes(db, tab_id, stored_extra):
     with db.engine.connect() as conn:
         stored = dict(conn.execute(text("SELECT external_id, id FROM documents")).all())
     assert got.tolist() == [stored[x] for x in ids]
+
+
+def test_new_ids_get_row_ids_in_external_id_order(db):
+    """Many new ids (the one-statement path) are created in external-id order, whatever the file's order:
+    one lock order for concurrent writers, and no trace of a ranking's order in the internal ids."""
+    ids = [f"doc-{i:05d}-é" for i in np.random.default_rng(5).permutation(5_000)]
+    with session_scope(db.engine) as session:
+        _rows, created = bulk.external_row_ids(m.Document, ids, session=session)
+    with db.engine.connect() as conn:
+        stored = [r[0] for r in conn.execute(text("SELECT external_id FROM documents ORDER BY id")).all()]
+    assert created == 5_000 and stored == sorted(ids)
 
 
 @pytest.mark.parametrize("n", [10, 3_000])
@@ -118,7 +130,7 @@ def test_ensure_external_ids_maps_every_id(db, n):
         stored = dict(conn.execute(text("SELECT external_id, id FROM documents")).all())
     assert {k: found[k] for k in ids} == {k: stored[k] for k in ids}
     with db.engine.connect() as conn:
-        assert dict(zip(*bulk._fetch_pairs(conn, "SELECT external_id AS ext, id AS rid FROM documents"), strict=True)) == stored
+        assert dict(zip(*bulk._fetch_pairs(conn, ("SELECT external_id AS ext, id AS rid FROM documents", ())), strict=True)) == stored
     with session_scope(db.engine) as session:
         rows, created = bulk.external_row_ids(m.Document, [*ids[::-1], "new"], session=session)
     assert created == 1 and rows[:-1].tolist() == [stored[k] for k in ids[::-1]]
