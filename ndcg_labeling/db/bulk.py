@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import islice
-from typing import Any, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -312,19 +312,38 @@ def insert_missing_names(model: type[m.Grader] | type[m.System], rows: Sequence[
     return created
 
 
-# SQL selecting ``ext, rid`` (external id, row id) of stored rows, and its parameters
-PairsSql = tuple[str, tuple[Any, ...]]
+class PairsSql(NamedTuple):
+    """SQL selecting ``ext, rid`` (external id, row id) of stored rows, its parameters, and the table when the
+    SQL reads all of it (then read in ranges of row ids, with no sort)."""
+
+    sql: str
+    params: tuple[Any, ...] = ()
+    table: str | None = None
+
+
+PAIRS_PER_TEXT = 65_536  # pairs joined into one text: well below any text limit
 
 
 def _pairs_text(conn: Connection, query: PairsSql) -> tuple[str, int]:
     """The ``(external_id, id)`` pairs of a query selecting ``ext, rid`` as one text of lines ``ext`` TAB ``rid``, and
-    their number: the database joins the pairs into a few texts (one per 65,536 ids, well below any text
-    limit), so no Python object is made per row."""
-    sql, params = query
-    concat = ("string_agg(x.ext || E'\\t' || x.rid, E'\\n')" if conn.dialect.name == "postgresql"
-              else "group_concat(x.ext || char(9) || x.rid, char(10))")
-    parts = conn.exec_driver_sql(f"SELECT {concat}, count(*) FROM ({sql}) AS x GROUP BY x.rid / 65536", params or None).all()
-    return "\n".join(text for text, _count in parts), sum(int(count) for _text, count in parts)
+    their number: the database joins the pairs into a few texts (one per 65,536 ids), so no Python object is
+    made per row. A whole table is read a range of row ids at a time: grouping by ``id / 65536`` made both
+    databases sort the table (1.2M documents: 0.74 s against 0.38 s on SQLite, 0.35 against 0.22 s on
+    PostgreSQL)."""
+    def concat(ext: str, rid: str) -> str:
+        if conn.dialect.name == "postgresql":
+            return f"string_agg({ext} || E'\\t' || {rid}, E'\\n'), count(*)"
+        return f"group_concat({ext} || char(9) || {rid}, char(10)), count(*)"
+
+    if query.table is None:
+        parts = conn.exec_driver_sql(f"SELECT {concat('x.ext', 'x.rid')} FROM ({query.sql}) AS x "
+                                     f"GROUP BY x.rid / {PAIRS_PER_TEXT}", query.params or None).all()
+    else:
+        lo, hi = conn.exec_driver_sql(f"SELECT min(id), max(id) FROM {query.table}").one()
+        parts = [conn.exec_driver_sql(f"SELECT {concat('external_id', 'id')} FROM {query.table} "
+                                      f"WHERE id BETWEEN {start} AND {start + PAIRS_PER_TEXT - 1}").one()
+                 for start in (range(int(lo), int(hi) + 1, PAIRS_PER_TEXT) if lo is not None else ())]
+    return "\n".join(text for text, count in parts if count), sum(int(count) for _text, count in parts)
 
 
 def _fetch_pairs(conn: Connection, query: PairsSql) -> tuple[list[str], list[int]]:
@@ -338,7 +357,7 @@ def _fetch_pairs(conn: Connection, query: PairsSql) -> tuple[list[str], list[int
         return fields[0::2], list(map(int, fields[1::2]))
     cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
     try:
-        cursor.execute(*query) if query[1] else cursor.execute(query[0])
+        cursor.execute(query.sql, query.params) if query.params else cursor.execute(query.sql)
         rows = cursor.fetchall()
     finally:
         cursor.close()
@@ -366,13 +385,13 @@ def _pairs_query(model: type[m.Query] | type[m.Document], ids: Sequence[str], *,
     conn = session.connection()
     stored = int(conn.exec_driver_sql(f"SELECT COUNT(*) FROM {target}").scalar_one())
     if stored <= 2 * len(ids):  # reading the whole table costs less than shipping the ids to the server
-        return (f"SELECT external_id AS ext, id AS rid FROM {target}", ()), None
+        return PairsSql(f"SELECT external_id AS ext, id AS rid FROM {target}", table=target), None
     if dialect_name(session) == "sqlite":  # one index lookup per id, no table to fill: 0.13 s for 200k ids, not 0.45
-        return (f"SELECT x.external_id AS ext, x.id AS rid FROM json_each(?) AS j JOIN {target} x "
-                f"ON x.external_id = j.value", (json.dumps(list(ids), ensure_ascii=False),)), None
+        return PairsSql(f"SELECT x.external_id AS ext, x.id AS rid FROM json_each(?) AS j JOIN {target} x "
+                        f"ON x.external_id = j.value", (json.dumps(list(ids), ensure_ascii=False),)), None
     temp = _temp_ids(session, ids)
-    return (f"SELECT x.external_id AS ext, x.id AS rid FROM {target} x "
-            f"JOIN {temp} t ON t.external_id = x.external_id", ()), temp
+    return PairsSql(f"SELECT x.external_id AS ext, x.id AS rid FROM {target} x "
+                    f"JOIN {temp} t ON t.external_id = x.external_id"), temp
 
 
 def _lookup(model: type[m.Query] | type[m.Document], ids: Sequence[str], *,

@@ -103,6 +103,20 @@ def test_external_row_ids_joined_on_bytes(db, tab_id, stored_extra):
     assert got.tolist() == [stored[x] for x in ids]
 
 
+def test_whole_table_pairs_read_in_id_ranges_with_gaps(db):
+    """A whole table's pairs, read a range of row ids at a time, are every stored pair once, empty ranges
+    (ids far apart) included."""
+    with db.engine.begin() as conn:
+        conn.execute(text("INSERT INTO documents (id, external_id) VALUES (1, 'a'), (70000, 'b\\\"é'), "
+                          "(65536, 'c'), (65537, 'd'), (400000, 'e')"))
+    with db.engine.connect() as conn:
+        stored = dict(conn.execute(text("SELECT external_id, id FROM documents")).all())
+        whole = bulk.PairsSql("SELECT external_id AS ext, id AS rid FROM documents", table="documents")
+        pairs_text, total = bulk._pairs_text(conn, whole)
+        assert total == 5 and dict(zip(*bulk._fetch_pairs(conn, whole), strict=True)) == stored
+    assert sorted(pairs_text.split("\n")) == sorted(f"{k}\t{v}" for k, v in stored.items())
+
+
 def test_new_ids_get_row_ids_in_external_id_order(db):
     """Many new ids (the one-statement path) are created in external-id order, whatever the file's order:
     one lock order for concurrent writers, and no trace of a ranking's order in the internal ids."""
@@ -130,7 +144,7 @@ def test_ensure_external_ids_maps_every_id(db, n):
         stored = dict(conn.execute(text("SELECT external_id, id FROM documents")).all())
     assert {k: found[k] for k in ids} == {k: stored[k] for k in ids}
     with db.engine.connect() as conn:
-        assert dict(zip(*bulk._fetch_pairs(conn, ("SELECT external_id AS ext, id AS rid FROM documents", ())), strict=True)) == stored
+        assert dict(zip(*bulk._fetch_pairs(conn, bulk.PairsSql("SELECT external_id AS ext, id AS rid FROM documents")), strict=True)) == stored
     with session_scope(db.engine) as session:
         rows, created = bulk.external_row_ids(m.Document, [*ids[::-1], "new"], session=session)
     assert created == 1 and rows[:-1].tolist() == [stored[k] for k in ids[::-1]]
