@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import islice
-from typing import Any, NamedTuple, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -41,6 +42,7 @@ from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import pg_binary, references
+from ndcg_labeling.db.pairs import PairsPrefetch, PairsSql, fetch_pairs, pairs_text
 from ndcg_labeling.errors import ConflictError
 
 T = TypeVar("T")
@@ -312,58 +314,6 @@ def insert_missing_names(model: type[m.Grader] | type[m.System], rows: Sequence[
     return created
 
 
-class PairsSql(NamedTuple):
-    """SQL selecting ``ext, rid`` (external id, row id) of stored rows, its parameters, and the table when the
-    SQL reads all of it (then read in ranges of row ids, with no sort)."""
-
-    sql: str
-    params: tuple[Any, ...] = ()
-    table: str | None = None
-
-
-PAIRS_PER_TEXT = 65_536  # pairs joined into one text: well below any text limit
-
-
-def _pairs_text(conn: Connection, query: PairsSql) -> tuple[str, int]:
-    """The ``(external_id, id)`` pairs of a query selecting ``ext, rid`` as one text of lines ``ext`` TAB ``rid``, and
-    their number: the database joins the pairs into a few texts (one per 65,536 ids), so no Python object is
-    made per row. A whole table is read a range of row ids at a time: grouping by ``id / 65536`` made both
-    databases sort the table (1.2M documents: 0.74 s against 0.38 s on SQLite, 0.35 against 0.22 s on
-    PostgreSQL)."""
-    def concat(ext: str, rid: str) -> str:
-        if conn.dialect.name == "postgresql":
-            return f"string_agg({ext} || E'\\t' || {rid}, E'\\n'), count(*)"
-        return f"group_concat({ext} || char(9) || {rid}, char(10)), count(*)"
-
-    if query.table is None:
-        parts = conn.exec_driver_sql(f"SELECT {concat('x.ext', 'x.rid')} FROM ({query.sql}) AS x "
-                                     f"GROUP BY x.rid / {PAIRS_PER_TEXT}", query.params or None).all()
-    else:
-        lo, hi = conn.exec_driver_sql(f"SELECT min(id), max(id) FROM {query.table}").one()
-        parts = [conn.exec_driver_sql(f"SELECT {concat('external_id', 'id')} FROM {query.table} "
-                                      f"WHERE id BETWEEN {start} AND {start + PAIRS_PER_TEXT - 1}").one()
-                 for start in (range(int(lo), int(hi) + 1, PAIRS_PER_TEXT) if lo is not None else ())]
-    return "\n".join(text for text, count in parts if count), sum(int(count) for _text, count in parts)
-
-
-def _fetch_pairs(conn: Connection, query: PairsSql) -> tuple[list[str], list[int]]:
-    """The pairs of :func:`_pairs_text` as two lists, split at C speed. Stored ids hold no tab or newline
-    (the id rule); the split is checked against the row count, and any other text is fetched row by row."""
-    text, total = _pairs_text(conn, query)
-    if not total:
-        return [], []
-    fields = text.replace("\t", "\n").split("\n")
-    if len(fields) == 2 * total:
-        return fields[0::2], list(map(int, fields[1::2]))
-    cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
-    try:
-        cursor.execute(query.sql, query.params) if query.params else cursor.execute(query.sql)
-        rows = cursor.fetchall()
-    finally:
-        cursor.close()
-    return [r[0] for r in rows], [int(r[1]) for r in rows]
-
-
 def _temp_ids(session: Session, ids: Sequence[str]) -> str:
     """A temporary table holding ``ids``. PostgreSQL drops it at commit, and a rollback undoes its creation
     on both backends: no DROP in a `finally` that would fail in an aborted transaction and hide the error."""
@@ -400,7 +350,7 @@ def _lookup(model: type[m.Query] | type[m.Document], ids: Sequence[str], *,
     if len(ids) <= SMALL:
         rows = session.execute(select(model.external_id, model.id).where(model.external_id.in_(ids))).all()
         return [r[0] for r in rows], [r[1] for r in rows]
-    return _stored_pairs(model, ids, _fetch_pairs, session=session)
+    return _stored_pairs(model, ids, fetch_pairs, session=session)
 
 
 def _stored_pairs(model: type[m.Query] | type[m.Document], ids: Sequence[str],
@@ -414,25 +364,47 @@ def _stored_pairs(model: type[m.Query] | type[m.Document], ids: Sequence[str],
     return out
 
 
-# Joins the text of :func:`_pairs_text` (and its line count) with the wanted ids: per id its row id or -1;
+# Joins the text of :func:`~ndcg_labeling.db.pairs.pairs_text` (and its line count) with the wanted ids: per id its row id or -1;
 # None to let :func:`_row_ids` join in Python. The importers pass a NumPy join (the db layer holds none).
 PairJoin = Callable[[str, int, Sequence[str]], "NDArray[np.int64] | None"]
 
 
 def _joined(model: type[m.Query] | type[m.Document], ids: Sequence[str], join: PairJoin, *,
-            session: Session) -> NDArray[np.int64] | None:
-    text, total = _stored_pairs(model, ids, _pairs_text, session=session)
+            session: Session, prefetched: PairsPrefetch | None = None) -> NDArray[np.int64] | None:
+    if prefetched is not None and prefetched.table == model.__tablename__:
+        text, total = prefetched.text()  # the whole table, read while the caller read its file
+    else:
+        text, total = _stored_pairs(model, ids, pairs_text, session=session)
     return join(text, total, ids)
 
 
+@contextmanager
+def pairs_meanwhile(model: type[m.Query] | type[m.Document], expected_ids: int, *,
+                    session: Session) -> Iterator[PairsPrefetch | None]:
+    """Around work that does not touch the database (reading an import's file): read the whole ``model``
+    table's pairs meanwhile, in a worker thread, when about ``expected_ids`` ids would have them read
+    whole (the rule of :func:`_pairs_query`). Pass what it yields to :func:`external_row_ids`; None: not
+    worth it. The block's end waits for the worker."""
+    target = model.__tablename__
+    stored = int(session.connection().exec_driver_sql(f"SELECT COUNT(*) FROM {target}").scalar_one())
+    if expected_ids <= SMALL or not stored or stored > 2 * expected_ids:
+        yield None
+        return
+    prefetch = PairsPrefetch(target, session)
+    try:
+        yield prefetch
+    finally:
+        prefetch.finish()
+
+
 def _row_ids(model: type[m.Query] | type[m.Document], ids: Sequence[str], *, session: Session,
-             join: PairJoin | None = None) -> NDArray[np.int64]:
+             join: PairJoin | None = None, prefetched: PairsPrefetch | None = None) -> NDArray[np.int64]:
     """The row id of each of the distinct ``ids``, -1 where none is stored: ``join`` of the stored pairs'
-    text for many ids, else (or when it answers None) one hash join in pandas."""
+    text (``prefetched``'s, if given) for many ids, else (or when it answers None) one hash join in pandas."""
     import pandas as pd
 
     if join is not None and len(ids) > SMALL:
-        joined = _joined(model, ids, join, session=session)
+        joined = _joined(model, ids, join, session=session, prefetched=prefetched)
         if joined is not None:
             return joined
     exts, rids = _lookup(model, ids, session=session)
@@ -442,11 +414,12 @@ def _row_ids(model: type[m.Query] | type[m.Document], ids: Sequence[str], *, ses
 
 
 def external_row_ids(model: type[m.Query] | type[m.Document], ids: Sequence[str], *, session: Session,
-                     join: PairJoin | None = None) -> tuple[NDArray[np.int64], int]:
+                     join: PairJoin | None = None,
+                     prefetched: PairsPrefetch | None = None) -> tuple[NDArray[np.int64], int]:
     """:func:`ensure_external_ids` for the distinct ``ids`` of an importer: their row ids as an array in
     the order of ``ids`` (no dictionary of a million strings), and the number of rows created. ``join``:
     see :data:`PairJoin`."""
-    out = _row_ids(model, ids, session=session, join=join)
+    out = _row_ids(model, ids, session=session, join=join, prefetched=prefetched)  # the new ones: read after
     missing_at = np.flatnonzero(out < 0)
     if not len(missing_at):
         return out, 0

@@ -23,8 +23,9 @@ from sqlalchemy.orm import Session
 from ndcg_labeling.choices import GraderKind
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import repository as repo
-from ndcg_labeling.db.bulk import ColumnRows, external_row_ids
+from ndcg_labeling.db.bulk import ColumnRows, external_row_ids, pairs_meanwhile
 from ndcg_labeling.errors import ConflictError, InputFileError, NdcgLabelingError
+from ndcg_labeling.io.files import estimated_lines
 from ndcg_labeling.io.tables import InputTable, read_table
 from ndcg_labeling.pipeline.import_columns import CodedIds, first_repeat, join_on_bytes, ranked_trec_run
 from ndcg_labeling.scales import Scale, get_scale
@@ -297,7 +298,8 @@ def import_run(path: str | Path, *, system: str, session: Session, fmt: str | No
     path_s = str(path)
     repo.begin_bulk(session)  # foreign keys checked once per referenced row (SQLite)
     _check_system_name(path_s, system)
-    table, run = _read_run(path_s, fmt)
+    with pairs_meanwhile(m.Document, estimated_lines(path_s), session=session) as stored_docs:  # read meanwhile
+        table, run = _read_run(path_s, fmt)
     dup = first_repeat(run.query.codes, run.doc.codes)
     if dup >= 0:
         raise table.error(int(run.row[dup]), f"document {run.doc.ids[run.doc.codes[dup]]!r} appears twice for query "
@@ -309,7 +311,7 @@ def import_run(path: str | Path, *, system: str, session: Session, fmt: str | No
 
     sys_obj, _created = repo.get_or_create_system(system.strip(), session=session, description=description)
     q_rows, new_q = external_row_ids(m.Query, run.query.ids, session=session, join=run.query.join)
-    d_rows, new_d = external_row_ids(m.Document, run.doc.ids, session=session, join=run.doc.join)
+    d_rows, new_d = external_row_ids(m.Document, run.doc.ids, session=session, join=run.doc.join, prefetched=stored_docs)
     # Rows in (query, rank) order of the internal ids: the indexes grow at a few places.
     qid, did = q_rows[run.query.codes], d_rows[run.doc.codes]
     order = np.lexsort((run.rank, qid))

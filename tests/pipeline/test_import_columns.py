@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import text
 
-from ndcg_labeling.db import bulk, references
+from ndcg_labeling.db import bulk, pairs, references
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.io.ids import first_bad_id, id_problem
@@ -111,9 +111,9 @@ def test_whole_table_pairs_read_in_id_ranges_with_gaps(db):
                           "(65536, 'c'), (65537, 'd'), (400000, 'e')"))
     with db.engine.connect() as conn:
         stored = dict(conn.execute(text("SELECT external_id, id FROM documents")).all())
-        whole = bulk.PairsSql("SELECT external_id AS ext, id AS rid FROM documents", table="documents")
-        pairs_text, total = bulk._pairs_text(conn, whole)
-        assert total == 5 and dict(zip(*bulk._fetch_pairs(conn, whole), strict=True)) == stored
+        whole = pairs.PairsSql("SELECT external_id AS ext, id AS rid FROM documents", table="documents")
+        pairs_text, total = pairs.pairs_text(conn, whole)
+        assert total == 5 and dict(zip(*pairs.fetch_pairs(conn, whole), strict=True)) == stored
     assert sorted(pairs_text.split("\n")) == sorted(f"{k}\t{v}" for k, v in stored.items())
 
 
@@ -144,7 +144,7 @@ def test_ensure_external_ids_maps_every_id(db, n):
         stored = dict(conn.execute(text("SELECT external_id, id FROM documents")).all())
     assert {k: found[k] for k in ids} == {k: stored[k] for k in ids}
     with db.engine.connect() as conn:
-        assert dict(zip(*bulk._fetch_pairs(conn, bulk.PairsSql("SELECT external_id AS ext, id AS rid FROM documents")), strict=True)) == stored
+        assert dict(zip(*pairs.fetch_pairs(conn, pairs.PairsSql("SELECT external_id AS ext, id AS rid FROM documents")), strict=True)) == stored
     with session_scope(db.engine) as session:
         rows, created = bulk.external_row_ids(m.Document, [*ids[::-1], "new"], session=session)
     assert created == 1 and rows[:-1].tolist() == [stored[k] for k in ids[::-1]]
@@ -229,3 +229,56 @@ def test_few_of_many_stored_ids_go_through_a_temporary_table(db):
     with db.engine.connect() as conn:
         stored = dict(conn.execute(text("SELECT external_id, id FROM documents")).all())
     assert created == 2 and rows.tolist() == [stored[k] for k in wanted]
+
+
+def test_pairs_read_meanwhile_map_as_a_read_after(db):
+    """The whole table's pairs, read by a worker while the caller works, map the stored ids as a read after
+    would, and ids not stored yet are created and mapped after (the read cannot hold them)."""
+    stored_ids = [f"d{i}\\\"'é" for i in range(2_000)]
+    with session_scope(db.engine) as session:
+        bulk.ensure_external_ids(m.Document, stored_ids, session=session)
+    wanted = stored_ids[500:] + [f"new{i}" for i in range(500)]
+    with session_scope(db.engine) as session:
+        with bulk.pairs_meanwhile(m.Document, len(wanted), session=session) as read:
+            assert read is not None and read.table == "documents"
+        got, created = bulk.external_row_ids(m.Document, wanted, session=session, join=join_on_bytes, prefetched=read)
+    with db.engine.connect() as conn:
+        stored = dict(conn.execute(text("SELECT external_id, id FROM documents")).all())
+    assert created == 500 and got.tolist() == [stored[x] for x in wanted]
+
+
+def test_pairs_are_not_read_meanwhile_when_a_lookup_costs_less(db):
+    """No worker for a few ids, an empty table, or a table more than twice the ids (the ids are then looked
+    up); the block still runs."""
+    with session_scope(db.engine) as session:
+        with bulk.pairs_meanwhile(m.Document, 5_000, session=session) as read:
+            assert read is None  # nothing stored
+        bulk.ensure_external_ids(m.Document, [f"d{i}" for i in range(3_000)], session=session)
+        for expected in (500, 1_400):
+            with bulk.pairs_meanwhile(m.Document, expected, session=session) as read:
+                assert read is None
+        with bulk.pairs_meanwhile(m.Document, 1_500, session=session) as read:
+            assert read is not None
+
+
+def test_a_bad_run_read_while_the_pairs_are_read_leaves_the_database_unchanged(db, tmp_path):
+    """The file's error is the one reported, the worker is done before the transaction rolls back, and
+    nothing is stored; the next import on the same engine works."""
+    from ndcg_labeling.errors import InputFileError
+    from ndcg_labeling.pipeline.importing import import_run
+
+    docs = [f"doc{i:05d}" for i in range(3_000)]
+    with session_scope(db.engine) as session:
+        bulk.ensure_external_ids(m.Document, docs, session=session)
+    lines = [f"q{i // 100} Q0 {d} {i % 100 + 1} {1 - (i % 100) / 100:.2f} t" for i, d in enumerate(docs)]
+    bad, good = tmp_path / "bad.txt", tmp_path / "good.txt"
+    bad.write_text("\n".join(lines[:2_500] + ["q9 Q0 docX 1 notanumber t"] + lines[2_500:]) + "\n")
+    good.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputFileError, match=r"bad\.txt:2501:"), session_scope(db.engine) as session:
+        import_run(bad, system="s", session=session)
+    with db.engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM ranking_entries")).scalar_one() == 0
+        assert conn.execute(text("SELECT count(*) FROM systems")).scalar_one() == 0
+    with session_scope(db.engine) as session:
+        summary = import_run(good, system="s", session=session)
+    assert summary.new == 3_000 and summary.created == {"queries": 30, "documents": 0}

@@ -1,0 +1,90 @@
+"""The ``(external_id, id)`` pairs of stored queries or documents, read as text: how the importers map a
+million external ids to row ids without a Python object per stored row.
+
+:class:`PairsPrefetch` reads a whole table's pairs in a worker thread on the session's connection while
+the caller does work that does not touch the database (reading its file): SQLite and psycopg let go of
+Python's lock while the database works, so the two overlap on two cores (a 1M-line run against 1.2M
+stored documents on SQLite: reading the file and the pairs 0.97 s one after the other, 0.56-0.60 s
+together).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor, wait
+from typing import Any, NamedTuple
+
+from sqlalchemy.engine import Connection
+from sqlalchemy.orm import Session
+
+
+class PairsSql(NamedTuple):
+    """SQL selecting ``ext, rid`` (external id, row id) of stored rows, its parameters, and the table when the
+    SQL reads all of it (then read in ranges of row ids, with no sort)."""
+
+    sql: str
+    params: tuple[Any, ...] = ()
+    table: str | None = None
+
+
+PAIRS_PER_TEXT = 65_536  # pairs joined into one text: well below any text limit
+
+
+def pairs_text(conn: Connection, query: PairsSql) -> tuple[str, int]:
+    """The ``(external_id, id)`` pairs of a query selecting ``ext, rid`` as one text of lines ``ext`` TAB ``rid``, and
+    their number: the database joins the pairs into a few texts (one per 65,536 ids), so no Python object is
+    made per row. A whole table is read a range of row ids at a time: grouping by ``id / 65536`` made both
+    databases sort the table (1.2M documents: 0.74 s against 0.38 s on SQLite, 0.35 against 0.22 s on
+    PostgreSQL)."""
+    def concat(ext: str, rid: str) -> str:
+        if conn.dialect.name == "postgresql":
+            return f"string_agg({ext} || E'\\t' || {rid}, E'\\n'), count(*)"
+        return f"group_concat({ext} || char(9) || {rid}, char(10)), count(*)"
+
+    if query.table is None:
+        parts = conn.exec_driver_sql(f"SELECT {concat('x.ext', 'x.rid')} FROM ({query.sql}) AS x "
+                                     f"GROUP BY x.rid / {PAIRS_PER_TEXT}", query.params or None).all()
+    else:
+        lo, hi = conn.exec_driver_sql(f"SELECT min(id), max(id) FROM {query.table}").one()
+        parts = [conn.exec_driver_sql(f"SELECT {concat('external_id', 'id')} FROM {query.table} "
+                                      f"WHERE id BETWEEN {start} AND {start + PAIRS_PER_TEXT - 1}").one()
+                 for start in (range(int(lo), int(hi) + 1, PAIRS_PER_TEXT) if lo is not None else ())]
+    return "\n".join(text for text, count in parts if count), sum(int(count) for _text, count in parts)
+
+
+def fetch_pairs(conn: Connection, query: PairsSql) -> tuple[list[str], list[int]]:
+    """The pairs of :func:`pairs_text` as two lists, split at C speed. Stored ids hold no tab or newline
+    (the id rule); the split is checked against the row count, and any other text is fetched row by row."""
+    text, total = pairs_text(conn, query)
+    if not total:
+        return [], []
+    fields = text.replace("\t", "\n").split("\n")
+    if len(fields) == 2 * total:
+        return fields[0::2], list(map(int, fields[1::2]))
+    cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    try:
+        cursor.execute(query.sql, query.params) if query.params else cursor.execute(query.sql)
+        rows = cursor.fetchall()
+    finally:
+        cursor.close()
+    return [r[0] for r in rows], [int(r[1]) for r in rows]
+
+
+class PairsPrefetch:
+    """The pairs text (:func:`pairs_text`) of the whole ``table``, read by a worker thread on ``session``'s
+    connection. Until :meth:`finish` returns, the caller must not use the session."""
+
+    def __init__(self, table: str, session: Session) -> None:
+        self.table = table
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pairs")
+        whole = PairsSql(f"SELECT external_id AS ext, id AS rid FROM {table}", table=table)
+        self._future = self._pool.submit(pairs_text, session.connection(), whole)
+
+    def finish(self) -> None:
+        """Wait for the worker: the connection is the caller's again. Its error, if any, is raised by
+        :meth:`text` (a caller failing on its own input never sees it)."""
+        wait([self._future])
+        self._pool.shutdown()
+
+    def text(self) -> tuple[str, int]:
+        """The pairs text and its number of pairs (after :meth:`finish`)."""
+        return self._future.result()
