@@ -102,9 +102,11 @@ class ColumnRows(Sequence[tuple[Any, ...]]):
     value for every row; a NaN in a float array is NULL. Iterating gives tuples (``executemany``, the text
     ``COPY``); the binary ``COPY`` and the foreign-key check read the columns without making them."""
 
-    def __init__(self, columns: Sequence[Any], n: int) -> None:
+    def __init__(self, columns: Sequence[Any], n: int, held: dict[int, Any] | None = None) -> None:
         self.columns = list(columns)
         self.n = n
+        # column position -> the referenced ids this transaction holds (PairsPrefetch.held; None: none)
+        self.held: dict[int, NDArray[np.int64]] = {i: ids for i, ids in (held or {}).items() if ids is not None}
 
     def __len__(self) -> int:
         return self.n
@@ -120,11 +122,15 @@ class ColumnRows(Sequence[tuple[Any, ...]]):
         return [col] * self.n
 
     def distinct(self, i: int) -> list[Any]:
+        """The distinct non-NULL values of column ``i``, less the ids ``held`` says this transaction holds."""
         col = self.columns[i]
         if isinstance(col, np.ndarray) and col.dtype.kind in "iu":
             import pandas as pd  # pd.unique hashes in C; np.unique of a million ints took seconds here
 
-            return cast(list[Any], pd.unique(col).tolist())
+            values = pd.unique(col)
+            if i in self.held:
+                values = values[~np.isin(values, self.held[i])]
+            return cast(list[Any], values.tolist())
         return list(set(self.column_values(i)) - {None})
 
     def __iter__(self) -> Any:
@@ -371,11 +377,13 @@ PairJoin = Callable[[str, int, Sequence[str]], "NDArray[np.int64] | None"]
 
 def _joined(model: type[m.Query] | type[m.Document], ids: Sequence[str], join: PairJoin, *,
             session: Session, prefetched: PairsPrefetch | None = None) -> NDArray[np.int64] | None:
-    if prefetched is not None and prefetched.table == model.__tablename__:
-        text, total = prefetched.text()  # the whole table, read while the caller read its file
-    else:
+    if prefetched is None or prefetched.table != model.__tablename__:
         text, total = _stored_pairs(model, ids, pairs_text, session=session)
-    return join(text, total, ids)
+        return join(text, total, ids)
+    joined = join(*prefetched.text(), ids)  # the whole table, read (and held) while the caller read its file
+    if joined is not None:
+        prefetched.held = joined[joined >= 0]
+    return joined
 
 
 @contextmanager

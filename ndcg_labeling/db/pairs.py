@@ -24,6 +24,7 @@ class PairsSql(NamedTuple):
     sql: str
     params: tuple[Any, ...] = ()
     table: str | None = None
+    lock: bool = False  # with ``table`` on PostgreSQL: every row read is locked FOR KEY SHARE as it is read
 
 
 PAIRS_PER_TEXT = 65_536  # pairs joined into one text: well below any text limit
@@ -45,8 +46,10 @@ def pairs_text(conn: Connection, query: PairsSql) -> tuple[str, int]:
                                      f"GROUP BY x.rid / {PAIRS_PER_TEXT}", query.params or None).all()
     else:
         lo, hi = conn.exec_driver_sql(f"SELECT min(id), max(id) FROM {query.table}").one()
-        parts = [conn.exec_driver_sql(f"SELECT {concat('external_id', 'id')} FROM {query.table} "
-                                      f"WHERE id BETWEEN {start} AND {start + PAIRS_PER_TEXT - 1}").one()
+        lock = " FOR KEY SHARE" if query.lock and conn.dialect.name == "postgresql" else ""
+        parts = [conn.exec_driver_sql(f"SELECT {concat('x.external_id', 'x.id')} FROM (SELECT external_id, id FROM "
+                                      f"{query.table} WHERE id BETWEEN {start} AND {start + PAIRS_PER_TEXT - 1}{lock}) x"
+                                      ).one()
                  for start in (range(int(lo), int(hi) + 1, PAIRS_PER_TEXT) if lo is not None else ())]
     return "\n".join(text for text, count in parts if count), sum(int(count) for _text, count in parts)
 
@@ -71,12 +74,18 @@ def fetch_pairs(conn: Connection, query: PairsSql) -> tuple[list[str], list[int]
 
 class PairsPrefetch:
     """The pairs text (:func:`pairs_text`) of the whole ``table``, read by a worker thread on ``session``'s
-    connection. Until :meth:`finish` returns, the caller must not use the session."""
+    connection. Until :meth:`finish` returns, the caller must not use the session.
+
+    Every row read stays in the table until the commit: PostgreSQL locks it ``FOR KEY SHARE`` as it reads
+    it, and on SQLite the transaction holds the write lock (``BEGIN IMMEDIATE``). ``held`` is then set to
+    the row ids the caller mapped from it, which a bulk write's foreign-key check need not check again
+    (:class:`ndcg_labeling.db.bulk.ColumnRows`)."""
 
     def __init__(self, table: str, session: Session) -> None:
         self.table = table
+        self.held: Any = None
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pairs")
-        whole = PairsSql(f"SELECT external_id AS ext, id AS rid FROM {table}", table=table)
+        whole = PairsSql(f"SELECT external_id AS ext, id AS rid FROM {table}", table=table, lock=True)
         self._future = self._pool.submit(pairs_text, session.connection(), whole)
 
     def finish(self) -> None:

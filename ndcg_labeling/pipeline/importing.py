@@ -349,7 +349,7 @@ def import_run(path: str | Path, *, system: str, session: Session, fmt: str | No
             summary.unchanged = int(run_rows["qid"].isin(same_queries).sum())
             to_insert = run_rows[~run_rows["qid"].isin(same_queries)]
     rows = ColumnRows([sys_obj.id, to_insert["qid"].to_numpy(), to_insert["did"].to_numpy(), to_insert["rank"].to_numpy(),
-                       to_insert["score"].to_numpy(dtype=float)], len(to_insert))  # NaN score: NULL
+                       to_insert["score"].to_numpy(dtype=float)], len(to_insert), held={2: stored_docs and stored_docs.held})
     written = _write(m.RankingEntry, ["system_id", "query_id", "document_id", "rank", "score"], rows, path=path_s,
                      on_conflict=repo.RANKING_SAME, session=session, progress=progress)
     summary.new = written - summary.updated

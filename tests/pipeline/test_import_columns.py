@@ -11,9 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import text
+from sqlalchemy.exc import OperationalError
 
 from ndcg_labeling.db import bulk, pairs, references
 from ndcg_labeling.db import models as m
+from ndcg_labeling.db import repository as repo
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.io.ids import first_bad_id, id_problem
 from ndcg_labeling.io.tables import _may_have_edge_spaces
@@ -242,9 +244,42 @@ def test_pairs_read_meanwhile_map_as_a_read_after(db):
         with bulk.pairs_meanwhile(m.Document, len(wanted), session=session) as read:
             assert read is not None and read.table == "documents"
         got, created = bulk.external_row_ids(m.Document, wanted, session=session, join=join_on_bytes, prefetched=read)
+        held = sorted(read.held.tolist())
+        if db.backend == "postgresql":  # the rows read are locked until the commit: a delete must wait
+            with db.engine.connect() as other:
+                other.execute(text("SET lock_timeout = '200ms'"))
+                with pytest.raises(OperationalError, match="lock timeout"):
+                    other.execute(text("DELETE FROM documents WHERE id = :i"), {"i": held[0]})
+                other.rollback()
     with db.engine.connect() as conn:
         stored = dict(conn.execute(text("SELECT external_id, id FROM documents")).all())
     assert created == 500 and got.tolist() == [stored[x] for x in wanted]
+    assert held == sorted(stored[x] for x in stored_ids[500:])  # the new ones are not held by the read
+
+
+def test_held_ids_are_not_checked_again_and_the_others_are(db):
+    """A bulk write's foreign-key check skips the referenced ids the transaction holds, and still refuses
+    an id that is not stored."""
+    from sqlalchemy.exc import IntegrityError
+
+    assert bulk.ColumnRows([np.array([1, 2, 3, 3, 4])], 5, held={0: np.array([2, 4])}).distinct(0) == [1, 3]
+    with session_scope(db.engine) as session:
+        bulk.ensure_external_ids(m.Document, [f"d{i}" for i in range(3_000)], session=session)
+        bulk.ensure_external_ids(m.Query, ["q"], session=session)
+        session.add(m.System(name="s"))
+    cols = ["system_id", "query_id", "document_id", "rank"]
+    with session_scope(db.engine) as session:
+        repo.begin_bulk(session)
+        sys_id, q_id = session.execute(text("SELECT (SELECT id FROM systems), (SELECT id FROM queries)")).one()
+        docs = np.array(sorted(session.execute(text("SELECT id FROM documents")).scalars()), dtype=np.int64)
+        with session.begin_nested():
+            ok = bulk.ColumnRows([sys_id, q_id, docs, np.arange(1, len(docs) + 1)], len(docs), held={2: docs[:2_000]})
+            assert bulk.bulk_insert(m.RankingEntry, cols, ok, session=session) == 3_000
+        bad_docs = np.append(docs[:2_000], 10**9)
+        bad = bulk.ColumnRows([sys_id, q_id, bad_docs, np.arange(5_001, 5_002 + 2_000)], len(bad_docs),
+                              held={2: docs[:2_000]})
+        with pytest.raises(IntegrityError), session.begin_nested():
+            bulk.bulk_insert(m.RankingEntry, cols, bad, session=session)
 
 
 def test_pairs_are_not_read_meanwhile_when_a_lookup_costs_less(db):
