@@ -63,7 +63,9 @@ def current_revision(engine: Engine) -> str | None:
     SQL as alembic's ``MigrationContext.get_current_revision`` reads it (a test compares the two)."""
     from sqlalchemy import inspect, text
 
-    with engine.connect() as conn:
+    from ndcg_labeling.db.session import read_only
+
+    with read_only(engine).connect() as conn:  # every command reads it first: no wait for a writer
         if not inspect(conn).has_table(VERSION_TABLE):
             return None
         revisions = [str(r) for r in conn.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).scalars()]

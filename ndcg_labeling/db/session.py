@@ -100,14 +100,27 @@ def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
 FOREIGN_KEYS_IN_BULK = "ndcg_labeling_foreign_keys_in_bulk"
 
 
+# Execution option of a connection or engine that only reads (:func:`read_only`).
+READ_ONLY = "ndcg_labeling_read_only"
+
+
+def read_only(engine: Engine) -> Engine:
+    """``engine`` for reads alone. On SQLite its transactions begin deferred, so a reader runs beside a
+    writer's open transaction (an import of a minute) instead of queueing for the write lock, and with
+    ``query_only`` on, so a write through it fails at once."""
+    return engine.execution_options(**{READ_ONLY: True})
+
+
 def _sqlite_begin(conn: Any) -> None:
-    # Every transaction states its foreign-key mode: a pooled connection never carries a bulk
-    # import's "off" into the next transaction.
-    in_bulk = conn.get_execution_options().get(FOREIGN_KEYS_IN_BULK, False)
-    conn.exec_driver_sql("PRAGMA foreign_keys=OFF" if in_bulk else "PRAGMA foreign_keys=ON")
-    # BEGIN IMMEDIATE takes the write lock at the start of the transaction, so two writers queue
-    # on the busy timeout instead of one failing with "database is locked" at its first write.
-    conn.exec_driver_sql("BEGIN IMMEDIATE")
+    # Every transaction states its foreign-key and read-only modes: a pooled connection never carries a
+    # bulk import's "off" or a reader's "query only" into the next transaction.
+    options = conn.get_execution_options()
+    reads_only = options.get(READ_ONLY, False)
+    conn.exec_driver_sql("PRAGMA foreign_keys=OFF" if options.get(FOREIGN_KEYS_IN_BULK, False) else "PRAGMA foreign_keys=ON")
+    conn.exec_driver_sql("PRAGMA query_only=ON" if reads_only else "PRAGMA query_only=OFF")
+    # A writer's BEGIN IMMEDIATE takes the write lock at the start of the transaction, so two writers
+    # queue on the busy timeout instead of one failing with "database is locked" at its first write.
+    conn.exec_driver_sql("BEGIN" if reads_only else "BEGIN IMMEDIATE")
 
 
 def make_engine(url: str | None = None, **kwargs: Any) -> Engine:
@@ -149,7 +162,7 @@ def session_scope(engine: Engine) -> Iterator[Session]:
 
 @contextmanager
 def connection_scope(engine: Engine) -> Iterator[Connection]:
-    """One transaction on a Core connection, for reads that need no ORM: committed when the block
-    ends normally, rolled back on any exception (the same transaction as :func:`session_scope`)."""
-    with engine.begin() as conn:
+    """One read-only transaction (:func:`read_only`) on a Core connection, for reads that need no ORM:
+    ended when the block ends, rolled back on any exception."""
+    with read_only(engine).begin() as conn:
         yield conn
