@@ -150,12 +150,14 @@ def engine_for(db: str | None, *, check_head: bool = True, create: bool = False)
 
 
 @contextmanager
-def open_session(db: str | None, file: object = None) -> Iterator[Session]:
+def open_session(db: str | None, file: object = None, *, read_only: bool = False) -> Iterator[Session]:
     """Error handling + an engine at head + one transaction, for a command body (``file``: the
-    command's input file, named by a driver error)."""
+    command's input file, named by a driver error; ``read_only``: a command that writes nothing, whose
+    SQLite transaction then runs beside a writer's, see :func:`ndcg_labeling.db.session.read_only`)."""
+    from ndcg_labeling.db.session import read_only as reader
     from ndcg_labeling.db.session import session_scope
 
-    with _scoped(db, file, session_scope) as session:
+    with _scoped(db, file, (lambda engine: session_scope(reader(engine))) if read_only else session_scope) as session:
         yield session
 
 

@@ -48,6 +48,8 @@ def test_readers_run_beside_an_open_writer_on_sqlite(sqlite_db, runner):
         for args in (["status"], ["graders", "list"], ["db", "current"], ["tasks", "list"], ["adjudicate", "list"]):
             result = invoke(runner, sqlite_db, *args)
             assert result.exit_code == 0 and "uncommitted" not in result.output, (args, result.output)
+        result = invoke(runner, sqlite_db, "report")  # reads in its own transaction too (nothing to score here)
+        assert result.exit_code == 1 and "no system rankings" in result.output
         assert time.perf_counter() - start < 10
     finally:
         holder.execute("ROLLBACK")
