@@ -317,3 +317,23 @@ def test_a_bad_run_read_while_the_pairs_are_read_leaves_the_database_unchanged(d
     with session_scope(db.engine) as session:
         summary = import_run(good, system="s", session=session)
     assert summary.new == 3_000 and summary.created == {"queries": 30, "documents": 0}
+
+
+def test_ids_sent_in_several_json_texts_map_and_create_alike(db, monkeypatch):
+    """SQLite sends at most JSON_IDS ids in one JSON text (its limit on one value is 1 GB): with a small
+    limit, a lookup of many ids among many more stored ones and the creation of many new ids go through
+    several texts and give every id its row, new ones in external-id order."""
+    monkeypatch.setattr(bulk, "JSON_IDS", 700)
+    with session_scope(db.engine) as session:
+        bulk.ensure_external_ids(m.Document, [f"other{i}" for i in range(10_000)], session=session)
+    ids = [f"d{i:05d}é" for i in np.random.default_rng(3).permutation(3_000)]
+    with session_scope(db.engine) as session:
+        _rows, created = bulk.external_row_ids(m.Document, ids[:1_500], session=session)
+        got, created_after = bulk.external_row_ids(m.Document, ids, session=session, join=join_on_bytes)
+    with db.engine.connect() as conn:
+        stored = dict(conn.execute(text("SELECT external_id, id FROM documents")).all())
+        order = [r[0] for r in conn.execute(text("SELECT external_id FROM documents WHERE id > "
+                                                 "(SELECT max(id) FROM documents WHERE external_id LIKE 'other%') "
+                                                 "ORDER BY id")).all()]
+    assert (created, created_after) == (1_500, 1_500) and got.tolist() == [stored[x] for x in ids]
+    assert order == sorted(ids[:1_500]) + sorted(ids[1_500:])
