@@ -42,7 +42,7 @@ from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import pg_binary, references
-from ndcg_labeling.db.pairs import PairsPrefetch, PairsSql, fetch_pairs, pairs_text
+from ndcg_labeling.db.pairs import PairsPrefetch, PairsSql, fetch_pairs, pairs_text, whole_table
 from ndcg_labeling.errors import ConflictError
 
 T = TypeVar("T")
@@ -324,16 +324,21 @@ def insert_missing_names(model: type[m.Grader] | type[m.System], rows: Sequence[
 
 
 def _temp_ids(session: Session, ids: Sequence[str]) -> str:
-    """A temporary table holding ``ids``. PostgreSQL drops it at commit, and a rollback undoes its creation
-    on both backends: no DROP in a `finally` that would fail in an aborted transaction and hide the error."""
+    """A PostgreSQL temporary table holding ``ids`` (SQLite reads them from JSON text instead). It is dropped
+    at commit, and a rollback undoes its creation: no DROP in a `finally` that would fail in an aborted
+    transaction and hide the error."""
     temp = f"tmp_ids_{uuid.uuid4().hex[:12]}"
-    on_commit = " ON COMMIT DROP" if dialect_name(session) == "postgresql" else ""
     session.connection().exec_driver_sql(
-        f"CREATE TEMPORARY TABLE {temp} (external_id VARCHAR({m.ID_LENGTH}) PRIMARY KEY){on_commit}")
+        f"CREATE TEMPORARY TABLE {temp} (external_id VARCHAR({m.ID_LENGTH}) PRIMARY KEY) ON COMMIT DROP")
     # In key order the primary key's B-tree grows at its end (200k document ids: about a third faster).
     ordered = sorted(ids)
     bulk_insert(table(temp, column("external_id")), ["external_id"], ColumnRows([ordered], len(ordered)), session=session)
     return temp
+
+
+def _whole_table_pays(rows: int, ids: int) -> bool:
+    """Whether reading a table of ``rows`` rows whole costs less than sending ``ids`` ids to the database."""
+    return rows <= 2 * ids
 
 
 def _pairs_query(model: type[m.Query] | type[m.Document], ids: Sequence[str], *,
@@ -342,9 +347,8 @@ def _pairs_query(model: type[m.Query] | type[m.Document], ids: Sequence[str], *,
     the temporary table to drop after it, if any."""
     target = model.__tablename__
     conn = session.connection()
-    stored = int(conn.exec_driver_sql(f"SELECT COUNT(*) FROM {target}").scalar_one())
-    if stored <= 2 * len(ids):  # reading the whole table costs less than shipping the ids to the server
-        return PairsSql(f"SELECT external_id AS ext, id AS rid FROM {target}", table=target), None
+    if _whole_table_pays(int(conn.exec_driver_sql(f"SELECT COUNT(*) FROM {target}").scalar_one()), len(ids)):
+        return whole_table(target), None
     if dialect_name(session) == "sqlite":  # one index lookup per id, no table to fill: 0.13 s for 200k ids
         chunks = [json.dumps(list(ids[start : start + JSON_IDS]), ensure_ascii=False)  # against 0.45 s through
                   for start in range(0, len(ids), JSON_IDS)]                            # a temporary table
@@ -397,13 +401,13 @@ def pairs_meanwhile(model: type[m.Query] | type[m.Document], expected_ids: int, 
                     session: Session) -> Iterator[PairsPrefetch | None]:
     """Around work that does not touch the database (reading an import's file): read the whole ``model``
     table's pairs meanwhile, in a worker thread, when about ``expected_ids`` ids would have them read
-    whole (the rule of :func:`_pairs_query`, on the span of the row ids). Pass what it yields to
+    whole (:func:`_whole_table_pays`, on the span of the row ids). Pass what it yields to
     :func:`external_row_ids`; None: not worth it. The block's end waits for the worker."""
     target = model.__tablename__
     # The span of the row ids bounds the row count from above, read from the index (a count scans the table)
     span = session.connection().exec_driver_sql(f"SELECT max(id) - min(id) + 1 FROM {target}").scalar_one() \
         if expected_ids > SMALL else None
-    if not span or span > 2 * expected_ids:
+    if not span or not _whole_table_pays(int(span), expected_ids):
         yield None
         return
     prefetch = PairsPrefetch(target, session)

@@ -30,6 +30,11 @@ class PairsSql(NamedTuple):
 PAIRS_PER_TEXT = 65_536  # pairs joined into one text: well below any text limit
 
 
+def whole_table(table: str, *, lock: bool = False) -> PairsSql:
+    """The pairs of every row of ``table`` (read a range of row ids at a time by :func:`pairs_text`)."""
+    return PairsSql(f"SELECT external_id AS ext, id AS rid FROM {table}", table=table, lock=lock)
+
+
 def pairs_text(conn: Connection, query: PairsSql) -> tuple[str, int]:
     """The ``(external_id, id)`` pairs of a query selecting ``ext, rid`` as one text of lines ``ext`` TAB ``rid``, and
     their number: the database joins the pairs into a few texts (one per 65,536 ids), so no Python object is
@@ -85,8 +90,7 @@ class PairsPrefetch:
         self.table = table
         self.held: Any = None
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pairs")
-        whole = PairsSql(f"SELECT external_id AS ext, id AS rid FROM {table}", table=table, lock=True)
-        self._future = self._pool.submit(pairs_text, session.connection(), whole)
+        self._future = self._pool.submit(pairs_text, session.connection(), whole_table(table, lock=True))
 
     def finish(self) -> None:
         """Wait for the worker: the connection is the caller's again. Its error, if any, is raised by

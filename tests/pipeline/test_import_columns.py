@@ -113,7 +113,7 @@ def test_whole_table_pairs_read_in_id_ranges_with_gaps(db):
                           "(65536, 'c'), (65537, 'd'), (400000, 'e')"))
     with db.engine.connect() as conn:
         stored = dict(conn.execute(text("SELECT external_id, id FROM documents")).all())
-        whole = pairs.PairsSql("SELECT external_id AS ext, id AS rid FROM documents", table="documents")
+        whole = pairs.whole_table("documents")
         pairs_text, total = pairs.pairs_text(conn, whole)
         assert total == 5 and dict(zip(*pairs.fetch_pairs(conn, whole), strict=True)) == stored
     assert sorted(pairs_text.split("\n")) == sorted(f"{k}\t{v}" for k, v in stored.items())
