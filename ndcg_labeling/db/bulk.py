@@ -3,7 +3,7 @@
 Every function takes the session as a keyword argument and never commits: the caller owns the
 transaction (one per command), so a failed command leaves the database unchanged.
 
-Rows go straight to the driver: ``COPY ... FROM STDIN`` on PostgreSQL, ``executemany`` of tuples on
+Rows go straight to the driver: ``COPY ... FROM STDIN`` on PostgreSQL, multi-row ``INSERT`` statements on
 SQLite, never one ORM object per row. Concurrency:
 
 - SQLite transactions start with ``BEGIN IMMEDIATE`` (see :mod:`ndcg_labeling.db.session`): writers
@@ -28,7 +28,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from itertools import islice
 from typing import Any, TypeVar, cast
 
 import numpy as np
@@ -43,15 +42,17 @@ from sqlalchemy.orm import Session
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import pg_binary, references
 from ndcg_labeling.db.pairs import PairsPrefetch, PairsSql, fetch_pairs, pairs_text, whole_table
+from ndcg_labeling.db.rows import CHUNK as CHUNK
+from ndcg_labeling.db.rows import ColumnRows as ColumnRows
+from ndcg_labeling.db.rows import ProgressCallback as ProgressCallback
+from ndcg_labeling.db.rows import driver_error, sqlite_write
 from ndcg_labeling.errors import ConflictError
 
 T = TypeVar("T")
-CHUNK = 50_000
 SMALL = 1_000  # up to this many ids are created with one multi-row INSERT, beyond through a temporary table
 # Ids in one JSON text for SQLite's json_each: at most 512 characters of up to 4 bytes each, so a text stays
 # well within SQLite's 1 GB limit on one value (410 MB at worst; about 6 MB for 200k ids of 30 ASCII characters).
 JSON_IDS = 200_000
-ProgressCallback = Callable[[int], None]
 # unique_violation, deadlock_detected: a concurrent writer stored one of our keys during our COPY
 _RACE_SQLSTATES = {"23505", "40P01"}
 
@@ -100,58 +101,6 @@ def db_datetime(session: Session, value: datetime) -> Any:
 # --- plain bulk writes ---------------------------------------------------------------------------
 
 
-class ColumnRows(Sequence[tuple[Any, ...]]):
-    """Rows given column by column, as the importers hold them: each column a NumPy array, a list, or one
-    value for every row; a NaN in a float array is NULL. Iterating gives tuples (``executemany``, the text
-    ``COPY``); the binary ``COPY`` and the foreign-key check read the columns without making them."""
-
-    def __init__(self, columns: Sequence[Any], n: int, held: dict[int, Any] | None = None) -> None:
-        self.columns = list(columns)
-        self.n = n
-        # column position -> the referenced ids this transaction holds (PairsPrefetch.held; None: none)
-        self.held: dict[int, NDArray[np.int64]] = {i: ids for i, ids in (held or {}).items() if ids is not None}
-
-    def __len__(self) -> int:
-        return self.n
-
-    def column_values(self, i: int) -> list[Any]:
-        col = self.columns[i]
-        if isinstance(col, np.ndarray):
-            if col.dtype.kind == "f":
-                return [None if v != v else v for v in col.tolist()]
-            return cast(list[Any], col.tolist())
-        if isinstance(col, (list, tuple)):
-            return list(col)
-        return [col] * self.n
-
-    def distinct(self, i: int) -> list[Any]:
-        """The distinct non-NULL values of column ``i``, less the ids ``held`` says this transaction holds."""
-        col = self.columns[i]
-        if isinstance(col, np.ndarray) and col.dtype.kind in "iu":
-            import pandas as pd  # pd.unique hashes in C; np.unique of a million ints took seconds here
-
-            values = pd.unique(col)
-            if i in self.held:
-                values = values[~np.isin(values, self.held[i])]
-            return cast(list[Any], values.tolist())
-        return list(set(self.column_values(i)) - {None})
-
-    def __iter__(self) -> Any:
-        return zip(*(self.column_values(i) for i in range(len(self.columns))), strict=True)
-
-    def __getitem__(self, index: Any) -> Any:
-        return list(self)[index]
-
-
-def _driver_error(conn: Connection, statement: str, exc: Exception) -> Exception:
-    """A driver error raised on the raw cursor, wrapped as sqlalchemy wraps its own (IntegrityError, ...),
-    so callers see one kind of error and the retry helper reads its SQLSTATE."""
-    dbapi = conn.dialect.dbapi
-    if dbapi is not None and isinstance(exc, dbapi.Error):
-        return cast(Exception, DBAPIError.instance(statement, None, exc, dbapi.Error))
-    return exc
-
-
 def _copy(conn: Connection, name: str, columns: Sequence[str], rows: Iterable[Sequence[Any]],
           progress: ProgressCallback | None) -> int:
     """``COPY`` the rows: in PostgreSQL's binary format built with NumPy (:mod:`.pg_binary`) when every
@@ -178,7 +127,7 @@ def _copy(conn: Connection, name: str, columns: Sequence[str], rows: Iterable[Se
                     if progress is not None and count % CHUNK == 0:
                         progress(count)
     except Exception as exc:
-        raise _driver_error(conn, statement, exc) from None
+        raise driver_error(conn, statement, exc) from None
     return count
 
 
@@ -188,23 +137,6 @@ def _column_types(conn: Connection, name: str, columns: Sequence[str]) -> list[s
         "SELECT attname, format_type(atttypid, NULL) FROM pg_attribute "
         "WHERE attrelid = to_regclass(%(t)s) AND attnum > 0 AND NOT attisdropped", {"t": name}).all())
     return [found[c] for c in columns] if all(c in found for c in columns) else None
-
-
-def _executemany(conn: Connection, sql: str, rows: Iterable[Sequence[Any]], progress: ProgressCallback | None) -> int:
-    cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
-    count = 0
-    pending = iter(rows)
-    try:
-        while chunk := list(islice(pending, CHUNK)):  # C-level slicing: no Python loop over the rows
-            cursor.executemany(sql, chunk)
-            count += len(chunk)
-            if progress is not None:
-                progress(count)
-    except Exception as exc:
-        raise _driver_error(conn, sql, exc) from None
-    finally:
-        cursor.close()
-    return count
 
 
 def bulk_insert(target: Table | Any, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, session: Session,
@@ -224,17 +156,17 @@ def bulk_insert(target: Table | Any, columns: Sequence[str], rows: Iterable[Sequ
             count = _pg_insert_keyed(session, target, columns, rows if isinstance(rows, ColumnRows) else list(rows),
                                      on_conflict, progress)
     else:
-        cols = ", ".join(columns)
-        sql = f"INSERT INTO {name} ({cols}) VALUES ({', '.join('?' for _ in columns)})"
+        head = f"INSERT INTO {name} ({', '.join(columns)})"
+        tail = ""
         if on_conflict is not None and on_conflict.update:
             # Writers are serialized (BEGIN IMMEDIATE); the upsert keeps "the last writer wins".
             sets = ", ".join(f"{c} = excluded.{c}" for c in on_conflict.update)
-            sql += f" ON CONFLICT ({', '.join(on_conflict.keys)}) DO UPDATE SET {sets}"
+            tail = f" ON CONFLICT ({', '.join(on_conflict.keys)}) DO UPDATE SET {sets}"
         if references.sqlite_unchecked(conn, target, columns, rows):  # foreign keys off (a bulk import)
             import sqlite3
 
-            raise _driver_error(conn, sql, sqlite3.IntegrityError("FOREIGN KEY constraint failed"))
-        count = _executemany(conn, sql, rows, progress)
+            raise driver_error(conn, head, sqlite3.IntegrityError("FOREIGN KEY constraint failed"))
+        count = sqlite_write(conn, head, len(columns), tail, rows, progress)
     if progress is not None:
         progress(count)
     return count
