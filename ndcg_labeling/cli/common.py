@@ -209,7 +209,8 @@ def write_output(text: str, out: str | None, force: bool = False) -> None:
 
 def render_rows(rows: Sequence[dict[str, Any]], fmt: TableFormat | str, *, title: str | None = None,
                 columns: Sequence[str] | None = None) -> str | None:
-    """Render a list of flat dicts as csv / json text; for ``table`` print a Rich table and return None."""
+    """Render a list of flat dicts as csv / json text; for ``table`` print it and return None: a Rich table
+    on a terminal, :func:`plain_table` elsewhere (a pipe, a file)."""
     fmt = TableFormat(fmt)
     cols = list(columns) if columns is not None else (list(rows[0].keys()) if rows else [])
     if fmt is TableFormat.json:
@@ -224,6 +225,9 @@ def render_rows(rows: Sequence[dict[str, Any]], fmt: TableFormat | str, *, title
         for r in rows:
             writer.writerow({c: ("" if r.get(c) is None else r.get(c)) for c in cols})
         return buf.getvalue()
+    if not sys.stdout.isatty():
+        sys.stdout.write(plain_table(rows, cols, title))
+        return None
     from rich.table import Table
     from rich.text import Text
 
@@ -234,6 +238,37 @@ def render_rows(rows: Sequence[dict[str, Any]], fmt: TableFormat | str, *, title
         table.add_row(*(Text("" if r.get(c) is None else inert(_fmt_cell(r.get(c)))) for c in cols))
     _console("console").print(table)
     return None
+
+
+def plain_table(rows: Sequence[dict[str, Any]], cols: Sequence[str], title: str | None = None) -> str:
+    """Rows as aligned plain text, one line each, nothing cut: what ``--format table`` writes when the
+    output is not a terminal. Rich would fit the table to 80 columns there (eleven columns of cells cut
+    to four characters, one row over many lines) and took about 80 ms to draw 98 rows (issue 17).
+    Numbers are aligned right; every cell is :func:`inert`."""
+    cells = [[inert(c) for c in cols]]
+    cells += [["" if r.get(c) is None else inert(_fmt_cell(r.get(c))) for c in cols] for r in rows]
+    numeric = [all(isinstance(r.get(c), (int, float)) and not isinstance(r.get(c), bool) for r in rows
+                   if r.get(c) is not None) for c in cols]
+    widths = [max(_width(line[i]) for line in cells) for i in range(len(cols))]
+
+    def line(values: Sequence[str]) -> str:
+        padded = [" " * (w - _width(v)) + v if right else v + " " * (w - _width(v))
+                  for v, w, right in zip(values, widths, numeric, strict=True)]
+        return "  ".join(padded).rstrip()
+
+    out = [inert(title)] if title else []
+    out += [line(cells[0]), "  ".join("-" * w for w in widths)]
+    out += [line(values) for values in cells[1:]]
+    return "\n".join(out) + "\n"
+
+
+def _width(text: str) -> int:
+    """Columns ``text`` takes on a terminal: two for a wide (East Asian) character, none for a combining one."""
+    if text.isascii():
+        return len(text)
+    import unicodedata
+
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 def _fmt_cell(value: Any) -> str:
