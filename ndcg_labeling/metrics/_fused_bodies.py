@@ -15,14 +15,14 @@ common case about a fifth worse (measured 2026-12, 100k x 50). Per row, :func:`_
 2. takes a threshold that at least ``k`` scores reach: for ``k <= 16`` the ``k``-th largest of the
    maxima of 16 column lanes (a vectorised pass, then two sorting networks of 8 on registers),
    about 13 candidates of 50 for random scores; otherwise that of :func:`_threshold_py` (about 16);
-3. finds the candidates as the bits of an int64 (one vectorised pass) and copies them, one step
-   per set bit, where a branch-free compaction stores once per column;
-4. counts each candidate's rank over a fixed width of 16 or 32 (NaN padding, never counted):
-   the number of higher scores, a loop LLVM vectorises whole. Without equal scores these are the
-   ranks, and they sum to ``cnt (cnt - 1) / 2``; equal scores make the sum smaller, and such rows
-   (and rows of more than 32 candidates) are ranked again by the stable count or insertion of
-   :func:`_rank_candidates_py`. The ranks go to their positions in a loop of their own: stored
-   to data-dependent positions inside the counting loop, they made it about twice as slow;
+3. finds the candidates as the bits of an int64, 8 scores a vector compare whose mask is the bits
+   (``_mask_ge8``, LLVM IR: see :func:`~ndcg_labeling.metrics._kernels._vector_compares`), and
+   copies them, one step per set bit, where a branch-free compaction stores once per column;
+4. counts each candidate's rank over a fixed width of 16 or 32 (NaN padding, never counted): the
+   number of higher scores, 8 a vector compare and a population count (``_count_gt8``), and puts
+   the candidate at it. Without equal scores these are the ranks, and they sum to
+   ``cnt (cnt - 1) / 2``; equal scores make the sum smaller, and such rows (and rows of more than
+   32 candidates) are ranked again by the stable count or insertion of :func:`_rank_candidates_py`;
 5. sums the DCG prefix and divides at each cut-off.
 
 :func:`_ndcg_ideal_py` takes steps 2-5 as calls (:func:`_dcg_prefix_py`, over the helpers
@@ -39,13 +39,15 @@ build both kernels take their chunks of rows from a shared counter (:func:`_next
 chunks out in equal shares up front, and a thread on a core shared with another process would
 hold the call back.
 
-Measured 2026-12-03 on the 2-core AMD EPYC, shared with other sessions' test runs (load average
-1.4-4.5): CPU time, best of 15-21 rounds, this kernel alternating in one process with the body
-before this rewrite (commit 27776b0's, compiled alongside); 100k x 50, NDCG@10, labels 0-3,
-serial: 206-264 ns a row against 461-615 for the body before (0.4-0.57x; the spread is the other
-load). Cut after each step (cumulative, one run): labels and ideal 55, threshold +26, candidates
-+35, ranks +42, DCG and cut-offs +21 (179 in all). The ``ideal_labels`` kernel: 359-460 against
-504-631.
+Measured 2026-12-03 on the 2-core AMD EPYC (Zen 4, AVX-512; a VM), shared with other sessions'
+test runs (load average 1.4-4.5): CPU time, best of 15-21 rounds, this kernel alternating in one
+process with the body before this rewrite (commit 27776b0's, compiled alongside); 100k x 50,
+NDCG@10, labels 0-3, serial: 206-264 ns a row against 461-615 for the body before (0.4-0.57x; the
+spread is the other load). Cut after each step (cumulative, one run): labels and ideal 55,
+threshold +26, candidates +35, ranks +42, DCG and cut-offs +21 (179 in all). The ``ideal_labels``
+kernel: 359-460 against 504-631. The vector compares of steps 3 and 4 (2026-12-03, same host and
+method, best of 301-401 rounds of 10k rows): 144-147 ns a row against 165 for commit 2239f39's body;
+cut after each step: labels 40, threshold +27, candidates +33, ranks +21, DCG +24 (145).
 """
 
 from __future__ import annotations
@@ -56,17 +58,18 @@ from ndcg_labeling.metrics._kernel_bodies import (
     _CHUNKS,
     _HIST_LEVELS,
     _LANES,
-    _MASK_BITS,
     _RANK_WIDTH,
     _RANK_WIDTH_MAX,
     FloatArray,
     IntArray,
     _candidates,
+    _count_gt8,
     _count_ranks,
     _gain_of,
     _insert_top_k,
     _insert_values,
     _lane_threshold,
+    _mask_ge8,
     _next_chunk,
     _prange,
     _sort8,
@@ -84,6 +87,9 @@ _LEVEL_LIMIT = float(_HIST_LEVELS)
 # (a float: compared with float labels); 8 covers every grading scale.
 _PACKED_LEVELS = 8
 _PACKED_LIMIT = float(_PACKED_LEVELS)
+
+# The hot kernel finds candidates this many columns (7 vectors of 8) at a time, as bits of an int64.
+_MASK_COLUMNS = 56
 
 # Helpers compiled as functions of their own and called, not inlined (see the module docstring).
 OUT_OF_LINE = ("_ideal_by_insertion", "_insert_top_k_call", "_row_ideal", "_rank_candidates_call")
@@ -267,7 +273,6 @@ def _ndcg_py(
             continue
         cand = np.empty(m + 1, np.int64)
         cand_scores = np.empty(m + _RANK_WIDTH_MAX, np.float64)
-        ranks = np.empty(m + 1, np.int64)
         top_scores = np.empty(k, np.float64)
         top = np.empty(k + 1, np.int64)
         lanes = np.empty(_LANES, np.float64)
@@ -359,35 +364,31 @@ def _ndcg_py(
                 for q in range(_RANK_WIDTH_MAX):
                     cand_scores[q] = np.nan
                 cnt = 0
-                for b in range(0, m, _MASK_BITS):
+                for b in range(0, m, _MASK_COLUMNS):
                     bits = 0
-                    # Unsigned indices: numba's wraparound of a negative index (b + q is one to it) made
-                    # LLVM load the 4 scores of a vector one by one.
-                    for q in range(min(_MASK_BITS, m - b)):
-                        bits |= np.int64(scores[i, np.uint64(b + q)] >= thr) << q  # type: ignore[assignment]
+                    for q in range(0, min(_MASK_COLUMNS, m - b), 8):  # 8 compared at once, the mask as bits
+                        bits |= _mask_ge8(scores, i, b + q, min(8, m - b - q), thr) << q
                     while bits != 0:
                         col = np.uint64(b + _trailing_zeros(bits))
                         bits &= bits - 1
                         cand_scores[np.uint64(cnt)] = scores[i, col]
                         cand[np.uint64(cnt)] = col
                         cnt += 1
-                # 4. Each candidate's rank: how many score higher, counted over a fixed width (vectorised).
-                # Without equal scores the ranks are 0..cnt-1 and sum to cnt(cnt-1)/2; equal scores make
-                # the sum smaller, and the stable count (_rank_candidates_py) settles them.
+                # 4. Each candidate's rank: how many score higher, counted over a fixed width of 16 or 32, 8 at
+                # a time (_count_gt8_py), and the candidate put at it. Without equal scores the ranks are
+                # 0..cnt-1 and sum to cnt(cnt-1)/2; equal scores make the sum smaller, and the stable count
+                # (_rank_candidates_py) settles them (and rewrites top).
                 rsum = -1
                 if cnt <= _RANK_WIDTH_MAX:
-                    width = _RANK_WIDTH if cnt <= _RANK_WIDTH else _RANK_WIDTH_MAX
                     rsum = 0
                     for p in range(cnt):
                         x = cand_scores[p]
-                        r = 0
-                        for q in range(width):
-                            r += cand_scores[q] > x
-                        ranks[p] = r  # the stores to top in a loop of their own: in this one, 2x slower
+                        r = _count_gt8(cand_scores, 0, x) + _count_gt8(cand_scores, 8, x)
+                        if cnt > _RANK_WIDTH:
+                            r += _count_gt8(cand_scores, 16, x) + _count_gt8(cand_scores, 24, x)
+                        top[np.uint64(min(r, k))] = cand[p]  # unsigned: no wraparound
                         rsum += r
                 if rsum == cnt * (cnt - 1) // 2:
-                    for p in range(cnt):
-                        top[np.uint64(min(ranks[p], k))] = cand[p]  # unsigned: no wraparound
                     filled = min(cnt, k)
                 else:
                     filled = _rank_candidates_call(scores[i], cand, cand_scores, cnt, k, top_scores, top)

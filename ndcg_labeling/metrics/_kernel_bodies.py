@@ -121,7 +121,7 @@ _LANES = 16
 _MASK_BITS = 63
 
 # Up to _RANK_WIDTH candidates each one's rank is counted over that fixed width (NaN padding), up to
-# _RANK_WIDTH_MAX over that one: LLVM vectorises a loop of 16 (4 x 4 doubles) whole.
+# _RANK_WIDTH_MAX over that one: 8 at a time (_count_gt8_py), 2 or 4 vector compares a candidate.
 _RANK_WIDTH = 16
 _RANK_WIDTH_MAX = 32
 
@@ -177,8 +177,9 @@ def _candidates_py(row: FloatArray, thr: float, cand: IntArray, cand_scores: Flo
 
 
 def _count_ranks_py(cand_scores: FloatArray, cnt: int, ranks: IntArray) -> bool:  # pragma: no cover - compiled
-    """Each candidate's number of higher scores into ``ranks``, counted over a fixed width (the NaN
-    padding of :func:`_candidates_py` never counts); whether those are the ranks.
+    """Each candidate's number of higher scores into ``ranks``, counted over a fixed width of 16 or 32
+    (:func:`_count_gt8_py`; the NaN padding of :func:`_candidates_py` never counts); whether those are
+    the ranks.
 
     Without equal scores they are (0..cnt-1, summing to ``cnt (cnt - 1) / 2``); equal scores make
     the sum smaller, and more than ``_RANK_WIDTH_MAX`` candidates are not counted: False, and the
@@ -186,16 +187,27 @@ def _count_ranks_py(cand_scores: FloatArray, cnt: int, ranks: IntArray) -> bool:
     """
     if cnt > _RANK_WIDTH_MAX:
         return False
-    width = _RANK_WIDTH if cnt <= _RANK_WIDTH else _RANK_WIDTH_MAX
     rsum = 0
     for p in range(cnt):
         x = cand_scores[p]
-        r = 0
-        for q in range(width):
-            r += cand_scores[q] > x
+        r = _count_gt8(cand_scores, 0, x) + _count_gt8(cand_scores, 8, x)
+        if cnt > _RANK_WIDTH:
+            r += _count_gt8(cand_scores, 16, x) + _count_gt8(cand_scores, 24, x)
         ranks[p] = r
         rsum += r
     return rsum == cnt * (cnt - 1) // 2
+
+
+def _mask_ge8_py(scores: FloatArray, i: int, j: int, n: int, thr: float) -> int:  # pragma: no cover - compiled
+    """Bit ``q`` set where ``scores[i, j + q] >= thr`` (NaN never is), ``q < n <= 8``; compiled: one
+    vector compare of 8 scores read by a masked load (nothing past ``n`` is read), its mask as bits."""
+    return sum(1 << q for q in range(n) if scores[i, j + q] >= thr)
+
+
+def _count_gt8_py(values: FloatArray, start: int, x: float) -> int:  # pragma: no cover - compiled
+    """How many of the 8 ``values[start:start + 8]`` are > ``x`` (NaN never is); compiled: one vector
+    compare and a population count. All 8 are read: the caller's array must hold them."""
+    return int(np.count_nonzero(values[start:start + 8] > x))
 
 
 def _trailing_zeros_py(bits: int) -> int:  # pragma: no cover - compiled
@@ -410,6 +422,8 @@ _lane_threshold = _lane_threshold_py
 _candidates = _candidates_py
 _count_ranks = _count_ranks_py
 _trailing_zeros = _trailing_zeros_py
+_mask_ge8 = _mask_ge8_py
+_count_gt8 = _count_gt8_py
 _next_chunk = _next_chunk_py
 _insert_one = _insert_one_py
 _insert_top_k = _insert_top_k_py

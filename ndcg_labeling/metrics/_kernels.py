@@ -85,6 +85,7 @@ def _compile() -> dict[str, Callable[..., Any]] | None:
 
         helpers["_trailing_zeros"] = trailing_zeros
         helpers["_next_chunk"] = _fetch_add_one()
+        helpers.update(_vector_compares())
         for name, helper in helper_fns:
             # The rare paths of the fused kernels are called, the rest inlined (see _fused_bodies).
             inline = "never" if name in fb.OUT_OF_LINE else "always"
@@ -125,6 +126,72 @@ def _fetch_add_one() -> Any:
         return types.int64(counter), codegen
 
     return fetch_add_one
+
+
+def _vector_compares() -> dict[str, Any]:
+    """The compiled ``_mask_ge8_py`` and ``_count_gt8_py`` of
+    :mod:`~ndcg_labeling.metrics._kernel_bodies`: 8 scores compared at once and the mask used as bits.
+
+    Written as LLVM IR (a vector load, ``fcmp``, the ``<8 x i1>`` mask bitcast to ``i8``; ``ctpop``):
+    from loops LLVM made a vector of 0/1 per compare, shifted or added and reduced across lanes
+    (AVX-512: 8 to 20 instructions where ``kmov`` and ``popcnt`` do). Target-independent IR: on
+    AVX2 the mask is a ``vmovmskpd``. ``_mask_ge8`` reads its ``n`` scores by ``llvm.masked.load``,
+    so a row's last block reads nothing past the row.
+    """
+    from llvmlite import ir
+    from numba.core import cgutils as numba_cgutils
+    from numba.core import types
+    from numba.extending import intrinsic
+
+    cgutils: Any = numba_cgutils  # untyped
+    f64, i64, i32, i8 = ir.DoubleType(), ir.IntType(64), ir.IntType(32), ir.IntType(8)
+    v8d, v8i, v8b = ir.VectorType(f64, 8), ir.VectorType(i64, 8), ir.VectorType(ir.IntType(1), 8)
+
+    def splat(builder: Any, x: Any, vty: Any) -> Any:
+        v = builder.insert_element(ir.Constant(vty, ir.Undefined), x, i32(0))
+        return builder.shuffle_vector(v, ir.Constant(vty, ir.Undefined), ir.Constant(ir.VectorType(i32, 8), [0] * 8))
+
+    def pointer(context: Any, builder: Any, aryty: Any, ary: Any, indices: list[Any]) -> Any:
+        arr = context.make_array(aryty)(context, builder, ary)
+        return cgutils.get_item_pointer2(context, builder, arr.data, cgutils.unpack_tuple(builder, arr.shape),
+                                         cgutils.unpack_tuple(builder, arr.strides), aryty.layout, indices)
+
+    def bits(builder: Any, mask: Any) -> Any:
+        return builder.bitcast(mask, i8)
+
+    @intrinsic
+    def mask_ge8(typingctx: Any, scores: Any, i: Any, j: Any, n: Any, thr: Any) -> Any:
+        if not (isinstance(scores, types.Array) and scores.ndim == 2 and scores.layout == "C"
+                and scores.dtype == types.float64):
+            return None  # vector loads: the rows must be contiguous
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            ary, row, col, count, threshold = args
+            ptr = pointer(context, builder, signature.args[0], ary, [row, col])
+            lanes = builder.icmp_unsigned("<", ir.Constant(v8i, list(range(8))), splat(builder, count, v8i))
+            load = cgutils.get_or_insert_function(builder.module, ir.FunctionType(v8d, [ptr.type, i32, v8b, v8d]),
+                                                  "llvm.masked.load.v8f64.p0")
+            vec = builder.call(load, [ptr, i32(8), lanes, ir.Constant(v8d, [float("nan")] * 8)])
+            return builder.zext(bits(builder, builder.fcmp_ordered(">=", vec, splat(builder, threshold, v8d))), i64)
+
+        return types.int64(scores, i, j, n, thr), codegen
+
+    @intrinsic
+    def count_gt8(typingctx: Any, values: Any, start: Any, x: Any) -> Any:
+        if not (isinstance(values, types.Array) and values.ndim == 1 and values.layout == "C"
+                and values.dtype == types.float64):
+            return None
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            ary, first, value = args
+            ptr = pointer(context, builder, signature.args[0], ary, [first])
+            vec = builder.load(builder.bitcast(ptr, v8d.as_pointer()), align=8)
+            return builder.zext(builder.ctpop(bits(builder, builder.fcmp_ordered(">", vec, splat(builder, value, v8d)))),
+                                i64)
+
+        return types.int64(values, start, x), codegen
+
+    return {"_mask_ge8": mask_ge8, "_count_gt8": count_gt8}
 
 
 def warm_up_kernels(keys: Iterable[str] = _ALL) -> bool:
@@ -236,6 +303,7 @@ def fused_ndcg(
     kernels, build = _kernels_for(plan, scores.size)
     if kernels is None:
         return None
+    scores = np.ascontiguousarray(scores)  # the hot kernel reads rows as vectors (already so from _core)
     n = scores.shape[0]
     out = np.empty((n, len(cuts)), dtype=np.float64)
     bad = np.full(n, -1, dtype=np.int64)

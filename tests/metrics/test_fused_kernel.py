@@ -201,3 +201,40 @@ def test_fused_parallel_build_takes_every_chunk_once(ideal):
         np.testing.assert_array_equal(got["numba,parallel=on"], got["numba,parallel=off"])
         np.testing.assert_array_equal(got["numba,parallel=on"], _general(scores, labels, [3, 10], "exponential", "nan",
                                                                          ideal_labels))
+
+
+def test_vector_compares_match_their_python_versions():
+    """``_mask_ge8`` (a masked load of the last ``n`` < 8 scores of a row: nothing past it) and
+    ``_count_gt8``, compiled from LLVM IR, agree with their Python versions on NaN, -inf, inf and ties."""
+    import numba
+
+    from ndcg_labeling.metrics import _kernel_bodies as kb
+
+    compares = _kernels._vector_compares()
+    mask_ge8, count_gt8 = compares["_mask_ge8"], compares["_count_gt8"]
+
+    @numba.njit
+    def masks(scores, thr, out):  # every block of each row, the last one short
+        for i in range(scores.shape[0]):
+            for b in range(0, scores.shape[1], 8):
+                out[i, b // 8] = mask_ge8(scores, i, b, min(8, scores.shape[1] - b), thr)
+
+    @numba.njit
+    def counts(values, out):
+        for p in range(values.shape[0] - 7):
+            out[p] = count_gt8(values, p, values[p])
+
+    rng = np.random.default_rng(5)
+    scores = rng.integers(0, 4, (9, 21)).astype(float)
+    scores[rng.random(scores.shape) < 0.2] = np.nan
+    scores[rng.random(scores.shape) < 0.1] = -np.inf
+    scores[rng.random(scores.shape) < 0.1] = np.inf
+    for thr in (-np.inf, 1.0, 2.5, np.inf, np.nan):
+        got = np.zeros((9, 3), np.int64)
+        masks(scores, thr, got)
+        want = [[kb._mask_ge8_py(scores, i, b, min(8, 21 - b), thr) for b in (0, 8, 16)] for i in range(9)]
+        np.testing.assert_array_equal(got, want)
+    values = scores.ravel()[:40].copy()
+    got = np.zeros(33, np.int64)
+    counts(values, got)
+    np.testing.assert_array_equal(got, [kb._count_gt8_py(values, p, values[p]) for p in range(33)])
