@@ -2,7 +2,9 @@
 
 The caller is looked up in the request's session: a reading route goes on in the same transaction;
 for a state-changing request that transaction is committed at once, because the route writes in a
-transaction of its own (on SQLite every transaction holds the write lock, so the two must not overlap).
+transaction of its own (on SQLite an open reader's lock would keep that writer from committing, so
+the two must not overlap). Reading transactions are read-only: on SQLite they no longer wait for an
+import's write lock.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from fastapi import Depends, Request
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from ndcg_labeling.db.session import session_scope
+from ndcg_labeling.db.session import read_only, session_scope
 from ndcg_labeling.pipeline import auth
 from ndcg_labeling.pipeline.auth import AuthenticationError, WebUser
 from ndcg_labeling.pipeline.transactions import run_in_transaction
@@ -33,8 +35,11 @@ def get_engine(request: Request) -> Engine:
 
 
 def db_session(engine: Annotated[Engine, Depends(get_engine)]) -> Iterator[Session]:
-    """One transaction for a reading route (committed when the route returns)."""
-    with session_scope(engine) as session:
+    """One read-only transaction for a reading route, and for the caller's lookup (committed when the
+    route returns). Routes write through :func:`db_writer` only. On SQLite a read-only transaction
+    begins deferred, so a page loads beside an import's open transaction instead of queueing for the
+    write lock (see :func:`ndcg_labeling.db.session.read_only`)."""
+    with session_scope(read_only(engine)) as session:
         yield session
 
 

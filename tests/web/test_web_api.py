@@ -188,3 +188,34 @@ def test_the_api_serves_items_in_the_order_and_with_the_ids_of_tasks_export(clie
         served.append({k: item[k] for k in ("item_id", "query", "title", "body", "url")})
         client.post(f"/api/batches/b1/items/{item['item_id']}/grade", json={"grade": 0}, headers=h)
     assert served == [{k: row[k] for k in ("item_id", "query", "title", "body", "url")} for row in exported]
+
+
+def test_reading_routes_answer_beside_an_open_writer_on_sqlite(sqlite_db, tmp_path):
+    """On SQLite a writer's transaction (an import, BEGIN IMMEDIATE) holds the write lock for its whole
+    length; reading routes begin deferred, read-only transactions, so they answer at once and see only
+    what is committed, where before they queued for the lock up to the 30 s busy timeout (then 503)."""
+    import sqlite3
+    import time
+
+    from tests.web.conftest import build_workspace
+
+    ws = build_workspace(sqlite_db, tmp_path)
+    ann, lee = bearer(ws.token("ann")), bearer(ws.token("lee"))
+    first = ws.items("ann")[0]
+    writer = sqlite3.connect(sqlite_db.engine.url.database, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("INSERT INTO graders (name, active, role, kind) VALUES ('zed', 1, 'grader', 'human')")
+    try:
+        with TestClient(create_app(sqlite_db.engine)) as client:
+            start = time.perf_counter()
+            me = client.get("/api/me", headers=ann)
+            batches = client.get("/api/lead/batches", headers=lee)
+            item = client.get("/api/batches/b1/next", headers=ann)
+            status = client.get("/api/lead/batches/b1/status", headers=lee)
+            elapsed = time.perf_counter() - start
+            assert [r.status_code for r in (me, batches, item, status)] == [200] * 4, [me.text, item.text]
+            assert elapsed < 10, elapsed
+            assert "zed" not in status.text and item.json()["item_id"] == first
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
