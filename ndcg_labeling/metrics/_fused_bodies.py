@@ -10,19 +10,23 @@ common case about a fifth worse (measured 2026-12, 100k x 50). Per row, :func:`_
 
 1. reads the labels in one vectorised pass: the count of each integer level below
    ``_PACKED_LEVELS`` (8), a byte each of one int64, and how many labels are anything else; the
-   ideal DCG prefix is read off the counts (highest level first). Rows with other labels
-   (fractional, large, negative, infinite) take :func:`_row_ideal_py`, which also finds a bad label;
+   ideal DCG prefix is read off the counts (highest level first), or, where the highest level
+   present fills all ``k`` places, is that level's prefix, made once per chunk of rows (5% less
+   time than the loop at 10k x 50, labels 0-3). Rows with other labels (fractional, large,
+   negative, infinite) take :func:`_row_ideal_py`, which also finds a bad label;
 2. takes a threshold that at least ``k`` scores reach: for ``k <= 16`` the ``k``-th largest of the
    maxima of 16 column lanes (a vectorised pass, then two sorting networks of 8 on registers),
    about 13 candidates of 50 for random scores; otherwise that of :func:`_threshold_py` (about 16);
 3. finds the candidates as the bits of an int64, 8 scores a vector compare whose mask is the bits
-   (``_mask_ge8``, LLVM IR: see :func:`~ndcg_labeling.metrics._kernels._vector_compares`), and
-   copies them, one step per set bit, where a branch-free compaction stores once per column;
+   (``_mask_ge8``, LLVM IR: see :func:`~ndcg_labeling.metrics._kernels._vector_compares`; a masked
+   load only for the row's last few), and copies them, one step per set bit, where a branch-free
+   compaction stores once per column;
 4. counts each candidate's rank over a fixed width of 16 or 32 (NaN padding, never counted): the
    number of higher scores, 8 a vector compare and a population count (``_count_gt8``), and puts
    the candidate at it. Without equal scores these are the ranks, and they sum to
    ``cnt (cnt - 1) / 2``; equal scores make the sum smaller, and such rows (and rows of more than
-   32 candidates) are ranked again by the stable count or insertion of :func:`_rank_candidates_py`;
+   32 candidates) are ranked again by the stable count or insertion of ``_rank_candidates_py``
+   (:mod:`~ndcg_labeling.metrics._kernel_bodies`);
 5. sums the DCG prefix and divides at each cut-off; in a loop of its own over a batch of
    ``_BATCH`` (16) rows ranked by steps 1-4: the 10 dependent additions of one row's DCG and the
    next row's are then a few instructions apart, not a whole row, and the processor overlaps
@@ -52,6 +56,9 @@ kernel: 359-460 against 504-631. The vector compares of steps 3 and 4 (2026-12-0
 method, best of 301-401 rounds of 10k rows): 144-147 ns a row against 165 for commit 2239f39's body;
 cut after each step: labels 40, threshold +27, candidates +33, ranks +21, DCG +24 (145). Step 5
 in batches (same method): 132 ns a row at 10k rows, 137 at 100k, against 142 and 148 before.
+The per-level ideal prefixes and plain loads for whole blocks of 8: 126-141 at 10k (two
+processes; the spread between processes is code and data placement), 135 at 100k, against
+133-144 and 149.
 """
 
 from __future__ import annotations
@@ -70,19 +77,16 @@ from ndcg_labeling.metrics._kernel_bodies import (
     _count_gt8,
     _count_ranks,
     _gain_of,
-    _insert_top_k,
     _insert_values,
     _lane_threshold,
+    _leading_zeros,
     _mask_ge8,
     _next_chunk,
     _prange,
+    _rank_candidates_call,
     _sort8,
     _trailing_zeros,
 )
-
-# Up to this many candidates each one's rank is counted (quadratic, branch-free);
-# above (heavy ties, short rows), the stable insertion (linear in the candidates).
-_RANK_COUNT_MAX = 64
 
 # Labels in [0, this) that are integers are counted by level (a float: compared with float labels).
 _LEVEL_LIMIT = float(_HIST_LEVELS)
@@ -204,32 +208,6 @@ def _row_ideal_py(
     return _first_bad(lab, row, True) if any_bad else -1
 
 
-def _rank_candidates_py(
-    row: FloatArray, cand: IntArray, cand_scores: FloatArray, cnt: int, k: int, top_scores: FloatArray,
-    top: IntArray,
-) -> int:  # pragma: no cover - compiled
-    """The top ``k`` of the ``cnt`` candidate columns (in column order, scores beside them) into
-    ``top`` (``k + 1`` long); returns how many positions hold a document.
-
-    A candidate's rank is the number of candidates ahead of it: a higher score, or an equal score
-    and an earlier column (the stable order). The ranks are a permutation of ``0..cnt-1``; those
-    from ``k`` on land in the spare slot ``top[k]``.
-    """
-    if cnt > _RANK_COUNT_MAX:
-        return _insert_top_k_call(row, cand, cnt, k, top_scores, top)
-    for p in range(cnt):
-        x = cand_scores[p]
-        r = 0
-        for q in range(cnt):
-            y = cand_scores[q]
-            r += (y > x) | ((y == x) & (q < p))
-        top[min(r, k)] = cand[p]
-    filled = min(cnt, k)
-    for p in range(filled, k):
-        top[p] = -1
-    return filled
-
-
 def _dcg_prefix_py(
     row: FloatArray, lab: FloatArray, k: int, gains: FloatArray, exponential: bool, discount: FloatArray,
     cand: IntArray, cand_scores: FloatArray, ranks: IntArray, lanes: FloatArray, top_scores: FloatArray,
@@ -266,8 +244,8 @@ def _ndcg_py(
     and each array handed to an inlined helper costs an atomic reference count up and down, 30-90 ns
     a row (measured 2026-12). Only the rare paths take row views (:data:`OUT_OF_LINE`): labels that
     are not all integers below ``_PACKED_LEVELS`` (:func:`_row_ideal_py`), and candidates with equal
-    scores or more than ``_RANK_WIDTH_MAX`` of them (:func:`_rank_candidates_py`). The tests hold it
-    to the general path bit for bit.
+    scores or more than ``_RANK_WIDTH_MAX`` of them (``_rank_candidates_py``). The tests hold it to
+    the general path bit for bit.
     """
     n, m = scores.shape
     n_chunks = min(n, _CHUNKS)
@@ -286,7 +264,13 @@ def _ndcg_py(
         tinies = np.empty(_BATCH, np.bool_)
         lanes = np.empty(_LANES, np.float64)
         pref = np.empty(k, np.float64)
-        iprefs = np.empty((_BATCH, k_ideal), np.float64)
+        iprefs = np.empty((_PACKED_LEVELS + _BATCH, k_ideal), np.float64)  # see step 1
+        ideal_rows = np.empty(_BATCH, np.int64)
+        for level in range(_PACKED_LEVELS):
+            total = 0.0
+            for p in range(k_ideal):
+                total += gains[level] * discount[p]
+                iprefs[level, p] = total
         buf = np.empty(k_ideal, np.float64)
         columns = np.empty(k_ideal, np.int64)
         while c < n_chunks:
@@ -308,23 +292,29 @@ def _ndcg_py(
                         other += valid & ((in_range & (np.float64(h) == v)) ^ True)
                         packed += np.int64(valid) << (np.int64(h) * 8)  # type: ignore[assignment]
                     tiny = (other == 0) & packs
+                    row_ideal = np.int64(slot) + _PACKED_LEVELS  # the row's ideal prefix: a row of iprefs
                     if tiny:
                         bad[i] = -1
-                        total = 0.0
-                        p = 0
-                        for level in range(_PACKED_LEVELS - 1, 0, -1):  # label 0 has gain 0: stop above it
-                            left = (packed >> (8 * level)) & 255
-                            gh = gains[level]
-                            while left > 0 and p < k_ideal:
-                                total += gh * discount[p]
-                                iprefs[slot, p] = total
-                                p += 1
-                                left -= 1
-                        for q in range(p, k_ideal):
-                            iprefs[slot, q] = total
+                        top_level = (63 - _leading_zeros(packed)) >> 3
+                        if top_level >= 0 and (packed >> (8 * top_level)) & 255 >= k_ideal:
+                            row_ideal = top_level  # type: ignore[assignment]  # its prefix, made per chunk
+                        else:
+                            total = 0.0
+                            p = 0
+                            for level in range(_PACKED_LEVELS - 1, 0, -1):  # label 0 has gain 0: stop above it
+                                left = (packed >> (8 * level)) & 255
+                                gh = gains[level]
+                                while left > 0 and p < k_ideal:
+                                    total += gh * discount[p]
+                                    iprefs[row_ideal, p] = total
+                                    p += 1
+                                    left -= 1
+                            for q in range(p, k_ideal):
+                                iprefs[row_ideal, q] = total
                     else:
                         bad[i] = _row_ideal(labels[i], scores[i], gains, exponential, discount, buf, columns,
-                                            iprefs[slot])
+                                            iprefs[row_ideal])
+                    ideal_rows[slot] = row_ideal
                     # 2. The threshold: at least k scores are >= it. For k <= 16: the k-th largest of the
                     # maxima of 16 lanes (columns l, l + 16, ...; each maximum is a score of its own), about
                     # 13 candidates of 50 for random scores; otherwise the bound of _threshold_py (about 16).
@@ -380,8 +370,12 @@ def _ndcg_py(
                     cnt = 0
                     for b in range(0, m, _MASK_COLUMNS):
                         bits = 0
-                        for q in range(0, min(_MASK_COLUMNS, m - b), 8):  # 8 compared at once: mask as bits
-                            bits |= _mask_ge8(scores, i, b + q, min(8, m - b - q), thr) << q
+                        stop = min(_MASK_COLUMNS, m - b)
+                        full = stop & -8
+                        for q in range(0, full, 8):  # 8 compared at once, the mask as bits (8: no masked load)
+                            bits |= _mask_ge8(scores, i, b + q, 8, thr) << q
+                        if full < stop:
+                            bits |= _mask_ge8(scores, i, b + full, stop - full, thr) << full
                         while bits != 0:
                             col = np.uint64(b + _trailing_zeros(bits))
                             bits &= bits - 1
@@ -426,7 +420,7 @@ def _ndcg_py(
                         pref[p] = total
                     for q in range(cuts.shape[0]):
                         kc = cuts[q]
-                        best = iprefs[slot, min(kc, k_ideal) - 1]
+                        best = iprefs[ideal_rows[slot], min(kc, k_ideal) - 1]
                         out[i, q] = pref[min(kc, k) - 1] / best if best > 0.0 else empty_value
             c = _next_chunk(counter)
 
@@ -484,8 +478,5 @@ _first_bad = _first_bad_py
 _count_level = _count_level_py
 _ideal_prefix = _ideal_prefix_py
 _ideal_by_insertion = _ideal_by_insertion_py
-_insert_top_k_call = _insert_top_k
-_rank_candidates = _rank_candidates_py
-_rank_candidates_call = _rank_candidates_py
 _dcg_prefix = _dcg_prefix_py
 _row_ideal = _row_ideal_py

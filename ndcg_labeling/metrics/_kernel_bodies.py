@@ -183,7 +183,7 @@ def _count_ranks_py(cand_scores: FloatArray, cnt: int, ranks: IntArray) -> bool:
 
     Without equal scores they are (0..cnt-1, summing to ``cnt (cnt - 1) / 2``); equal scores make
     the sum smaller, and more than ``_RANK_WIDTH_MAX`` candidates are not counted: False, and the
-    caller ranks them stably (:func:`_rank_candidates_py <ndcg_labeling.metrics._fused_bodies._rank_candidates_py>`).
+    caller ranks them stably (:func:`_rank_candidates_py`).
     """
     if cnt > _RANK_WIDTH_MAX:
         return False
@@ -213,6 +213,11 @@ def _count_gt8_py(values: FloatArray, start: int, x: float) -> int:  # pragma: n
 def _trailing_zeros_py(bits: int) -> int:  # pragma: no cover - compiled
     """The index of the lowest set bit of ``bits`` (> 0); compiled: LLVM's ``cttz``, one instruction."""
     return (bits & -bits).bit_length() - 1
+
+
+def _leading_zeros_py(bits: int) -> int:  # pragma: no cover - compiled
+    """How many of the 64 bits of ``bits`` lead its highest set bit (64 for 0); compiled: ``ctlz``."""
+    return 64 - (bits & 0xFFFFFFFFFFFFFFFF).bit_length()
 
 
 def _next_chunk_py(counter: IntArray) -> int:  # pragma: no cover - compiled
@@ -269,6 +274,36 @@ def _insert_top_k_py(
         filled = _insert_one(row[cand[p]], cand[p], filled, k, top_scores, dest)
     for p in range(filled, k):
         dest[p] = -1
+    return filled
+
+
+# Up to this many candidates each one's rank is counted (quadratic, branch-free);
+# above (heavy ties, short rows), the stable insertion (linear in the candidates).
+_RANK_COUNT_MAX = 64
+
+def _rank_candidates_py(
+    row: FloatArray, cand: IntArray, cand_scores: FloatArray, cnt: int, k: int, top_scores: FloatArray,
+    top: IntArray,
+) -> int:  # pragma: no cover - compiled
+    """The top ``k`` of the ``cnt`` candidate columns (in column order, scores beside them) into
+    ``top`` (``k + 1`` long); returns how many positions hold a document.
+
+    A candidate's rank is the number of candidates ahead of it: a higher score, or an equal score
+    and an earlier column (the stable order). The ranks are a permutation of ``0..cnt-1``; those
+    from ``k`` on land in the spare slot ``top[k]``.
+    """
+    if cnt > _RANK_COUNT_MAX:
+        return _insert_top_k_call(row, cand, cnt, k, top_scores, top)
+    for p in range(cnt):
+        x = cand_scores[p]
+        r = 0
+        for q in range(cnt):
+            y = cand_scores[q]
+            r += (y > x) | ((y == x) & (q < p))
+        top[min(r, k)] = cand[p]
+    filled = min(cnt, k)
+    for p in range(filled, k):
+        top[p] = -1
     return filled
 
 
@@ -422,11 +457,14 @@ _lane_threshold = _lane_threshold_py
 _candidates = _candidates_py
 _count_ranks = _count_ranks_py
 _trailing_zeros = _trailing_zeros_py
+_leading_zeros = _leading_zeros_py
 _mask_ge8 = _mask_ge8_py
 _count_gt8 = _count_gt8_py
 _next_chunk = _next_chunk_py
 _insert_one = _insert_one_py
 _insert_top_k = _insert_top_k_py
+_insert_top_k_call = _insert_top_k_py
+_rank_candidates_call = _rank_candidates_py
 _tally = _tally_py
 _insert_values = _insert_values_py
 _gain_of = _gain_of_py

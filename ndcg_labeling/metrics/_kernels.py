@@ -77,13 +77,14 @@ def _compile() -> dict[str, Callable[..., Any]] | None:
             ("_tally", kb._tally_py), ("_insert_values", kb._insert_values_py), ("_gain_of", kb._gain_of_py),
             ("_label_stats", fb._label_stats_py), ("_first_bad", fb._first_bad_py),
             ("_count_level", fb._count_level_py), ("_ideal_by_insertion", fb._ideal_by_insertion_py),
-            ("_ideal_prefix", fb._ideal_prefix_py), ("_rank_candidates", fb._rank_candidates_py),
-            ("_rank_candidates_call", fb._rank_candidates_py), ("_dcg_prefix", fb._dcg_prefix_py),
+            ("_ideal_prefix", fb._ideal_prefix_py), ("_rank_candidates_call", kb._rank_candidates_py),
+            ("_dcg_prefix", fb._dcg_prefix_py),
             ("_row_ideal", fb._row_ideal_py))
-        # LLVM's count of trailing zeros (one instruction), an intrinsic numba ships but does not export.
-        from numba.cpython.unsafe.numbers import trailing_zeros
+        # LLVM's count of trailing / leading zeros (one instruction), intrinsics numba ships but does not export.
+        from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
         helpers["_trailing_zeros"] = trailing_zeros
+        helpers["_leading_zeros"] = leading_zeros
         helpers["_next_chunk"] = _fetch_add_one()
         helpers.update(_vector_compares())
         for name, helper in helper_fns:
