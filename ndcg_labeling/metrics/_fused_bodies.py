@@ -8,9 +8,10 @@ alone at integer cut-offs (compiled by :mod:`ndcg_labeling.metrics._kernels`, li
 Two kernels rather than one with a flag: with a run-time flag in the row loop LLVM optimised the
 common case about a fifth worse (measured 2026-12, 100k x 50). Per row, :func:`_ndcg_py`:
 
-1. reads the labels in one vectorised pass: the count of each integer level below
-   ``_PACKED_LEVELS`` (8), a byte each of one int64, and how many labels are anything else; the
-   ideal DCG prefix is read off the counts (highest level first), or, where the highest level
+1. reads the labels 8 at a time (``_label_counts_py``, compiled from LLVM IR; 3-4% less time
+   than numba's loop): the count of each integer level below ``_PACKED_LEVELS`` (8), a byte each
+   of one int64, and how many labels are anything else; the ideal DCG prefix is read off the
+   counts (highest level first), or, where the highest level
    present fills all ``k`` places, is that level's prefix, made once per chunk of rows (5% less
    time than the loop at 10k x 50, labels 0-3). Rows with other labels (fractional, large,
    negative, infinite) take :func:`_row_ideal_py`, which also finds a bad label;
@@ -58,7 +59,11 @@ cut after each step: labels 40, threshold +27, candidates +33, ranks +21, DCG +2
 in batches (same method): 132 ns a row at 10k rows, 137 at 100k, against 142 and 148 before.
 The per-level ideal prefixes and plain loads for whole blocks of 8: 126-141 at 10k (two
 processes; the spread between processes is code and data placement), 135 at 100k, against
-133-144 and 149.
+133-144 and 149. The labels by ``_label_counts``: 123-126 at 10k, 127 at 100k, against 127-129
+and 131 (166 and 168 for commit 2239f39's body in the same runs). What each step costs, as the
+time saved by leaving it out (commit 1c99039's body, 134 ns): label pass 19, ideal prefix loop
+14, threshold 26 (a fixed one instead), candidates 23 (the first 10 columns instead), ranks 17,
+DCG 9.
 """
 
 from __future__ import annotations
@@ -132,6 +137,24 @@ def _label_stats_py(vals: FloatArray, mask: FloatArray, use_mask: bool) -> tuple
         levels |= np.int64(1) << h  # type: ignore[assignment]
         top = max(top, h)  # type: ignore[assignment]
     return levels, top, small, bad
+
+
+def _label_counts_py(labels: FloatArray, scores: FloatArray, i: int, m: int) -> tuple[int, int]:  # pragma: no cover - compiled
+    """Step 1 of :func:`_ndcg_py` for row ``i``: ``(packed, other)``, the count of each integer label
+    level below ``_PACKED_LEVELS`` a byte each of ``packed``, and how many labels are anything else,
+    of the valid labels (not NaN, score not NaN); compiled: 8 labels at a time (LLVM IR, see
+    :func:`~ndcg_labeling.metrics._kernels._vector_compares`)."""
+    packed = 0
+    other = 0
+    for j in range(m):
+        v = labels[i, j]
+        s = scores[i, j]
+        valid = (v == v) & (s == s)
+        in_range = (v >= 0.0) & (v < _PACKED_LIMIT)
+        h = int(v) if in_range else 0
+        other += valid & ((in_range & (h == v)) ^ True)
+        packed += int(valid) << (h * 8)
+    return packed - (1 << 64) if packed >= 1 << 63 else packed, other
 
 
 def _first_bad_py(vals: FloatArray, mask: FloatArray, use_mask: bool) -> int:  # pragma: no cover - compiled
@@ -281,16 +304,7 @@ def _ndcg_py(
                     # 1. The labels in one vectorised pass: the count of each level below _PACKED_LEVELS (a
                     # byte each), and how many valid labels are anything else (fractional, large, negative,
                     # infinite: those rows take _row_ideal_py, which also finds a bad label's column).
-                    packed = 0
-                    other = 0
-                    for j in range(m):
-                        v = labels[i, j]
-                        s = scores[i, j]
-                        valid = (v == v) & (s == s)
-                        in_range = (v >= 0.0) & (v < _PACKED_LIMIT)
-                        h = np.int32(v if in_range else 0.0)  # int32: AVX2 converts 4 at a time, int64 one
-                        other += valid & ((in_range & (np.float64(h) == v)) ^ True)
-                        packed += np.int64(valid) << (np.int64(h) * 8)  # type: ignore[assignment]
+                    packed, other = _label_counts(labels, scores, i, m)
                     tiny = (other == 0) & packs
                     row_ideal = np.int64(slot) + _PACKED_LEVELS  # the row's ideal prefix: a row of iprefs
                     if tiny:
@@ -474,6 +488,7 @@ def _ndcg_ideal_py(
 
 # The names the kernel bodies call; bound to the compiled helpers in the compiled kernels.
 _label_stats = _label_stats_py
+_label_counts = _label_counts_py
 _first_bad = _first_bad_py
 _count_level = _count_level_py
 _ideal_prefix = _ideal_prefix_py

@@ -131,7 +131,9 @@ def _fetch_add_one() -> Any:
 
 def _vector_compares() -> dict[str, Any]:
     """The compiled ``_mask_ge8_py`` and ``_count_gt8_py`` of
-    :mod:`~ndcg_labeling.metrics._kernel_bodies`: 8 scores compared at once and the mask used as bits.
+    :mod:`~ndcg_labeling.metrics._kernel_bodies`: 8 scores compared at once and the mask used as bits;
+    and ``_label_counts_py`` of :mod:`~ndcg_labeling.metrics._fused_bodies`, 8 labels at a time (from
+    numba's loop LLVM made a 32-wide body, an 8-wide one and scalar code for the last few).
 
     Written as LLVM IR (a vector load, ``fcmp``, the ``<8 x i1>`` mask bitcast to ``i8``; ``ctpop``):
     from loops LLVM made a vector of 0/1 per compare, shifted or added and reduced across lanes
@@ -141,10 +143,11 @@ def _vector_compares() -> dict[str, Any]:
     """
     from llvmlite import ir
     from numba.core import cgutils as numba_cgutils
-    from numba.core import types
+    from numba.core import types as numba_types
     from numba.extending import intrinsic
 
     cgutils: Any = numba_cgutils  # untyped
+    types: Any = numba_types
     f64, i64, i32, i8 = ir.DoubleType(), ir.IntType(64), ir.IntType(32), ir.IntType(8)
     v8d, v8i, v8b = ir.VectorType(f64, 8), ir.VectorType(i64, 8), ir.VectorType(ir.IntType(1), 8)
 
@@ -160,6 +163,12 @@ def _vector_compares() -> dict[str, Any]:
     def bits(builder: Any, mask: Any) -> Any:
         return builder.bitcast(mask, i8)
 
+    def masked_load(builder: Any, ptr: Any, count: Any) -> Any:  # the first count of 8 doubles, NaN after
+        lanes = builder.icmp_unsigned("<", ir.Constant(v8i, list(range(8))), splat(builder, count, v8i))
+        load = cgutils.get_or_insert_function(builder.module, ir.FunctionType(v8d, [ptr.type, i32, v8b, v8d]),
+                                              "llvm.masked.load.v8f64.p0")
+        return builder.call(load, [ptr, i32(8), lanes, ir.Constant(v8d, [float("nan")] * 8)])
+
     @intrinsic
     def mask_ge8(typingctx: Any, scores: Any, i: Any, j: Any, n: Any, thr: Any) -> Any:
         if not (isinstance(scores, types.Array) and scores.ndim == 2 and scores.layout == "C"
@@ -168,11 +177,7 @@ def _vector_compares() -> dict[str, Any]:
 
         def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
             ary, row, col, count, threshold = args
-            ptr = pointer(context, builder, signature.args[0], ary, [row, col])
-            lanes = builder.icmp_unsigned("<", ir.Constant(v8i, list(range(8))), splat(builder, count, v8i))
-            load = cgutils.get_or_insert_function(builder.module, ir.FunctionType(v8d, [ptr.type, i32, v8b, v8d]),
-                                                  "llvm.masked.load.v8f64.p0")
-            vec = builder.call(load, [ptr, i32(8), lanes, ir.Constant(v8d, [float("nan")] * 8)])
+            vec = masked_load(builder, pointer(context, builder, signature.args[0], ary, [row, col]), count)
             return builder.zext(bits(builder, builder.fcmp_ordered(">=", vec, splat(builder, threshold, v8d))), i64)
 
         return types.int64(scores, i, j, n, thr), codegen
@@ -192,7 +197,44 @@ def _vector_compares() -> dict[str, Any]:
 
         return types.int64(values, start, x), codegen
 
-    return {"_mask_ge8": mask_ge8, "_count_gt8": count_gt8}
+    @intrinsic
+    def label_counts(typingctx: Any, labels: Any, scores: Any, i: Any, m: Any) -> Any:
+        arrays = (labels, scores)
+        if not all(isinstance(a, types.Array) and a.ndim == 2 and a.layout == "C" and a.dtype == types.float64
+                   for a in arrays):
+            return None
+        result = types.UniTuple(types.int64, 2)
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            lab, sco, row, width = args
+            zero = ir.Constant(i64, 0)
+            rows = [pointer(context, builder, signature.args[q], args[q], [row, zero]) for q in (0, 1)]
+            sums = [cgutils.alloca_once_value(builder, ir.Constant(v8i, [0] * 8)) for _ in (0, 1)]
+            fzero, flimit = ir.Constant(v8d, [0.0] * 8), ir.Constant(v8d, [fb._PACKED_LIMIT] * 8)
+
+            def block(v: Any, s: Any) -> None:  # the loop of _label_counts_py over 8 labels at once
+                valid = builder.fcmp_ordered("ord", v, s)
+                in_range = builder.and_(builder.fcmp_ordered(">=", v, fzero), builder.fcmp_ordered("<", v, flimit))
+                h = builder.fptosi(builder.select(in_range, v, fzero), v8i)
+                ok = builder.and_(in_range, builder.fcmp_ordered("==", builder.sitofp(h, v8d), v))
+                one = builder.shl(ir.Constant(v8i, [1] * 8), builder.shl(h, ir.Constant(v8i, [3] * 8)))
+                adds = (builder.select(valid, one, ir.Constant(v8i, [0] * 8)),
+                        builder.zext(builder.and_(valid, builder.not_(ok)), v8i))
+                for acc, add in zip(sums, adds, strict=True):
+                    builder.store(builder.add(builder.load(acc), add), acc)
+
+            full = builder.sdiv(width, ir.Constant(i64, 8))
+            with cgutils.for_range(builder, full) as loop:
+                at = builder.mul(loop.index, ir.Constant(i64, 8))
+                block(*(builder.load(builder.bitcast(builder.gep(p, [at]), v8d.as_pointer()), align=8) for p in rows))
+            at = builder.mul(full, ir.Constant(i64, 8))  # the last width % 8 (NaN beyond: not valid)
+            block(*(masked_load(builder, builder.gep(p, [at]), builder.sub(width, at)) for p in rows))
+            add = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [v8i]), "llvm.vector.reduce.add.v8i64")
+            return context.make_tuple(builder, result, [builder.call(add, [builder.load(acc)]) for acc in sums])
+
+        return result(labels, scores, i, m), codegen
+
+    return {"_mask_ge8": mask_ge8, "_count_gt8": count_gt8, "_label_counts": label_counts}
 
 
 def warm_up_kernels(keys: Iterable[str] = _ALL) -> bool:

@@ -238,3 +238,31 @@ def test_vector_compares_match_their_python_versions():
     got = np.zeros(33, np.int64)
     counts(values, got)
     np.testing.assert_array_equal(got, [kb._count_gt8_py(values, p, values[p]) for p in range(33)])
+
+
+@pytest.mark.parametrize("width", [1, 7, 8, 9, 50, 63, 130])
+def test_label_counts_match_their_python_version(width):
+    """``_label_counts`` (LLVM IR, 8 labels at a time, a masked load for the last few): level counts
+    by byte (a count of 128 or more at level 7 sets the sign bit) and the count of other labels."""
+    import numba
+
+    from ndcg_labeling.metrics import _fused_bodies as fb
+
+    label_counts = _kernels._vector_compares()["_label_counts"]
+
+    @numba.njit
+    def run(labels, scores, out):
+        for i in range(labels.shape[0]):
+            out[i, 0], out[i, 1] = label_counts(labels, scores, i, labels.shape[1])
+
+    rng = np.random.default_rng(width)
+    labels = rng.integers(0, 9, (40, width)).astype(float)
+    labels[rng.random(labels.shape) < 0.1] = np.nan
+    labels[::3] += 0.5
+    labels[1::5, 0], labels[2::7, 0], labels[3::4, -1] = -1.0, np.inf, -0.0
+    labels[5] = 7.0
+    scores = rng.random((40, width))
+    scores[rng.random(scores.shape) < 0.1] = np.nan
+    got = np.zeros((40, 2), np.int64)
+    run(labels, scores, got)
+    np.testing.assert_array_equal(got, [fb._label_counts_py(labels, scores, i, width) for i in range(40)])
