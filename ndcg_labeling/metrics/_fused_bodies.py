@@ -11,10 +11,10 @@ common case about a fifth worse (measured 2026-12, 100k x 50). Per row, :func:`_
 1. reads the labels 8 at a time (``_label_counts_py``, compiled from LLVM IR; 3-4% less time
    than numba's loop): the count of each integer level below ``_PACKED_LEVELS`` (8), a byte each
    of one int64, and how many labels are anything else; the ideal DCG prefix is read off the
-   counts (highest level first), or, where the highest level
-   present fills all ``k`` places, is that level's prefix, made once per chunk of rows (5% less
-   time than the loop at 10k x 50, labels 0-3). Rows with other labels (fractional, large,
-   negative, infinite) take :func:`_row_ideal_py`, which also finds a bad label;
+   counts (highest level first), or, where the highest level present fills all ``k`` places, is
+   that level's prefix, made once per chunk of rows (5% less time than the loop at 10k x 50,
+   labels 0-3). Rows with other labels (fractional, large, negative, infinite) take
+   :func:`_row_ideal_py`, which also finds a bad label;
 2. takes a threshold that at least ``k`` scores reach: for ``k <= 16`` the ``k``-th largest of the
    maxima of 16 column lanes (a vectorised pass, then two sorting networks of 8 on registers),
    about 13 candidates of 50 for random scores; otherwise that of :func:`_threshold_py` (about 16);
