@@ -346,7 +346,8 @@ def fused_ndcg(
     kernels, build = _kernels_for(plan, scores.size)
     if kernels is None:
         return None
-    scores = np.ascontiguousarray(scores)  # the hot kernel reads rows as vectors (already so from _core)
+    # The hot kernel reads rows as vectors (LLVM IR that needs contiguous rows; already so from _core).
+    scores, labels = np.ascontiguousarray(scores), np.ascontiguousarray(labels)
     n = scores.shape[0]
     out = np.empty((n, len(cuts)), dtype=np.float64)
     bad = np.full(n, -1, dtype=np.int64)
