@@ -13,7 +13,8 @@ from __future__ import annotations
 import threading
 import types
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 _lock = threading.Lock()
@@ -72,20 +73,36 @@ def engage(size: int) -> bool:
     return backend.plan(size).numba
 
 
-def compile_kernel(fn: Callable[..., Any], names: Mapping[str, Any], qualname: str, **options: Any) -> Callable[..., Any]:
+def compile_kernel(fn: Callable[..., Any], names: Mapping[str, Any], qualname: str, *,
+                   sources: Sequence[str] = (), **options: Any) -> Callable[..., Any]:
     """``numba.njit(**options)`` of ``fn``'s body with ``names`` added to its globals.
 
     ``qualname`` must differ between builds of one body (serial / parallel): it names the on-disk
-    cache entry. Call only after :func:`load_numba` returned the module.
+    cache entry. numba judges a cache entry stale by the file of ``fn`` alone; ``sources`` names the
+    other files whose code goes into the build (helpers inlined from another module, LLVM IR written
+    in Python): a digest of their contents joins the entry's name, so an edit there compiles anew
+    instead of loading the old machine code. Call only after :func:`load_numba` returned the module.
     """
     numba = load_numba()
     glb = dict(fn.__globals__)
     glb.update(names)
     body = types.FunctionType(fn.__code__, glb, fn.__name__)
-    body.__qualname__ = qualname
+    body.__qualname__ = qualname + (f"_{sources_digest(tuple(sources))}" if sources else "")
     built: Callable[..., Any]
     try:
         built = numba.njit(cache=True, nogil=True, **options)(body)
     except RuntimeError:  # no writable cache directory: compile in memory
         built = numba.njit(cache=False, nogil=True, **options)(body)
     return built
+
+
+@lru_cache(maxsize=8)
+def sources_digest(paths: tuple[str, ...]) -> str:
+    """12 hex digits of a SHA-256 over the contents of ``paths`` (in order): the version of a build."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in paths:
+        with open(path, "rb") as f:
+            digest.update(f.read())
+    return digest.hexdigest()[:12]

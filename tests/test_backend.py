@@ -213,3 +213,26 @@ def test_warm_up_entry_points():
         assert metrics_warm_up() is False
     with pytest.raises(ValueError, match="unknown metric"):
         metrics_warm_up(["ndgc@10"])
+
+
+def test_an_edit_to_any_source_of_a_kernel_names_a_new_cache_entry(tmp_path):
+    """numba's disk cache judges an entry by the file of the body alone: a kernel built from helpers or
+    LLVM IR in other files must name its entry by their contents too (``_jit.compile_kernel(sources=)``),
+    or an edit there would load the old machine code."""
+    pytest.importorskip("numba")
+    from ndcg_labeling import _jit
+
+    helper = tmp_path / "helper.py"
+    helper.write_text("A = 1\n")
+
+    def body(x):  # pragma: no cover - compiled
+        return x + 1
+
+    first = _jit.compile_kernel(body, {}, "body_k", sources=[str(helper)])
+    helper.write_text("A = 2\n")
+    _jit.sources_digest.cache_clear()
+    second = _jit.compile_kernel(body, {}, "body_k", sources=[str(helper)])
+    assert first.py_func.__qualname__.startswith("body_k_") and second.py_func.__qualname__.startswith("body_k_")
+    assert first.py_func.__qualname__ != second.py_func.__qualname__
+    assert first(1) == second(1) == 2
+    assert set(_kernels._SOURCES) == {_kernels.__file__, _kernels.kb.__file__, _kernels.fb.__file__}

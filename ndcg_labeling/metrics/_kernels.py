@@ -42,6 +42,9 @@ _compiled: dict[str, Callable[..., Any]] | None = None
 # guard their one float division, so NumPy's model changes no result. No fastmath: it would let
 # LLVM assume no NaN, and NaN is padding and unjudged here.
 _OPTIONS: dict[str, Any] = {"error_model": "numpy"}
+# Every file whose code goes into the compiled kernels (bodies, inlined helpers, the LLVM IR below):
+# an edit to any of them must not load the old machine code from numba's disk cache.
+_SOURCES = (kb.__file__, fb.__file__, __file__)
 
 # How many of a kernel's row chunks (``_CHUNKS``, 256, at most per call) make one piece of the
 # parallel build's loop (see :func:`_chunked`: dealt out in equal shares): 32 pieces for a large call.
@@ -90,7 +93,8 @@ def _compile() -> dict[str, Callable[..., Any]] | None:
         for name, helper in helper_fns:
             # The rare paths of the fused kernels are called, the rest inlined (see _fused_bodies).
             inline = "never" if name in fb.OUT_OF_LINE else "always"
-            helpers[name] = _jit.compile_kernel(helper, helpers, name + "_py", inline=inline, **_OPTIONS)
+            helpers[name] = _jit.compile_kernel(helper, helpers, name + "_py", inline=inline, sources=_SOURCES,
+                                                **_OPTIONS)
         kernel_fns: tuple[tuple[str, Callable[..., Any]], ...] = (
             ("rank", kb._rank_top_k_py), ("values", kb._top_k_values_py), ("gain_sum", kb._gain_sum_py),
             ("gather", kb._gather_py), ("ndcg", fb._ndcg_py), ("ndcg_ideal", fb._ndcg_ideal_py))
@@ -101,7 +105,7 @@ def _compile() -> dict[str, Callable[..., Any]] | None:
                 names = {**helpers, "_prange": numba.prange if parallel else range}
                 compiled[key + suffix] = _jit.compile_kernel(
                     kernel, names, f"{kernel.__name__}_{'parallel' if parallel else 'serial'}", parallel=parallel,
-                    **_OPTIONS)
+                    sources=_SOURCES, **_OPTIONS)
         _compiled = compiled
         return _compiled
 
