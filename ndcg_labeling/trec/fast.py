@@ -14,8 +14,9 @@ import numpy as np
 import numpy.typing as npt
 
 from ndcg_labeling.errors import InputFileError
+from ndcg_labeling.io.files import require_input_file
 from ndcg_labeling.metrics._trec_kernels import RankedLists, distinct
-from ndcg_labeling.trec.files import STDIN, check_file, read_bytes
+from ndcg_labeling.trec.files import STDIN, read_bytes
 from ndcg_labeling.trec.join import Joined, Options, duplicate_error, evaluated_queries, level_counts
 
 # With the backend policy ``auto`` (ndcg_labeling.backend), from this many bytes (about 150,000 run
@@ -45,7 +46,7 @@ def worth_it(*paths: str) -> bool:
 
 def _buffer(path: str) -> npt.NDArray[np.uint8]:
     """The file's bytes, mapped (pages are read as the scanner reaches them)."""
-    check_file(path)
+    require_input_file(path)
     if os.path.getsize(path) == 0:
         return np.frombuffer(read_bytes(path), dtype=np.uint8)
     try:

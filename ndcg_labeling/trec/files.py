@@ -15,14 +15,13 @@ where numba is available; this module's line-by-line reader is the reference and
 from __future__ import annotations
 
 import math
-import os
-import stat
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from ndcg_labeling.errors import InputFileError
+from ndcg_labeling.io.files import require_input_file  # the one rule for input files (docs/input-rules.md)
 
 STDIN = "-"
 RUN_FIELDS = "expected 6 whitespace-separated fields (query_id Q0 doc_id rank score tag), got {n}"
@@ -60,26 +59,12 @@ def read_bytes(path: str | Path) -> bytes:
     path = str(path)
     if path == STDIN:
         return sys.stdin.buffer.read()
-    check_file(path)
+    require_input_file(path)
     try:
         with open(path, "rb") as fh:
             return fh.read()
     except OSError as exc:
         raise InputFileError(path, f"cannot read file: {exc.strerror or exc}") from None
-
-
-def check_file(path: str) -> None:
-    """:class:`InputFileError` unless ``path`` is a regular file (a FIFO or a device would block)."""
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        raise InputFileError(path, "cannot read file: no such file") from None
-    except OSError as exc:
-        raise InputFileError(path, f"cannot read file: {exc.strerror or exc}") from None
-    if stat.S_ISDIR(mode):
-        raise InputFileError(path, "cannot read file: it is a directory")
-    if not stat.S_ISREG(mode):
-        raise InputFileError(path, "cannot read file: not a regular file")
 
 
 def lines(path: str, data: bytes) -> Iterator[tuple[int, list[str]]]:

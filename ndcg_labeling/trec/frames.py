@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ndcg_labeling.errors import InputFileError
+from ndcg_labeling.io.files import require_input_file
 from ndcg_labeling.trec import files
 
 RUN_COLUMNS = ["query_id", "q0", "doc_id", "rank", "score", "tag"]
@@ -104,7 +105,7 @@ def _read_table(
     n_fields: int,
     categorical: bool,
 ) -> pd.DataFrame:
-    files.check_file(path)
+    require_input_file(path)
     last = names[n_fields - 1]
     # The last field is always read, so a short line shows up as a missing value there.
     usecols = [i for i, c in enumerate(names) if c in wanted or c == last]

@@ -69,8 +69,8 @@ def test_eval_bad_runs(tmp_path, name, content, line, problem):
 @pytest.mark.parametrize("which", ["qrels", "run"])
 def test_eval_unreadable_inputs(tmp_path, which):
     good = {"qrels": _write(tmp_path, "qrels", GOOD_QRELS), "run": _write(tmp_path, "run", GOOD_RUN)}
-    for bad, problem in [(str(tmp_path / "missing"), "cannot read file: no such file"),
-                         (str(tmp_path), "cannot read file: it is a directory"),
+    for bad, problem in [(str(tmp_path / "missing"), "no such file"),
+                         (str(tmp_path), "is a folder, not a file"),
                          (_write(tmp_path, "empty", "\n# only a comment\n"), "the file is empty")]:
         args = {**good, which: bad}
         assert _one_line(runner.invoke(app, ["eval", args["qrels"], args["run"]])) == f"Error: {bad}: {problem}"

@@ -81,9 +81,9 @@ def test_qrels_errors(tmp_path, text, message):
 
 def test_unreadable_paths(tmp_path):
     missing = str(tmp_path / "missing.txt")
-    with pytest.raises(InputFileError, match=r"missing.txt: cannot read file: no such file$"):
+    with pytest.raises(InputFileError, match=r"missing.txt: no such file$"):
         read_trec_run(missing)
-    with pytest.raises(InputFileError, match="cannot read file: it is a directory"):
+    with pytest.raises(InputFileError, match="is a folder, not a file"):
         read_trec_qrels(str(tmp_path))
 
 
