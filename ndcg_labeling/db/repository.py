@@ -2,7 +2,7 @@
 commits: the caller owns the transaction, so a multi-step command is all or nothing.
 
 Bulk writes (``bulk_insert``, ``ensure_external_ids``, ...) live in :mod:`ndcg_labeling.db.bulk` and are
-re-exported here: ``executemany`` of tuples on SQLite and ``COPY`` on PostgreSQL, never one ORM object
+re-exported here: multi-row ``INSERT`` statements on SQLite and ``COPY`` on PostgreSQL, never one ORM object
 per row, safe against concurrent writers.
 """
 
@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, select
+from sqlalchemy import JSON, Table, select
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import bulk as _bulk
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import references as _references
+from ndcg_labeling.db import rows as _rows
 from ndcg_labeling.db import tables as _tables
 
 # The bulk writes are part of the repository's interface.
@@ -38,17 +39,31 @@ def dialect_name(session: Session) -> str:
 
 
 def bulk_update_by_external_id(model: type[m.Query] | type[m.Document], columns: Sequence[str],
-                               rows: Iterable[tuple[str, dict[str, Any]]], *, session: Session) -> int:
-    """Set ``columns`` of existing rows found by external id: one executemany UPDATE, no ORM objects.
+                               rows: Iterable[tuple[str, Sequence[Any]]], *, session: Session) -> int:
+    """Set ``columns`` of existing rows found by external id: one ``executemany`` UPDATE on the driver's
+    cursor, no ORM objects and no per-row parameter processing by SQLAlchemy (which took three quarters
+    of the time: 200k documents 4.1 s before, see the commit).
 
-    ``rows`` are ``(external_id, {column: value})``; returns the number of rows given.
+    ``rows`` are ``(external_id, values in the order of columns)``; a JSON column's value is its JSON
+    text (as :func:`bulk_insert` stores it) or None. Returns the number of rows given.
     """
     tbl = cast(Table, model.__table__)
-    stmt = tbl.update().where(tbl.c.external_id == bindparam("_external_id")).values(
-        {c: bindparam(c) for c in columns})
-    params = [{"_external_id": ext, **values} for ext, values in rows]
-    if params:
-        session.execute(stmt, params)
+    postgres = dialect_name(session) == "postgresql"
+    mark = "%s" if postgres else "?"
+    sets = ", ".join(f"{c} = CAST({mark} AS JSON)" if postgres and isinstance(tbl.c[c].type, JSON) else f"{c} = {mark}"
+                     for c in columns)
+    sql = f"UPDATE {tbl.name} SET {sets} WHERE external_id = {mark}"
+    params = [(*values, ext) for ext, values in rows]
+    if not params:
+        return 0
+    conn = session.connection()
+    cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    try:
+        cursor.executemany(sql, params)
+    except Exception as exc:
+        raise _rows.driver_error(conn, sql, exc) from None
+    finally:
+        cursor.close()
     return len(params)
 
 

@@ -160,11 +160,7 @@ def _upsert_by_external_id(model: Any, kind: str, table: InputTable, ids: list[s
             updates.append((ext, row_values))
     if new_rows:
         summary.new = repo.bulk_insert(model, ["external_id", *columns], new_rows, session=session)
-    summary.updated = repo.bulk_update_by_external_id(
-        model, columns,
-        ((ext, {c: json.loads(v) if c == "meta" and v is not None else v
-                for c, v in zip(columns, row_values, strict=True)}) for ext, row_values in updates),
-        session=session)
+    summary.updated = repo.bulk_update_by_external_id(model, columns, updates, session=session)
     return summary
 
 

@@ -414,3 +414,34 @@ def test_ctrl_c_while_loading_prints_interrupted_not_a_traceback(tmp_path):
         assert proc.returncode in (1, 130, -2), (delay, proc.returncode, err)
         if proc.returncode == 130:
             assert err.strip().startswith("Interrupted"), (delay, err)
+
+
+def test_documents_fill_and_update_placeholders_with_every_value_kept(runner, db, tmp_path):
+    """A run creates documents with an id only; the documents file fills them (title, body, url and the
+    free columns as metadata), and a second file changes some. What the database holds afterwards,
+    read back through the ORM, must be what pandas reads from the last file."""
+    from sqlalchemy import select
+
+    from ndcg_labeling.db import models as m
+
+    run = write(tmp_path, "r.csv", RUN_CSV)
+    assert invoke(runner, db, "import", "run", str(run), "--system", "bm25").exit_code == 0
+    first = write(tmp_path, "d1.csv", "doc_id,title,body,lang,note\nd1,Flights,Cheap,en,ß ü 東京\n"
+                                      "d2,Python,The docs,en,\nd3,Rome,History,it,\"quote \"\" and , comma\"\n")
+    out = invoke(runner, db, "import", "documents", str(first))
+    assert out.exit_code == 0 and "0 new, 0 unchanged, 3 updated" in out.stdout, out.output
+    second = write(tmp_path, "d2.csv", "doc_id,title,body,lang,note\nd1,Flights,Cheap,en,ß ü 東京\n"
+                                       "d2,Python 3,The new docs,de,x\nd3,Rome,History,it,\"quote \"\" and , comma\"\n"
+                                       "d4,New,Body,fr,\n")
+    out = invoke(runner, db, "import", "documents", str(second))
+    assert out.exit_code == 0 and "1 new, 2 unchanged, 1 updated" in out.stdout, out.output
+    want = pd.read_csv(second, dtype=str, keep_default_na=False)
+    with db.engine.connect() as conn:
+        got = {r.external_id: r for r in conn.execute(select(m.Document.__table__))}
+    assert sorted(got) == ["d1", "d2", "d3", "d4"]
+    for row in want.itertuples():
+        stored = got[row.doc_id]
+        assert (stored.title, stored.body) == (row.title, row.body)
+        meta = stored.meta if isinstance(stored.meta, dict) else json.loads(stored.meta)
+        assert meta["lang"] == row.lang
+        assert (meta["note"] or "") == row.note
