@@ -104,8 +104,9 @@ def _insert_sql(table: str, cols: list[str]) -> str:
     return f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})"
 
 
-def sqlite_floor(db_path: Path, data: dict[str, Any]) -> tuple[float, float]:
-    """executemany of the pre-mapped judgments, then of the ranking rows, each committed."""
+def _floor_db(db_path: Path, data: dict[str, Any]) -> sqlite3.Connection:
+    """A plain connection to a fresh database at head holding the graders, queries, documents and the
+    system the floors' rows refer to, committed."""
     engine = make_engine(f"sqlite:///{db_path}")
     migrate.upgrade(engine)
     engine.dispose()
@@ -116,6 +117,12 @@ def sqlite_floor(db_path: Path, data: dict[str, Any]) -> tuple[float, float]:
     con.executemany("INSERT INTO documents (id, external_id) VALUES (?, ?)", [(i, d) for d, i in data["docs"].items()])
     con.execute("INSERT INTO systems (id, name) VALUES (1, 'floor')")
     con.commit()
+    return con
+
+
+def sqlite_floor(db_path: Path, data: dict[str, Any]) -> tuple[float, float]:
+    """executemany of the pre-mapped judgments, then of the ranking rows, each committed."""
+    con = _floor_db(db_path, data)
     start = time.perf_counter()
     con.executemany(_insert_sql("judgments", JUDGMENT_COLS), data["judgments"])
     con.commit()
@@ -132,16 +139,7 @@ def sqlite_floor_multirow(db_path: Path, data: dict[str, Any], per: int = 500) -
     """A harder SQLite floor: the same rows as :func:`sqlite_floor` written by multi-row INSERT statements of
     ``per`` rows (one statement opens the table's and indexes' cursors once; executemany runs a one-row
     statement per row). The parameters are flattened before the clock starts."""
-    engine = make_engine(f"sqlite:///{db_path}")
-    migrate.upgrade(engine)
-    engine.dispose()
-    con = sqlite3.connect(db_path)
-    con.execute("PRAGMA cache_size=-65536")
-    con.executemany("INSERT INTO graders (id, name, active) VALUES (?, ?, 1)", [(i, g) for g, i in data["graders"].items()])
-    con.executemany("INSERT INTO queries (id, external_id) VALUES (?, ?)", [(i, q) for q, i in data["queries"].items()])
-    con.executemany("INSERT INTO documents (id, external_id) VALUES (?, ?)", [(i, d) for d, i in data["docs"].items()])
-    con.execute("INSERT INTO systems (id, name) VALUES (1, 'floor')")
-    con.commit()
+    con = _floor_db(db_path, data)
     times = []
     for table, cols, rows in (("judgments", JUDGMENT_COLS, data["judgments"]), ("ranking_entries", RUN_COLS, data["ranking"])):
         flat = [v for row in rows for v in row]
