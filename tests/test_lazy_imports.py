@@ -16,8 +16,9 @@ import pytest
 
 HEAVY = ("pandas", "numba", "matplotlib")
 # Also kept out of the light commands (issue 17): each costs a large share of `import pandas` (alembic:
-# the at-head check reads alembic_version itself; the ORM and numpy: the reads are Core queries).
-STARTUP = ("numpy", "alembic", "sqlalchemy.orm")
+# the at-head check reads alembic_version itself; the ORM and numpy: the reads are Core queries; pydantic:
+# typer 0.29 and later import it to coerce every option, which pyproject's typer<0.29 keeps out).
+STARTUP = ("numpy", "alembic", "sqlalchemy.orm", "pydantic")
 
 _WRAPPER = """
 import json, sys
