@@ -65,7 +65,11 @@ def fetch_array(query: str | Executable, ncols: int, *, session: Session,
     if np.issubdtype(dtype, np.integer):  # no None possible: fill the array straight from the tuples
         flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=dtype, count=len(rows) * ncols)
         return flat.reshape(len(rows), ncols)
-    return np.array(rows, dtype=dtype).reshape(-1, ncols)
+    try:  # the same straight fill, twice as fast as np.array, for rows without NULL
+        flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=dtype, count=len(rows) * ncols)
+    except TypeError:  # a NULL: np.array turns None into NaN
+        return np.array(rows, dtype=dtype).reshape(-1, ncols)
+    return flat.reshape(len(rows), ncols)
 
 
 @dataclass(frozen=True)
@@ -129,8 +133,7 @@ def ranking_rows(system_ids: list[int], k: int | None, *, session: Session) -> N
         rows = fetch_array(f"SELECT {cols} FROM {table} WHERE system_id IN ({ids}) "
                            "ORDER BY system_id, query_id, rank", 4, session=session, dtype=np.int64)
         return rows[:, :3]
-    rows = fetch_array(f"SELECT {cols} FROM {table} WHERE system_id IN ({ids}) AND rank <= {int(k)} "
-                       "ORDER BY system_id, query_id, rank", 4, session=session, dtype=np.int64)
+    rows = _head_rows(system_ids, int(k), session=session)
     tails = _tail_rows(rows, system_ids, int(k), session=session)
     if not len(tails):
         return rows[:, :3]
@@ -142,6 +145,29 @@ def ranking_rows(system_ids: list[int], k: int | None, *, session: Session) -> N
     pos = np.arange(len(allrows)) - np.repeat(starts, np.diff(np.r_[starts, len(allrows)]))
     out: NDArray[np.int64] = allrows[pos < k, :3]
     return out
+
+
+def _head_rows(system_ids: list[int], k: int, *, session: Session) -> NDArray[np.int64]:
+    """``system, query, document, rank`` of the ranks ``<= k`` of ``system_ids``, ordered as
+    :func:`ranking_rows` returns them.
+
+    On SQLite, when the systems asked for are all the stored ones (a plain ``report``), the table is
+    read in one pass (``NOT INDEXED``) and the rows sorted here: the (system, query, rank) index cannot
+    skip to the ranks ``<= k`` of each list, so walking it visits every entry anyway and then looks up
+    each row it keeps (1.5M stored rows, k=10: 0.46 s by the index, 0.18 s by the pass; issue 17).
+    """
+    ids = ", ".join(str(int(i)) for i in system_ids)
+    table = m.RankingEntry.__tablename__
+    where = f"system_id IN ({ids}) AND rank <= {int(k)}"
+    if dialect_name(session) == "sqlite":
+        stored = session.connection().exec_driver_sql(f"SELECT id FROM {m.System.__tablename__}").fetchall()
+        if {int(i) for (i,) in stored} <= {int(i) for i in system_ids}:
+            rows = fetch_array(f"SELECT system_id, query_id, document_id, rank FROM {table} NOT INDEXED WHERE {where}",
+                               4, session=session, dtype=np.int64)
+            out: NDArray[np.int64] = rows[np.lexsort((rows[:, 3], rows[:, 1], rows[:, 0]))]
+            return out
+    return fetch_array(f"SELECT system_id, query_id, document_id, rank FROM {table} WHERE {where} "
+                       "ORDER BY system_id, query_id, rank", 4, session=session, dtype=np.int64)
 
 
 def _tail_rows(head: NDArray[np.int64], system_ids: list[int], k: int, *, session: Session) -> NDArray[np.int64]:
