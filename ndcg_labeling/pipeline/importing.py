@@ -159,7 +159,11 @@ def _upsert_by_external_id(model: Any, kind: str, table: InputTable, ids: list[s
         else:
             updates.append((ext, row_values))
     if new_rows:
-        summary.new = repo.bulk_insert(model, ["external_id", *columns], new_rows, session=session)
+        # A concurrent writer may store one of these ids meanwhile (another import of the file, or an
+        # `import run` creating it as a placeholder): the file's values then overwrite it, as if this
+        # import ran second. Counted as new either way.
+        summary.new = repo.bulk_insert(model, ["external_id", *columns], new_rows, session=session,
+                                       on_conflict=repo.OnConflict(("external_id",), update=tuple(columns)))
     summary.updated = repo.bulk_update_by_external_id(model, columns, updates, session=session)
     return summary
 

@@ -2,8 +2,10 @@
 
 Eight processes import files that share 2,000 new query and document ids (six `import judgments`, two
 graders' files twice, and two `import run` of the same system and ranking): every process exits 0, no
-traceback, and every table holds exactly the union of the files. Then `tasks import` of a grader's
-filled task file races two library grading sessions of the same grader over the same items.
+traceback, and every table holds exactly the union of the files. Then `import documents` and `import
+queries` race runs that create the same ids as placeholders (and, made certain, an id is committed
+between an import's look-up and its insert). Then `tasks import` of a grader's filled task file races
+two library grading sessions of the same grader over the same items.
 On PostgreSQL the writers overlap; on SQLite they queue on the busy timeout.
 """
 
@@ -15,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from sqlalchemy import text
 
 from tests.conftest import invoke
@@ -140,3 +143,59 @@ def test_tasks_import_races_library_grading_of_the_same_grader(runner, db, tmp_p
     assert len(stored) == len(set(stored)) == 400  # one grade per item, none lost, none twice
     assert set(stored) == {(i, grade_for(i)) for i in items}
     assert done == 400
+
+
+def test_documents_and_queries_imports_race_runs_that_create_them(db, tmp_path):
+    # Two `import documents` and two `import queries` of the same new ids race two `import run`, which
+    # create the same ids as placeholders: every process exits 0, each id is stored once, and the
+    # documents and queries carry their file's title and text whoever stored the id first.
+    n = 2_000
+    docs = tmp_path / "docs.csv"
+    docs.write_text("doc_id,title,body\n" + "".join(f"d{i},title {i},body {i}\n" for i in range(n)))
+    queries = tmp_path / "queries.csv"
+    queries.write_text("query_id,text,query_type\n" + "".join(f"q{i},text {i},head\n" for i in range(n)))
+    procs = {}
+    start_at = str(time.time() + 8)
+    for p in range(2):
+        procs[f"documents{p}"] = _start(["import", "documents", str(docs), "--db", db.url], start_at)
+        procs[f"queries{p}"] = _start(["import", "queries", str(queries), "--db", db.url], start_at)
+        run = tmp_path / f"run{p}.txt"
+        run.write_text("".join(f"q{i} Q0 d{i} 1 1.0 s{p}\n" for i in range(n)))
+        procs[f"run{p}"] = _start(["import", "run", str(run), "--system", f"s{p}", "--db", db.url], start_at)
+    _finish(procs)
+    with db.engine.connect() as conn:
+        stored_docs = set(conn.execute(text("SELECT external_id, title, body FROM documents")).all())
+        stored_queries = set(conn.execute(text("SELECT external_id, text, query_type FROM queries")).all())
+        entries = conn.execute(text("SELECT COUNT(*) FROM ranking_entries")).scalar_one()
+    assert stored_docs == {(f"d{i}", f"title {i}", f"body {i}") for i in range(n)}
+    assert stored_queries == {(f"q{i}", f"text {i}", "head") for i in range(n)}
+    assert entries == 2 * n
+
+
+def test_import_documents_over_an_id_stored_after_its_check(db, tmp_path, monkeypatch):
+    # The race above made certain: between the import's look-up of existing ids and its insert, another
+    # writer commits one of the new ids as a placeholder (as `import run` does). The import still
+    # succeeds and the placeholder gets the file's title and body. SQLite serializes writers (BEGIN
+    # IMMEDIATE), so the other writer cannot get in between there.
+    if db.backend == "sqlite":
+        pytest.skip("SQLite writers queue: no writer commits inside another's transaction")
+    from ndcg_labeling.db import repository as repo
+    from ndcg_labeling.db.session import session_scope
+    from ndcg_labeling.pipeline import importing
+
+    docs = tmp_path / "docs.csv"
+    docs.write_text("doc_id,title,body\nd1,One,first body\nd2,Two,second body\n")
+    original = repo.bulk_insert
+
+    def racing_insert(*args, **kwargs):
+        with db.engine.begin() as other:
+            other.execute(text("INSERT INTO documents (external_id) VALUES ('d2')"))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(repo, "bulk_insert", racing_insert)
+    with session_scope(db.engine) as session:
+        summary = importing.import_documents(docs, session=session)
+    assert summary.new == 2
+    with db.engine.connect() as conn:
+        stored = set(conn.execute(text("SELECT external_id, title, body FROM documents")).all())
+    assert stored == {("d1", "One", "first body"), ("d2", "Two", "second body")}
