@@ -284,6 +284,10 @@ def _summarise(data: _Loaded, scored: _Scored, opts: ReportOptions, metric_names
                  "diff_ci_low", "diff_ci_high", "t_p", "t_p_holm", "rand_p", "rand_p_holm", "wins", "ties",
                  "losses", "diff_sd", "mde"])
     if len(comparisons):
+        # one bisection for every group (each of its steps costs the same for one row or a thousand)
+        comparisons["mde"] = minimum_detectable_effect(comparisons["n_queries"].to_numpy(np.float64),
+                                                       comparisons["diff_sd"].to_numpy(np.float64),
+                                                       SIGNIFICANCE, POWER)
         for col in ("t_p", "rand_p"):
             comparisons[f"{col}_holm"] = comparisons.groupby(["query_type", "metric"])[col].transform(
                 lambda p: pd.Series(holm(p.to_numpy()), index=p.index))
@@ -394,7 +398,8 @@ def _compare(mats: dict[str, Array], systems: list[str], baseline: str, metric_n
 
     The differences of all systems and metrics are columns of one matrix, so the sign flips are
     shared and computed with one matrix product. Returns the rows (without the difference's
-    interval, which the caller fills from its shared bootstrap) and the differences (n x columns).
+    interval, which the caller fills from its shared bootstrap, nor the MDE, which it computes for
+    every group at once) and the differences (n x columns).
     """
     others = [s for s in systems if s != baseline]
     base = mats[baseline]
@@ -430,7 +435,7 @@ def _compare(mats: dict[str, Array], systems: list[str], baseline: str, metric_n
         "t_p": t_p, "t_p_holm": np.nan, "rand_p": r_p, "rand_p_holm": np.nan,
         "wins": (both & (d0 > _EPS)).sum(axis=0), "ties": (both & (np.abs(d0) <= _EPS)).sum(axis=0),
         "losses": (both & (d0 < -_EPS)).sum(axis=0),
-        "diff_sd": diff_sd, "mde": minimum_detectable_effect(n, diff_sd, SIGNIFICANCE, POWER),
+        "diff_sd": diff_sd, "mde": np.nan,  # filled by _summarise for every group at once
     })
     return frame, diffs
 
