@@ -1,7 +1,7 @@
 """Resampling statistics for paired system comparisons: arrays in, arrays out.
 
-Pure kernel (numpy, and ``scipy.special`` imported lazily): no database, no pandas. Used by the
-report, which scores queries per system and compares systems query by query.
+Pure kernel (numpy, and :mod:`ndcg_labeling.tdist` for the t distributions): no database, no pandas.
+Used by the report, which scores queries per system and compares systems query by query.
 
 * :func:`bootstrap_counts` / :func:`bootstrap_ci`: percentile bootstrap interval of the mean of each
   column, every column resampled with the same draws (paired);
@@ -16,6 +16,7 @@ Every function takes a fixed ``seed`` where it draws, so the same input gives th
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -142,11 +143,12 @@ def holm(pvalues: Array) -> Array:
 def paired_ttest_p(diffs: Array) -> Array:
     """Two-sided paired t-test p-value per column of differences (scipy's ``ttest_rel``).
 
-    t = mean / (sd / sqrt(n)) with n - 1 degrees of freedom; p = 2 * P(T <= -|t|). Computed here
-    with ``scipy.special.stdtr`` rather than through ``scipy.stats``, whose import alone takes over a
-    second of a report's start-up; a test compares the values with ``scipy.stats.ttest_rel``.
+    t = mean / (sd / sqrt(n)) with n - 1 degrees of freedom; p = 2 * P(T > |t|), from
+    :mod:`ndcg_labeling.tdist` (neither ``scipy.stats``, whose import takes over a second, nor
+    ``scipy.special``, 0.12-0.17 s of a report's start-up); a test compares the values with
+    ``scipy.stats.ttest_rel``.
     """
-    from scipy.special import stdtr
+    from ndcg_labeling.tdist import t_sf
 
     n, c = diffs.shape
     out = np.full(c, np.nan)
@@ -158,7 +160,7 @@ def paired_ttest_p(diffs: Array) -> Array:
         with np.errstate(invalid="ignore", divide="ignore"):
             # Constant non-zero differences: sd 0, |t| infinite, p 0 (as scipy).
             t = d.mean(axis=0) / (d.std(axis=0, ddof=1) / np.sqrt(n))
-            out[~zero] = 2.0 * stdtr(n - 1, -np.abs(t))
+            out[~zero] = [2.0 * t_sf(abs(float(v)), n - 1.0) for v in t]
     out[zero] = 1.0  # identical scores on every query: no evidence of a difference
     return out
 
@@ -183,23 +185,32 @@ def paired_t_power(n: Array | float, effect_size: Array | float, alpha: float = 
     ``power = P(T' > c) + P(T' < -c)`` where ``T'`` is non-central t with ``n - 1`` degrees of freedom
     and non-centrality ``effect_size * sqrt(n)``, and ``c`` the ``1 - alpha / 2`` quantile of the
     central t (as ``statsmodels.stats.power.TTestPower``). ``n`` may be fractional (the solvers search
-    it continuously); ``n < 2`` gives NaN. Uses ``scipy.special.nctdtr`` / ``stdtrit`` (not
-    ``scipy.stats``, whose import costs over a second).
+    it continuously); ``n < 2`` gives NaN. The distributions come from :mod:`ndcg_labeling.tdist`.
     """
-    from scipy.special import nctdtr, stdtrit
-
     _check_power_args("paired_t_power", alpha)
-    n_arr = np.asarray(n, dtype=np.float64)
-    d = np.asarray(effect_size, dtype=np.float64)
-    with np.errstate(invalid="ignore"):
-        df = np.where(n_arr >= 2, n_arr - 1.0, np.nan)
-        crit = stdtrit(df, 1.0 - alpha / 2.0)
-        nc = np.abs(d) * np.sqrt(np.where(n_arr >= 2, n_arr, np.nan))  # the power is symmetric in d
-        # Far in the tails nctdtr returns NaN for probabilities below ~1e-100: both terms are then 0.
-        below_upper = np.nan_to_num(nctdtr(df, nc, crit), nan=0.0)
-        below_lower = np.nan_to_num(nctdtr(df, nc, -crit), nan=0.0)
-        out: Array = np.where(np.isfinite(df) & np.isfinite(nc), (1.0 - below_upper) + below_lower, np.nan)
+    n_arr, d = np.broadcast_arrays(np.asarray(n, dtype=np.float64), np.asarray(effect_size, dtype=np.float64))
+    crit = _critical_values(n_arr, alpha)
+    out: Array = np.array([_power(nv, dv, crit.get(float(nv), np.nan)) for nv, dv in zip(n_arr.ravel(), d.ravel(),
+                                                                                          strict=True)],
+                          dtype=np.float64).reshape(n_arr.shape)
     return out
+
+
+def _critical_values(n: Array, alpha: float) -> dict[float, float]:
+    """The ``1 - alpha / 2`` quantile of the central t with ``n - 1`` degrees of freedom, per distinct ``n >= 2``."""
+    from ndcg_labeling.tdist import t_isf
+
+    return {float(v): t_isf(alpha / 2.0, float(v) - 1.0) for v in np.unique(n[np.isfinite(n) & (n >= 2)])}
+
+
+def _power(n: float, effect: float, crit: float) -> float:
+    """:func:`paired_t_power` of one ``n`` and effect, given the critical value ``crit``."""
+    from ndcg_labeling.tdist import nct_cdf
+
+    if not (n >= 2 and np.isfinite(effect) and np.isfinite(crit)):
+        return float("nan")
+    df, nc = n - 1.0, abs(effect) * math.sqrt(n)  # the power is symmetric in the effect
+    return (1.0 - nct_cdf(crit, df, nc)) + nct_cdf(-crit, df, nc)
 
 
 def queries_needed(mde: float, sd: float, alpha: float = DEFAULT_ALPHA, power: float = DEFAULT_POWER) -> int:
@@ -249,18 +260,23 @@ def minimum_detectable_effect(n: Array | float, sd: Array | float, alpha: float 
     _check_power_args("minimum_detectable_effect", alpha, power)
     n_arr, sd_arr = np.broadcast_arrays(np.asarray(n, dtype=np.float64), np.asarray(sd, dtype=np.float64))
     ok = (n_arr >= 2) & np.isfinite(sd_arr)
-    lo = np.zeros(n_arr.shape)
-    hi = np.full(n_arr.shape, 1.0)
-    n_safe = np.where(ok, n_arr, 2.0)
-    for _ in range(64):  # grow the bracket until power(hi) >= target (n = 2 needs d of about 10)
-        short = ok & (paired_t_power(n_safe, hi, alpha) < power)
-        if not short.any():
-            break
-        hi = np.where(short, hi * 2.0, hi)
-    for _ in range(60):
-        mid = (lo + hi) / 2.0
-        reach = paired_t_power(n_safe, mid, alpha) >= power
-        hi = np.where(reach, mid, hi)
-        lo = np.where(reach, lo, mid)
-    out: Array = np.where(ok, hi * np.where(np.isfinite(sd_arr), sd_arr, 0.0), np.nan)
+    # The standardised effect depends on n alone: one bisection per distinct n.
+    counts = np.unique(n_arr[ok])
+    crit = _critical_values(counts, alpha)
+    effect = {}
+    for count in counts.tolist():
+        lo, hi = 0.0, 1.0
+        for _ in range(64):  # grow the bracket until power(hi) >= target (n = 2 needs d of about 10)
+            if _power(count, hi, crit[count]) >= power:
+                break
+            hi *= 2.0
+        for _ in range(60):
+            mid = (lo + hi) / 2.0
+            if _power(count, mid, crit[count]) >= power:
+                hi = mid
+            else:
+                lo = mid
+        effect[count] = hi
+    standard = np.array([effect.get(float(v), np.nan) for v in n_arr.ravel()], dtype=np.float64).reshape(n_arr.shape)
+    out: Array = np.where(ok, standard * np.where(np.isfinite(sd_arr), sd_arr, 0.0), np.nan)
     return out
