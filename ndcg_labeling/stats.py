@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ndcg_labeling.tdist import nct_cdf, t_isf, t_sf
+
 Array = NDArray[Any]
 #: differences smaller than this count as ties (a query won, tied or lost; a zero difference)
 TIE_EPS = 1e-12
@@ -148,8 +150,6 @@ def paired_ttest_p(diffs: Array) -> Array:
     ``scipy.special``, 0.12-0.17 s of a report's start-up); a test compares the values with
     ``scipy.stats.ttest_rel``.
     """
-    from ndcg_labeling.tdist import t_sf
-
     n, c = diffs.shape
     out = np.full(c, np.nan)
     if n < 2:
@@ -198,15 +198,11 @@ def paired_t_power(n: Array | float, effect_size: Array | float, alpha: float = 
 
 def _critical_values(n: Array, alpha: float) -> dict[float, float]:
     """The ``1 - alpha / 2`` quantile of the central t with ``n - 1`` degrees of freedom, per distinct ``n >= 2``."""
-    from ndcg_labeling.tdist import t_isf
-
     return {float(v): t_isf(alpha / 2.0, float(v) - 1.0) for v in np.unique(n[np.isfinite(n) & (n >= 2)])}
 
 
 def _power(n: float, effect: float, crit: float) -> float:
     """:func:`paired_t_power` of one ``n`` and effect, given the critical value ``crit``."""
-    from ndcg_labeling.tdist import nct_cdf
-
     if not (n >= 2 and np.isfinite(effect) and np.isfinite(crit)):
         return float("nan")
     df, nc = n - 1.0, abs(effect) * math.sqrt(n)  # the power is symmetric in the effect
