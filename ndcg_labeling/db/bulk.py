@@ -53,6 +53,8 @@ SMALL = 1_000  # up to this many ids are created with one multi-row INSERT, beyo
 # Ids in one JSON text for SQLite's json_each: at most 512 characters of up to 4 bytes each, so a text stays
 # well within SQLite's 1 GB limit on one value (410 MB at worst; about 6 MB for 200k ids of 30 ASCII characters).
 JSON_IDS = 200_000
+# Rows a part of a binary COPY (see _copy): a few MB, sent while the next part is encoded.
+COPY_PART = 100_000
 # unique_violation, deadlock_detected: a concurrent writer stored one of our keys during our COPY
 _RACE_SQLSTATES = {"23505", "40P01"}
 
@@ -104,21 +106,32 @@ def db_datetime(session: Session, value: datetime) -> Any:
 def _copy(conn: Connection, name: str, columns: Sequence[str], rows: Iterable[Sequence[Any]],
           progress: ProgressCallback | None) -> int:
     """``COPY`` the rows: in PostgreSQL's binary format built with NumPy (:mod:`.pg_binary`) when every
-    column is of a type it encodes, else row by row as text."""
+    column is of a type it encodes, else row by row as text. Many rows held as NumPy columns go in parts
+    of :data:`COPY_PART` rows, each encoded while the server stores the one before (1M ranking rows:
+    the 0.15 s of encoding no longer comes before the server's work), and the progress moves per part."""
     raw = conn.connection.driver_connection
     rows = rows if isinstance(rows, (list, ColumnRows)) else list(rows)
     types = _column_types(conn, name, columns)
-    payload = None
-    if types is not None:
-        payload = (pg_binary.encode_columns(rows.columns, rows.n, types) if isinstance(rows, ColumnRows)
-                   else pg_binary.encode(rows, types))
+    payload: Iterable[bytes] | None = None
+    if types is not None and isinstance(rows, ColumnRows):
+        payload = pg_binary.encode_parts(rows.columns, rows.n, types, COPY_PART) if rows.n > COPY_PART else None
+        if payload is None:
+            whole = pg_binary.encode_columns(rows.columns, rows.n, types)
+            payload = None if whole is None else [whole]
+    elif types is not None:
+        whole = pg_binary.encode(rows, types)
+        payload = None if whole is None else [whole]
     statement = f"COPY {name} ({', '.join(columns)}) FROM STDIN"
     count = 0
     try:
         with raw.cursor() as cursor:  # type: ignore[union-attr]
             if payload is not None:
                 with cursor.copy(statement + " (FORMAT BINARY)") as copy:
-                    copy.write(payload)
+                    for part in payload:  # each part but a whole payload holds COPY_PART rows
+                        copy.write(part)
+                        count = min(len(rows), count + COPY_PART)
+                        if progress is not None and count < len(rows):
+                            progress(count)
                 return len(rows)
             with cursor.copy(statement) as copy:
                 for row in rows:

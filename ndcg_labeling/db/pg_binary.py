@@ -13,7 +13,7 @@ values are the same either way.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -134,6 +134,40 @@ def _column_field(values: Any, n: int, pg_type: str) -> _Field | None:
 
 def encode_columns(columns: Sequence[Any], n: int, pg_types: Sequence[str]) -> bytes | None:
     """:func:`encode` of ``n`` rows given column by column (see :func:`_column_field`)."""
+    body = _body(columns, n, pg_types)
+    return None if body is None else SIGNATURE + body + TRAILER
+
+
+def encode_parts(columns: Sequence[Any], n: int, pg_types: Sequence[str], part_rows: int) -> Iterator[bytes] | None:
+    """:func:`encode_columns` a part of ``part_rows`` rows at a time, made as the caller asks for it (the
+    signature before the first part's rows, the trailer after the last's). A caller that sends each part before asking for the next
+    one encodes while the server stores what it was sent. None unless every part is sure to encode:
+    each column a NumPy array of numbers of its column's type (integers within its range), or one
+    value for every row that encodes."""
+    for values, pg_type in zip(columns, pg_types, strict=True):
+        if isinstance(values, np.ndarray):
+            if values.dtype.kind == "f" and pg_type in ("double precision", "real"):
+                continue
+            if values.dtype.kind in "iu" and pg_type in _FIXED and not _FIXED[pg_type].startswith(">f"):
+                limit = _INT_RANGE[_FIXED[pg_type]]
+                if not n or (values.min() >= -limit and values.max() < limit):
+                    continue
+            return None
+        if isinstance(values, (list, tuple)) or _field((values,), pg_type) is None:
+            return None
+
+    def parts() -> Iterator[bytes]:
+        for start in range(0, n, part_rows):
+            stop = min(n, start + part_rows)
+            body = _body([c[start:stop] if isinstance(c, np.ndarray) else c for c in columns], stop - start, pg_types)
+            assert body is not None  # checked above
+            yield (SIGNATURE if start == 0 else b"") + body + (TRAILER if stop == n else b"")
+
+    return parts()
+
+
+def _body(columns: Sequence[Any], n: int, pg_types: Sequence[str]) -> bytes | None:
+    """The rows of :func:`encode_columns`, without the signature and the trailer."""
     fields = [_column_field(col, n, t) for col, t in zip(columns, pg_types, strict=True)]
     if any(f is None for f in fields):
         return None
@@ -161,7 +195,7 @@ def encode_columns(columns: Sequence[Any], n: int, pg_types: Sequence[str]) -> b
             offsets = np.cumsum(lengths) - lengths
             out[np.repeat(starts - offsets, lengths) + np.arange(len(f.data))] = f.data
         position = position + np.maximum(f.lengths, 0)
-    return SIGNATURE + out.tobytes() + TRAILER
+    return out.tobytes()
 
 
 def _encode_fixed(fields: list[_Field], n: int) -> bytes:
@@ -176,7 +210,7 @@ def _encode_fixed(fields: list[_Field], n: int) -> bytes:
         if width:
             out[:, at + 4 : at + 4 + width] = f.data.reshape(n, width)
         at += 4 + width
-    return SIGNATURE + out.tobytes() + TRAILER
+    return out.tobytes()
 
 
 def _put(out: NDArray[np.uint8], at: NDArray[np.int64], values: NDArray[Any]) -> None:
