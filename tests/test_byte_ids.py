@@ -6,6 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ndcg_labeling.db.pairs import PairsText
 from ndcg_labeling.io import byte_ids
 from ndcg_labeling.pipeline.import_columns import join_on_bytes
 
@@ -18,8 +19,7 @@ IDS = st.one_of(st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Z
 @given(st.lists(IDS, unique=True, max_size=30), st.lists(IDS, min_size=1, max_size=30), st.integers(0, 10**15))
 def test_join_is_a_dictionary_join(stored, wanted, base):
     rids = {x: base + i for i, x in enumerate(stored)}
-    text = "\n".join(f"{x}\t{r}" for x, r in rids.items())
-    got = join_on_bytes(text, len(stored), wanted)
+    got = join_on_bytes(PairsText("\n".join(rids), "\n".join(map(str, rids.values())), len(stored)), wanted)
     assert got is not None
     assert got.tolist() == [rids.get(x, -1) for x in wanted]
 
@@ -39,11 +39,16 @@ def test_a_shared_hash_is_never_a_match():
 
 
 def test_text_it_cannot_read_is_left_to_the_caller():
-    assert byte_ids.pairs(b"a\tb\t1\n", 1) is None  # an id holding a tab
-    assert byte_ids.pairs(b"a\t1\n", 2) is None      # fewer lines than the database counted
-    assert byte_ids.pairs(b"a\tx1\n", 1) is None     # not an integer
+    assert join_on_bytes(PairsText("a\nb", "1", 1), ["a"]) is None      # an id holding a newline: 2 lines for 1
+    assert join_on_bytes(PairsText("a", "1", 2), ["a"]) is None          # fewer lines than the database counted
+    assert join_on_bytes(PairsText("a\nb", "1\n2\n3", 2), ["a"]) is None  # the two texts disagree
+    assert join_on_bytes(PairsText("a", "x1", 1), ["a"]) is None         # not an integer
+    assert byte_ids.numbers(b"1\n-2") is None and byte_ids.numbers(b"1\n\n2") is None
+    assert byte_ids.numbers(b"0\n12\n123456789012345678\n").tolist() == [0, 12, 123456789012345678]
+    assert byte_ids.numbers(b"1234567890123456789") is None  # more than 18 digits
     assert byte_ids.lines(b"x" * (byte_ids.MAX_WIDTH + 1)) is None
-    assert join_on_bytes("a\t1", 1, ["y" * (byte_ids.MAX_WIDTH + 1)]) is None
+    assert join_on_bytes(PairsText("a", "1", 1), ["y" * (byte_ids.MAX_WIDTH + 1)]) is None
+    assert join_on_bytes(PairsText("", "", 0), ["a", "b"]).tolist() == [-1, -1]  # nothing stored
 
 
 @settings(max_examples=100, deadline=None)
@@ -60,7 +65,7 @@ def test_a_readers_bytes_join_alike(stored, wanted):
     again = byte_ids.lines("\n".join(wanted).encode())
     assert again is not None and again.hash.tolist() == coded.hash.tolist()
     rids = {x: 10 + i for i, x in enumerate(stored)}
-    text = "\n".join(f"{x}\t{r}" for x, r in rids.items())
+    read = PairsText("\n".join(rids), "\n".join(map(str, rids.values())), len(stored))
     expected = [rids.get(x, -1) for x in wanted]
-    assert coded.join(text, len(stored), coded.ids).tolist() == expected
-    assert coded.join(text, len(stored), list(wanted)).tolist() == expected  # other ids: encoded
+    assert coded.join(read, coded.ids).tolist() == expected
+    assert coded.join(read, list(wanted)).tolist() == expected  # other ids: encoded

@@ -41,7 +41,7 @@ from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import pg_binary, references
-from ndcg_labeling.db.pairs import PairsPrefetch, PairsSql, fetch_pairs, pairs_text, whole_table
+from ndcg_labeling.db.pairs import PairsPrefetch, PairsSql, PairsText, fetch_pairs, pairs_text, whole_table
 from ndcg_labeling.db.rows import CHUNK as CHUNK
 from ndcg_labeling.db.rows import ColumnRows as ColumnRows
 from ndcg_labeling.db.rows import ProgressCallback as ProgressCallback
@@ -325,17 +325,16 @@ def _stored_pairs(model: type[m.Query] | type[m.Document], ids: Sequence[str],
     return out
 
 
-# Joins the text of :func:`~ndcg_labeling.db.pairs.pairs_text` (and its line count) with the wanted ids: per id its row id or -1;
+# Joins the stored pairs of :func:`~ndcg_labeling.db.pairs.pairs_text` with the wanted ids: per id its row id or -1;
 # None to let :func:`_row_ids` join in Python. The importers pass a NumPy join (the db layer holds none).
-PairJoin = Callable[[str, int, Sequence[str]], "NDArray[np.int64] | None"]
+PairJoin = Callable[[PairsText, Sequence[str]], "NDArray[np.int64] | None"]
 
 
 def _joined(model: type[m.Query] | type[m.Document], ids: Sequence[str], join: PairJoin, *,
             session: Session, prefetched: PairsPrefetch | None = None) -> NDArray[np.int64] | None:
     if prefetched is None or prefetched.table != model.__tablename__:
-        text, total = _stored_pairs(model, ids, pairs_text, session=session)
-        return join(text, total, ids)
-    joined = join(*prefetched.text(), ids)  # the whole table, read (and held) while the caller read its file
+        return join(_stored_pairs(model, ids, pairs_text, session=session), ids)
+    joined = join(prefetched.text(), ids)  # the whole table, read (and held) while the caller read its file
     if joined is not None:
         prefetched.held = joined[joined >= 0]
     return joined

@@ -69,31 +69,23 @@ def hash_rows(matrix: npt.NDArray[np.uint8]) -> U64Array:
 def lines(data: bytes) -> ByteIds | None:
     """The ids of ``data``, one per line (``\\n``-separated, no final newline needed; ids hold none)."""
     buf = np.frombuffer(data, dtype=np.uint8)
+    return fields(buf, *_line_bounds(buf))
+
+
+def numbers(data: bytes) -> IntArray | None:
+    """The non-negative decimal integers of ``data``, one per line (as :func:`lines`); None where a line
+    holds anything else, or more than 18 digits."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    return _integers(buf, *_line_bounds(buf))
+
+
+def _line_bounds(buf: npt.NDArray[np.uint8]) -> tuple[IntArray, IntArray]:
+    """``(starts, ends)`` of the ``\\n``-separated lines of ``buf`` (no final newline needed)."""
     ends = np.append(np.flatnonzero(buf == 10), len(buf)).astype(np.int64)
     if len(buf) and buf[-1] == 10:
         ends = ends[:-1]
     starts = np.concatenate(([0], ends[:-1] + 1)).astype(np.int64) if len(ends) else ends
-    return fields(buf, starts, ends)
-
-
-def pairs(data: bytes, count: int) -> tuple[ByteIds, IntArray] | None:
-    """The ``id\\tinteger`` lines of ``data`` as ids and integers; None unless there are exactly ``count``
-    such lines (an id holding a tab or a newline, say) or an id is too wide."""
-    buf = np.frombuffer(data, dtype=np.uint8)
-    seps = np.flatnonzero((buf == 9) | (buf == 10))
-    if len(buf) and buf[-1] != 10:
-        seps = np.append(seps, len(buf))
-    if len(seps) != 2 * count:
-        return None
-    tabs, ends = seps[0::2].astype(np.int64), seps[1::2].astype(np.int64)
-    if (buf[tabs] != 9).any() or (buf[ends[ends < len(buf)]] != 10).any():
-        return None
-    starts = np.concatenate(([0], ends[:-1] + 1)).astype(np.int64)
-    ids = fields(buf, starts, tabs)
-    numbers = _integers(buf, tabs + 1, ends)
-    if ids is None or numbers is None:
-        return None
-    return ids, numbers
+    return starts, ends
 
 
 def _integers(buf: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray) -> IntArray | None:

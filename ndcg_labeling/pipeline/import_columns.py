@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from ndcg_labeling.db.pairs import PairsText
 from ndcg_labeling.io import byte_ids
 from ndcg_labeling.io.ids import first_bad_id
 from ndcg_labeling.io.tables import InputTable
@@ -67,12 +68,12 @@ class CodedIds:
         """The ids of ``rows`` (the same distinct ids, hashes and bytes)."""
         return CodedIds(self.codes[rows], self.ids, self.hash, self.text)
 
-    def join(self, text: str, count: int, ids: Sequence[str]) -> NDArray[np.int64] | None:
+    def join(self, stored: PairsText, ids: Sequence[str]) -> NDArray[np.int64] | None:
         """:func:`join_on_bytes`, reusing this object's bytes and hashes when ``ids`` are its ``ids``
         (:data:`ndcg_labeling.db.bulk.PairJoin`; other ids, such as the ones just created, are encoded)."""
         known = byte_ids.ByteIds(self.text, self.hash) if ids is self.ids and self.text is not None \
             and self.hash is not None else None
-        return join_on_bytes(text, count, ids, known=known)
+        return join_on_bytes(stored, ids, known=known)
 
     def map_to(self, mapping: Mapping[str, int]) -> NDArray[np.int64]:
         """Per row, ``mapping`` of its id (one dictionary look-up per distinct id)."""
@@ -129,20 +130,23 @@ def trec_ranking(query: CodedIds, doc: CodedIds, scores: NDArray[np.float64]) ->
     return order
 
 
-def join_on_bytes(text: str, count: int, ids: Sequence[str], *,
+def join_on_bytes(stored: PairsText, ids: Sequence[str], *,
                   known: byte_ids.ByteIds | None = None) -> NDArray[np.int64] | None:
-    """The row id of each of ``ids`` in the ``ext`` TAB ``rid`` lines of ``text`` (``count`` of them), or -1:
-    :data:`ndcg_labeling.db.bulk.PairJoin` done on bytes (:mod:`ndcg_labeling.io.byte_ids`); None when the
-    text or the ids do not suit it (the database layer then joins in Python). ``known``: the ids' bytes
-    and hashes, when a reader made them."""
-    stored = byte_ids.pairs(text.encode(), count)
+    """The row id of each of ``ids`` in the ``stored`` pairs, or -1: :data:`ndcg_labeling.db.bulk.PairJoin`
+    done on bytes (:mod:`ndcg_labeling.io.byte_ids`); None when the pairs or the ids do not suit it (the
+    database layer then joins in Python). ``known``: the ids' bytes and hashes, when a reader made them."""
+    if stored.total:
+        keys, rids = byte_ids.lines(stored.ext.encode()), byte_ids.numbers(stored.rid.encode())
+    else:
+        keys, rids = byte_ids.ByteIds(np.zeros(0, dtype="S8"), np.zeros(0, dtype=np.uint64)), np.zeros(0, dtype=np.int64)
     wanted = known if known is not None else byte_ids.lines("\n".join(ids).encode())
-    if stored is None or wanted is None or len(wanted.hash) != len(ids):
+    if keys is None or rids is None or wanted is None or len(wanted.hash) != len(ids) \
+            or not len(keys.hash) == len(rids) == stored.total:
         return None
-    at = byte_ids.match(stored[0], wanted)
+    at = byte_ids.match(keys, wanted)
     if at is None:
         return None
-    out: NDArray[np.int64] = np.where(at >= 0, stored[1][np.maximum(at, 0)], -1) if count else at
+    out: NDArray[np.int64] = np.where(at >= 0, rids[np.maximum(at, 0)], -1) if stored.total else at
     return out
 
 

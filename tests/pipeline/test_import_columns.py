@@ -114,9 +114,10 @@ def test_whole_table_pairs_read_in_id_ranges_with_gaps(db):
     with db.engine.connect() as conn:
         stored = dict(conn.execute(text("SELECT external_id, id FROM documents")).all())
         whole = pairs.whole_table("documents")
-        pairs_text, total = pairs.pairs_text(conn, whole)
-        assert total == 5 and dict(zip(*pairs.fetch_pairs(conn, whole), strict=True)) == stored
-    assert sorted(pairs_text.split("\n")) == sorted(f"{k}\t{v}" for k, v in stored.items())
+        read = pairs.pairs_text(conn, whole)
+        assert read.total == 5 and dict(zip(*pairs.fetch_pairs(conn, whole), strict=True)) == stored
+    # line for line: each id beside its own row id
+    assert dict(zip(read.ext.split("\n"), map(int, read.rid.split("\n")), strict=True)) == stored
 
 
 def test_new_ids_get_row_ids_in_external_id_order(db):
