@@ -19,6 +19,12 @@ With ``torch.cuda.is_available()`` the torch path is also timed on the GPU for 1
 and 1M x 50), both timed in alternation in one run, for the default backend policy and each build;
 ``--load N`` does it while N processes each spin on one core (bounded in time, killed at the end),
 so the ratio under load is measured, not assumed. The load average is printed with the figures.
+In ``--ratio`` NumPy's BLAS (OpenBLAS) runs on one thread: after each matrix product its idle thread
+spins for about 0.1 s (OpenBLAS's thread timeout) on the other core, and a parallel kernel timed in
+that window shares a core with it (2026-12-03, 2-core Xeon: 22 ms right after the NumPy reference
+instead of 8.4 ms, more than the serial kernel's 16 ms). The reference's two matrix-vector products
+are too small to gain from a second thread: it took the same time either way (100k: 87.4 against
+88.4 ms, best of 7 with a pause before each; ``--blas-threads 0`` keeps OpenBLAS's own setting).
 """
 
 from __future__ import annotations
@@ -124,37 +130,48 @@ def alternating_best(fns: dict[str, Callable[[], Any]], rounds: int) -> dict[str
     return best
 
 
-def ratio_mode(sizes: list[int], spinners: int, rounds: int) -> None:
+def ratio_mode(sizes: list[int], spinners: int, rounds: int, blas_threads: int) -> None:
     """Issue 17's ratio: this engine / straightforward NumPy, per backend setting, in one run."""
+    from contextlib import nullcontext
+
+    from threadpoolctl import threadpool_limits
+
     procs = [subprocess.Popen([sys.executable, "-c", SPIN.format(seconds=600)]) for _ in range(spinners)]
     try:
-        time.sleep(1.0 if spinners else 0.0)
-        print(f"machine: {os.cpu_count()} cores, {cpu_name()}; numpy {np.__version__}; {backend.describe()}")
-        print(f"synthetic load: {spinners} process(es) spinning on one core each; load average before: "
-              f"{load_average()}")
-        print(f"NDCG@{K}, N x {DOCS}, labels 0-3; best of {rounds} alternating rounds; ms (ratio to straightforward NumPy)")
-        print()
-        print("| queries | straightforward NumPy | " + " | ".join(RATIO_SETTINGS) + " |")
-        print("|" + "|".join([" ---: "] * (2 + len(RATIO_SETTINGS))) + "|")
-        rng = np.random.default_rng(0)
-        for n in sizes:
-            scores = rng.random((n, DOCS))
-            labels = rng.integers(0, 4, (n, DOCS)).astype(np.float64)
-            fns: dict[str, Callable[[], Any]] = {"numpy": partial(straightforward_numpy, scores, labels)}
-            for setting in RATIO_SETTINGS:
-                with backend.using(setting):
-                    batch_ndcg(scores[:1000], labels[:1000], K)  # compiled or loaded before timing
-                fns[setting] = partial(_under, setting, scores, labels)
-            best = alternating_best(fns, rounds if n <= 100_000 else max(2, rounds // 2))
-            base = best["numpy"]
-            cells = [f"{best[s] * 1e3:,.1f} ({best[s] / base:.3f}x)" for s in RATIO_SETTINGS]
-            print(f"| {n:,} | {base * 1e3:,.1f} | " + " | ".join(cells) + " |", flush=True)
-        print()
-        print(f"load average after: {load_average()}")
+        limits = threadpool_limits(limits=blas_threads, user_api="blas") if blas_threads else nullcontext()
+        with limits:
+            _ratio_table(sizes, spinners, rounds, blas_threads)
     finally:
         for proc in procs:
             proc.kill()
             proc.wait()
+
+
+def _ratio_table(sizes: list[int], spinners: int, rounds: int, blas_threads: int) -> None:
+    time.sleep(1.0 if spinners else 0.0)
+    print(f"machine: {os.cpu_count()} cores, {cpu_name()}; numpy {np.__version__}; {backend.describe()}")
+    print(f"NumPy's BLAS threads: {blas_threads or 'its own setting'}")
+    print(f"synthetic load: {spinners} process(es) spinning on one core each; load average before: "
+          f"{load_average()}")
+    print(f"NDCG@{K}, N x {DOCS}, labels 0-3; best of {rounds} alternating rounds; ms (ratio to straightforward NumPy)")
+    print()
+    print("| queries | straightforward NumPy | " + " | ".join(RATIO_SETTINGS) + " |")
+    print("|" + "|".join([" ---: "] * (2 + len(RATIO_SETTINGS))) + "|")
+    rng = np.random.default_rng(0)
+    for n in sizes:
+        scores = rng.random((n, DOCS))
+        labels = rng.integers(0, 4, (n, DOCS)).astype(np.float64)
+        fns: dict[str, Callable[[], Any]] = {"numpy": partial(straightforward_numpy, scores, labels)}
+        for setting in RATIO_SETTINGS:
+            with backend.using(setting):
+                batch_ndcg(scores[:1000], labels[:1000], K)  # compiled or loaded before timing
+            fns[setting] = partial(_under, setting, scores, labels)
+        best = alternating_best(fns, rounds if n <= 100_000 else max(2, rounds // 2))
+        base = best["numpy"]
+        cells = [f"{best[s] * 1e3:,.1f} ({best[s] / base:.3f}x)" for s in RATIO_SETTINGS]
+        print(f"| {n:,} | {base * 1e3:,.1f} | " + " | ".join(cells) + " |", flush=True)
+    print()
+    print(f"load average after: {load_average()}")
 
 
 def _under(setting: str, scores: np.ndarray, labels: np.ndarray) -> Any:
@@ -169,9 +186,11 @@ def main() -> None:
     parser.add_argument("--load", type=int, default=0, metavar="N",
                         help="with --ratio: N processes spin on one core each while it is measured")
     parser.add_argument("--rounds", type=int, default=7, help="with --ratio: alternating rounds")
+    parser.add_argument("--blas-threads", type=int, default=1,
+                        help="with --ratio: NumPy's BLAS threads (0: its own setting; see the docstring)")
     args = parser.parse_args()
     if args.ratio or args.load:
-        ratio_mode(args.sizes or [100_000, 1_000_000], args.load, args.rounds)
+        ratio_mode(args.sizes or [100_000, 1_000_000], args.load, args.rounds, args.blas_threads)
         return
     args.sizes = args.sizes or [1_000, 10_000, 100_000, 1_000_000]
 
