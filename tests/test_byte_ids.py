@@ -49,6 +49,10 @@ def test_text_it_cannot_read_is_left_to_the_caller():
     assert byte_ids.lines(b"x" * (byte_ids.MAX_WIDTH + 1)) is None
     assert join_on_bytes(PairsText("a", "1", 1), ["y" * (byte_ids.MAX_WIDTH + 1)]) is None
     assert join_on_bytes(PairsText("", "", 0), ["a", "b"]).tolist() == [-1, -1]  # nothing stored
+    assert join_on_bytes(PairsText("a\nb", (5).to_bytes(8, "big") + (2**40).to_bytes(8, "big"), 2),
+                         ["b", "c", "a"]).tolist() == [2**40, -1, 5]  # PostgreSQL's row ids: 8 bytes each
+    assert join_on_bytes(PairsText("a\nb", (5).to_bytes(8, "big") + b"\x00", 2), ["a"]) is None  # cut short
+    assert join_on_bytes(PairsText("a\nb", (5).to_bytes(8, "big"), 2), ["a"]) is None  # one row id for two ids
 
 
 @settings(max_examples=100, deadline=None)

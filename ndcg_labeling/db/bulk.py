@@ -325,28 +325,32 @@ def _stored_pairs(model: type[m.Query] | type[m.Document], ids: Sequence[str],
     return out
 
 
-# Joins the stored pairs of :func:`~ndcg_labeling.db.pairs.pairs_text` with the wanted ids: per id its row id or -1;
-# None to let :func:`_row_ids` join in Python. The importers pass a NumPy join (the db layer holds none).
-PairJoin = Callable[[PairsText, Sequence[str]], "NDArray[np.int64] | None"]
+# Joins the stored pairs of :func:`~ndcg_labeling.db.pairs.pairs_text` (or what the ``prepare`` given to
+# :func:`pairs_meanwhile` made of them) with the wanted ids: per id its row id or -1; None to let
+# :func:`_row_ids` join in Python. The importers pass a NumPy join (the db layer holds none).
+PairJoin = Callable[[Any, Sequence[str]], "NDArray[np.int64] | None"]
 
 
 def _joined(model: type[m.Query] | type[m.Document], ids: Sequence[str], join: PairJoin, *,
             session: Session, prefetched: PairsPrefetch | None = None) -> NDArray[np.int64] | None:
     if prefetched is None or prefetched.table != model.__tablename__:
         return join(_stored_pairs(model, ids, pairs_text, session=session), ids)
-    joined = join(prefetched.text(), ids)  # the whole table, read (and held) while the caller read its file
+    prepared = prefetched.prepared()
+    joined = join(prepared if prepared is not None else prefetched.text(), ids)  # the whole table, read (and held) while the caller read its file
     if joined is not None:
         prefetched.held = joined[joined >= 0]
     return joined
 
 
 @contextmanager
-def pairs_meanwhile(model: type[m.Query] | type[m.Document], expected_ids: int, *,
-                    session: Session) -> Iterator[PairsPrefetch | None]:
+def pairs_meanwhile(model: type[m.Query] | type[m.Document], expected_ids: int, *, session: Session,
+                    prepare: Callable[[PairsText], Any] | None = None) -> Iterator[PairsPrefetch | None]:
     """Around work that does not touch the database (reading an import's file): read the whole ``model``
     table's pairs meanwhile, in a worker thread, when about ``expected_ids`` ids would have them read
     whole (:func:`_whole_table_pays`, on the span of the row ids). Pass what it yields to
-    :func:`external_row_ids`; None: not worth it. The block's end waits for the worker."""
+    :func:`external_row_ids`; None: not worth it. The block's end waits for the worker. ``prepare``: see
+    :class:`~ndcg_labeling.db.pairs.PairsPrefetch` (the ``join`` given to :func:`external_row_ids` then
+    receives its result, where it is not None)."""
     target = model.__tablename__
     # The span of the row ids bounds the row count from above, read from the index (a count scans the table)
     span = session.connection().exec_driver_sql(f"SELECT max(id) - min(id) + 1 FROM {target}").scalar_one() \
@@ -354,7 +358,7 @@ def pairs_meanwhile(model: type[m.Query] | type[m.Document], expected_ids: int, 
     if not span or not _whole_table_pays(int(span), expected_ids):
         yield None
         return
-    prefetch = PairsPrefetch(target, session)
+    prefetch = PairsPrefetch(target, session, prepare)
     try:
         yield prefetch
     finally:

@@ -10,9 +10,11 @@ together).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any, NamedTuple
 
+import numpy as np
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
@@ -36,11 +38,12 @@ def whole_table(table: str, *, lock: bool = False) -> PairsSql:
 
 
 class PairsText(NamedTuple):
-    """``total`` stored pairs as two texts of ``total`` lines each: the external ids and, line for line,
-    their row ids in decimal (each id holds no newline: the id rule)."""
+    """``total`` stored pairs: the external ids as ``total`` lines (each id holds no newline: the id rule)
+    and, in the same order, their row ids: on PostgreSQL 8 bytes each, big-endian (``int8send``, no
+    decimal digits to parse: 1.2M row ids 0.08-0.11 s), on SQLite as decimal lines."""
 
     ext: str
-    rid: str
+    rid: str | bytes
     total: int
 
 
@@ -54,7 +57,7 @@ def pairs_text(conn: Connection, query: PairsSql) -> PairsText:
     SQLite, 0.35 against 0.22 s on PostgreSQL)."""
     def aggregates(ext: str, rid: str) -> str:
         if conn.dialect.name == "postgresql":
-            return f"string_agg({ext}, E'\\n'), string_agg({rid}::text, E'\\n'), count(*)"
+            return f"string_agg({ext}, E'\\n'), string_agg(int8send({rid}), ''::bytea), count(*)"
         return f"group_concat({ext}, char(10)), group_concat({rid}, char(10)), count(*)"
 
     if query.table is None:
@@ -68,7 +71,10 @@ def pairs_text(conn: Connection, query: PairsSql) -> PairsText:
                                       f"{lock}) x").one()
                  for start in (range(int(lo), int(hi) + 1, PAIRS_PER_TEXT) if lo is not None else ())]
     parts = [p for p in parts if p[2]]
-    return PairsText("\n".join(p[0] for p in parts), "\n".join(p[1] for p in parts), sum(int(p[2]) for p in parts))
+    rids = [p[1] for p in parts]
+    return PairsText("\n".join(p[0] for p in parts),
+                     b"".join(rids) if conn.dialect.name == "postgresql" else "\n".join(rids),
+                     sum(int(p[2]) for p in parts))
 
 
 def fetch_pairs(conn: Connection, query: PairsSql) -> tuple[list[str], list[int]]:
@@ -78,9 +84,10 @@ def fetch_pairs(conn: Connection, query: PairsSql) -> tuple[list[str], list[int]
     if not pairs.total:
         return [], []
     exts = pairs.ext.split("\n")
-    rids = pairs.rid.split("\n")
+    rids = (np.frombuffer(pairs.rid, dtype=">i8").tolist() if isinstance(pairs.rid, bytes)
+            else list(map(int, pairs.rid.split("\n"))))
     if len(exts) == len(rids) == pairs.total:
-        return exts, list(map(int, rids))
+        return exts, rids
     cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
     try:
         cursor.execute(query.sql, query.params) if query.params else cursor.execute(query.sql)
@@ -97,13 +104,22 @@ class PairsPrefetch:
     Every row read stays in the table until the commit: PostgreSQL locks it ``FOR KEY SHARE`` as it reads
     it, and on SQLite the transaction holds the write lock (``BEGIN IMMEDIATE``). ``held`` is then set to
     the row ids the caller mapped from it, which a bulk write's foreign-key check need not check again
-    (:class:`ndcg_labeling.db.bulk.ColumnRows`)."""
+    (:class:`ndcg_labeling.db.bulk.ColumnRows`).
 
-    def __init__(self, table: str, session: Session) -> None:
+    ``prepare``, if given, is applied to the pairs by the worker too (its result: :meth:`prepared`): work
+    on the pairs alone, such as decoding them for a join, then overlaps the caller's as well."""
+
+    def __init__(self, table: str, session: Session, prepare: Callable[[PairsText], Any] | None = None) -> None:
         self.table = table
         self.held: Any = None
+        conn = session.connection()
+
+        def work() -> tuple[PairsText, Any]:
+            pairs = pairs_text(conn, whole_table(table, lock=True))
+            return pairs, prepare(pairs) if prepare is not None else None
+
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pairs")
-        self._future = self._pool.submit(pairs_text, session.connection(), whole_table(table, lock=True))
+        self._future = self._pool.submit(work)
 
     def finish(self) -> None:
         """Wait for the worker: the connection is the caller's again. Its error, if any, is raised by
@@ -113,4 +129,8 @@ class PairsPrefetch:
 
     def text(self) -> PairsText:
         """The pairs (after :meth:`finish`)."""
-        return self._future.result()
+        return self._future.result()[0]
+
+    def prepared(self) -> Any:
+        """``prepare`` of the pairs (after :meth:`finish`; None without ``prepare``)."""
+        return self._future.result()[1]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -68,7 +69,7 @@ class CodedIds:
         """The ids of ``rows`` (the same distinct ids, hashes and bytes)."""
         return CodedIds(self.codes[rows], self.ids, self.hash, self.text)
 
-    def join(self, stored: PairsText, ids: Sequence[str]) -> NDArray[np.int64] | None:
+    def join(self, stored: PairsText | StoredKeys, ids: Sequence[str]) -> NDArray[np.int64] | None:
         """:func:`join_on_bytes`, reusing this object's bytes and hashes when ``ids`` are its ``ids``
         (:data:`ndcg_labeling.db.bulk.PairJoin`; other ids, such as the ones just created, are encoded)."""
         known = byte_ids.ByteIds(self.text, self.hash) if ids is self.ids and self.text is not None \
@@ -130,23 +131,49 @@ def trec_ranking(query: CodedIds, doc: CodedIds, scores: NDArray[np.float64]) ->
     return order
 
 
-def join_on_bytes(stored: PairsText, ids: Sequence[str], *,
-                  known: byte_ids.ByteIds | None = None) -> NDArray[np.int64] | None:
-    """The row id of each of ``ids`` in the ``stored`` pairs, or -1: :data:`ndcg_labeling.db.bulk.PairJoin`
-    done on bytes (:mod:`ndcg_labeling.io.byte_ids`); None when the pairs or the ids do not suit it (the
-    database layer then joins in Python). ``known``: the ids' bytes and hashes, when a reader made them."""
-    if stored.total:
-        keys, rids = byte_ids.lines(stored.ext.encode()), byte_ids.numbers(stored.rid.encode())
-    else:
-        keys, rids = byte_ids.ByteIds(np.zeros(0, dtype="S8"), np.zeros(0, dtype=np.uint64)), np.zeros(0, dtype=np.int64)
-    wanted = known if known is not None else byte_ids.lines("\n".join(ids).encode())
-    if keys is None or rids is None or wanted is None or len(wanted.hash) != len(ids) \
-            or not len(keys.hash) == len(rids) == stored.total:
+class StoredKeys(NamedTuple):
+    """Stored pairs decoded for :func:`join_on_bytes`: the external ids as bytes and hashes, and their row ids."""
+
+    keys: byte_ids.ByteIds
+    rids: NDArray[np.int64]
+
+
+def stored_keys(stored: PairsText) -> StoredKeys | None:
+    """``stored`` decoded for :func:`join_on_bytes` (None: they do not suit it). Given to
+    :func:`ndcg_labeling.db.bulk.pairs_meanwhile`, the worker that read the pairs decodes them while the
+    importer reads its file."""
+    if not stored.total:
+        return StoredKeys(byte_ids.ByteIds(np.zeros(0, dtype="S8"), np.zeros(0, dtype=np.uint64)),
+                          np.zeros(0, dtype=np.int64))
+    keys, rids = byte_ids.lines(stored.ext.encode()), _row_ids(stored)
+    if keys is None or rids is None or not len(keys.hash) == len(rids) == stored.total:
         return None
-    at = byte_ids.match(keys, wanted)
+    return StoredKeys(keys, rids)
+
+
+def _row_ids(stored: PairsText) -> NDArray[np.int64] | None:
+    """The row ids of ``stored`` as an array (None: not integers, or an 8-byte row id cut short)."""
+    if isinstance(stored.rid, bytes):
+        if len(stored.rid) % 8:
+            return None
+        return np.frombuffer(stored.rid, dtype=">i8").astype(np.int64)
+    return byte_ids.numbers(stored.rid.encode())
+
+
+def join_on_bytes(stored: PairsText | StoredKeys | None, ids: Sequence[str], *,
+                  known: byte_ids.ByteIds | None = None) -> NDArray[np.int64] | None:
+    """The row id of each of ``ids`` in the ``stored`` pairs (or those pairs decoded by :func:`stored_keys`),
+    or -1: :data:`ndcg_labeling.db.bulk.PairJoin` done on bytes (:mod:`ndcg_labeling.io.byte_ids`); None
+    when the pairs or the ids do not suit it (the database layer then joins in Python). ``known``: the
+    ids' bytes and hashes, when a reader made them."""
+    decoded = stored if isinstance(stored, StoredKeys) or stored is None else stored_keys(stored)
+    wanted = known if known is not None else byte_ids.lines("\n".join(ids).encode())
+    if decoded is None or wanted is None or len(wanted.hash) != len(ids):
+        return None
+    at = byte_ids.match(decoded.keys, wanted)
     if at is None:
         return None
-    out: NDArray[np.int64] = np.where(at >= 0, rids[np.maximum(at, 0)], -1) if stored.total else at
+    out: NDArray[np.int64] = np.where(at >= 0, decoded.rids[np.maximum(at, 0)], -1) if len(decoded.rids) else at
     return out
 
 

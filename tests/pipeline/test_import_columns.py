@@ -19,7 +19,14 @@ from ndcg_labeling.db import repository as repo
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.io.ids import first_bad_id, id_problem
 from ndcg_labeling.io.tables import _may_have_edge_spaces
-from ndcg_labeling.pipeline.import_columns import CodedIds, first_repeat, join_on_bytes, trec_ranking
+from ndcg_labeling.pipeline.import_columns import (
+    CodedIds,
+    StoredKeys,
+    first_repeat,
+    join_on_bytes,
+    stored_keys,
+    trec_ranking,
+)
 from ndcg_labeling.trec import trec_order
 
 IDS = st.sampled_from(["a", "b", "B", "a1", "é", "z", "ä", "Z9", "\u4e00", "😀", "aa", "a_b"])
@@ -116,8 +123,9 @@ def test_whole_table_pairs_read_in_id_ranges_with_gaps(db):
         whole = pairs.whole_table("documents")
         read = pairs.pairs_text(conn, whole)
         assert read.total == 5 and dict(zip(*pairs.fetch_pairs(conn, whole), strict=True)) == stored
-    # line for line: each id beside its own row id
-    assert dict(zip(read.ext.split("\n"), map(int, read.rid.split("\n")), strict=True)) == stored
+    # line for line: each id beside its own row id (PostgreSQL: 8 bytes each, big-endian; SQLite: decimal lines)
+    rids = np.frombuffer(read.rid, ">i8").tolist() if db.backend == "postgresql" else list(map(int, read.rid.split("\n")))
+    assert dict(zip(read.ext.split("\n"), rids, strict=True)) == stored
 
 
 def test_new_ids_get_row_ids_in_external_id_order(db):
@@ -234,16 +242,20 @@ def test_few_of_many_stored_ids_go_through_a_temporary_table(db):
     assert created == 2 and rows.tolist() == [stored[k] for k in wanted]
 
 
-def test_pairs_read_meanwhile_map_as_a_read_after(db):
+@pytest.mark.parametrize("decoded", [False, True])
+def test_pairs_read_meanwhile_map_as_a_read_after(db, decoded):
     """The whole table's pairs, read by a worker while the caller works, map the stored ids as a read after
-    would, and ids not stored yet are created and mapped after (the read cannot hold them)."""
+    would, and ids not stored yet are created and mapped after (the read cannot hold them). Decoded by
+    the worker too (``prepare``, as ``import run`` does), they map alike."""
     stored_ids = [f"d{i}\\\"'é" for i in range(2_000)]
     with session_scope(db.engine) as session:
         bulk.ensure_external_ids(m.Document, stored_ids, session=session)
     wanted = stored_ids[500:] + [f"new{i}" for i in range(500)]
     with session_scope(db.engine) as session:
-        with bulk.pairs_meanwhile(m.Document, len(wanted), session=session) as read:
+        with bulk.pairs_meanwhile(m.Document, len(wanted), session=session,
+                                  prepare=stored_keys if decoded else None) as read:
             assert read is not None and read.table == "documents"
+        assert isinstance(read.prepared(), StoredKeys) if decoded else read.prepared() is None
         got, created = bulk.external_row_ids(m.Document, wanted, session=session, join=join_on_bytes, prefetched=read)
         held = sorted(read.held.tolist())
         if db.backend == "postgresql":  # the rows read are locked until the commit: a delete must wait
