@@ -18,6 +18,8 @@ import numpy as np
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
+from ndcg_labeling.db.references import hold_guarded
+
 
 class PairsSql(NamedTuple):
     """SQL selecting ``ext, rid`` (external id, row id) of stored rows, its parameters, and the table when the
@@ -26,7 +28,7 @@ class PairsSql(NamedTuple):
     sql: str
     params: tuple[Any, ...] = ()
     table: str | None = None
-    lock: bool = False  # with ``table`` on PostgreSQL: every row read is locked FOR KEY SHARE as it is read
+    lock: bool = False  # with ``table`` on PostgreSQL: every row read held (the table's guard, or FOR KEY SHARE)
 
 
 PAIRS_PER_TEXT = 65_536  # pairs joined into one text: well below any text limit
@@ -64,8 +66,10 @@ def pairs_text(conn: Connection, query: PairsSql) -> PairsText:
         parts = conn.exec_driver_sql(f"SELECT {aggregates('x.ext', 'x.rid')} FROM ({query.sql}) AS x "
                                      f"GROUP BY x.rid / {PAIRS_PER_TEXT}", query.params or None).all()
     else:
+        lock = ""
+        if query.lock and conn.dialect.name == "postgresql" and not hold_guarded(conn, query.table):
+            lock = " FOR KEY SHARE"  # no guard: each row locked as it is read
         lo, hi = conn.exec_driver_sql(f"SELECT min(id), max(id) FROM {query.table}").one()
-        lock = " FOR KEY SHARE" if query.lock and conn.dialect.name == "postgresql" else ""
         parts = [conn.exec_driver_sql(f"SELECT {aggregates('x.external_id', 'x.id')} FROM (SELECT external_id, id "
                                       f"FROM {query.table} WHERE id BETWEEN {start} AND {start + PAIRS_PER_TEXT - 1}"
                                       f"{lock}) x").one()
@@ -101,8 +105,9 @@ class PairsPrefetch:
     """The pairs text (:func:`pairs_text`) of the whole ``table``, read by a worker thread on ``session``'s
     connection. Until :meth:`finish` returns, the caller must not use the session.
 
-    Every row read stays in the table until the commit: PostgreSQL locks it ``FOR KEY SHARE`` as it reads
-    it, and on SQLite the transaction holds the write lock (``BEGIN IMMEDIATE``). ``held`` is then set to
+    Every row read stays in the table until the commit: on PostgreSQL the table's guard holds it
+    (:func:`~ndcg_labeling.db.references.hold_guarded`; without a guard each row is locked ``FOR KEY SHARE``
+    as it is read), and on SQLite the transaction holds the write lock (``BEGIN IMMEDIATE``). ``held`` is then set to
     the row ids the caller mapped from it, which a bulk write's foreign-key check need not check again
     (:class:`ndcg_labeling.db.bulk.ColumnRows`).
 

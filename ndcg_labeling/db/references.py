@@ -9,7 +9,9 @@ checked over the distinct values the rows name:
 - **PostgreSQL** (:func:`pg_skip_triggers`): the referenced rows are checked and locked ``FOR KEY SHARE``
   in one statement per key, then the per-row triggers are switched off for the ``COPY``
   (``session_replication_role``, where the role may set it). The locks keep a concurrent writer from
-  deleting a referenced row before the commit.
+  deleting a referenced row before the commit. Documents are held by their table's guard instead
+  (:func:`hold_guarded`, migration 0006): one shared advisory lock that every delete of documents, or
+  change of their ids, waits for; only checked, not locked one by one.
 - **SQLite**: a transaction begun by :func:`begin_bulk` runs with foreign-key enforcement off (SQLite
   switches it only between transactions, see :mod:`ndcg_labeling.db.session`), and
   :func:`ndcg_labeling.db.bulk.bulk_insert` calls :func:`sqlite_unchecked` before each write: the write
@@ -41,6 +43,13 @@ from ndcg_labeling.db.session import FOREIGN_KEYS_IN_BULK
 # Below this many rows the PostgreSQL triggers stay on (switching them costs a few statements).
 PG_TRIGGERS_MIN_ROWS = 1_000
 
+# PostgreSQL: tables whose rows a delete (or a change of id) may not take away from an import in flight by a
+# guard (migration 0006) instead of by row locks: a statement trigger takes an exclusive transaction-level
+# advisory lock of key (GUARD_KEY << 32 | the table's oid), which an import takes shared.
+GUARDED = frozenset({"documents"})
+GUARD_KEY = 1313096519  # b"NDCG"; migrations/versions/0006_documents_guard.py uses the same
+GUARD_TRIGGER = "{table}_guard"
+
 
 def begin_bulk(session: Session) -> None:
     """Begin ``session``'s transaction for a bulk import: on SQLite with foreign keys checked in bulk by
@@ -52,6 +61,20 @@ def begin_bulk(session: Session) -> None:
     """
     if session.get_bind().dialect.name == "sqlite" and not session.in_transaction():
         session.connection(execution_options={FOREIGN_KEYS_IN_BULK: True})
+
+
+def hold_guarded(conn: Connection, table: str) -> bool:
+    """PostgreSQL: hold ``table``'s guard until the commit (a delete of its rows, or a change of their ids,
+    then waits for this transaction) and answer True, where the table is guarded (:data:`GUARDED`) and its
+    trigger exists; else False (the caller locks the rows it needs ``FOR KEY SHARE``)."""
+    if table not in GUARDED or conn.dialect.name != "postgresql":
+        return False
+    if not conn.exec_driver_sql("SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass(%(t)s) AND tgname = %(g)s",
+                                {"t": table, "g": GUARD_TRIGGER.format(table=table)}).first():
+        return False
+    conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock_shared(({GUARD_KEY}::bigint << 32) | "
+                         "to_regclass(%(t)s)::oid::bigint)", {"t": table})
+    return True
 
 
 def references(target: Any, columns: Sequence[str]) -> list[tuple[int, str, str, bool]]:
@@ -109,17 +132,18 @@ def pg_skip_triggers(conn: Connection, target: Any, columns: Sequence[str], rows
     conn.exec_driver_sql("RELEASE SAVEPOINT bulk_role")
     for position, ref_table, ref_column, integer_key in refs:
         wanted = distinct(rows, position)
+        lock = "" if hold_guarded(conn, ref_table) else " FOR KEY SHARE"  # the guard holds every row
         span = _dense_range(wanted) if integer_key else None
         if span is not None:  # every row of the range locked (a few unnamed ones too): no million-element array
             locked = conn.exec_driver_sql(
-                f"SELECT count(*) FROM (SELECT 1 FROM {ref_table} WHERE {ref_column} BETWEEN %(lo)s AND %(hi)s "
-                f"FOR KEY SHARE) AS locked", {"lo": span[0], "hi": span[1]}).scalar_one()
+                f"SELECT count(*) FROM (SELECT 1 FROM {ref_table} WHERE {ref_column} BETWEEN %(lo)s AND %(hi)s"
+                f"{lock}) AS locked", {"lo": span[0], "hi": span[1]}).scalar_one()
             if locked == span[1] - span[0] + 1:
                 continue
         # One array literal (a text parameter): psycopg would otherwise adapt a million ints one by one.
         found = conn.exec_driver_sql(
-            f"SELECT count(*) FROM (SELECT 1 FROM {ref_table} WHERE {ref_column} = ANY(%(ids)s::{_array_type(wanted)}) "
-            f"FOR KEY SHARE) AS locked", {"ids": _array_literal(wanted)}).scalar_one()
+            f"SELECT count(*) FROM (SELECT 1 FROM {ref_table} WHERE {ref_column} = ANY(%(ids)s::{_array_type(wanted)})"
+            f"{lock}) AS locked", {"ids": _array_literal(wanted)}).scalar_one()
         if found != len(wanted):
             conn.exec_driver_sql("SET LOCAL session_replication_role = origin")
             return False

@@ -31,12 +31,25 @@ def test_upgrade_downgrade_upgrade(empty_db):
 def test_each_revision_steps_down_and_up(empty_db):
     engine = empty_db.engine
     migrate.upgrade(engine)
+    assert _guard_triggers(engine) == (1 if engine.dialect.name == "postgresql" else 0)
+    migrate.downgrade(engine, "0005")
+    assert migrate.current_revision(engine) == "0005" and _guard_triggers(engine) == 0
     for target, gone in [("0004", "gold_answers"), ("0003", "web_sessions"), ("0002", "adjudications"), ("0001", "grading_batches")]:
         migrate.downgrade(engine, target)
         assert migrate.current_revision(engine) == target
         assert gone not in inspect(engine).get_table_names()
     migrate.upgrade(engine)
-    assert migrate.current_revision(engine) == "0005"
+    assert migrate.current_revision(engine) == "0006"
+    assert _guard_triggers(engine) == (1 if engine.dialect.name == "postgresql" else 0)
+
+
+def _guard_triggers(engine) -> int:
+    """The documents guard's triggers (migration 0006, PostgreSQL only)."""
+    if engine.dialect.name != "postgresql":
+        return 0
+    with engine.connect() as conn:
+        return int(conn.execute(text("SELECT count(*) FROM pg_trigger WHERE tgname = 'documents_guard' "
+                                     "AND tgrelid = to_regclass('documents')")).scalar_one())
 
 
 def test_0005_adds_gold_tables_and_columns_and_removes_them(empty_db):

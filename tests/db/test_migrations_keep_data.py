@@ -60,7 +60,7 @@ def _columns(engine, tables) -> dict[str, list[str]]:
     return {t: [c["name"] for c in inspect(engine).get_columns(t)] for t in tables}
 
 
-@pytest.mark.parametrize("revision", ["0001", "0002", "0003", "0004"])
+@pytest.mark.parametrize("revision", ["0001", "0002", "0003", "0004", "0005"])
 def test_rows_survive_upgrade_and_round_trip(empty_db, revision):
     engine = empty_db.engine
     migrate.upgrade(engine, revision)
@@ -71,6 +71,8 @@ def test_rows_survive_upgrade_and_round_trip(empty_db, revision):
         rows.update(ROWS_0003)
     if revision >= "0004":
         rows.update(ROWS_0004)
+    if revision >= "0005":
+        rows.update(ROWS_0005)
     with engine.begin() as conn:
         for statements in rows.values():
             for sql in statements:
