@@ -80,38 +80,6 @@ def _threshold_py(row: FloatArray, k: int) -> float:  # pragma: no cover - compi
     return -np.inf
 
 
-def _exchange_py(a: float, b: float) -> tuple[float, float]:  # pragma: no cover - compiled
-    """``(max, min)`` of two scores that are not NaN, branch-free (``maxsd`` / ``minsd``)."""
-    return (a if a > b else b), (b if a > b else a)
-
-
-def _sort8_py(
-    a0: float, a1: float, a2: float, a3: float, a4: float, a5: float, a6: float, a7: float
-) -> tuple[float, float, float, float, float, float, float, float]:  # pragma: no cover - compiled
-    """Eight scores (not NaN) in descending order: Batcher's odd-even merge sort, 19 exchanges, on
-    registers (scalars in and out: no array, so no reference count)."""
-    a0, a1 = _exchange(a0, a1)
-    a2, a3 = _exchange(a2, a3)
-    a4, a5 = _exchange(a4, a5)
-    a6, a7 = _exchange(a6, a7)
-    a0, a2 = _exchange(a0, a2)
-    a1, a3 = _exchange(a1, a3)
-    a4, a6 = _exchange(a4, a6)
-    a5, a7 = _exchange(a5, a7)
-    a1, a2 = _exchange(a1, a2)
-    a5, a6 = _exchange(a5, a6)
-    a0, a4 = _exchange(a0, a4)
-    a1, a5 = _exchange(a1, a5)
-    a2, a6 = _exchange(a2, a6)
-    a3, a7 = _exchange(a3, a7)
-    a2, a4 = _exchange(a2, a4)
-    a3, a5 = _exchange(a3, a5)
-    a1, a2 = _exchange(a1, a2)
-    a3, a4 = _exchange(a3, a4)
-    a5, a6 = _exchange(a5, a6)
-    return a0, a1, a2, a3, a4, a5, a6, a7
-
-
 # The threshold of :func:`_lane_threshold_py` for k <= 16: the k-th largest of the maxima of this
 # many column lanes.
 _LANES = 16
@@ -141,15 +109,12 @@ def _lane_threshold_py(row: FloatArray, k: int, lanes: FloatArray) -> float:  # 
     for t in range(m // _LANES):
         for q in range(n_lanes):
             lanes[q] = max(lanes[q], row[t * _LANES + q]) + 0.0  # + 0.0: no masked store (see _ndcg_py)
-    for o in (0, 8):
-        (lanes[o], lanes[o + 1], lanes[o + 2], lanes[o + 3], lanes[o + 4], lanes[o + 5], lanes[o + 6],
-         lanes[o + 7]) = _sort8(lanes[o], lanes[o + 1], lanes[o + 2], lanes[o + 3], lanes[o + 4], lanes[o + 5],
-                                lanes[o + 6], lanes[o + 7])
-    thr = -np.inf
-    for q in range(max(0, k - 8), min(8, k) + 1):  # q from the first half, k - q from the second
-        first = lanes[q - 1] if q > 0 else np.inf
-        second = lanes[7 + k - q] if q < k else np.inf
-        thr = max(thr, min(first, second))
+    # The k-th largest lane maximum: the smallest one with fewer than k lanes above it (16 independent
+    # counts of 2 vector compares each; see _ndcg_py).
+    thr = np.inf
+    for q in range(_LANES):
+        x = lanes[q]
+        thr = min(thr, x) if _count_gt8(lanes, 0, x) + _count_gt8(lanes, 8, x) < k else thr
     return thr
 
 
@@ -451,8 +416,6 @@ def _gather_py(labels: FloatArray, order: IntArray, out: FloatArray) -> None:  #
 
 # The names the kernel bodies call; bound to the compiled helpers in the compiled kernels.
 _threshold = _threshold_py
-_exchange = _exchange_py
-_sort8 = _sort8_py
 _lane_threshold = _lane_threshold_py
 _candidates = _candidates_py
 _count_ranks = _count_ranks_py

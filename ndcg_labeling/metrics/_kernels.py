@@ -73,7 +73,7 @@ def _compile() -> dict[str, Callable[..., Any]] | None:
         # The helpers the kernels call, compiled (and inlined), under the names the kernel bodies use.
         helpers: dict[str, Any] = {}
         helper_fns: tuple[tuple[str, Callable[..., Any]], ...] = (
-            ("_threshold", kb._threshold_py), ("_exchange", kb._exchange_py), ("_sort8", kb._sort8_py),
+            ("_threshold", kb._threshold_py),
             ("_lane_threshold", kb._lane_threshold_py), ("_candidates", kb._candidates_py),
             ("_count_ranks", kb._count_ranks_py), ("_insert_one", kb._insert_one_py),
             ("_insert_top_k", kb._insert_top_k_py), ("_insert_top_k_call", kb._insert_top_k_py),

@@ -89,7 +89,7 @@ def test_fused_and_general_paths_report_the_same_bad_label(ideal):
 
 
 @pytest.mark.parametrize("width", [2, 12, 50, 130])
-@pytest.mark.parametrize("k", [1, 3, 10, 33, 64])
+@pytest.mark.parametrize("k", [1, 3, 8, 9, 10, 16, 17, 33, 64])
 def test_fused_ranking_by_counting_and_by_insertion_match_the_general_path(width, k):
     """Equal scores (so more than 64 candidates in wide rows: the insertion), many distinct (the
     counted ranks), -inf and inf scores, fractional and large labels (the ideal by insertion)."""
