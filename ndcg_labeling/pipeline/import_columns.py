@@ -69,6 +69,12 @@ class CodedIds:
         """The ids of ``rows`` (the same distinct ids, hashes and bytes)."""
         return CodedIds(self.codes[rows], self.ids, self.hash, self.text)
 
+    @staticmethod
+    def decode_stored(stored: PairsText) -> StoredKeys | None:
+        """:func:`stored_keys`, for :meth:`join`: what the worker of
+        :func:`ndcg_labeling.db.bulk.pairs_meanwhile` makes of the pairs while the file is read."""
+        return stored_keys(stored)
+
     def join(self, stored: PairsText | StoredKeys, ids: Sequence[str]) -> NDArray[np.int64] | None:
         """:func:`join_on_bytes`, reusing this object's bytes and hashes when ``ids`` are its ``ids``
         (:data:`ndcg_labeling.db.bulk.PairJoin`; other ids, such as the ones just created, are encoded)."""

@@ -27,13 +27,7 @@ from ndcg_labeling.db.bulk import ColumnRows, external_row_ids, pairs_meanwhile
 from ndcg_labeling.errors import ConflictError, InputFileError, NdcgLabelingError
 from ndcg_labeling.io.files import estimated_lines
 from ndcg_labeling.io.tables import InputTable, read_table
-from ndcg_labeling.pipeline.import_columns import (
-    CodedIds,
-    first_repeat,
-    join_on_bytes,
-    ranked_trec_run,
-    stored_keys,
-)
+from ndcg_labeling.pipeline.import_columns import CodedIds, first_repeat, join_on_bytes, ranked_trec_run
 from ndcg_labeling.scales import Scale, get_scale
 
 MAX_ID_LENGTH = m.ID_LENGTH
@@ -299,13 +293,12 @@ def import_run(path: str | Path, *, system: str, session: Session, fmt: str | No
     (``query_id,doc_id,rank[,score]``).
 
     A query already stored for the system with a different list is an error unless ``replace``
-    (then that query's list is replaced whole). Same list: unchanged.
-    """
+    (then that query's list is replaced whole). Same list: unchanged."""
     path_s = str(path)
     repo.begin_bulk(session)  # foreign keys checked once per referenced row (SQLite)
     _check_system_name(path_s, system)
     with pairs_meanwhile(m.Document, estimated_lines(path_s), session=session,
-                         prepare=stored_keys) as stored_docs:  # read (and decoded) meanwhile
+                         prepare=CodedIds.decode_stored) as stored_docs:  # read (and decoded) meanwhile
         table, run = _read_run(path_s, fmt)
     dup = first_repeat(run.query.codes, run.doc.codes)
     if dup >= 0:

@@ -24,7 +24,6 @@ from ndcg_labeling.pipeline.import_columns import (
     StoredKeys,
     first_repeat,
     join_on_bytes,
-    stored_keys,
     trec_ranking,
 )
 from ndcg_labeling.trec import trec_order
@@ -253,7 +252,7 @@ def test_pairs_read_meanwhile_map_as_a_read_after(db, decoded):
     wanted = stored_ids[500:] + [f"new{i}" for i in range(500)]
     with session_scope(db.engine) as session:
         with bulk.pairs_meanwhile(m.Document, len(wanted), session=session,
-                                  prepare=stored_keys if decoded else None) as read:
+                                  prepare=CodedIds.decode_stored if decoded else None) as read:
             assert read is not None and read.table == "documents"
         assert isinstance(read.prepared(), StoredKeys) if decoded else read.prepared() is None
         got, created = bulk.external_row_ids(m.Document, wanted, session=session, join=join_on_bytes, prefetched=read)
