@@ -15,8 +15,8 @@ SQLite, never one ORM object per row. Concurrency:
   ``COPY`` inside a savepoint, and, only if a concurrent writer stored one of the keys meanwhile, a
   staging table and one set-based ``INSERT ... SELECT ... ON CONFLICT`` in key order.
 - Foreign keys are checked once per distinct referenced row where the backend allows it
-  (:mod:`ndcg_labeling.db.references`): PostgreSQL locks the referenced rows ``FOR KEY SHARE`` and
-  copies without the per-row triggers; SQLite, in a transaction begun by
+  (:mod:`ndcg_labeling.db.references`): PostgreSQL locks the referenced rows ``FOR KEY SHARE`` (documents:
+  holds the documents guard instead) and copies without the per-row triggers; SQLite, in a transaction begun by
   :func:`~ndcg_labeling.db.references.begin_bulk`, writes with foreign keys off after one check per key.
 """
 
