@@ -113,8 +113,10 @@ def _copy(conn: Connection, name: str, columns: Sequence[str], rows: Iterable[Se
     rows = rows if isinstance(rows, (list, ColumnRows)) else list(rows)
     types = _column_types(conn, name, columns)
     payload: Iterable[bytes] | None = None
+    step = len(rows)  # rows per part of the payload: all of them, but for the parts of encode_parts
     if types is not None and isinstance(rows, ColumnRows):
         payload = pg_binary.encode_parts(rows.columns, rows.n, types, COPY_PART) if rows.n > COPY_PART else None
+        step = COPY_PART if payload is not None else step
         if payload is None:
             whole = pg_binary.encode_columns(rows.columns, rows.n, types)
             payload = None if whole is None else [whole]
@@ -127,9 +129,9 @@ def _copy(conn: Connection, name: str, columns: Sequence[str], rows: Iterable[Se
         with raw.cursor() as cursor:  # type: ignore[union-attr]
             if payload is not None:
                 with cursor.copy(statement + " (FORMAT BINARY)") as copy:
-                    for part in payload:  # each part but a whole payload holds COPY_PART rows
+                    for part in payload:
                         copy.write(part)
-                        count = min(len(rows), count + COPY_PART)
+                        count = min(len(rows), count + step)
                         if progress is not None and count < len(rows):
                             progress(count)
                 return len(rows)
@@ -336,6 +338,8 @@ def _joined(model: type[m.Query] | type[m.Document], ids: Sequence[str], join: P
     if prefetched is None or prefetched.table != model.__tablename__:
         return join(_stored_pairs(model, ids, pairs_text, session=session), ids)
     prepared = prefetched.prepared()
+    if prepared is None and prefetched.prepares:
+        return None  # the pairs do not suit the join (prepare said so): the caller joins in Python
     joined = join(prepared if prepared is not None else prefetched.text(), ids)  # the whole table, read (and held) while the caller read its file
     if joined is not None:
         prefetched.held = joined[joined >= 0]

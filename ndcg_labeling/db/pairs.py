@@ -117,6 +117,7 @@ class PairsPrefetch:
     def __init__(self, table: str, session: Session, prepare: Callable[[PairsText], Any] | None = None) -> None:
         self.table = table
         self.held: Any = None
+        self.prepares = prepare is not None
         conn = session.connection()
 
         def work() -> tuple[PairsText, Any]:

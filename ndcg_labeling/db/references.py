@@ -64,12 +64,21 @@ def begin_bulk(session: Session) -> None:
 
 
 def hold_guarded(conn: Connection, table: str) -> bool:
-    """PostgreSQL: hold ``table``'s guard until the commit (a delete of its rows, or a change of their ids,
-    then waits for this transaction) and answer True, where the table is guarded (:data:`GUARDED`) and its
-    trigger exists; else False (the caller locks the rows it needs ``FOR KEY SHARE``)."""
+    """PostgreSQL: hold ``table``'s guard (a delete of its rows, or a change of their ids, then waits for
+    this transaction) and answer True, where the table is guarded (:data:`GUARDED`) and its trigger exists
+    and fires in an ordinary session; else False (the caller locks the rows it needs ``FOR KEY SHARE``).
+    The guard is held until the commit, or until a rollback to a savepoint taken before this call (the
+    bulk write's merge after a race then runs with the per-row foreign-key triggers on).
+
+    A delete waiting for the guard makes later imports wait too (PostgreSQL queues a shared request
+    behind a waiting exclusive one) until the imports before it commit; nothing in this product deletes
+    documents, so only a delete from outside can cause that."""
     if table not in GUARDED or conn.dialect.name != "postgresql":
         return False
-    if not conn.exec_driver_sql("SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass(%(t)s) AND tgname = %(g)s",
+    # tgenabled 'O' (fires in origin and local sessions) or 'A' (always); a disabled trigger, or one that
+    # fires only in replica sessions, guards nothing
+    if not conn.exec_driver_sql("SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass(%(t)s) AND tgname = %(g)s "
+                                "AND tgenabled IN ('O', 'A')",
                                 {"t": table, "g": GUARD_TRIGGER.format(table=table)}).first():
         return False
     conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock_shared(({GUARD_KEY}::bigint << 32) | "

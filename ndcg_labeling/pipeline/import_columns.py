@@ -13,6 +13,7 @@ id rule runs only on ids with a byte outside printable ASCII (:func:`ranked_trec
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, overload
@@ -47,7 +48,7 @@ class IdsOfBytes(Sequence[str]):
     def __getitem__(self, index: int | slice) -> str | list[str]:
         if isinstance(index, slice) or self._all is not None:
             return self.decoded()[index]
-        return bytes(self.text[index]).decode()  # NumPy strips the zero padding
+        return bytes(self.text[operator.index(index)]).decode()  # an integer, as a list takes; NumPy strips the padding
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.decoded())
@@ -241,7 +242,8 @@ def _first_bad(ids: CodedIds, text: NDArray[np.bytes_], column: str, limit: int)
     if matrix.shape[1] > limit:
         odd |= np.count_nonzero(matrix, axis=1) > limit
     suspects = np.flatnonzero(odd)
-    found = first_bad_id(pd.Series([ids.ids[int(i)] for i in suspects], dtype=object), column, limit) if len(suspects) else None
+    pick = list(ids.ids) if len(suspects) > 1_000 else ids.ids  # many: decoded in one pass
+    found = first_bad_id(pd.Series([pick[int(i)] for i in suspects], dtype=object), column, limit) if len(suspects) else None
     if found is None:
         return None
     return int(np.argmax(ids.codes == suspects[found[0]])), found[1]

@@ -68,6 +68,15 @@ def test_rows_copied_in_parts_are_the_rows_given(db, monkeypatch):
         sid = system.id
     assert written == n
     assert seen == [1000, 2000, 3000, 4000, n]  # per part, then the total
+    seen.clear()  # rows as tuples: one payload, whose progress is its total alone
+    with session_scope(db.engine) as session:
+        other = m.System(name="t")
+        session.add(other)
+        session.flush()
+        tuples = [(other.id, int(q), d, int(r), None) for q, d, r in zip(qid, range(1, n + 1), rank, strict=True)]
+        bulk.bulk_insert(m.RankingEntry, ["system_id", "query_id", "document_id", "rank", "score"], tuples,
+                         session=session, progress=seen.append)
+    assert seen == [n]
     with session_scope(db.engine) as session:
         got = session.query(m.RankingEntry.query_id, m.RankingEntry.document_id, m.RankingEntry.rank,
                             m.RankingEntry.score).filter_by(system_id=sid).order_by(m.RankingEntry.document_id).all()

@@ -86,3 +86,13 @@ def test_without_the_trigger_each_row_is_locked_as_it_is_read(db):
         pairs.pairs_text(session.connection(), pairs.whole_table("documents", lock=True))
         assert _waits(db, "SELECT id FROM documents WHERE id = 3 FOR UPDATE")  # the row lock of the read
         assert _waits(db, "DELETE FROM documents WHERE id = 3")
+
+
+def test_a_trigger_that_does_not_fire_is_no_guard(db):
+    """Disabled, or firing only in replica sessions, the trigger holds nothing: the rows are locked again."""
+    for mode, guards in (("DISABLE TRIGGER", False), ("ENABLE REPLICA TRIGGER", False),
+                         ("ENABLE ALWAYS TRIGGER", True), ("ENABLE TRIGGER", True)):
+        with db.engine.begin() as conn:
+            conn.execute(text(f"ALTER TABLE documents {mode} documents_guard"))
+        with session_scope(db.engine) as session:
+            assert references.hold_guarded(session.connection(), "documents") is guards, mode

@@ -365,3 +365,8 @@ def test_ids_of_bytes_read_as_the_list_of_their_texts():
     assert ids[3] == texts[3]  # after the whole decode too
     with pytest.raises(IndexError):
         ids[4]
+    for fresh in (IdsOfBytes(ids.text), ids):  # not decoded yet, and decoded
+        with pytest.raises(TypeError):  # as a list: no array of positions, no float
+            fresh[np.array([0, 1])]
+        with pytest.raises(TypeError):
+            fresh[1.0]
