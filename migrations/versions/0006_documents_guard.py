@@ -10,7 +10,8 @@ A statement trigger on ``documents`` takes an exclusive transaction-level adviso
 an import takes the same lock shared (:func:`ndcg_labeling.db.references.hold_guarded`) before it reads
 or checks documents, instead of locking every document row ``FOR KEY SHARE`` (1.2M rows: 0.43 s of the
 server's time and a WAL record each). Imports do not wait for each other, nor for inserts or updates of
-other columns. SQLite needs none: its writers run one at a time (``BEGIN IMMEDIATE``).
+other columns; a delete that waits makes the imports that start after it wait behind it. SQLite needs
+none: its writers run one at a time (``BEGIN IMMEDIATE``).
 """
 
 from __future__ import annotations
