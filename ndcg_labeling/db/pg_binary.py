@@ -108,18 +108,35 @@ def encode(rows: Sequence[Sequence[Any]], pg_types: Sequence[str]) -> bytes | No
     return encode_columns(columns, len(rows), pg_types)
 
 
+def _numeric_kind(values: NDArray[Any], pg_type: str) -> str | None:
+    """``"float"`` or ``"int"`` where a NumPy column of numbers is encoded straight from the array for a
+    column of ``pg_type`` (floats for a float type, integers for an integer type); else None."""
+    if values.dtype.kind == "f" and pg_type in ("double precision", "real"):
+        return "float"
+    if values.dtype.kind in "iu" and pg_type in _FIXED and not _FIXED[pg_type].startswith(">f"):
+        return "int"
+    return None
+
+
+def _in_range(values: NDArray[Any], pg_type: str) -> bool:
+    """Whether the integers of ``values`` fit the integer type ``pg_type``."""
+    limit = _INT_RANGE[_FIXED[pg_type]]
+    return not len(values) or bool(values.min() >= -limit and values.max() < limit)
+
+
 def _column_field(values: Any, n: int, pg_type: str) -> _Field | None:
     """A column given as a NumPy array (NaN in a float array: NULL), a sequence, or one value for all rows."""
     if isinstance(values, np.ndarray):
-        if values.dtype.kind == "f" and pg_type in ("double precision", "real"):
+        kind = _numeric_kind(values, pg_type)
+        if kind == "float":
             nulls = np.isnan(values)
             lengths = np.full(n, np.dtype(_FIXED[pg_type]).itemsize, dtype=np.int64)
             lengths[nulls] = -1
             data = values[~nulls].astype(_FIXED[pg_type]).tobytes()
             return _Field(lengths, np.frombuffer(data, dtype=np.uint8))
-        if values.dtype.kind in "iu" and pg_type in _FIXED and not _FIXED[pg_type].startswith(">f"):
+        if kind == "int":
             dtype = _FIXED[pg_type]
-            if n and (values.min() < -_INT_RANGE[dtype] or values.max() >= _INT_RANGE[dtype]):
+            if not _in_range(values, pg_type):
                 return None
             return _Field(np.full(n, np.dtype(dtype).itemsize, dtype=np.int64),
                           np.frombuffer(values.astype(dtype).tobytes(), dtype=np.uint8))
@@ -146,12 +163,9 @@ def encode_parts(columns: Sequence[Any], n: int, pg_types: Sequence[str], part_r
     value for every row that encodes."""
     for values, pg_type in zip(columns, pg_types, strict=True):
         if isinstance(values, np.ndarray):
-            if values.dtype.kind == "f" and pg_type in ("double precision", "real"):
+            kind = _numeric_kind(values, pg_type)
+            if kind == "float" or (kind == "int" and _in_range(values, pg_type)):
                 continue
-            if values.dtype.kind in "iu" and pg_type in _FIXED and not _FIXED[pg_type].startswith(">f"):
-                limit = _INT_RANGE[_FIXED[pg_type]]
-                if not n or (values.min() >= -limit and values.max() < limit):
-                    continue
             return None
         if isinstance(values, (list, tuple)) or _field((values,), pg_type) is None:
             return None
