@@ -395,8 +395,7 @@ def external_row_ids(model: type[m.Query] | type[m.Document], ids: Sequence[str]
     missing_at = np.flatnonzero(out < 0)
     if not len(missing_at):
         return out, 0
-    pick = list(ids) if len(missing_at) > SMALL else ids  # many: one pass (ids may decode each one asked for)
-    missing = [pick[int(i)] for i in missing_at]
+    missing = [ids[int(i)] for i in missing_at]
     created = _create(model, sorted(missing), session=session)
     out[missing_at] = _row_ids(model, missing, session=session, join=join)
     return out, created

@@ -13,7 +13,6 @@ id rule runs only on ids with a byte outside printable ASCII (:func:`ranked_trec
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, overload
@@ -29,10 +28,10 @@ from ndcg_labeling.io.tables import InputTable
 
 
 class IdsOfBytes(Sequence[str]):
-    """The distinct ids of a plain run (zero-padded UTF-8 bytes, an ``S`` array) as a sequence of ``str``:
-    one id decoded when one is asked for (an error's message, the ids a run creates), all of them at once
-    on the first iteration. The joins use the bytes, so a run of a million stored document ids decodes
-    none of them: 0.1 s saved."""
+    """The distinct ids of a plain run (zero-padded UTF-8 bytes, an ``S`` array) as a sequence of ``str``,
+    decoded all at once (one pass over the bytes) the first time one is asked for; ``len`` asks for
+    none. The joins use the bytes, so a run whose million document ids are all stored decodes none of
+    them: 0.1 s saved. An error's message or a new id decodes them all, as before."""
 
     def __init__(self, text: NDArray[np.bytes_]) -> None:
         self.text = text
@@ -46,9 +45,7 @@ class IdsOfBytes(Sequence[str]):
     @overload
     def __getitem__(self, index: slice) -> list[str]: ...
     def __getitem__(self, index: int | slice) -> str | list[str]:
-        if isinstance(index, slice) or self._all is not None:
-            return self.decoded()[index]
-        return bytes(self.text[operator.index(index)]).decode()  # an integer, as a list takes; NumPy strips the padding
+        return self.decoded()[index]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.decoded())
@@ -59,7 +56,7 @@ class IdsOfBytes(Sequence[str]):
     __hash__ = None  # type: ignore[assignment]  # a sequence that compares by value, as a list does
 
     def decoded(self) -> list[str]:
-        """Every id, decoded once (in one pass over the bytes)."""
+        """Every id, decoded once."""
         if self._all is None:
             self._all = _decoded(self.text)
         return self._all
@@ -242,8 +239,7 @@ def _first_bad(ids: CodedIds, text: NDArray[np.bytes_], column: str, limit: int)
     if matrix.shape[1] > limit:
         odd |= np.count_nonzero(matrix, axis=1) > limit
     suspects = np.flatnonzero(odd)
-    pick = list(ids.ids) if len(suspects) > 1_000 else ids.ids  # many: decoded in one pass
-    found = first_bad_id(pd.Series([pick[int(i)] for i in suspects], dtype=object), column, limit) if len(suspects) else None
+    found = first_bad_id(pd.Series([ids.ids[int(i)] for i in suspects], dtype=object), column, limit) if len(suspects) else None
     if found is None:
         return None
     return int(np.argmax(ids.codes == suspects[found[0]])), found[1]
