@@ -61,6 +61,8 @@ AREAS: dict[str, str] = {
     "metrics": "kernels", "agreement": "kernels", "consensus": "kernels", "stats": "kernels",
     "tdist": "kernels", "assignment": "kernels", "quality": "kernels", "_jit": "kernels", "backend": "kernels",
     "io": "io", "trec": "trec", "db": "db", "reports": "reports",
+    # the next areas (docs/layout.md): each a room with pure kernels and thin use cases of its own
+    "behavior": "behavior", "judges": "judges", "online": "online", "budget": "budget", "engines": "engines",
     "errors": "base", "scales": "base", "choices": "base", "guidelines": "base",
     "": "root", "__main__": "root",
 }
@@ -70,7 +72,15 @@ LAYERS: dict[str, set[str]] = {
     "root": set(AREAS.values()),  # __main__ starts the CLI; __init__ only re-exports lazily
     "cli": FRONT,                 # thin: options -> session -> one pipeline call -> render
     "web": FRONT,                 # like the CLI
-    "pipeline": {"pipeline", "kernels", "io", "trec", "db", "reports"} | BASE,
+    "pipeline": {"pipeline", "kernels", "io", "trec", "db", "reports", "behavior", "judges", "online", "budget",
+                 "engines"} | BASE,
+    # the new rooms: their kernels and use cases may use the kernels, io and one another's kernels, never
+    # the db layer or the pipeline (a use case that needs the database lives in pipeline/)
+    "behavior": {"behavior", "kernels", "io", "engines"} | BASE,
+    "judges": {"judges", "kernels", "io"} | BASE,
+    "online": {"online", "behavior", "kernels", "io", "engines"} | BASE,
+    "budget": {"budget", "kernels"} | BASE,
+    "engines": {"engines", "behavior", "kernels", "io", "trec"} | BASE,
     "kernels": {"kernels"} | BASE,
     "io": {"io"} | BASE,
     "trec": {"trec", "io", "kernels"} | BASE,
