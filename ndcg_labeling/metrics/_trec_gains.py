@@ -11,21 +11,32 @@ unspecified; ours is exact).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import lru_cache
 
 import numpy as np
 
-from ndcg_labeling.metrics._trec_kernels import Context, FloatArray, IntArray, _safe_div, distinct, gain_table
+from ndcg_labeling.metrics._trec_kernels import (
+    Context,
+    FloatArray,
+    IntArray,
+    _safe_div,
+    distinct,
+    gain_table,
+    libm_log2,
+    log2_of_ints,
+    rbp_powers,
+    seq_sum,
+)
 
 
-@lru_cache(maxsize=8)
-def _discount_table(n: int) -> FloatArray:
-    """``D[k] = sum of 1 / log2(i + 2) for i < k`` for k = 0..n."""
-    return np.concatenate(([0.0], np.cumsum(1.0 / np.log2(np.arange(n, dtype=np.float64) + 2.0))))
+def _log2_ranks(width: int) -> FloatArray:
+    """``log2(i + 2)`` for ranks ``i = 0..width-1``: trec_eval divides each gain by it."""
+    return log2_of_ints(np.arange(width, dtype=np.int64) + 2)
 
 
-def _discounts(width: int) -> FloatArray:
-    return 1.0 / np.log2(np.arange(width, dtype=np.float64) + 2.0)
+def _dcg_terms(rg: FloatArray) -> FloatArray:
+    """``gain / log2(i + 2)`` where the gain is not 0 (trec_eval skips those), 0 elsewhere."""
+    with np.errstate(invalid="ignore"):
+        return np.where(rg != 0, rg / _log2_ranks(rg.shape[1])[None, :], 0.0)
 
 
 def results_gains(ctx: Context, pairs: Mapping[float, float], positive_labels_only: bool = False) -> FloatArray:
@@ -54,40 +65,46 @@ def ideal_groups(ctx: Context, pairs: Mapping[float, float]) -> tuple[FloatArray
     return positive, np.cumsum(counts, axis=1)
 
 
-def ideal_dcg_before(gains: FloatArray, cum: IntArray, m: IntArray | int) -> FloatArray:
-    """Ideal DCG of the first ``m`` ranks (``m`` per query or one for all)."""
-    total = int(cum[:, -1].max()) if cum.size else 0
-    limit = np.asarray(m, dtype=np.int64)
-    if limit.ndim == 0:
-        limit = np.full(cum.shape[0], int(limit), dtype=np.int64)
-    table = _discount_table(max(total, 1))
-    out = np.zeros(cum.shape[0])
-    before = np.zeros(cum.shape[0], dtype=np.int64)
+def ideal_dcg_before(gains: FloatArray, cum: IntArray, m: IntArray | int, *, discount: bool = True) -> FloatArray:
+    """Ideal DCG of the first ``m`` ranks (``m`` per query or one for all), added one rank at a time
+    as trec_eval does; ``discount=False``: the sum of the ideal gains (m_G.c's ``sum_ideal``)."""
+    n = cum.shape[0]
+    total = cum[:, -1] if cum.size else np.zeros(n, dtype=np.int64)
+    stop = np.minimum(np.broadcast_to(np.asarray(m, dtype=np.int64), (n,)), total)
+    out = np.zeros(n)
+    block = 512
+    for start in range(0, int(stop.max()) if n else 0, block):
+        rows = np.flatnonzero(stop > start)
+        ranks = np.arange(start, min(start + block, int(stop[rows].max())), dtype=np.int64)
+        terms = _ideal_block(gains, cum[rows], ranks)
+        if discount:
+            terms = terms / _log2_ranks(int(ranks[-1]) + 1)[None, ranks]
+        terms = np.where(ranks[None, :] < stop[rows, None], terms, 0.0)
+        terms[:, 0] += out[rows]
+        out[rows] = np.cumsum(terms, axis=1)[:, -1]
+    return out
+
+
+def _ideal_block(gains: FloatArray, cum: IntArray, ranks: IntArray) -> FloatArray:
+    """``(rows, len(ranks))``: the ideal list's gain at each of ``ranks``, 0 past its positive part."""
+    out = np.zeros((cum.shape[0], len(ranks)))
+    before = np.zeros((cum.shape[0], 1), dtype=np.int64)
     for g in range(len(gains)):
-        hi = np.minimum(np.minimum(cum[:, g], limit), total)
-        lo = np.minimum(np.minimum(before, limit), total)
-        out += gains[g] * (table[hi] - table[lo])
-        before = cum[:, g]
+        hi = cum[:, g : g + 1]
+        out[(ranks[None, :] >= before) & (ranks[None, :] < hi)] = gains[g]
+        before = hi
     return out
 
 
 def ideal_gain_at_ranks(gains: FloatArray, cum: IntArray, width: int) -> FloatArray:
     """``(n, width)``: the ideal list's gain at each rank, 0 past its positive part."""
-    ranks = np.arange(width)[None, :]
-    out = np.zeros((cum.shape[0], width))
-    before = np.zeros((cum.shape[0], 1), dtype=np.int64)
-    for g in range(len(gains)):
-        hi = cum[:, g : g + 1]
-        out[(ranks >= before) & (ranks < hi)] = gains[g]
-        before = hi
-    return out
+    return _ideal_block(gains, cum, np.arange(width, dtype=np.int64))
 
 
 def ndcg_family(ctx: Context, which: str, pairs: Mapping[float, float]) -> FloatArray:
     """m_ndcg.c: ``ndcg``, ``dcg`` and ``ideal_dcg`` over the whole list; the ideal uses every
     judged document, retrieved or not."""
-    dcg = np.asarray((results_gains(ctx, pairs) * _discounts(ctx.lists.rel.shape[1])[None, :]).sum(axis=1),
-                     dtype=np.float64)
+    dcg = seq_sum(_dcg_terms(results_gains(ctx, pairs)))
     if which == "dcg":
         return dcg
     gains, cum = ideal_groups(ctx, pairs)
@@ -97,8 +114,7 @@ def ndcg_family(ctx: Context, which: str, pairs: Mapping[float, float]) -> Float
 
 def ndcg_cut(ctx: Context, cutoffs: tuple[int, ...]) -> FloatArray:
     """m_ndcg_cut.c: DCG and ideal DCG both cut at K; gains are the labels (no parameters)."""
-    cum_dcg = np.cumsum(results_gains(ctx, {}, positive_labels_only=True) * _discounts(ctx.lists.rel.shape[1]),
-                        axis=1)
+    cum_dcg = np.cumsum(_dcg_terms(results_gains(ctx, {}, positive_labels_only=True)), axis=1)
     gains, cum = ideal_groups(ctx, {})
     cols = []
     for k in cutoffs:
@@ -113,11 +129,11 @@ def ndcg_rel(ctx: Context, pairs: Mapping[float, float]) -> FloatArray:
     not retrieved adds the final DCG over the full ideal DCG."""
     width = ctx.lists.rel.shape[1]
     rg = results_gains(ctx, pairs)
-    dcg_cum = np.cumsum(rg * _discounts(width), axis=1)
+    dcg_cum = np.cumsum(_dcg_terms(rg), axis=1)
     gains, cum = ideal_groups(ctx, pairs)
     ideal_cum = _ideal_cum(gains, cum, width)
     with np.errstate(divide="ignore", invalid="ignore"):
-        total = np.where(rg > 0, dcg_cum / ideal_cum, 0.0).sum(axis=1)
+        total = seq_sum(np.where(rg > 0, dcg_cum / ideal_cum, 0.0))
         n_pos = cum[:, -1] if cum.size else np.zeros(ctx.lists.n, dtype=np.int64)
         final_dcg = dcg_cum[:, -1] if width else np.zeros(ctx.lists.n)
         full = ideal_dcg_before(gains, cum, np.iinfo(np.int64).max // 4)
@@ -127,7 +143,7 @@ def ndcg_rel(ctx: Context, pairs: Mapping[float, float]) -> FloatArray:
 
 def _ideal_cum(gains: FloatArray, cum: IntArray, width: int) -> FloatArray:
     """``(n, width)``: ideal DCG of the first ``j + 1`` ranks."""
-    return np.cumsum(ideal_gain_at_ranks(gains, cum, width) * _discounts(width), axis=1)
+    return np.cumsum(ideal_gain_at_ranks(gains, cum, width) / _log2_ranks(width)[None, :], axis=1)
 
 
 def rndcg(ctx: Context, pairs: Mapping[float, float]) -> FloatArray:
@@ -136,7 +152,7 @@ def rndcg(ctx: Context, pairs: Mapping[float, float]) -> FloatArray:
     list plus one. NaN where no boundary has a positive ideal DCG (trec_eval prints nan there too)."""
     width = ctx.lists.rel.shape[1]
     num_ret = ctx.lists.num_ret
-    dcg_cum = np.cumsum(results_gains(ctx, pairs) * _discounts(width), axis=1)
+    dcg_cum = np.cumsum(_dcg_terms(results_gains(ctx, pairs)), axis=1)
     gains, cum = ideal_groups(ctx, pairs)
 
     def dcg_before(m: IntArray) -> FloatArray:
@@ -173,11 +189,12 @@ def g_measure(ctx: Context, pairs: Mapping[float, float]) -> FloatArray:
     gains, cum = ideal_groups(ctx, pairs)
     cost = np.cumsum(np.maximum(ideal_gain_at_ranks(gains, cum, width), 1.0), axis=1)
     got = np.cumsum(rg, axis=1)
+    terms = np.zeros(rg.shape)
+    at = rg != 0
     with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(rg != 0, rg / np.log2(2.0 + cost - got), 0.0)
-    sum_ideal = (gains[None, :] * np.diff(np.concatenate((np.zeros((ctx.lists.n, 1), dtype=np.int64), cum), axis=1),
-                                          axis=1)).sum(axis=1) if cum.size else np.zeros(ctx.lists.n)
-    return _safe_div(terms.sum(axis=1), sum_ideal)
+        terms[at] = rg[at] / libm_log2(2.0 + cost[at] - got[at])
+    sum_ideal = ideal_dcg_before(gains, cum, np.iinfo(np.int64).max // 4, discount=False)
+    return _safe_div(seq_sum(terms), sum_ideal)
 
 
 def rbp(ctx: Context, pairs: Mapping[float, float], p: float) -> FloatArray:
@@ -189,7 +206,9 @@ def rbp(ctx: Context, pairs: Mapping[float, float], p: float) -> FloatArray:
     width = rel.shape[1]
     rg = results_gains(ctx, pairs)
     has = ctx.lists.level_counts > 0
-    top = np.where(has.any(axis=1), ctx.lists.levels[np.where(has, np.arange(has.shape[1]), -1).max(axis=1)], -1.0)
+    top = np.full(ctx.lists.n, -1.0)
+    if has.shape[1]:  # no judged label at all (every label negative): no label has a gain
+        top = np.where(has.any(axis=1), ctx.lists.levels[np.where(has, np.arange(has.shape[1]), -1).max(axis=1)], -1.0)
     pair_gains = np.array(list(pairs.values()), dtype=np.float64)
     lo = np.full(ctx.lists.n, pair_gains.min() if len(pair_gains) else np.inf)
     hi = np.full(ctx.lists.n, pair_gains.max() if len(pair_gains) else -np.inf)
@@ -209,5 +228,7 @@ def rbp(ctx: Context, pairs: Mapping[float, float], p: float) -> FloatArray:
     with np.errstate(invalid="ignore"):
         in_table = ~np.isnan(rel) & ((rel >= 0) | np.isin(rel, list(pairs)))
     scaled = np.where(rescale[:, None] & in_table, (rg - lo[:, None]) / np.where(rescale, hi - lo, 1.0)[:, None], rg)
-    powers = p ** np.arange(width, dtype=np.float64)
-    return np.asarray((1.0 - p) * (np.where(np.isnan(rel), 0.0, scaled) * powers[None, :]).sum(axis=1), dtype=np.float64)
+    powers = rbp_powers(p, width)
+    with np.errstate(invalid="ignore"):
+        terms = np.where(np.isnan(rel) | (scaled == 0), 0.0, scaled * powers[None, :])
+    return (1.0 - p) * seq_sum(terms)

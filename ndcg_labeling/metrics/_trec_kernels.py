@@ -13,9 +13,10 @@ Imports numpy only.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
@@ -151,6 +152,34 @@ class Context:
         return np.maximum.accumulate(prec[:, ::-1], axis=1)[:, ::-1]
 
 
+def seq_sum(terms: FloatArray) -> FloatArray:
+    """Row sums added one term at a time, left to right, as trec_eval's loops add them (NumPy's
+    pairwise ``sum`` differs in the last bits, enough to move a printed 4th decimal on a tie such
+    as 0.34375 against trec_eval's 0.34374999999999989). Zero terms change nothing."""
+    if terms.shape[1] == 0:
+        return np.zeros(terms.shape[0])
+    return np.asarray(np.cumsum(terms, axis=1)[:, -1], dtype=np.float64)
+
+
+@lru_cache(maxsize=4)
+def _log2_table(n: int) -> FloatArray:
+    return np.array([-math.inf, *map(math.log2, range(1, n))], dtype=np.float64)
+
+
+def log2_of_ints(k: npt.ArrayLike) -> FloatArray:
+    """``log2(k)`` for integers ``k >= 1``, from the C library as trec_eval calls it (NumPy's SIMD
+    ``log2`` differs from it in the last bit for some arguments)."""
+    k = np.asarray(k, dtype=np.int64)
+    top = int(k.max()) + 1 if k.size else 2
+    return _log2_table(1 << max(top - 1, 1).bit_length())[np.maximum(k, 0)]
+
+
+def libm_log2(x: npt.ArrayLike) -> FloatArray:
+    """``log2`` of any doubles through the C library (``math.log2``), one call per element."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.fromiter(map(math.log2, x.ravel().tolist()), dtype=np.float64, count=x.size).reshape(x.shape)
+
+
 def _safe_div(num: FloatArray | IntArray, den: FloatArray | IntArray) -> FloatArray:
     num = np.asarray(num, dtype=np.float64)
     den = np.asarray(den, dtype=np.float64)
@@ -203,7 +232,7 @@ def average_precision(ctx: Context, cutoffs: tuple[int, ...] | None = None) -> F
     """m_map.c (``cutoffs`` None: one column) and m_map_cut.c (one column per cut-off)."""
     terms = ctx.precision_at_rel
     if cutoffs is None:
-        return _safe_div(terms.sum(axis=1), ctx.num_rel)[:, None]
+        return _safe_div(seq_sum(terms), ctx.num_rel)[:, None]
     cum = np.cumsum(terms, axis=1)
     return np.column_stack([_safe_div(_at(cum, k), ctx.num_rel) for k in cutoffs])
 
@@ -217,7 +246,8 @@ def _at(cum: FloatArray | IntArray, k: int) -> FloatArray:
 
 def gm(values: FloatArray) -> FloatArray:
     """gm_map / gm_bpref per query: ``log(max(value, MIN_GEO_MEAN))`` (the mean is exp of their mean)."""
-    return np.log(np.maximum(values, MIN_GEO_MEAN))
+    floor = np.maximum(values, MIN_GEO_MEAN)  # the C library's log, as trec_eval (NumPy's SIMD log differs)
+    return np.fromiter(map(math.log, floor.ravel().tolist()), dtype=np.float64, count=floor.size).reshape(floor.shape)
 
 
 def cut_measure(ctx: Context, which: str, cutoffs: tuple[int, ...]) -> FloatArray:
@@ -302,7 +332,7 @@ def bpref_and_infap(ctx: Context, which: str) -> FloatArray:
         denom = np.minimum(ctx.num_nonrel[:, None], R)
         frac = 1.0 - _safe_div(np.minimum(nonrel_before, R), denom)
         terms = np.where(ctx.is_rel, np.where(nonrel_before > 0, frac, 1.0), 0.0)
-        return _safe_div(terms.sum(axis=1), ctx.num_rel)
+        return _safe_div(seq_sum(terms), ctx.num_rel)
     j = np.arange(rel.shape[1], dtype=np.float64)[None, :]
     rel_before = ctx.rel_so_far - 1
     unj_before = np.cumsum(pooled_unjudged, axis=1, dtype=np.int64)
@@ -310,25 +340,30 @@ def bpref_and_infap(ctx: Context, which: str) -> FloatArray:
         later = 1.0 / (j + 1.0) + (j / (j + 1.0)) * ((rel_before + nonrel_before + unj_before) / j) * (
             (rel_before + INFAP_EPSILON) / (rel_before + nonrel_before + 2 * INFAP_EPSILON))
     terms = np.where(ctx.is_rel, np.where(j == 0, 1.0, later), 0.0)
-    return _safe_div(terms.sum(axis=1), ctx.num_rel)
+    return _safe_div(seq_sum(terms), ctx.num_rel)
 
 
 def bin_g(ctx: Context) -> FloatArray:
     """m_binG.c: each relevant document at rank ``i`` (0-based, k-th relevant) adds
     ``1 / log2(3 + i - k)``; divided by R."""
-    j = np.arange(ctx.lists.rel.shape[1], dtype=np.float64)[None, :]
+    j = np.arange(ctx.lists.rel.shape[1], dtype=np.int64)[None, :]
     with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(ctx.is_rel, 1.0 / np.log2(3.0 + j - ctx.rel_so_far), 0.0)
-    return np.where(ctx.num_rel_ret > 0, _safe_div(terms.sum(axis=1), ctx.num_rel), 0.0)
+        terms = np.where(ctx.is_rel, 1.0 / log2_of_ints(3 + j - ctx.rel_so_far), 0.0)
+    return np.where(ctx.num_rel_ret > 0, _safe_div(seq_sum(terms), ctx.num_rel), 0.0)
 
 
 def rbp_resid(ctx: Context, p: float) -> FloatArray:
     """m_rbp_resid.c: ``p^num_ret + (1 - p) * sum of p^i over unjudged ranks i``, 0 when none is."""
     with np.errstate(invalid="ignore"):
         unj = ctx.lists.rel < 0
-    powers = p ** np.arange(ctx.lists.rel.shape[1], dtype=np.float64)
-    total = (unj * powers[None, :]).sum(axis=1)
-    return np.where(unj.any(axis=1), p ** ctx.lists.num_ret + (1 - p) * total, 0.0)
+    powers = rbp_powers(p, ctx.lists.rel.shape[1] + 1)
+    total = seq_sum(np.where(unj, powers[None, :-1], 0.0))
+    return np.where(unj.any(axis=1), powers[ctx.lists.num_ret] + (1 - p) * total, 0.0)
+
+
+def rbp_powers(p: float, n: int) -> FloatArray:
+    """``p^0 .. p^(n-1)`` as trec_eval's ``cur_p = cur_p * p`` makes them (one product at a time)."""
+    return np.asarray(np.cumprod(np.concatenate(([1.0], np.full(max(n - 1, 0), p)))), dtype=np.float64)
 
 
 def relstring(ctx: Context, length: int) -> list[str]:

@@ -10,6 +10,7 @@ measure here. Bad names and parameters raise ``ValueError``.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -215,6 +216,8 @@ def _pairs(given: str, params: str | None) -> tuple[dict[float, float], float]:
 def compute(columns: Sequence[Column], lists: RankedLists, *, relevance_level: float = 1.0,
             num_docs_in_coll: int = 0) -> dict[str, Any]:
     """Per-query values of each column: a float array, or a list of strings (relstring, runid: None)."""
+    if lists.rel.shape[1] == 0:  # every ranking empty (-c, -J, -M 0): one column of padding, as an empty list
+        lists = RankedLists(np.full((lists.n, 1), np.nan), lists.num_ret, lists.levels, lists.level_counts)
     ctx = Context(lists, float(relevance_level), num_docs_in_coll)
     out: dict[str, Any] = {}
     by_family: dict[str, list[Column]] = {}
@@ -270,7 +273,8 @@ def _p_double(fam: str, cols: list[Column], ctx: Context) -> Any:
         return k.utility(ctx, params)[:, None]
     if fam == "set_F":
         return k.set_measure(ctx, "set_F", float(params[0]))[:, None]
-    return k.iprec_at_recall(ctx, params).mean(axis=1)[:, None]  # 11pt_avg
+    # 11pt_avg: m_11pt_avg.c adds the points from the last parameter to the first
+    return (k.seq_sum(k.iprec_at_recall(ctx, params)[:, ::-1]) / len(params))[:, None]
 
 
 def _p_pair(fam: str, cols: list[Column], ctx: Context) -> Any:
@@ -331,7 +335,7 @@ def summarise(columns: Sequence[Column], values: dict[str, Any], *, run_id: str 
             if col.family == "num_rel" and num_rel_override is not None:
                 out[col.name] = float(num_rel_override)
         elif how == "gm":
-            out[col.name] = float(np.exp(_sequential_sum(v) / len(v))) if len(v) else 0.0
+            out[col.name] = math.exp(_sequential_sum(v) / len(v)) if len(v) else 0.0
         else:
             out[col.name] = _sequential_sum(v) / len(v) if len(v) else 0.0
     return out

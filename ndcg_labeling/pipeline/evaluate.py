@@ -39,8 +39,8 @@ def evaluate_files(
         columns = trec_measures.parse_measures(measures).columns()
     except ValueError as exc:
         raise NdcgLabelingError(str(exc)) from None
-    if max_docs is not None and max_docs < 1:
-        raise NdcgLabelingError(f"-M must be at least 1, got {max_docs}")
+    if max_docs is not None and max_docs < 0:
+        raise NdcgLabelingError(f"-M must be at least 0, got {max_docs}")
     options = Options(complete=complete, max_docs=max_docs, judged_only=judged_only)
     joined = read_and_join(str(qrels_path), str(run_path), options)
     values = trec_measures.compute(columns, joined.lists, relevance_level=relevance_level,
@@ -49,7 +49,9 @@ def evaluate_files(
         for col in columns:
             if col.family == "utility":
                 values[col.name] = values[col.name] * ~joined.missing
-            elif col.family in ("iprec_at_recall", "11pt_avg") and not judged_only:  # trec_eval's 0, not 0/0
+            elif col.family in ("iprec_at_recall", "11pt_avg") and not judged_only and max_docs != 0:
+                # trec_eval ranks one made-up unjudged document for such a query: 0, not 0/0 (unless
+                # -J or -M 0 drops it)
                 values[col.name] = np.where(joined.missing, 0.0, values[col.name])
     summary = trec_measures.summarise(columns, values, run_id=joined.run_id,
                                       num_rel_override=joined.n_positive_judgments if complete else None)

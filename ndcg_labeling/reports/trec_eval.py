@@ -7,6 +7,8 @@ none with ``-n``). Counts print as integers, ``relstring`` quoted, everything el
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 from dataclasses import dataclass, field
@@ -67,22 +69,19 @@ def render(result: EvalResult, fmt: str, *, per_query: bool, summary: bool = Tru
     if fmt == "trec":
         family = {c.name: c.family for c in result.columns}
         return "".join([f"{m:<22}\t{q}\t{_trec_value(family[m], v)}\n" for m, q, v in rows])
-    if fmt == "csv":
-        lines = [f"{m},{_csv_field(q)},{_csv_value(v)}\n" for m, q, v in rows]
-        return "".join(["measure,query_id,value\n", *lines])
+    if fmt == "csv":  # the csv module quotes a field with a comma: utility_1,-1,0,0 is one measure name
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(("measure", "query_id", "value"))
+        writer.writerows((m, q, _csv_value(v)) for m, q, v in rows)
+        return buffer.getvalue()
     if fmt == "json":
         return json.dumps([{"measure": m, "query_id": q, "value": _json_value(v)} for m, q, v in rows], indent=1) + "\n"
     raise ValueError(f"unknown format {fmt!r}; known formats: trec, csv, json")
 
 
-def _csv_field(text: str) -> str:
-    if any(ch in text for ch in ',"\n\r'):
-        return '"' + text.replace('"', '""') + '"'
-    return text
-
-
 def _csv_value(value: Any) -> str:
-    return _csv_field(value) if isinstance(value, str) else repr(float(value))
+    return value if isinstance(value, str) else repr(float(value))
 
 
 def _json_value(value: Any) -> Any:

@@ -292,7 +292,7 @@ def _join_py(qbuf: Any, q_qcode: Any, q_dstart: Any, q_dlen: Any, q_dhash: Any, 
     for row in range(n_rows):
         c = rows_code[row]
         m = start[c + 1] - start[c]
-        if max_docs > 0:
+        if max_docs >= 0:  # -1: no -M (-M 0 evaluates empty lists, as trec_eval)
             m = min(m, max_docs)
         width = max(width, m)
     rel = np.full((n_rows, width), np.nan)
@@ -312,7 +312,7 @@ def _join_py(qbuf: Any, q_qcode: Any, q_dstart: Any, q_dlen: Any, q_dhash: Any, 
             doc_hash[j] = r_dhash[i]
             label[j] = _lookup(table, mask, c, doc_hash[j], rbuf, r_dstart[i], r_dlen[i], q_qcode, q_dhash, qbuf,
                                q_dstart, q_dlen)
-        keep = m if max_docs <= 0 else min(m, max_docs)
+        keep = m if max_docs < 0 else min(m, max_docs)
         # Equal scores: by document id descending - needed only where a judged document is in the group
         # (unjudged documents are interchangeable) or the group straddles the -M cut.
         g = 0

@@ -99,7 +99,7 @@ def _scan_and_join(kernels: dict[str, Any], qrels_path: str, run_path: str, opti
     rel, num_ret, dup_q, dup_r = kernels["join"](
         qbuf, q_qcode, q_dstart, q_dlen, q_dhash, q_value, rbuf, r_qcode, r_dstart, r_dlen, r_dhash, r_score,
         len(names),
-        rows.astype(np.int64), options.max_docs or 0, options.judged_only)
+        rows.astype(np.int64), -1 if options.max_docs is None else options.max_docs, options.judged_only)
     rel = rel[:, : int(num_ret.max()) if len(num_ret) else 0]  # -J may have shortened every list
     if dup_q >= 0:
         raise _duplicate(qrels_path, qbuf, q_dstart[dup_q], q_dlen[dup_q], names[q_qcode[dup_q]], "qrels")
