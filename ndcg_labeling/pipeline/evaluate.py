@@ -30,11 +30,18 @@ def evaluate_files(
     max_docs: int | None = None,
     judged_only: bool = False,
     num_docs_in_coll: int = 0,
+    rel_info_format: str = "qrels",
+    results_format: str = "trec_results",
 ) -> EvalResult:
     """Evaluate a TREC run against TREC qrels, as ``trec_eval [-c] [-l N] [-M N] [-J] [-N N] -m ...``.
 
     ``measures``: trec_eval ``-m`` values (None: ``official``). ``run_path`` ``-`` reads standard input.
+    ``rel_info_format`` / ``results_format``: trec_eval's ``-R`` / ``-T`` (``qrels``, ``trec_results``).
     """
+    if results_format != "trec_results":
+        raise NdcgLabelingError(f"-T: unknown results format {results_format!r}; known: trec_results")
+    if rel_info_format != "qrels":
+        raise NdcgLabelingError(f"-R: unknown qrels format {rel_info_format!r}; known: qrels")
     try:
         columns = trec_measures.parse_measures(measures).columns()
     except ValueError as exc:
