@@ -66,7 +66,8 @@ REGISTRY: dict[str, _Family] = {
 ALIASES = {"rr": "mrr", "recip_rank": "mrr", "ap": "map", "precision": "p"}
 
 # trec_eval measures the registry reaches through trec_measures: registry family -> whether it takes @k.
-_NOT_REGISTRY = {"runid", "relstring", "num_q", "gm_map", "gm_bpref", "iprec_at_recall", "Rprec_mult"}
+_NOT_REGISTRY = {"runid", "relstring", "num_q", "gm_map", "gm_bpref", "iprec_at_recall", "Rprec_mult",
+                 *trec_measures.JUDGMENT_GROUP_FAMILIES, *trec_measures.PREFERENCE_FAMILIES}
 TREC_FAMILIES: dict[str, bool] = {
     trec_measures.REGISTRY_NAMES.get(fam, fam.lower()): spec.kind == "cut_long"
     for fam, spec in trec_measures.FAMILIES.items() if fam not in _NOT_REGISTRY

@@ -29,7 +29,7 @@ from ndcg_labeling.metrics._trec_kernels import (
     ranked_lists_from_scores,
 )
 
-__all__ = ["FAMILIES", "NICKNAMES", "NONPOOL", "UNJUDGED", "Column", "MeasureSet", "RankedLists", "compute",
+__all__ = ["FAMILIES", "JUDGMENT_GROUP_FAMILIES", "NICKNAMES", "PREFERENCE_FAMILIES", "average_groups", "NONPOOL", "UNJUDGED", "Column", "MeasureSet", "RankedLists", "compute",
            "parse_measures", "ranked_lists_from_scores", "registry_name", "trec_column_for"]
 
 CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -86,6 +86,10 @@ FAMILIES: dict[str, Family] = {
     "set_map": Family("none"),
     "set_F": Family("p_double", (1.0,)),
     "num_nonrel_judged_ret": Family("none", form="long", summary="sum"),
+    # -R qrels_jg only: the measure of each judgment group, averaged over the query's groups
+    "map_avgjg": Family("none"),
+    "P_avgjg": Family("cut_long", CUTS),
+    "Rprec_mult_avgjg": Family("cut_double", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)),
     "rbp": Family("p_pair"),
     "rbp_resid": Family("p_pair"),
     "unj": Family("cut_long", (5, 10, 20)),
@@ -101,7 +105,10 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
                  "set_F", "num_nonrel_judged_ret"),
     "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
             "set_relative_P", "set_map", "set_F"),
+    "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
 }
+JUDGMENT_GROUP_FAMILIES = ("map_avgjg", "P_avgjg", "Rprec_mult_avgjg")
+PREFERENCE_FAMILIES: tuple[str, ...] = ()
 
 # trec family -> registry family (lower case; ``@k`` where the trec family takes cut-offs).
 REGISTRY_NAMES: dict[str, str] = {
@@ -224,7 +231,8 @@ def compute(columns: Sequence[Column], lists: RankedLists, *, relevance_level: f
     for col in columns:
         by_family.setdefault(col.family, []).append(col)
     for fam, cols in by_family.items():
-        values = _KERNELS[FAMILIES[fam].kind](fam, cols, ctx)
+        base = fam.removesuffix("_avgjg")  # per judgment group: the plain measure (m_*_avgjg.c loops)
+        values = _KERNELS[FAMILIES[base].kind](base, cols, ctx)
         for j, col in enumerate(cols):
             out[col.name] = values[j] if isinstance(values, list) else values[:, j]
     return out
@@ -292,6 +300,25 @@ def _p_pair(fam: str, cols: list[Column], ctx: Context) -> Any:
 _KERNELS: dict[str, Callable[[str, list[Column], Context], Any]] = {
     "none": _no_params, "cut_long": _cut_long, "cut_double": _cut_double, "p_double": _p_double, "p_pair": _p_pair,
 }
+
+
+def average_groups(values: dict[str, Any], columns: Sequence[Column], starts: Any, n_rows: int) -> dict[str, Any]:
+    """Per query, the mean of its judgment groups' values (rows ``starts[i]`` up to the next start),
+    added group by group and divided by the number of groups when there are several, as trec_eval's
+    ``*_avgjg`` measures do. ``num_q`` counts queries; ``runid`` has no rows."""
+    bounds = np.append(np.asarray(starts, dtype=np.int64), n_rows)
+    out: dict[str, Any] = {}
+    for col in columns:
+        if col.family == "num_q":
+            out[col.name] = np.ones(len(starts))
+        elif FAMILIES[col.family].form != "string":
+            v = np.asarray(values[col.name], dtype=np.float64)
+            sums = [float(np.cumsum(v[a:b])[-1]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+            n = np.diff(bounds)
+            out[col.name] = np.where(n > 1, np.asarray(sums) / n, np.asarray(sums))
+        else:
+            out[col.name] = values.get(col.name)
+    return out
 
 
 def registry_name(col: Column) -> str:

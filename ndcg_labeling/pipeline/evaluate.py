@@ -15,9 +15,14 @@ import numpy as np
 
 from ndcg_labeling.errors import NdcgLabelingError
 from ndcg_labeling.metrics import trec_measures
+from ndcg_labeling.metrics.trec_measures import Column
 from ndcg_labeling.reports.trec_eval import EvalResult
 from ndcg_labeling.trec import read_and_join
 from ndcg_labeling.trec.join import Options
+
+REL_INFO_FORMATS = ("qrels", "qrels_jg", "prefs", "qrels_prefs")
+# The measures each -R format can compute (trec_eval: "Can't calculate measure" for any other).
+_ANY_FORMAT = ("runid", "num_q")
 
 
 def evaluate_files(
@@ -40,15 +45,22 @@ def evaluate_files(
     """
     if results_format != "trec_results":
         raise NdcgLabelingError(f"-T: unknown results format {results_format!r}; known: trec_results")
-    if rel_info_format != "qrels":
-        raise NdcgLabelingError(f"-R: unknown qrels format {rel_info_format!r}; known: qrels")
+    if rel_info_format not in REL_INFO_FORMATS:
+        raise NdcgLabelingError(f"-R: unknown qrels format {rel_info_format!r}; known: {', '.join(REL_INFO_FORMATS)}")
     try:
         columns = trec_measures.parse_measures(measures).columns()
     except ValueError as exc:
         raise NdcgLabelingError(str(exc)) from None
+    _check_format(columns, rel_info_format)
     if max_docs is not None and max_docs < 0:
         raise NdcgLabelingError(f"-M must be at least 0, got {max_docs}")
     options = Options(complete=complete, max_docs=max_docs, judged_only=judged_only)
+    if rel_info_format == "qrels_jg":
+        return _judgment_groups(str(qrels_path), str(run_path), columns, options, relevance_level)
+    if rel_info_format in ("prefs", "qrels_prefs"):
+        from ndcg_labeling.pipeline.evaluate_prefs import evaluate_prefs
+
+        return evaluate_prefs(str(qrels_path), str(run_path), columns, options, rel_info_format)
     joined = read_and_join(str(qrels_path), str(run_path), options)
     values = trec_measures.compute(columns, joined.lists, relevance_level=relevance_level,
                                    num_docs_in_coll=num_docs_in_coll)
@@ -63,3 +75,31 @@ def evaluate_files(
     summary = trec_measures.summarise(columns, values, run_id=joined.run_id,
                                       num_rel_override=joined.n_positive_judgments if complete else None)
     return EvalResult(columns, joined.query_ids, values, summary)
+
+
+def _check_format(columns: list[Column], rel_info_format: str) -> None:
+    """trec_eval computes the ``*_avgjg`` measures from ``-R qrels_jg`` only, the ``prefs_*`` ones
+    from ``-R prefs``/``qrels_prefs`` only, and every other from ``-R qrels`` only."""
+    allowed = {"qrels_jg": trec_measures.JUDGMENT_GROUP_FAMILIES, "prefs": trec_measures.PREFERENCE_FAMILIES,
+               "qrels_prefs": trec_measures.PREFERENCE_FAMILIES}.get(rel_info_format)
+    for col in columns:
+        if col.family in _ANY_FORMAT:
+            continue
+        special = col.family in trec_measures.JUDGMENT_GROUP_FAMILIES + trec_measures.PREFERENCE_FAMILIES
+        if (allowed is None and special) or (allowed is not None and col.family not in allowed):
+            need = ("-R qrels_jg" if col.family in trec_measures.JUDGMENT_GROUP_FAMILIES
+                    else "-R prefs or -R qrels_prefs" if special else "-R qrels")
+            raise NdcgLabelingError(f"measure {col.family} needs {need} (trec_eval cannot calculate it from "
+                                    f"-R {rel_info_format} either)")
+
+
+def _judgment_groups(qrels_path: str, run_path: str, columns: list[Column], options: Options,
+                     relevance_level: int) -> EvalResult:
+    """``-R qrels_jg``: each (query, judgment group) evaluated as a query, then the groups averaged."""
+    from ndcg_labeling.trec.judgment_groups import read_and_join_groups
+
+    grouped = read_and_join_groups(qrels_path, run_path, options)
+    per_group = trec_measures.compute(columns, grouped.joined.lists, relevance_level=relevance_level)
+    values = trec_measures.average_groups(per_group, columns, grouped.starts, len(grouped.joined.query_ids))
+    summary = trec_measures.summarise(columns, values, run_id=grouped.joined.run_id)
+    return EvalResult(columns, grouped.query_ids, values, summary)
