@@ -171,7 +171,7 @@ def log2_of_ints(k: npt.ArrayLike) -> FloatArray:
     ``log2`` differs from it in the last bit for some arguments)."""
     k = np.asarray(k, dtype=np.int64)
     top = int(k.max()) + 1 if k.size else 2
-    return _log2_table(1 << max(top - 1, 1).bit_length())[np.maximum(k, 0)]
+    return np.asarray(_log2_table(1 << max(top - 1, 1).bit_length())[np.maximum(k, 0)], dtype=np.float64)
 
 
 def libm_log2(x: npt.ArrayLike) -> FloatArray:
@@ -242,6 +242,15 @@ def _at(cum: FloatArray | IntArray, k: int) -> FloatArray:
     if cum.shape[1] == 0:
         return np.zeros(cum.shape[0])
     return np.asarray(cum[:, min(k, cum.shape[1]) - 1], dtype=np.float64)
+
+
+def yaap(ctx: Context) -> FloatArray:
+    """m_yaap.c: ``log((1 + S) / (1 + R - S))`` with S the sum of precisions at relevant ranks (the
+    C library's log)."""
+    total = seq_sum(ctx.precision_at_rel)
+    ratio = (1.0 + total) / (1.0 + ctx.num_rel.astype(np.float64) - total)
+    with np.errstate(invalid="ignore"):
+        return np.array([math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan) for x in ratio.tolist()])
 
 
 def gm(values: FloatArray) -> FloatArray:

@@ -86,10 +86,18 @@ FAMILIES: dict[str, Family] = {
     "set_map": Family("none"),
     "set_F": Family("p_double", (1.0,)),
     "num_nonrel_judged_ret": Family("none", form="long", summary="sum"),
+    # -R prefs / qrels_prefs only (metrics/_trec_prefs.py)
+    "prefs_num_prefs_poss": Family("none", form="long", summary="sum"),
+    "prefs_num_prefs_ful": Family("none", form="long", summary="sum"),
+    "prefs_num_prefs_ful_ret": Family("none", form="long", summary="sum"),
+    **{name: Family("none") for name in (
+        "prefs_simp", "prefs_pair", "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret",
+        "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp")},
     # -R qrels_jg only: the measure of each judgment group, averaged over the query's groups
     "map_avgjg": Family("none"),
     "P_avgjg": Family("cut_long", CUTS),
     "Rprec_mult_avgjg": Family("cut_double", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)),
+    "yaap": Family("none"),
     "rbp": Family("p_pair"),
     "rbp_resid": Family("p_pair"),
     "unj": Family("cut_long", (5, 10, 20)),
@@ -106,9 +114,15 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
     "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
             "set_relative_P", "set_map", "set_F"),
     "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
+    "prefs": ("runid", "num_q", "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret",
+              "prefs_simp", "prefs_pair", "prefs_avgjg"),
+    "all_prefs": ("runid", "num_q", "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret",
+                  "prefs_simp", "prefs_pair", "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret",
+                  "prefs_pair_ret", "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp",
+                  "prefs_pair_imp", "prefs_avgjg_imp"),
 }
 JUDGMENT_GROUP_FAMILIES = ("map_avgjg", "P_avgjg", "Rprec_mult_avgjg")
-PREFERENCE_FAMILIES: tuple[str, ...] = ()
+PREFERENCE_FAMILIES = tuple(f for f in FAMILIES if f.startswith("prefs_"))
 
 # trec family -> registry family (lower case; ``@k`` where the trec family takes cut-offs).
 REGISTRY_NAMES: dict[str, str] = {
@@ -252,7 +266,7 @@ def _no_params(fam: str, cols: list[Column], ctx: Context) -> Any:
         v = k.bpref_and_infap(ctx, "infAP" if fam == "infAP" else "bpref")
         return (k.gm(v) if fam == "gm_bpref" else v)[:, None]
     single: dict[str, Callable[[Context], FloatArray]] = {
-        "Rprec": k.rprec, "recip_rank": k.recip_rank, "binG": k.bin_g,
+        "Rprec": k.rprec, "recip_rank": k.recip_rank, "binG": k.bin_g, "yaap": k.yaap,
     }
     if fam in single:
         return single[fam](ctx)[:, None]
