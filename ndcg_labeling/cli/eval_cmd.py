@@ -43,7 +43,8 @@ def register(app: typer.Typer) -> None:
         measure: Annotated[
             list[str] | None,
             typer.Option("--measure", "-m", help="trec_eval measure, e.g. ndcg_cut.10, P.5,10, map, bpref, infAP, "
-                         "ndcg.1=3,2=9, or a set: official (default), all_trec, set. Repeatable."),
+                         "ndcg.1=3,2=9, or a set: official (default), all_trec, set; qrels_jg (-R qrels_jg); "
+                         "prefs, all_prefs (-R prefs). Repeatable."),
         ] = None,
         per_query: Annotated[bool, typer.Option("-q", "--per-query", "--query_eval_wanted", help="Also print each query's values.")] = False,
         complete: Annotated[
