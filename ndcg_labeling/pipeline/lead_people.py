@@ -100,9 +100,10 @@ def grader_activity(*, session: Session, batch: str | None = None) -> Activity:
     notes: list[str] = []
     try:
         quality = {r["grader"]: r for r in graders_quality(session=session, batch=batch).rows}
-    except NdcgLabelingError as exc:
+    except NdcgLabelingError:  # no gold items in the scope
         quality = {}
-        notes.append(f"gold quality: {exc}")
+        notes.append("No gold answers in this scope: gold accuracy and drift appear once graders answer gold items "
+                     "(upload gold items, then create a batch with a gold rate above 0).")
     out = []
     for k, name in enumerate(names):
         row = rows[name]

@@ -411,7 +411,36 @@ def test_activity_page_matches_the_quality_pipeline_and_states_the_pace_rule(sql
     assert cells[4] == f"{expected:.1f} s (4 intervals)"
     assert cells[5] == "page is empty: 2"
     assert "An interval longer than 10 minutes is a pause" in visible(page.text)
-    assert "no gold items in batch 'b1'" in visible(page.text)
+    assert "No gold answers in this scope" in visible(page.text)
+
+
+def test_activity_gold_figures_are_those_of_graders_quality(sqlite_db, tmp_path, runner):
+    from ndcg_labeling.pipeline.quality_demo import load_quality_data, play_graders
+
+    with session_scope(sqlite_db.engine) as session:
+        load_quality_data(session=session)
+        t.create_batch("g1", scale="0-3", depth=8, overlap=2, graders=["ana", "ben", "chloe", "dev", "emma"],
+                       session=session, seed=4, gold_rate=0.2)
+        play_graders("g1", session=session, out_dir=tmp_path)
+        from ndcg_labeling.pipeline import importing
+
+        importing.add_graders(["lee"], session=session, role="lead")
+    from tests.web.conftest import Workspace
+
+    client, _ = as_lead(Workspace(sqlite_db, "g1"))
+    page = client.get("/lead/activity", params={"batch": "g1"}).text
+    assert_clean(page)
+    quality = json.loads(invoke(runner, sqlite_db, "graders", "quality", "--batch", "g1", "--format", "json").stdout)
+    assert len(quality["rows"]) == 5
+    for q in quality["rows"]:
+        row = re.search(rf'(?s)<td data-label="grader">{q["grader"]}</td>(.*?)</tr>', page).group(1)
+        cells = {k: " ".join(visible(v).split()) for k, v in re.findall(r'(?s)<td data-label="([^"]+)">(.*?)</td>', row)}
+        assert cells["gold answers"] == str(q["n_gold"])
+        assert cells["gold accuracy"] == f"{q['gold_accuracy']:.2f}"
+        assert cells["trusted"] == {True: "yes", False: "no"}.get(q["trusted"], q["trusted"])
+        drift = "—" if q["drift"] is None else f"{q['drift']:+.2f}" + (" (drifts)" if q["drift_flagged"] else "")
+        assert cells["drift"] == drift
+        assert cells["median seconds per item"] == "—"  # imported task files carry no per-item time
 
 
 def test_docs_describe_the_pages():

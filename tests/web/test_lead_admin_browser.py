@@ -15,7 +15,9 @@ import pytest
 from sqlalchemy import func, select
 
 from ndcg_labeling.db import models as m
-from tests.web.conftest import graded_two_ways
+from ndcg_labeling.db.session import session_scope
+from ndcg_labeling.pipeline import tasks as t
+from tests.web.conftest import Workspace, graded_two_ways
 from tests.web.test_browser import ARGS, CHROMIUM, screenshot, serve, sign_in  # noqa: F401 (serve: a fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,6 +33,17 @@ UNLABELLED = """() => [...document.querySelectorAll('input, select, textarea')]
 OVERFLOW = "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
 IMPORTING = """() => { const s = document.querySelector('#upload-queries .importing');
   return s.hidden ? null : {text: s.innerText.trim(), disabled: document.querySelector('#upload-queries button').disabled}; }"""
+# words of table cells split over two lines ("grade r", "skippe d"): a word whose range has two boxes
+BROKEN_WORDS = """() => { const out = [];
+  for (const cell of document.querySelectorAll('th, td')) {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const m of node.textContent.matchAll(/\\S+/g)) {
+        const r = document.createRange(); r.setStart(node, m.index); r.setEnd(node, m.index + m[0].length);
+        const lines = new Set([...r.getClientRects()].map(b => Math.round(b.top)));
+        if (lines.size > 1) out.push(m[0]);
+      } } }
+  return out; }"""
 AXE_RUN = """async () => (await axe.run(document, {resultTypes: ['violations']})).violations
   .filter(v => v.impact === 'serious' || v.impact === 'critical').map(v => v.id + ': ' + v.nodes[0].html)"""
 
@@ -53,6 +66,7 @@ def check_page(page, tmp_path: Path, name: str, width: int) -> None:
         assert bad not in text, (name, bad)
     assert page.evaluate(UNLABELLED) == [], name
     assert page.evaluate(OVERFLOW) <= 0, (name, width)
+    assert page.evaluate(BROKEN_WORDS) == [], (name, width)
     if AXE.exists():
         page.add_script_tag(path=str(AXE))
         assert page.evaluate(AXE_RUN) == [], (name, width)
@@ -63,8 +77,45 @@ def counts(db) -> dict[str, int]:
     return db.counts()
 
 
+def quality_workspace(db, tmp_path: Path) -> Workspace:
+    """The demo's simulated graders (one random, one lenient) on a batch with gold items, a consensus run,
+    and a few grades saved one by one in a second batch (so that the pace has intervals)."""
+    from datetime import timedelta
+
+    from sqlalchemy import update
+
+    from ndcg_labeling.pipeline import importing
+    from ndcg_labeling.pipeline.consensus import run_consensus
+    from ndcg_labeling.pipeline.quality_demo import load_quality_data, play_graders
+
+    graders = ["ana", "ben", "chloe", "dev", "emma"]
+    with session_scope(db.engine) as session:
+        load_quality_data(session=session)
+        importing.add_graders(["lee"], session=session, role="lead")
+        t.create_batch("week1", scale="0-3", depth=3, overlap=2, graders=graders, session=session, seed=4, gold_rate=0.2)
+        play_graders("week1", session=session, out_dir=tmp_path)
+        run_consensus(session=session, batch="week1", method="median")
+        t.create_batch("week2", scale="0-3", depth=10, overlap=2, graders=graders, session=session, seed=5)
+    ws = Workspace(db, "week2")
+    start = m.utcnow()
+    with session_scope(db.engine) as session:
+        for grader in graders:
+            for i in range(6):
+                item = t.next_item("week2", grader=grader, session=session)
+                assert item is not None
+                t.save_grade("week2", item.item_id, i % 4, grader=grader, session=session)
+            item = t.next_item("week2", grader=grader, session=session)
+            assert item is not None
+            t.skip_item("week2", item.item_id, grader=grader, session=session, reason="page did not load")
+        rows = session.execute(select(m.Judgment.id).where(m.Judgment.batch == "week2").order_by(m.Judgment.id)).scalars()
+        for n, row in enumerate(rows):
+            session.execute(update(m.Judgment).where(m.Judgment.id == row)
+                            .values(created_at=start + timedelta(seconds=9 * n + (n % 6) * 3)))
+    return ws
+
+
 def test_every_admin_page_at_desktop_and_phone_width(browser, serve, sqlite_db, tmp_path):  # noqa: F811
-    ws = graded_two_ways(sqlite_db, tmp_path)
+    ws = quality_workspace(sqlite_db, tmp_path)
     server = serve(sqlite_db)
     page = browser.new_page(viewport={"width": 1280, "height": 900}, bypass_csp=True)  # axe is injected inline
     sign_in(page, server, ws, "lee")
@@ -72,6 +123,15 @@ def test_every_admin_page_at_desktop_and_phone_width(browser, serve, sqlite_db, 
         page.goto(f"{server.base}{path}")
         for width in (1280, 390):
             check_page(page, tmp_path, name, width)
+    page.goto(f"{server.base}/lead/create-batch")
+    page.fill("#batch", "week3")
+    for grader in ("ana", "ben", "chloe"):
+        page.check(f"input[name=graders][value={grader}]")
+    page.fill("#gold_rate", "0.1")
+    with page.expect_navigation():
+        page.click("#preview-button")
+    for width in (1280, 390):
+        check_page(page, tmp_path, "create-batch-preview", width)
     page.close()
 
 
