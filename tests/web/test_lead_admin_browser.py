@@ -147,24 +147,27 @@ def test_a_lead_afternoon_without_a_terminal(browser, serve, sqlite_db, tmp_path
     bad.write_text("query_id,text,query_type\nq9,a,x\nq9,b,y\n")
     before = counts(sqlite_db)
     page.set_input_files("#queries-file", str(bad))
-    with page.expect_navigation():
-        page.click("#upload-queries button")
+    page.click("#upload-queries button")
+    page.wait_for_selector("#error")
+    assert page.url == f"{server.base}/lead/data"
     assert page.inner_text("#error") == ("Error: queries.csv:3: duplicate query_id (query_id='q9'), first seen "
                                          "at line 2")
     assert counts(sqlite_db) == before
 
     good = tmp_path / "more-queries.csv"
     good.write_text("query_id,text,query_type\n" + "".join(f"n{i},question {i},navigational\n" for i in range(2000)))
+    held = []
+    page.route("**/lead/data/queries", lambda route: held.append(route))  # the answer waits
     page.set_input_files("#queries-file", str(good))
-    # First a submit the test cancels (the page's own listener runs before the test's): the state it shows
-    page.evaluate("() => document.querySelector('#upload-queries form').addEventListener('submit', e => e.preventDefault())")
     page.click("#upload-queries button")
-    size_kb = good.stat().st_size / 1024
-    assert page.evaluate(IMPORTING) == {"text": f"Importing more-queries.csv ({size_kb:.1f} KB)…", "disabled": True}
-    page.goto(f"{server.base}/lead/data")
-    page.set_input_files("#queries-file", str(good))
+    while not held:
+        page.wait_for_timeout(50)
+    expected = f"Importing more-queries.csv ({good.stat().st_size / 1024:.1f} KB)…"
+    page.wait_for_function("(text) => document.querySelector('#upload-queries .importing').innerText.trim() === text",
+                           arg=expected, timeout=10_000)  # once the file is sent, while the server imports
+    assert page.evaluate(IMPORTING) == {"text": expected, "disabled": True}
     with page.expect_navigation():
-        page.click("#upload-queries button")
+        held[0].continue_()
     assert page.inner_text("#done") == "queries from more-queries.csv: 2000 new, 0 unchanged"
 
     page.click("text=New batch")
