@@ -89,10 +89,11 @@ def grader_activity(*, session: Session, batch: str | None = None) -> Activity:
     code = {n: k for k, n in enumerate(names)}
     j = m.Judgment
     jscope = [j.batch != ""] if batch is None else [j.batch == batch]
-    judged = session.execute(select(m.Grader.name, j.batch, j.created_at, j.source_file)
-                             .join(m.Grader, m.Grader.id == j.grader_id).where(*jscope)).all()
-    counts = Counter(n for n, *_ in judged)
-    timed = [(code[n], bt, _seconds(t)) for n, bt, t, src in judged if src == SESSION_SOURCE and n in code and t]
+    counts = dict(session.execute(select(m.Grader.name, func.count()).select_from(j).join(m.Grader, m.Grader.id == j.grader_id)
+                                  .where(*jscope).group_by(m.Grader.name)).all())
+    timed = [(code[n], bt, _seconds(t)) for n, bt, t in session.execute(
+        select(m.Grader.name, j.batch, j.created_at).join(m.Grader, m.Grader.id == j.grader_id)
+        .where(*jscope, j.source_file == SESSION_SOURCE)) if n in code and t is not None]
     seq = {key: k for k, key in enumerate(sorted({(g, bt) for g, bt, _ in timed}))}
     medians, intervals = median_seconds_per_item(
         np.array([g for g, _, _ in timed], dtype=np.int64), np.array([seq[(g, bt)] for g, bt, _ in timed], dtype=np.int64),
