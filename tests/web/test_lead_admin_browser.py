@@ -9,8 +9,16 @@ Screenshots go to the test's tmp folder; with ``NDCG_LABELING_SCREENSHOTS=DIR`` 
 
 from __future__ import annotations
 
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from sqlalchemy import func, select
 
@@ -18,9 +26,11 @@ from ndcg_labeling.db import models as m
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.pipeline import tasks as t
 from tests.web.conftest import Workspace, graded_two_ways
-from tests.web.test_browser import ARGS, CHROMIUM, screenshot, serve, sign_in  # noqa: F401 (serve: a fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]
 AXE = ROOT / ".venv" / "node" / "node_modules" / "axe-core" / "axe.min.js"
 PAGES = {"create-batch": "/lead/create-batch", "data": "/lead/data", "graders": "/lead/graders",
          "activity": "/lead/activity", "consensus": "/lead/consensus", "downloads": "/lead/downloads"}
@@ -46,6 +56,75 @@ BROKEN_WORDS = """() => { const out = [];
   return out; }"""
 AXE_RUN = """async () => (await axe.run(document, {resultTypes: ['violations']})).violations
   .filter(v => v.impact === 'serious' || v.impact === 'critical').map(v => v.id + ': ' + v.nodes[0].html)"""
+
+
+# The harness of tests/web/test_browser.py, kept here so that this file stands on its own.
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    """``python -m ndcg_labeling serve`` on a free port of 127.0.0.1, stopped at the end."""
+
+    def __init__(self, db_url: str, log: Path) -> None:
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.log = log.open("w")
+        self.proc = subprocess.Popen([sys.executable, "-m", "ndcg_labeling", "serve", "--host", "127.0.0.1",
+                                      "--port", str(self.port), "--db", db_url], cwd=ROOT,
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"serve exited with {self.proc.returncode}: {log.read_text()[-2000:]}")
+            try:
+                httpx.get(f"{self.base}/static/style.css", timeout=1)
+                return
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        raise RuntimeError("serve did not start within 60 s")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.log.close()
+
+
+@pytest.fixture
+def serve(tmp_path) -> Iterator:
+    started: list[Server] = []
+
+    def start(db) -> Server:
+        server = Server(db.url, tmp_path / f"serve-{len(started)}.log")
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+def screenshot(page, tmp_path: Path, name: str) -> Path:
+    path = tmp_path / name
+    page.screenshot(path=str(path), full_page=True)
+    extra = os.environ.get("NDCG_LABELING_SCREENSHOTS")
+    if extra:
+        Path(extra).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(extra) / name)
+    assert path.stat().st_size > 10_000
+    return path
+
+
+def sign_in(page, server: Server, ws, grader: str) -> None:
+    page.goto(f"{server.base}/login?token={ws.token(grader)}")
+    with page.expect_navigation():
+        page.click("#sign-in")
+    assert page.url == f"{server.base}/"
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +193,7 @@ def quality_workspace(db, tmp_path: Path) -> Workspace:
     return ws
 
 
-def test_every_admin_page_at_desktop_and_phone_width(browser, serve, sqlite_db, tmp_path):  # noqa: F811
+def test_every_admin_page_at_desktop_and_phone_width(browser, serve, sqlite_db, tmp_path):
     ws = quality_workspace(sqlite_db, tmp_path)
     server = serve(sqlite_db)
     page = browser.new_page(viewport={"width": 1280, "height": 900}, bypass_csp=True)  # axe is injected inline
@@ -135,7 +214,7 @@ def test_every_admin_page_at_desktop_and_phone_width(browser, serve, sqlite_db, 
     page.close()
 
 
-def test_a_lead_afternoon_without_a_terminal(browser, serve, sqlite_db, tmp_path):  # noqa: F811
+def test_a_lead_afternoon_without_a_terminal(browser, serve, sqlite_db, tmp_path):
     ws = graded_two_ways(sqlite_db, tmp_path)
     server = serve(sqlite_db)
     page = browser.new_page(viewport={"width": 390, "height": 900})
