@@ -20,7 +20,6 @@ from ndcg_labeling.pipeline import tasks as t
 from ndcg_labeling.web.app import create_app
 from tests.conftest import BACKENDS, Database, invoke
 from tests.web.conftest import build_workspace, graded_two_ways
-from tests.web.test_web_pages import sign_in
 
 PAGES = ("/lead/create-batch", "/lead/data", "/lead/graders", "/lead/activity", "/lead/consensus", "/lead/downloads")
 POSTS = ("/lead/create-batch", "/lead/delete-batch", "/lead/consensus", "/lead/graders/add", "/lead/graders/token",
@@ -31,6 +30,16 @@ GETS = (*PAGES, "/lead/downloads/qrels", "/lead/downloads/report.csv", "/lead/do
 # columns that differ between two databases for reasons of time or chance, not of what was done
 VOLATILE = {"id", "created_at", "updated_at", "item_key", "expires_at", "token_sha256", "session_sha256",
             "revoked_at", "seed", "guideline_sha256"}
+
+
+def sign_in(client: TestClient, token: str) -> str:
+    """Follow the sign-in link and press the button; returns the CSRF token of the pages."""
+    page = client.get(f"/login?token={token}")
+    assert page.status_code == 200, page.text
+    nonce = re.search(r'name="nonce" value="([^"]+)"', page.text).group(1)
+    done = client.post("/login", data={"token": token, "nonce": nonce})
+    assert done.status_code == 303 and done.headers["location"] == "/"
+    return re.search(r'name="csrf" value="([^"]+)"', client.get("/").text).group(1)
 
 
 def client_for(db) -> TestClient:
