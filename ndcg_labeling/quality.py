@@ -236,3 +236,46 @@ def gold_gaps(item_query: ArrayLike, gold_query: ArrayLike, rng: np.random.Gener
         free[gap] = False
         out[k] = gap
     return out
+
+
+# --- pace of grading ---------------------------------------------------------------------------------
+
+
+def median_seconds_per_item(grader: ArrayLike, sequence: ArrayLike, seconds: ArrayLike, n_graders: int, *,
+                            max_gap: float = 600.0) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """Per grader: the median number of seconds between two consecutive saved grades, and how many
+    such intervals there were.
+
+    ``grader`` (codes ``0..n_graders-1``), ``sequence`` (one code per grader and batch: intervals are
+    taken within a sequence only) and ``seconds`` (the time each grade was saved) are parallel, in any
+    order. Within a sequence the times are sorted and differenced; an interval longer than ``max_gap``
+    seconds is a pause (a break, another task), not the time of an item, and is left out. A grader
+    with no interval gets NaN and 0. Raises ``ValueError`` for mismatched lengths, codes out of range,
+    non-finite times or a ``max_gap`` that is not positive.
+    """
+    f = "median_seconds_per_item"
+    g = _ints(f, "grader", grader)
+    s = _ints(f, "sequence", sequence)
+    t = np.asarray(seconds, dtype=np.float64)
+    if not (g.shape == s.shape == t.shape):
+        raise ValueError(f"{f}: grader, sequence and seconds must have one length, got {g.size}, {s.size}, {t.size}")
+    if g.size and (g.min() < 0 or g.max() >= n_graders):
+        raise ValueError(f"{f}: grader codes must be in 0..{n_graders - 1}, got {int(g.min())}..{int(g.max())}")
+    if not np.all(np.isfinite(t)):
+        raise ValueError(f"{f}: seconds must be finite")
+    if not max_gap > 0:
+        raise ValueError(f"{f}: max_gap must be positive, got {max_gap}")
+    medians = np.full(n_graders, np.nan)
+    counts = np.zeros(n_graders, dtype=np.int64)
+    if g.size < 2:
+        return medians, counts
+    order = np.lexsort((t, s))
+    g, s, t = g[order], s[order], t[order]
+    gaps = np.diff(t)
+    keep = (s[1:] == s[:-1]) & (g[1:] == g[:-1]) & (gaps <= max_gap)
+    owner, kept = g[1:][keep], gaps[keep]
+    for k in np.unique(owner).tolist():
+        mine = kept[owner == k]
+        medians[k] = float(np.median(mine))
+        counts[k] = mine.size
+    return medians, counts

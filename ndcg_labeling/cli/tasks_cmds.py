@@ -1,4 +1,4 @@
-"""``tasks create | status | list | export | import`` and the interactive ``grade`` command."""
+"""``tasks create | status | list | delete | export | import`` and the interactive ``grade`` command."""
 
 from __future__ import annotations
 
@@ -115,6 +115,17 @@ def list_cmd(fmt: FormatOption = TableFormat.table, db: DbOption = None) -> None
                     columns=["batch", "scale", "items", "graders", "overlap", "progress", "guideline"])
         return
     write_output(render_rows(rows, fmt, columns=columns) or "", None)
+
+
+@tasks_app.command("delete")
+def delete(batch: BatchArg, db: DbOption = None,
+           as_json: Annotated[bool, typer.Option("--json", help="Print the summary as a JSON object.")] = False) -> None:
+    """Delete a batch nobody has graded yet (its items and assignments); refused once anyone graded or skipped."""
+    from ndcg_labeling.pipeline.lead_admin import delete_batch
+
+    with open_session(db) as session:
+        result = delete_batch(batch, session=session)
+    typer.echo(json.dumps(result.as_dict()) if as_json else str(result))
 
 
 @tasks_app.command("export")

@@ -73,6 +73,8 @@ def create_app(engine: Engine | str | None = None) -> FastAPI:
     app.include_router(api.router)
     app.include_router(pages.router)
     app.include_router(lead.router)
+    from ndcg_labeling.web import lead_admin  # the lead's admin pages (create batches, uploads, graders, ...)
+    app.include_router(lead_admin.router)
 
     @app.exception_handler(NdcgLabelingError)
     def project_error(request: Request, exc: NdcgLabelingError) -> Response:

@@ -1,0 +1,291 @@
+"""The lead's admin pages in real Chromium against ``ndcg-labeling serve``: each page at 1280 px and at
+390 px (a phone) without horizontal overflow, every control labelled, no repr or None in the visible
+text, no serious or critical axe-core violation (when axe-core is installed under .venv/node); and a
+lead's afternoon without a terminal: upload (a bad file first), preview and create a batch, make a
+sign-in link, run consensus and open the queue.
+
+Screenshots go to the test's tmp folder; with ``NDCG_LABELING_SCREENSHOTS=DIR`` also to DIR.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import func, select
+
+from ndcg_labeling.db import models as m
+from ndcg_labeling.db.session import session_scope
+from ndcg_labeling.pipeline import tasks as t
+from tests.web.conftest import Workspace, graded_two_ways
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]
+AXE = ROOT / ".venv" / "node" / "node_modules" / "axe-core" / "axe.min.js"
+PAGES = {"create-batch": "/lead/create-batch", "data": "/lead/data", "graders": "/lead/graders",
+         "activity": "/lead/activity", "consensus": "/lead/consensus", "downloads": "/lead/downloads"}
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="chromium is not installed (.ci/run installs it)")]
+
+UNLABELLED = """() => [...document.querySelectorAll('input, select, textarea')]
+  .filter(el => el.type !== 'hidden' && !(el.labels && el.labels.length) && !el.getAttribute('aria-label'))
+  .map(el => el.outerHTML)"""
+OVERFLOW = "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+IMPORTING = """() => { const s = document.querySelector('#upload-queries .importing');
+  return s.hidden ? null : {text: s.innerText.trim(), disabled: document.querySelector('#upload-queries button').disabled}; }"""
+# words of table cells split over two lines ("grade r", "skippe d"): a word whose range has two boxes
+BROKEN_WORDS = """() => { const out = [];
+  for (const cell of document.querySelectorAll('th, td')) {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const m of node.textContent.matchAll(/\\S+/g)) {
+        const r = document.createRange(); r.setStart(node, m.index); r.setEnd(node, m.index + m[0].length);
+        const lines = new Set([...r.getClientRects()].map(b => Math.round(b.top)));
+        if (lines.size > 1) out.push(m[0]);
+      } } }
+  return out; }"""
+AXE_RUN = """async () => (await axe.run(document, {resultTypes: ['violations']})).violations
+  .filter(v => v.impact === 'serious' || v.impact === 'critical').map(v => v.id + ': ' + v.nodes[0].html)"""
+
+
+# The harness of tests/web/test_browser.py, kept here so that this file stands on its own.
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    """``python -m ndcg_labeling serve`` on a free port of 127.0.0.1, stopped at the end."""
+
+    def __init__(self, db_url: str, log: Path) -> None:
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.log = log.open("w")
+        self.proc = subprocess.Popen([sys.executable, "-m", "ndcg_labeling", "serve", "--host", "127.0.0.1",
+                                      "--port", str(self.port), "--db", db_url], cwd=ROOT,
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"serve exited with {self.proc.returncode}: {log.read_text()[-2000:]}")
+            try:
+                httpx.get(f"{self.base}/static/style.css", timeout=1)
+                return
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        raise RuntimeError("serve did not start within 60 s")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.log.close()
+
+
+@pytest.fixture
+def serve(tmp_path) -> Iterator:
+    started: list[Server] = []
+
+    def start(db) -> Server:
+        server = Server(db.url, tmp_path / f"serve-{len(started)}.log")
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+def screenshot(page, tmp_path: Path, name: str) -> Path:
+    path = tmp_path / name
+    page.screenshot(path=str(path), full_page=True)
+    extra = os.environ.get("NDCG_LABELING_SCREENSHOTS")
+    if extra:
+        Path(extra).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(extra) / name)
+    assert path.stat().st_size > 10_000
+    return path
+
+
+def sign_in(page, server: Server, ws, grader: str) -> None:
+    page.goto(f"{server.base}/login?token={ws.token(grader)}")
+    with page.expect_navigation():
+        page.click("#sign-in")
+    assert page.url == f"{server.base}/"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+def check_page(page, tmp_path: Path, name: str, width: int) -> None:
+    page.set_viewport_size({"width": width, "height": 900})
+    page.wait_for_load_state("load")
+    text = page.inner_text("body")
+    for bad in ("None", "<built-in", "object at 0x", "{{"):
+        assert bad not in text, (name, bad)
+    assert page.evaluate(UNLABELLED) == [], name
+    assert page.evaluate(OVERFLOW) <= 0, (name, width)
+    assert page.evaluate(BROKEN_WORDS) == [], (name, width)
+    if AXE.exists():
+        page.add_script_tag(path=str(AXE))
+        assert page.evaluate(AXE_RUN) == [], (name, width)
+    screenshot(page, tmp_path, f"lead-{name}-{width}.png")
+
+
+def counts(db) -> dict[str, int]:
+    return db.counts()
+
+
+def quality_workspace(db, tmp_path: Path) -> Workspace:
+    """The demo's simulated graders (one random, one lenient) on a batch with gold items, a consensus run,
+    and a few grades saved one by one in a second batch (so that the pace has intervals)."""
+    from datetime import timedelta
+
+    from sqlalchemy import update
+
+    from ndcg_labeling.pipeline import importing
+    from ndcg_labeling.pipeline.consensus import run_consensus
+    from ndcg_labeling.pipeline.quality_demo import load_quality_data, play_graders
+
+    graders = ["ana", "ben", "chloe", "dev", "emma"]
+    with session_scope(db.engine) as session:
+        load_quality_data(session=session)
+        importing.add_graders(["lee"], session=session, role="lead")
+        t.create_batch("week1", scale="0-3", depth=3, overlap=2, graders=graders, session=session, seed=4, gold_rate=0.2)
+        play_graders("week1", session=session, out_dir=tmp_path)
+        run_consensus(session=session, batch="week1", method="median")
+        t.create_batch("week2", scale="0-3", depth=10, overlap=2, graders=graders, session=session, seed=5)
+    ws = Workspace(db, "week2")
+    start = m.utcnow()
+    with session_scope(db.engine) as session:
+        for grader in graders:
+            for i in range(6):
+                item = t.next_item("week2", grader=grader, session=session)
+                assert item is not None
+                t.save_grade("week2", item.item_id, i % 4, grader=grader, session=session)
+            item = t.next_item("week2", grader=grader, session=session)
+            assert item is not None
+            t.skip_item("week2", item.item_id, grader=grader, session=session, reason="page did not load")
+        rows = session.execute(select(m.Judgment.id).where(m.Judgment.batch == "week2").order_by(m.Judgment.id)).scalars()
+        for n, row in enumerate(rows):
+            session.execute(update(m.Judgment).where(m.Judgment.id == row)
+                            .values(created_at=start + timedelta(seconds=9 * n + (n % 6) * 3)))
+    return ws
+
+
+def test_every_admin_page_at_desktop_and_phone_width(browser, serve, sqlite_db, tmp_path):
+    ws = quality_workspace(sqlite_db, tmp_path)
+    server = serve(sqlite_db)
+    page = browser.new_page(viewport={"width": 1280, "height": 900}, bypass_csp=True)  # axe is injected inline
+    sign_in(page, server, ws, "lee")
+    for name, path in PAGES.items():
+        page.goto(f"{server.base}{path}")
+        for width in (1280, 390):
+            check_page(page, tmp_path, name, width)
+    page.goto(f"{server.base}/lead/create-batch")
+    page.fill("#batch", "week3")
+    for grader in ("ana", "ben", "chloe"):
+        page.check(f"input[name=graders][value={grader}]")
+    page.fill("#gold_rate", "0.1")
+    with page.expect_navigation():
+        page.click("#preview-button")
+    for width in (1280, 390):
+        check_page(page, tmp_path, "create-batch-preview", width)
+    page.close()
+
+
+def test_a_lead_afternoon_without_a_terminal(browser, serve, sqlite_db, tmp_path):
+    ws = graded_two_ways(sqlite_db, tmp_path)
+    server = serve(sqlite_db)
+    page = browser.new_page(viewport={"width": 390, "height": 900})
+    sign_in(page, server, ws, "lee")
+    page.goto(f"{server.base}/lead")
+    page.click("text=Upload")
+
+    bad = tmp_path / "queries.csv"
+    bad.write_text("query_id,text,query_type\nq9,a,x\nq9,b,y\n")
+    before = counts(sqlite_db)
+    page.set_input_files("#queries-file", str(bad))
+    page.click("#upload-queries button")
+    page.wait_for_selector("#error")
+    assert page.url == f"{server.base}/lead/data"
+    assert page.inner_text("#error") == ("Error: queries.csv:3: duplicate query_id (query_id='q9'), first seen "
+                                         "at line 2")
+    assert counts(sqlite_db) == before
+
+    good = tmp_path / "more-queries.csv"
+    good.write_text("query_id,text,query_type\n" + "".join(f"n{i},question {i},navigational\n" for i in range(2000)))
+    held = []
+    page.route("**/lead/data/queries", lambda route: held.append(route))  # the answer waits
+    page.set_input_files("#queries-file", str(good))
+    page.click("#upload-queries button")
+    while not held:
+        page.wait_for_timeout(50)
+    expected = f"Importing more-queries.csv ({good.stat().st_size / 1024:.1f} KB)…"
+    page.wait_for_function("(text) => document.querySelector('#upload-queries .importing').innerText.trim() === text",
+                           arg=expected, timeout=10_000)  # once the file is sent, while the server imports
+    assert page.evaluate(IMPORTING) == {"text": expected, "disabled": True}
+    with page.expect_navigation():
+        held[0].continue_()
+    assert page.inner_text("#done") == "queries from more-queries.csv: 2000 new, 0 unchanged"
+
+    page.click("text=New batch")
+    page.fill("#batch", "week2")
+    page.fill("#depth", "5")
+    page.fill("#overlap", "1")
+    page.check("input[name=graders][value=ann]")
+    page.check("input[name=graders][value=bob]")
+    with page.expect_navigation():
+        page.click("#preview-button")
+    preview = page.inner_text("#preview")
+    with sqlite_db.engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(m.GradingBatch)).scalar_one() == 1
+    items = int(preview.split("items to grade")[0].split()[-1])
+    with page.expect_navigation():
+        page.click("#create-button")
+    assert page.inner_text("#done").startswith(f"batch week2: {items} items")
+    screenshot(page, tmp_path, "lead-create-done-390.png")
+
+    page.click("text=Graders")
+    page.select_option("#token-grader", "ann")
+    with page.expect_navigation():
+        page.click("#token-form button")
+    link = page.input_value("#issued-url")
+    assert link.startswith(f"{server.base}/login?token=")
+    screenshot(page, tmp_path, "lead-graders-link-390.png")
+
+    page.click("text=Consensus")
+    page.select_option("#method", "median")
+    with page.expect_navigation():
+        page.click("#run-consensus")
+    flagged = page.inner_text("#adjudicate-link")
+    assert flagged.startswith("Open the adjudication queue (") and not flagged.startswith("Open the adjudication queue (0")
+    with page.expect_navigation():
+        page.click("#adjudicate-link")
+    assert page.url == f"{server.base}/lead/adjudication"
+    assert page.query_selector("#queue tbody tr") is not None
+
+    grader = browser.new_page()
+    sign_in(grader, server, ws, "ann")
+    for path in PAGES.values():
+        assert grader.goto(f"{server.base}{path}").status == 403, path
