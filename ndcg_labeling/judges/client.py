@@ -155,7 +155,7 @@ class ChatClient:
     def _wait(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
             return min(retry_after, self.endpoint.max_wait)
-        return min(self.endpoint.backoff * 2**attempt * (0.5 + random.random() / 2), self.endpoint.max_wait)
+        return float(min(self.endpoint.backoff * 2**attempt * (0.5 + random.random() / 2), self.endpoint.max_wait))
 
     async def complete(self, body: dict[str, Any]) -> ChatAnswer:
         """Send one request (retrying as the module docstring says) and return the answer."""
