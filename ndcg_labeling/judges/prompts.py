@@ -18,7 +18,9 @@ placeholders again, so text in a document cannot add or change one. The placehol
 
 ``{{query}}`` and ``{{body}}`` are required in a template file; an unknown name is an error naming
 the file and line. Nothing else of an item reaches a prompt: no rank, score, system, item position or
-other grader's grade (position-blind, like people). A template's hash is the sha256 of its system and
+other grader's grade (position-blind, like people). In the item's texts the section tags of the
+built-in template (``<document>``, ``</query>``, ...) are written with square brackets, so a document
+cannot close its own section and speak as the prompt. A template's hash is the sha256 of its system and
 user text; its version is ``umbrela-<n>`` for the built-in one, else the value of a ``Version:`` line
 of the file's first lines (``file`` when none).
 """
@@ -37,6 +39,7 @@ PLACEHOLDERS: tuple[str, ...] = ("guideline", "scale", "min_grade", "max_grade",
                                  "url", "body")
 REQUIRED: tuple[str, ...] = ("query", "body")
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+_SECTION_TAG = re.compile(r"<(/?)\s*(document|query|guidelines)\s*>", re.IGNORECASE)
 _VERSION = re.compile(r"^\s*Version:\s*(\S+)\s*$", re.MULTILINE)
 CUT_MARK = " [... cut]"
 UMBRELA_VERSION = "umbrela-1"
@@ -157,13 +160,19 @@ def grade_lines(guideline: Guideline) -> str:
     return "\n".join(f"{g.grade} = {g.name}: {g.definition}" for g in reversed(guideline.grades))
 
 
+def _inert(value: str) -> str:
+    """An item's text with the section tags of the built-in template written in square brackets
+    (``</document>`` -> ``[/document]``), so a document cannot close its own section."""
+    return _SECTION_TAG.sub(lambda mt: f"[{mt.group(1)}{mt.group(2).lower()}]", value)
+
+
 def render(template: PromptTemplate, guideline: Guideline, item: ItemText, *, max_doc_chars: int) -> list[dict[str, str]]:
     """The chat messages of one item: ``[{"role": "system", ...}, {"role": "user", ...}]`` (no system
     message when the template has none)."""
     values = {"guideline": guideline.text.strip(), "scale": guideline.scale,
               "min_grade": str(guideline.grades[0].grade), "max_grade": str(guideline.grades[-1].grade),
-              "grades": grade_lines(guideline), "query": item.query, "title": item.title, "url": item.url,
-              "body": cut_body(item.body, max_doc_chars)}
+              "grades": grade_lines(guideline), "query": _inert(item.query), "title": _inert(item.title),
+              "url": _inert(item.url), "body": _inert(cut_body(item.body, max_doc_chars))}
 
     def fill(text: str) -> str:
         return _PLACEHOLDER.sub(lambda mt: values.get(mt.group(1), mt.group(0)), text)

@@ -171,7 +171,12 @@ def run_judge(*, engine: Engine, settings: JudgeSettings, progress: Callable[[in
     """Grade the judge's open items of the batch (module docstring). ``progress(done, total)`` after each
     stored answer. Ctrl+C returns the summary with ``interrupted=True``; what was answered is stored."""
     _check(settings)
-    plan = run_in_transaction(engine, lambda s: _plan(settings, session=s))
+    if settings.dry_run:  # nothing is written: the judge's order is worked out and rolled back
+        with Session(engine) as session:
+            plan = _plan(settings, session=session)
+            session.rollback()
+    else:
+        plan = run_in_transaction(engine, lambda s: _plan(settings, session=s))
     summary = JudgeRunSummary(settings.batch, settings.grader, settings.model,
                               f"{plan.template.name} {plan.template.version}", items=len(plan.items),
                               already_done=plan.done, already_skipped=plan.skipped, dry_run=settings.dry_run)
