@@ -7,8 +7,9 @@ version the batch recorded), the query, the document's title, URL and body (cut 
 Each request's cache key is the sha256 of (model, base URL, prompt hash, parameters) (see
 :mod:`ndcg_labeling.judges.client`). Before sending, the judge's open items whose key is already
 answered are stored from the cache, so a rerun sends no request for them. Each answer is stored as it
-arrives, with its judgment (or its skip), in a transaction of its own: Ctrl+C or a kill loses at
-most the answers in flight, and a rerun resumes with the rest. A run's token usage and cost are the
+arrives, with its judgment (or its skip), in a short transaction (one per answer when the database keeps
+pace; else one for the answers that arrived during the previous commit): Ctrl+C loses only the
+requests in flight, a kill at most those and the answers of one commit, and a rerun resumes. A run's token usage and cost are the
 sums over the answers it stored (so an interrupted run's usage is known too).
 """
 
@@ -230,19 +231,21 @@ def _send(engine: Engine, settings: JudgeSettings, plan: _Plan, todo: list[Job],
     total = sum(len(job.ref) for job in todo)
     stored = [0]
 
-    def on_outcome(outcome: Outcome) -> None:
+    def on_outcomes(outcomes: list[Outcome]) -> None:
         def work(session: Session) -> None:
-            messages = outcome.job.body["messages"]
-            prompt_hash = chat.prompt_sha256(messages)
-            rid = store.store_response(outcome.job.key, session=session, run_id=run_id, model=settings.model,
-                                       base_url=base_url, prompt_sha256=prompt_hash, status=outcome.status,
-                                       grade=outcome.grade, raw=outcome.raw, reason=outcome.reason,
-                                       tokens=(outcome.prompt_tokens, outcome.completion_tokens))
-            for item in outcome.job.ref:
-                store.apply_answer(item, session=session, batch=plan.batch, grader_id=plan.grader_id, response_id=rid,
-                                   grade=outcome.grade, reason=outcome.reason, prompt_sha256=prompt_hash, prov=prov)
+            for outcome in outcomes:
+                messages = outcome.job.body["messages"]
+                prompt_hash = chat.prompt_sha256(messages)
+                rid = store.store_response(outcome.job.key, session=session, run_id=run_id, model=settings.model,
+                                           base_url=base_url, prompt_sha256=prompt_hash, status=outcome.status,
+                                           grade=outcome.grade, raw=outcome.raw, reason=outcome.reason,
+                                           tokens=(outcome.prompt_tokens, outcome.completion_tokens))
+                for item in outcome.job.ref:
+                    store.apply_answer(item, session=session, batch=plan.batch, grader_id=plan.grader_id,
+                                       response_id=rid, grade=outcome.grade, reason=outcome.reason,
+                                       prompt_sha256=prompt_hash, prov=prov)
         run_in_transaction(engine, work)
-        stored[0] += len(outcome.job.ref)
+        stored[0] += sum(len(outcome.job.ref) for outcome in outcomes)
         if progress is not None:
             progress(stored[0], total)
 
@@ -250,7 +253,7 @@ def _send(engine: Engine, settings: JudgeSettings, plan: _Plan, todo: list[Job],
                              rate=settings.rate_limit)
     finished = False
     try:
-        stats = run_jobs(todo, endpoint, get_scale(plan.batch.scale).values, on_outcome,
+        stats = run_jobs(todo, endpoint, get_scale(plan.batch.scale).values, on_outcomes,
                          concurrency=settings.concurrency, transport=transport)
         summary.sent, summary.http_requests, summary.http_retries = stats.sent, stats.http_requests, stats.http_retries
         finished = True
