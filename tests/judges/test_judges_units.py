@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from email.utils import format_datetime
 from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 
 import httpx
 import pytest
