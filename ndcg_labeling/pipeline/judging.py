@@ -147,6 +147,8 @@ def _check(settings: JudgeSettings) -> None:
             raise NdcgLabelingError(f"{name} must be 0 or more, got {price}")
     if settings.rate_limit is not None and settings.rate_limit <= 0:
         raise NdcgLabelingError(f"--rate-limit must be above 0, got {settings.rate_limit}")
+    if settings.max_doc_chars < 1:
+        raise NdcgLabelingError(f"--max-doc-chars must be at least 1, got {settings.max_doc_chars}")
     chat.normalize_base_url(settings.base_url)
     if not settings.model.strip():
         raise NdcgLabelingError("--model must name a model")
