@@ -83,6 +83,7 @@ def consensus_cmd(
     include_models: IncludeModels = False,
     exclude_untrusted: Annotated[bool, typer.Option("--exclude-untrusted", help="Leave out graders whose gold accuracy is below --min-accuracy (>= 5 gold answers).")] = False,
     min_accuracy: Annotated[float, typer.Option("--min-accuracy", help="Gold accuracy a trusted grader needs (0..1).")] = 0.7,
+    judge_fills: Annotated[str | None, typer.Option("--judge-fills", help="A model judge fills items with fewer human grades than the batch's overlap, on the query types its calibration says agree (needs --batch).")] = None,
     fmt: FormatOption = TableFormat.table,
     db: DbOption = None,
 ) -> None:
@@ -93,7 +94,8 @@ def consensus_cmd(
         summary = run_consensus(session=session, batch=batch, method=method.value, tie=tie.value,
                                 min_graders=min_graders, max_spread=max_spread, point=point.value,
                                 progress=progress, include_models=include_models,
-                                exclude_untrusted=exclude_untrusted, min_accuracy=min_accuracy)
+                                exclude_untrusted=exclude_untrusted, min_accuracy=min_accuracy,
+                                judge_fills=judge_fills)
     if fmt is TableFormat.json:
         typer.echo(json.dumps(summary.as_dict()))
         return

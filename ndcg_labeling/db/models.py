@@ -144,6 +144,9 @@ class ConsensusLabel(Base):
     needs_adjudication: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
     reason: Mapped[str | None] = mapped_column(String(128))
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    # revision 0011: the model grader whose grades filled items with too few human grades
+    # (``consensus --judge-fills``); None: people's grades only
+    filled_by: Mapped[str | None] = mapped_column(String(128))
 
 
 # --- revision 0002: position-blind grading batches --------------------------------------------
@@ -289,4 +292,88 @@ class GoldAnswer(Base):
     assignment_id: Mapped[int] = mapped_column(ForeignKey("assignments.id", ondelete="CASCADE"), unique=True)
     grade: Mapped[int] = mapped_column(Integer)
     source_file: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+# --- revision 0011: LLM judges that run ----------------------------------------------------------------
+
+
+class JudgeRun(Base):
+    """One ``judge run``: the endpoint, the template, the parameters, the counts, tokens and cost.
+
+    ``finished_at`` is NULL for a run that was interrupted (its answers are stored all the same)."""
+
+    __tablename__ = "judge_runs"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    batch_id: Mapped[int] = mapped_column(ForeignKey("grading_batches.id", ondelete="CASCADE"), index=True)
+    grader_id: Mapped[int] = mapped_column(ForeignKey("graders.id"))
+    model: Mapped[str] = mapped_column(String(256))
+    base_url: Mapped[str] = mapped_column(Text)
+    template_name: Mapped[str] = mapped_column(String(256))
+    template_version: Mapped[str] = mapped_column(String(64))
+    template_sha256: Mapped[str] = mapped_column(String(64))
+    temperature: Mapped[float] = mapped_column(Float)
+    params: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    n_items: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    n_cached: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    n_sent: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    n_graded: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    n_skipped: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    prompt_tokens: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    completion_tokens: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    price_in: Mapped[float | None] = mapped_column(Float)  # per million prompt tokens
+    price_out: Mapped[float | None] = mapped_column(Float)  # per million completion tokens
+    cost: Mapped[float | None] = mapped_column(Float)
+    started_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime)
+
+
+class JudgeResponse(Base):
+    """The cache: one final answer per request key (sha256 of model, base URL, prompt hash and
+    parameters). ``grade`` is NULL for an answer that did not parse (``raw`` keeps it)."""
+
+    __tablename__ = "judge_responses"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    cache_key: Mapped[str] = mapped_column(String(64), unique=True)
+    run_id: Mapped[int | None] = mapped_column(ForeignKey("judge_runs.id", ondelete="SET NULL"), index=True)
+    model: Mapped[str] = mapped_column(String(256))
+    base_url: Mapped[str] = mapped_column(Text)
+    prompt_sha256: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(16))
+    grade: Mapped[int | None] = mapped_column(Integer)
+    raw: Mapped[str] = mapped_column(Text)
+    reason: Mapped[str | None] = mapped_column(Text)
+    prompt_tokens: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    completion_tokens: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class JudgmentProvenance(Base):
+    """Where a model grader's judgment came from: the run, the answer, model, prompt and template."""
+
+    __tablename__ = "judgment_provenance"
+    judgment_id: Mapped[int] = mapped_column(ForeignKey("judgments.id", ondelete="CASCADE"), primary_key=True)
+    run_id: Mapped[int | None] = mapped_column(ForeignKey("judge_runs.id", ondelete="SET NULL"), index=True)
+    response_id: Mapped[int | None] = mapped_column(ForeignKey("judge_responses.id", ondelete="SET NULL"))
+    model: Mapped[str] = mapped_column(String(256))
+    prompt_sha256: Mapped[str] = mapped_column(String(64))
+    template_version: Mapped[str] = mapped_column(String(64))
+    template_sha256: Mapped[str] = mapped_column(String(64))
+    temperature: Mapped[float] = mapped_column(Float)
+
+
+class CalibrationVerdict(Base):
+    """A verdict of ``calibrate --judge``: per scope (``all`` or a query type), whether the judge agrees
+    with people; the newest verdict of a (judge, scope) is in force for ``consensus --judge-fills``."""
+
+    __tablename__ = "calibration_verdicts"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    grader_id: Mapped[int] = mapped_column(ForeignKey("graders.id", ondelete="CASCADE"), index=True)
+    batch: Mapped[str] = mapped_column(String(128), default="", server_default="")
+    scope: Mapped[str] = mapped_column(String(128))
+    agrees: Mapped[bool] = mapped_column(Boolean)
+    kappa: Mapped[float | None] = mapped_column(Float)
+    tau: Mapped[float | None] = mapped_column(Float)
+    n: Mapped[int] = mapped_column(Integer)
+    verdict: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)

@@ -3,16 +3,21 @@
 Two comparisons, overall and per query type:
 
 * **labels**: on the (query, document) pairs both the judge and people labelled, the judge's grade
-  against the human consensus (the median of the human graders' grades, ties to the lower grade; the
-  judge's own grades never count in it): quadratic-weighted Cohen's kappa, exact agreement, mean
-  absolute error, the confusion matrix (rows people, columns the judge) and n;
+  against the team's **stored** labels in force (issue 28): the newest adjudication, else the stored
+  consensus value (``ndcg-labeling consensus``) rounded to the nearest grade. So the graders that
+  ``consensus --exclude-untrusted`` left out are left out here too, and a grader ``graders quality``
+  marks untrusted no longer sways the comparison (before issue 28 this was a new median of every
+  human grade). Labels a judge filled (``consensus --judge-fills``) never count. Quadratic-weighted
+  Cohen's kappa, exact agreement, mean absolute error, the confusion matrix (rows people, columns the
+  judge) and n;
 * **system ranking**: every stored system scored with ``metric`` (default ndcg@10) once with the human
   labels and once with the judge's, on the same pairs (the other documents count as unjudged, i.e.
   not relevant); Kendall's tau-b between the systems' mean scores under the two, and the largest
   change of a system's rank.
 
 The statistics are the kernels of :mod:`ndcg_labeling.quality`; the metric is
-:func:`ndcg_labeling.metrics.compute_metrics`.
+:func:`ndcg_labeling.metrics.compute_metrics`. Every verdict is stored (:func:`store_verdicts`); the
+newest per (judge, query type) gates ``consensus --judge-fills``.
 """
 
 from __future__ import annotations
@@ -26,12 +31,10 @@ from numpy.typing import NDArray
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ndcg_labeling.choices import ConsensusMethod, TieRule
-from ndcg_labeling.consensus import consensus
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import reads
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
-from ndcg_labeling.pipeline.agreement import NO_QUERY_TYPE, load_grades
+from ndcg_labeling.pipeline.agreement import NO_QUERY_TYPE, selection_scale
 from ndcg_labeling.pipeline.lookups import require_grader
 from ndcg_labeling.quality import confusion_matrix, kendall_tau_b, rank_positions, weighted_kappa
 
@@ -76,14 +79,44 @@ def _num(value: float) -> float | None:
     return None if math.isnan(value) else round(float(value), 4)
 
 
+def _stored_human_labels(*, session: Session, scale: str, batch: str | None) -> tuple[NDArray[np.int64],
+                                                                                      NDArray[np.int64]]:
+    """The team's stored labels in force on ``scale`` (keys query * span + document, sorted; grades):
+    the newest adjudication, else the stored consensus value rounded to the nearest grade. Labels a
+    judge filled (``consensus --judge-fills``) are not people's and are left out; with ``batch``, only
+    that batch's consensus labels (and adjudications of their pairs) count."""
+    label = m.ConsensusLabel
+    stmt = select(label.query_id, label.document_id, label.value).where(
+        label.value.is_not(None), label.filled_by.is_(None), label.scale == scale)
+    if batch is not None:
+        stmt = stmt.where(label.batch == batch)
+    cons = reads.fetch_array(stmt, 3, session=session, dtype=np.float64)
+    keys = cons[:, 0].astype(np.int64) * _SPAN + cons[:, 1].astype(np.int64)
+    values = np.rint(cons[:, 2]).astype(np.int64)
+    rows = reads.effective_label_rows(session=session)  # the one rule of the label in force
+    adj_keys = (rows.query * _SPAN + rows.document)[rows.adjudicated]
+    adj_values = np.rint(rows.value[rows.adjudicated]).astype(np.int64)
+    if batch is not None:
+        inside = np.isin(adj_keys, keys)
+        adj_keys, adj_values = adj_keys[inside], adj_values[inside]
+    keep = ~np.isin(keys, adj_keys)
+    keys, values = np.concatenate([keys[keep], adj_keys]), np.concatenate([values[keep], adj_values])
+    order = np.argsort(keys, kind="stable")
+    return keys[order], values[order]
+
+
 def _common_pairs(judge: m.Grader, *, batch: str | None, session: Session) -> _Pairs:
-    """Human consensus (median, ties low) and the judge's newest grade on the pairs both labelled."""
-    sel = load_grades(session=session, batch=batch, include_models=False, exclude_graders=[judge.id])
-    result = consensus(sel.item, sel.grader, sel.grade, sel.scale.values, ConsensusMethod.median, tie=TieRule.low,
-                       min_graders=1, max_spread=None, n_items=sel.n_items)
-    human_keys = sel.item_query_id * _SPAN + sel.item_document_id
+    """The team's stored labels (:func:`_stored_human_labels`) and the judge's newest grade on the pairs
+    both labelled."""
+    scale = selection_scale(session=session, batch=batch, include_models=True, exclude_graders=[])
+    human_keys, human_values = _stored_human_labels(session=session, scale=scale.name, batch=batch)
+    if human_keys.size == 0:
+        raise NotFoundError(f"no stored consensus labels on scale {scale.name}"
+                            f"{f' of batch {batch!r}' if batch else ''} to calibrate against: run `ndcg-labeling "
+                            f"consensus{f' --batch {batch}' if batch else ''}` first (with --exclude-untrusted to "
+                            f"leave out the graders gold items mark untrusted)")
     j = m.Judgment
-    stmt = select(j.query_id, j.document_id, j.grade, j.id).where(j.grader_id == judge.id, j.scale == sel.scale.name)
+    stmt = select(j.query_id, j.document_id, j.grade, j.id).where(j.grader_id == judge.id, j.scale == scale.name)
     if batch is not None:
         stmt = stmt.where(j.batch == batch)
     rows = reads.fetch_array(stmt.order_by(j.id), 4, session=session, dtype=np.int64)
@@ -93,12 +126,12 @@ def _common_pairs(judge: m.Grader, *, batch: str | None, session: Session) -> _P
     judge_grade = rows[len(rows) - 1 - last_rev, 2]
     common, hi, ji = np.intersect1d(human_keys, uniq, assume_unique=True, return_indices=True)
     if common.size == 0:
-        raise NotFoundError(f"no (query, document) labelled both by {judge.name} and by human graders on scale "
-                            f"{sel.scale.name}{f' in batch {batch!r}' if batch else ''}: nothing to calibrate")
+        raise NotFoundError(f"no (query, document) labelled both by {judge.name} and by the stored consensus on scale "
+                            f"{scale.name}{f' in batch {batch!r}' if batch else ''}: nothing to calibrate")
     qtypes = {qid: (t or NO_QUERY_TYPE) for qid, _ext, t in reads.query_rows(session=session)}
     qtype = np.array([qtypes[int(q)] for q in (common // _SPAN)], dtype=str)
-    return _Pairs(keys=common, human=np.rint(result.value[hi]).astype(np.int64), judge=judge_grade[ji].astype(np.int64),
-                  qtype=qtype, values=sel.scale.values, scale=sel.scale.name)
+    return _Pairs(keys=common, human=human_values[hi], judge=judge_grade[ji].astype(np.int64),
+                  qtype=qtype, values=scale.values, scale=scale.name)
 
 
 def _per_query_scores(pairs: _Pairs, labels: NDArray[np.int64], rank_rows: NDArray[np.int64],
@@ -207,5 +240,31 @@ def calibrate(*, session: Session, judge: str, batch: str | None = None, by: str
         row = {"scope": scope, **_label_stats(pairs, idx), **_ranking_stats(human, judged, cols, names)}
         row["verdict"] = _verdict(judge_obj.name, row)
         rows.append(row)
+    store_verdicts(judge_obj, rows, batch=batch, session=session)
     return CalibrationReport(judge=judge_obj.name, batch=batch, by=by, metric=parsed.name, scale=pairs.scale,
                              rows=rows, verdicts=[r["verdict"] for r in rows])
+
+
+def _agrees(row: dict[str, Any]) -> bool:
+    kappa, tau = row["kappa"], row["tau"]
+    return kappa is not None and kappa >= MIN_KAPPA and (tau is None or tau >= MIN_TAU)
+
+
+def store_verdicts(judge: m.Grader, rows: list[dict[str, Any]], *, batch: str | None, session: Session) -> None:
+    """Store one verdict per row (scope ``all`` or a query type) in the caller's transaction."""
+    now = m.utcnow()
+    session.add_all([m.CalibrationVerdict(grader_id=judge.id, batch=batch or "", scope=str(r["scope"]),
+                                          agrees=_agrees(r), kappa=r["kappa"], tau=r["tau"], n=int(r["n"]),
+                                          verdict=r["verdict"], created_at=now) for r in rows])
+    session.flush()
+
+
+def agreeing_query_types(judge: m.Grader, *, session: Session) -> set[str]:
+    """The query types whose newest stored verdict for ``judge`` says it agrees with people."""
+    v = m.CalibrationVerdict
+    rows = session.execute(select(v.scope, v.agrees).where(v.grader_id == judge.id, v.scope != "all")
+                           .order_by(v.id)).all()
+    newest: dict[str, bool] = {}
+    for scope, agrees in rows:
+        newest[str(scope)] = bool(agrees)
+    return {scope for scope, agrees in newest.items() if agrees}

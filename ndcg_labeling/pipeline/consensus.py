@@ -45,7 +45,7 @@ ROUNDINGS: tuple[str, ...] = tuple(r.value for r in QrelsRounding)
 EFFECTIVE_COLUMNS: tuple[str, ...] = ("query_id", "doc_id", "value", "query_type", "source")
 
 LABEL_COLUMNS = ["query_id", "document_id", "value", "method", "scale", "batch", "n_graders", "spread",
-                 "needs_adjudication", "reason", "created_at"]
+                 "needs_adjudication", "reason", "created_at", "filled_by"]
 
 
 @dataclass
@@ -64,6 +64,7 @@ class ConsensusSummary:
     excluded: dict[str, int] = field(default_factory=dict)  # untrusted grader -> judgments left out
     models_left_out: dict[str, int] = field(default_factory=dict)  # model grader -> judgments left out
     exclude_untrusted: bool = False
+    judge_fill: Any = None  # a JudgeFill with --judge-fills (pipeline/judge_fills.py)
 
     def __str__(self) -> str:
         scope = f"batch {self.batch!r}" if self.batch is not None else "all judgments"
@@ -80,6 +81,8 @@ class ConsensusSummary:
         if self.models_left_out:
             text += (f"; {sum(self.models_left_out.values())} judgments of model graders not counted "
                      f"({', '.join(self.models_left_out)}; --include-models counts them)")
+        if self.judge_fill is not None:
+            text += "; " + _judge_fill_text(self.judge_fill)
         return text
 
     def as_rows(self) -> list[dict[str, Any]]:
@@ -94,7 +97,17 @@ class ConsensusSummary:
                 "flagged": self.flagged, "replaced": self.replaced, "n_grades": self.n_grades,
                 "by_reason": dict(self.by_reason), "n_superseded": self.n_superseded,
                 "exclude_untrusted": self.exclude_untrusted, "excluded": dict(self.excluded),
-                "n_excluded": sum(self.excluded.values()), "models_left_out": dict(self.models_left_out)}
+                "n_excluded": sum(self.excluded.values()), "models_left_out": dict(self.models_left_out),
+                "judge_fills": self.judge_fill.as_dict() if self.judge_fill is not None else None}
+
+
+def _judge_fill_text(fill: Any) -> str:
+    filled = ", ".join(f"{t}: {n}" for t, n in sorted(fill.by_type.items())) or "none"
+    text = f"{int(fill.filled.sum())} items filled by judge {fill.judge} ({filled})"
+    if fill.left_short:
+        text += ("; items left short, no 'agrees' verdict for their query type: "
+                 + ", ".join(f"{t}: {n}" for t, n in sorted(fill.left_short.items())))
+    return text
 
 
 def _floats_or_none(values: NDArray[np.float64]) -> list[float | None]:
@@ -110,7 +123,8 @@ def _floats_or_none(values: NDArray[np.float64]) -> list[float | None]:
 def run_consensus(*, session: Session, batch: str | None = None, method: str = "median", tie: str = "low",
                   min_graders: int = 2, max_spread: int | None = 1, point: str = "mean",
                   progress: Callable[[int], None] | None = None, include_models: bool = False,
-                  exclude_untrusted: bool = False, min_accuracy: float = 0.7) -> ConsensusSummary:
+                  exclude_untrusted: bool = False, min_accuracy: float = 0.7,
+                  judge_fills: str | None = None) -> ConsensusSummary:
     """Compute and store one consensus label per graded (query, document) of the selection.
 
     ``batch``: only that batch's grades count and the labels are stored with that batch name; ``None``:
@@ -142,6 +156,11 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
     sel = load_grades(session=session, batch=batch, include_models=include_models, exclude_graders=list(untrusted))
     excluded = left_out_judgments(session=session, batch=batch, include_models=True, exclude_graders=list(untrusted))
     models = left_out_judgments(session=session, batch=batch, include_models=include_models)
+    fill = None
+    if judge_fills is not None:
+        from ndcg_labeling.pipeline.judge_fills import fill_with_judge
+
+        sel, fill = fill_with_judge(sel, judge=judge_fills, batch=batch, session=session)
     result = consensus(sel.item, sel.grader, sel.grade, sel.scale.values, method_c, tie=tie_c,
                        min_graders=min_graders, max_spread=max_spread, point=point_c, n_items=sel.n_items)
 
@@ -161,7 +180,7 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
     rows = zip(sel.item_query_id.tolist(), sel.item_document_id.tolist(),
                _floats_or_none(result.value), [method] * n, [sel.scale.name] * n,
                [batch or ""] * n, result.n_graders.tolist(), _floats_or_none(result.spread),
-               result.needs_adjudication.tolist(), reasons, [now] * n, strict=True)
+               result.needs_adjudication.tolist(), reasons, [now] * n, _filled_by(fill, n), strict=True)
     written = repo.bulk_insert(label, LABEL_COLUMNS, rows, session=session, progress=progress)
 
     by_reason: Counter[str] = Counter()
@@ -172,7 +191,14 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
     return ConsensusSummary(method=method, scale=sel.scale.name, batch=batch, items=written,
                             flagged=int(result.needs_adjudication.sum()), replaced=int(replaced),
                             n_grades=sel.n_grades, by_reason=dict(by_reason), n_superseded=sel.n_superseded,
-                            excluded=excluded, models_left_out=models, exclude_untrusted=exclude_untrusted)
+                            excluded=excluded, models_left_out=models, exclude_untrusted=exclude_untrusted,
+                            judge_fill=fill)
+
+
+def _filled_by(fill: Any, n: int) -> list[str | None]:
+    if fill is None:
+        return [None] * n
+    return [fill.judge if f else None for f in fill.filled.tolist()]
 
 
 # --- adjudication --------------------------------------------------------------------------------

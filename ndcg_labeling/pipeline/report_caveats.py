@@ -98,6 +98,17 @@ def top_k_positions(rank_rows: NDArray[np.int64]) -> NDArray[np.int64]:
     return out
 
 
+def _judge_filled(session: Session, labels: reads.EffectiveLabelRows, label_keys: NDArray[np.int64],
+                  inside: NDArray[np.bool_], by_type: _TypeCounter) -> dict[str, int]:
+    """Labelled items of the scored queries whose label in force is a consensus a judge filled
+    (``consensus --judge-fills``; an adjudication overrides it)."""
+    rows = reads.fetch_array(f"SELECT query_id, document_id FROM {m.ConsensusLabel.__tablename__} "
+                             "WHERE filled_by IS NOT NULL", 2, session=session).astype(np.int64)
+    filled = np.unique(rows[:, 0] * _SPAN + rows[:, 1]) if len(rows) else np.empty(0, np.int64)
+    mask = _in_sorted(label_keys[inside], filled) & ~labels.adjudicated[inside]
+    return by_type(labels.query[inside], mask)
+
+
 def label_caveats(*, session: Session, labels: reads.EffectiveLabelRows, rank_rows: NDArray[np.int64],
                   scored_q: NDArray[np.int64], queries: pd.DataFrame, k: int) -> LabelCaveats:
     """The caveats of a report over ``scored_q`` (sorted query row ids) and the stored rankings
@@ -121,6 +132,7 @@ def label_caveats(*, session: Session, labels: reads.EffectiveLabelRows, rank_ro
     caveats.top_k_rows = by_type(top[:, 1])
     caveats.top_k_unjudged = by_type(top[:, 1], ~_in_sorted(top_keys, label_keys))
     caveats.top_k_pending = by_type(top[:, 1], _in_sorted(top_keys, pending_keys))
+    caveats.judge_filled = _judge_filled(session, labels, label_keys, inside, by_type)
 
     rows, note = agreement_by_query_type(session=session)
     caveats.agreement_rows = rows

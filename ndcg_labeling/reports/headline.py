@@ -142,6 +142,10 @@ def caveat_rows(result: ReportResult) -> tuple[list[str], list[list[str]]]:
         rows.append([qt, "-" if alpha is None else f"{alpha:.3f}", f"{cv.items.get(qt, 0):,}",
                      share(cv.pending.get(qt, 0), cv.items.get(qt, 0)), share(cv.top_k_unjudged.get(qt, 0), total),
                      share(cv.top_k_pending.get(qt, 0), total)])
+        if cv.judge_filled.get(ALL, 0):  # the column shows only when a judge filled labels (issue 28)
+            rows[-1].append(share(cv.judge_filled.get(qt, 0), cv.items.get(qt, 0)))
+    if cv.judge_filled.get(ALL, 0):
+        header.append("labels from a judge")
     return header, rows
 
 

@@ -83,6 +83,7 @@ class LabelCaveats:
     * ``top_k_rows`` / ``top_k_unjudged`` / ``top_k_pending``: (system, query, rank <= k) rows of the
       scored queries, those without a label and those whose label is pending adjudication;
     * ``untrusted_graders``: graders whose gold accuracy marks them untrusted (None: no quality data);
+    * ``judge_filled``: labelled items whose consensus a model judge filled (``consensus --judge-fills``);
     * ``notes``: why a caveat could not be measured.
     """
 
@@ -96,6 +97,7 @@ class LabelCaveats:
     untrusted_graders: list[str] | None = None
     agreement_rows: list[dict[str, Any]] | None = None
     notes: list[str] = field(default_factory=list)
+    judge_filled: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -205,5 +207,6 @@ def _caveats_dict(cv: LabelCaveats) -> dict[str, Any]:
     types = sorted(set(cv.items) | set(cv.top_k_rows) | set(cv.alpha))
     per_type = {t: {"alpha": cv.alpha.get(t), "items": cv.items.get(t, 0), "pending": cv.pending.get(t, 0),
                     "top_k_rows": cv.top_k_rows.get(t, 0), "top_k_unjudged": cv.top_k_unjudged.get(t, 0),
-                    "top_k_pending": cv.top_k_pending.get(t, 0)} for t in types}
+                    "top_k_pending": cv.top_k_pending.get(t, 0), "judge_filled": cv.judge_filled.get(t, 0)}
+                for t in types}
     return {"k": cv.k, "by_query_type": per_type, "untrusted_graders": cv.untrusted_graders, "notes": cv.notes}

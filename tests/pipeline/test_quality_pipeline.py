@@ -64,15 +64,30 @@ def test_calibrate_is_low_on_the_noisy_type_and_high_elsewhere(demo):
 
 
 def _pairs_by_hand(engine) -> pd.DataFrame:
-    """Human median (ties low) and the judge's grade per (query, document), from the raw tables."""
+    """The team's stored consensus label (issue 28: calibration compares with the stored consensus, which
+    the demo computed with --exclude-untrusted) and the judge's grade per (query, document), from the raw
+    tables; ``median_all`` is the median of every human grade (ties low), what calibration used before."""
     with engine.connect() as conn:
         frame = pd.read_sql("SELECT q.external_id AS query_id, d.external_id AS doc_id, q.query_type, g.name, "
                             "g.kind, j.grade FROM judgments j JOIN graders g ON g.id = j.grader_id "
                             "JOIN queries q ON q.id = j.query_id JOIN documents d ON d.id = j.document_id", conn)
-    human = frame[frame["kind"] == "human"].groupby(["query_id", "doc_id", "query_type"])["grade"].apply(
-        lambda s: int(np.sort(s.to_numpy())[(len(s) - 1) // 2])).rename("human")
+        stored = pd.read_sql("SELECT q.external_id AS query_id, d.external_id AS doc_id, c.value AS human "
+                             "FROM consensus_labels c JOIN queries q ON q.id = c.query_id "
+                             "JOIN documents d ON d.id = c.document_id WHERE c.value IS NOT NULL", conn)
+        assert conn.exec_driver_sql("SELECT COUNT(*) FROM adjudications").scalar() == 0
+    median_all = frame[frame["kind"] == "human"].groupby(["query_id", "doc_id", "query_type"])["grade"].apply(
+        lambda s: int(np.sort(s.to_numpy())[(len(s) - 1) // 2])).rename("median_all")
     judge = frame[frame["name"] == "llm-judge"].set_index(["query_id", "doc_id"])["grade"].rename("judge")
-    return human.reset_index().join(judge, on=["query_id", "doc_id"], how="inner")
+    stored["human"] = stored["human"].round().astype(int)
+    out = median_all.reset_index().join(judge, on=["query_id", "doc_id"], how="inner")
+    return out.merge(stored, on=["query_id", "doc_id"], how="inner")
+
+
+def test_calibration_compares_with_the_stored_consensus_not_a_new_median(demo):
+    pairs = _pairs_by_hand(demo[0])
+    # the untrusted graders' grades moved the median of every human grade on some pairs: the stored
+    # consensus (without them) is what calibration compares with
+    assert (pairs["human"] != pairs["median_all"]).sum() > 0
 
 
 def test_kappa_and_confusion_equal_sklearn_on_the_same_pairs(demo):

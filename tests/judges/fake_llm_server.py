@@ -1,0 +1,141 @@
+"""A local OpenAI-compatible Chat Completions server for the judge tests and the benchmark.
+
+It answers ``POST /v1/chat/completions`` from a known truth: the item is recognised from the prompt
+(the text between ``<query>`` and ``</query>`` and the ``Title:`` line), its true grade looked up, and
+for the query types given as noisy a deterministic random grade instead, with probability ``noise``.
+On demand (``script``: per document title, a list of behaviours served first, one per request) it
+answers 429 with Retry-After, 500, slowly (past the client's timeout), with a malformed body, with a
+refusal, or with text that is not the JSON object. It records every request body and header set, and
+counts answers; ``delay`` makes every answer wait (the benchmark's 200 ms). Bound to 127.0.0.1 only,
+on a free port; :func:`serving` stops it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+_QUERY = re.compile(r"<query>\n(.*?)\n</query>", re.DOTALL)
+_TITLE = re.compile(r"^Title: (.*)$", re.MULTILINE)
+
+
+@dataclass
+class FakeLLM:
+    truth: dict[tuple[str, str], int]  # (query text, document title) -> true grade
+    query_type: dict[str, str] = field(default_factory=dict)  # query text -> its type
+    noisy: dict[str, float] = field(default_factory=dict)  # query type -> probability of a random grade
+    grades: tuple[int, ...] = (0, 1, 2, 3)
+    script: dict[str, list[str]] = field(default_factory=dict)  # title -> behaviours served first
+    delay: float = 0.0
+    slow: float = 3.0
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
+    answered: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    url: str = ""
+
+    def grade_for(self, query: str, title: str) -> int:
+        true = self.truth[(query, title)]
+        p = self.noisy.get(self.query_type.get(query, ""), 0.0)
+        h = int.from_bytes(hashlib.sha256(f"{query}\0{title}".encode()).digest()[:8], "big")
+        if (h % 10_000) / 10_000 < p:
+            return self.grades[(h // 10_000) % len(self.grades)]
+        return true
+
+    def respond(self, body: dict[str, Any], auth: str = "") -> tuple[int, dict[str, str], bytes]:
+        prompt = "\n".join(m["content"] for m in body["messages"])
+        query = _QUERY.search(prompt)
+        title = _TITLE.search(prompt)
+        key = (query.group(1) if query else "", title.group(1) if title else "")
+        with self.lock:
+            queue = self.script.get(key[1])
+            behaviour = queue.pop(0) if queue else "ok"
+        if behaviour == "401":  # as OpenAI does: the message names the key it was given
+            return 401, {}, json.dumps({"error": {"message": f"Incorrect API key provided: {auth[7:]}"}}).encode()
+        if behaviour == "429":
+            return 429, {"Retry-After": "0.2"}, b'{"error": {"message": "slow down"}}'
+        if behaviour == "500":
+            return 500, {}, b'{"error": {"message": "oops"}}'
+        if behaviour == "slow":
+            time.sleep(self.slow)
+        if behaviour == "malformed":
+            return 200, {}, b'{"choices": [{"message": {"content": "{\\"grade\\": 1'
+        if behaviour == "refusal":
+            return 200, {}, _completion(None, refusal="I can't help with that.")
+        if behaviour == "chatty":
+            return 200, {}, _completion('Sure! {"grade": 2} because it fits.')
+        if key not in self.truth:
+            return 200, {}, _completion("I do not know this item.")
+        with self.lock:
+            self.answered += 1
+        return 200, {}, _completion(json.dumps({"grade": self.grade_for(*key)}))
+
+
+def _completion(content: str | None, refusal: str | None = None) -> bytes:
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if refusal is not None:
+        message["refusal"] = refusal
+    return json.dumps({"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message": message,
+                       "finish_reason": "stop"}], "usage": {"prompt_tokens": 100, "completion_tokens": 7,
+                                                             "total_tokens": 107}}).encode()
+
+
+def _handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:  # quiet
+            pass
+
+        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            if self.path != "/v1/chat/completions":
+                self._send(404, {}, b'{"error": {"message": "no such route"}}')
+                return
+            body = json.loads(raw)
+            with fake.lock:
+                fake.requests.append(body)
+                fake.headers.append(dict(self.headers))
+            if fake.delay:
+                time.sleep(fake.delay)
+            status, headers, payload = fake.respond(body, self.headers.get("Authorization", ""))
+            try:
+                self._send(status, headers, payload)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
+        def _send(self, status: int, headers: dict[str, str], payload: bytes) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            for k, v in headers.items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(payload)
+
+    return Handler
+
+
+@contextmanager
+def serving(fake: FakeLLM) -> Iterator[FakeLLM]:
+    """Serve ``fake`` on 127.0.0.1 (a free port) in a daemon thread; ``fake.url`` is the base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    fake.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    try:
+        yield fake
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
