@@ -340,39 +340,48 @@ def agreement_view(batch: str | None, *, session: Session) -> AgreementView:
 
 
 def adjudication_queue(batch: str | None, *, session: Session) -> list[dict[str, Any]]:
-    """The items flagged for adjudication, with every grade and grader (``adjudicate list``), and the
-    query's text and the document's title for the lead to read."""
-    from ndcg_labeling.pipeline.consensus import flagged_items
+    """The lead's queue: :func:`ndcg_labeling.pipeline.adjudication.adjudication_queue`."""
+    from ndcg_labeling.pipeline.adjudication import adjudication_queue as queue
 
-    rows = flagged_items(session=session, batch=batch)
-    queries = _texts(m.Query, m.Query.text, {r["query_id"] for r in rows}, session=session)
-    titles = _texts(m.Document, m.Document.title, {r["doc_id"] for r in rows}, session=session)
-    return [{**r, "query": queries.get(r["query_id"]) or "", "title": titles.get(r["doc_id"]) or ""} for r in rows]
+    return queue(batch, session=session)
 
 
-def _texts(model: Any, column: Any, external_ids: set[str], *, session: Session) -> dict[str, str | None]:
-    """``external_id -> column`` for the given external ids (in chunks)."""
-    wanted = sorted(external_ids)
-    out: dict[str, str | None] = {}
-    for start in range(0, len(wanted), 5_000):
-        part = wanted[start : start + 5_000]
-        out.update((ext, text) for ext, text in session.execute(
-            select(model.external_id, column).where(model.external_id.in_(part))))
-    return out
+@dataclass
+class LiveReport:
+    """The live report's HTML, or (``html`` None) what is missing before there can be one, in plain words."""
+
+    html: str | None
+    missing: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
 
 
-def adjudicate(query_id: str, doc_id: str, grade: Any, note: str | None, user: WebUser, *,
-               session: Session) -> str:
-    """Record the lead's final grade of (query, document) with a note (``adjudicate set``)."""
-    from ndcg_labeling.pipeline.consensus import set_adjudication
+def _count(model: Any, *, session: Session) -> int:
+    from sqlalchemy import func
 
+    return int(session.execute(select(func.count()).select_from(model)).scalar_one())
+
+
+def live_report(*, session: Session) -> LiveReport:
+    """The HTML report (``report --format html``) of the database as it is now; when there is none yet,
+    what is missing (no system rankings, no grades, grades without consensus labels), in plain words."""
+    counts = {"systems": _count(m.System, session=session), "judgments": _count(m.Judgment, session=session),
+              "labels": _count(m.ConsensusLabel, session=session) + _count(m.Adjudication, session=session)}
+    missing = []
+    if not counts["systems"]:
+        missing.append("No system rankings are stored yet: the report compares systems' rankings, so upload "
+                       "at least one run.")
+    if not counts["judgments"] and not counts["labels"]:
+        missing.append("No grades are stored yet: the graders' grades (or imported judgments) are what the "
+                       "systems are scored against.")
+    elif not counts["labels"]:
+        missing.append(f"{counts['judgments']} grades are stored, but they have not been combined into one "
+                       "label per query and document yet: run consensus, then this page shows the report.")
+    if missing:
+        return LiveReport(None, missing, counts)
     try:
-        value = int(str(grade).strip())
-    except ValueError:
-        raise InvalidInput(f"grade {grade!r} is not an integer") from None
-    record = set_adjudication(query_id, doc_id, value, adjudicator=user.grader, session=session,
-                              note=(note or "").strip() or None)
-    return str(record)
+        return LiveReport(live_report_html(session=session), [], counts)
+    except NdcgLabelingError as exc:  # e.g. no query with a relevant document: the pipeline's own words
+        return LiveReport(None, [str(exc).split(": run `", 1)[0].rstrip(".") + "."], counts)
 
 
 def live_report_html(*, session: Session) -> str:
