@@ -94,10 +94,9 @@ def grading_page(request: Request, batch: str, caller: PageCaller, session: Sess
 def grade_form(request: Request, batch: str, item_id: str, caller: PageCaller, writer: WriterDep,
                grade: Annotated[str, Form()], csrf: CsrfField = None) -> Response:
     check_form_csrf(request, csrf)
-    done = writer(lambda s: workspace.grade_item(batch, item_id, grade, caller.user, session=s))
-    if done.get("feedback"):  # a gold item of a --gold-feedback batch: the next page shows the reference
-        return _see_other(_grade_page(batch, after=item_id))
-    return _see_other(_grade_page(batch))
+    writer(lambda s: workspace.grade_item(batch, item_id, grade, caller.user, session=s))
+    # the next page says what was stored ("Saved: 2 — ..."), and the reference grade after a gold item
+    return _see_other(_grade_page(batch, after=item_id))
 
 
 @router.post("/batches/{batch:path}/items/{item_id}/skip")
