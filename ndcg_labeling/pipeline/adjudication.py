@@ -99,7 +99,7 @@ def adjudication_item(query_id: str, doc_id: str, *, session: Session, batch: st
     queue = adjudication_queue(batch, session=session)
     flag = next((r for r in queue if (r["query_id"], r["doc_id"]) == (query_id, doc_id)), None)
     j = m.Judgment
-    judgments = [{"grader": g, "grade": int(v), "batch": b or "", "scale": s, "when": _when(w)}
+    judgments: list[dict[str, Any]] = [{"grader": g, "grade": int(v), "batch": b or "", "scale": s, "when": _when(w)}
                  for g, v, b, s, w in session.execute(
                      select(m.Grader.name, j.grade, j.batch, j.scale, j.created_at)
                      .join(m.Grader, m.Grader.id == j.grader_id)
@@ -112,18 +112,18 @@ def adjudication_item(query_id: str, doc_id: str, *, session: Session, batch: st
         .where(m.BatchItem.query_id == q.id, m.BatchItem.document_id == d.id, a.status == "skipped")
         .order_by(m.Grader.name))]
     adj = m.Adjudication
-    history = [{"grade": float(v), "adjudicator": who, "note": note or "", "when": _when(w), "version": int(i)}
+    history: list[dict[str, Any]] = [{"grade": float(v), "adjudicator": who, "note": note or "", "when": _when(w), "version": int(i)}
                for i, v, who, note, w in session.execute(
                    select(adj.id, adj.grade, adj.adjudicator, adj.note, adj.created_at)
                    .where(adj.query_id == q.id, adj.document_id == d.id).order_by(adj.id.desc()))]
     label_scale = session.execute(select(m.ConsensusLabel.scale).where(
         m.ConsensusLabel.query_id == q.id, m.ConsensusLabel.document_id == d.id)).scalar()
-    scale = label_scale or next((x["scale"] for x in judgments), None) or "0-3"
+    scale = str(label_scale or next((x["scale"] for x in judgments), None) or "0-3")
     grades, _ = scale_grades(scale)
     keys = [(r["query_id"], r["doc_id"]) for r in queue if r["adjudicated"] is None]
     later = [k for k in keys if k > (query_id, doc_id)] or [k for k in keys if k != (query_id, doc_id)]
     return AdjudicationItem(query_id, doc_id, q.text or "", d.title or "", d.url or "", d.body or "", scale,
-                            grades, flag, judgments, skips, history, history[0]["version"] if history else 0,
+                            grades, flag, judgments, skips, history, int(history[0]["version"]) if history else 0,
                             later[0] if later else None)
 
 
