@@ -31,6 +31,25 @@ UNLABELLED = """() => [...document.querySelectorAll('input:not([type=hidden]), s
       || (el.tagName === 'BUTTON' && el.innerText.trim()) || (el.getAttribute('title') || '').trim();
     return !named;
   }).map(el => el.outerHTML.slice(0, 120))"""
+# words of table cells drawn over two lines ("grade rs", "ope n"): a Range over a word has one client
+# rectangle per line it is drawn on (long ids and URLs may wrap: only words up to 20 characters count)
+BROKEN_WORDS = """() => {
+  const out = [];
+  for (const cell of document.querySelectorAll('table th, table td')) {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const m of node.data.matchAll(/[^\\s-]+/g)) {  // a break after a hyphen is no break inside
+        if (m[0].length > 20) continue;
+        const range = document.createRange();
+        range.setStart(node, m.index);
+        range.setEnd(node, m.index + m[0].length);
+        const lines = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+        if (lines.size > 1) out.push(m[0]);
+      }
+    }
+  }
+  return out;
+}"""
 AXE_RUN = """async () => {
   const r = await axe.run(document, {resultTypes: ['violations']});
   return r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
@@ -123,6 +142,7 @@ def check_page(page, spec, axe_source: str, shots: Path) -> None:
         overflow = page.evaluate("document.scrollingElement.scrollWidth - window.innerWidth")
         page.screenshot(path=str(shots / f"{spec.name}-{width}.png"), full_page=True)
         assert overflow <= 0, f"{spec.name} at {width} px is {overflow} px too wide"
+        assert page.evaluate(BROKEN_WORDS) == [], f"{spec.name} at {width} px: words broken inside"
         if not page.evaluate("typeof axe !== 'undefined'"):
             page.add_script_tag(content=axe_source)
         assert page.evaluate(AXE_RUN) == [], f"{spec.name} at {width} px"
