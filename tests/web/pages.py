@@ -26,6 +26,7 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--d
 #: where ``make venv`` puts axe-core (``npm install --prefix .venv/node axe-core@4``)
 AXE = ROOT / ".venv" / "node" / "node_modules" / "axe-core" / "axe.min.js"
 WIDTHS = (1280, 390)
+MAX_SHOT_HEIGHT = 1400  # docs/img keeps the top of a long page (the report, a long queue)
 HTML_BODY = ("<h3>Numbers of questions</h3><p>Every <b>question</b> in the survey has a <i>number</i>; "
              "this page lists them.</p><ul><li>one</li><li>two</li></ul>"
              "<script>document.title='ran'</script><img src='https://example.org/x.png' alt='a chart'>")
@@ -171,7 +172,9 @@ def main(out: str) -> None:
                     page.wait_for_load_state("load")
                     for key in spec.keys:
                         page.keyboard.press(key)
-                    page.screenshot(path=str(folder / f"{spec.name}.png"), full_page=True)
+                    height = min(page.evaluate("document.scrollingElement.scrollHeight"), MAX_SHOT_HEIGHT)
+                    page.screenshot(path=str(folder / f"{spec.name}.png"), full_page=True,
+                                    clip={"x": 0, "y": 0, "width": WIDTHS[0], "height": height})
                     print(folder / f"{spec.name}.png")
                     page.context.close()
             finally:
