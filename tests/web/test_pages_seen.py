@@ -245,3 +245,13 @@ def test_the_live_report_without_labels_says_what_is_missing(ws):
         text = visible(lead.get("/lead/report").text)
         assert "1 grades are stored, but they have not been combined into one label" in text
         assert 'href="/lead/consensus"' in lead.get("/lead/report").text
+
+
+def test_graders_get_403_on_the_adjudication_item_page(ws):
+    with app_client(ws) as grader, app_client(ws) as lead:
+        sign_in(grader, ws.token("ann"))
+        sign_in(lead, ws.token("lee"))
+        path = "/lead/adjudication/item?query_id=q000&doc_id=d000"
+        assert grader.get(path).status_code == 403
+        assert lead.get(path).status_code == 200
+        assert lead.get("/lead/adjudication/item?query_id=nope&doc_id=d000").status_code == 404
