@@ -90,4 +90,11 @@ def report(request: Request, caller: LeadCaller, session: SessionDep) -> Respons
     live = workspace.live_report(session=session)
     if live.html is None:  # nothing to score yet: say what is missing (a page, not an error)
         return render(request, "lead_report_missing.html", _ctx(caller, live=live))
-    return HTMLResponse(live.html, headers={"Content-Security-Policy": REPORT_CSP})
+    return HTMLResponse(_with_way_back(live.html), headers={"Content-Security-Policy": REPORT_CSP})
+
+
+def _with_way_back(report_html: str) -> str:
+    """The report document with a line of links back to the lead's pages at its top."""
+    links = ('<nav style="font:14px system-ui,sans-serif;margin:0 0 1em"><a href="/lead">Batches</a> · '
+             '<a href="/lead/adjudication">Adjudication</a> · <a href="/">My batches</a></nav>')
+    return report_html.replace("<body>", "<body>" + links, 1)

@@ -152,8 +152,10 @@ def test_grader_grades_ten_with_the_keyboard_skips_undoes_and_resumes(browser, s
     assert shown_item(page) == items[11]
     press(page, "1")
     assert shown_item(page) == items[12]
+    assert page.inner_text("#notice") == "Saved: 1 — Somewhat relevant."
     press(page, "u")  # reopens items[11], the newest grade
     assert shown_item(page) == items[11]
+    assert page.inner_text("#notice") == "Undone: your grade 1 — Somewhat relevant. The item is open again."
     page.reload()
     assert shown_item(page) == items[11]
     with session_scope(sqlite_db.engine) as session:
