@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test venv lint bench docs clean
+.PHONY: demo test venv lint bench docs screenshots clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,6 +16,9 @@ $(STAMP): pyproject.toml
 	# irrCAC (the peer for Gwet's AC1/AC2 in the tests) pins scipy==1.12 and coverage<7, which would
 	# hold numpy below 2 (breaking pyarrow) and break numba's import; its code runs fine on current ones.
 	$(BIN)/python -m pip install -q --no-deps "irrCAC==0.4.4"
+	# axe-core (npm) for the accessibility check of every page in the browser test (tests/web/test_every_page.py)
+	if command -v npm >/dev/null 2>&1; then npm install -q --no-audit --no-fund --prefix $(VENV)/node axe-core@4; \
+	else echo "npm not found: the page walk's accessibility check will be skipped"; fi
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -31,6 +34,10 @@ test: $(STAMP)
 
 docs: $(STAMP)
 	$(BIN)/python -m ndcg_labeling.cli.docgen > docs/cli.md
+
+# One screenshot per page of the web workspace (1280 px wide) into docs/img, shown in docs/web.md.
+screenshots: $(STAMP)
+	$(BIN)/python -m tests.web.pages docs/img
 
 bench: $(STAMP)
 	for f in benchmarks/bench_*.py; do $(BIN)/python $$f || exit 1; done

@@ -96,3 +96,24 @@ def test_demo_shows_grader_quality_and_a_judge_calibration(demo_out):
     assert dev_row  # the random grader is untrusted
     assert "verdict: do not use llm-judge for long-tail" in text
     assert "without the untrusted ones" in text and (out / "quality.db").exists()
+
+
+@pytest.mark.slow
+def test_demo_prints_the_headline_and_caveats_after_the_tables(demo_out):
+    """What a lead decides from: every headline line of `report` over the demo's database (the JSON
+    report's own headline) and the label-quality table, after the metric tables."""
+    import json
+
+    from typer.testing import CliRunner
+
+    out, result = demo_out
+    report = invoke(CliRunner(), None, "report", "--format", "json", "--db", f"sqlite:///{out / 'demo.db'}")
+    assert report.exit_code == 0, report.output
+    headline = json.loads(report.stdout)["headline"]
+    assert headline
+    text = " ".join(result.stdout.split())
+    tables_end = text.index("ndcg@10 per query type")
+    for item in headline:
+        assert " ".join(item["text"].split()) in text[tables_end:], item["text"]
+    assert text.index("headline (", tables_end) > tables_end
+    assert "label quality behind the numbers" in text[tables_end:]

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ndcg_labeling.cli.common import console, err_console, handle_errors
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ndcg_labeling.reports.model import ReportResult
 
 
 def demo(
@@ -59,10 +64,20 @@ def demo(
     from ndcg_labeling.cli.quality_cmds import print_quality_demo
 
     print_quality_demo(result.quality, con)
+    print_decision(result.report, con)
     total = sum(s for _, s in result.timings)
     con.print(f"database: {result.db_url}", markup=False, highlight=False)
     con.print(f"report: {result.html_path} (and {result.csv_path}); {total:.1f} s in all", markup=False,
               highlight=False)
+
+
+def print_decision(report: ReportResult, con: Console) -> None:
+    """The part of the report a lead decides from, after the tables: the headline and the label-quality caveats."""
+    from ndcg_labeling.reports.headline import render_caveats_table, render_headline_table
+
+    con.print()
+    render_headline_table(report, con)
+    render_caveats_table(report, con)
 
 
 def _num(v: object) -> str:

@@ -30,7 +30,7 @@ from ndcg_labeling.consensus import consensus
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import reads
 from ndcg_labeling.db import repository as repo
-from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
+from ndcg_labeling.errors import ConflictError, NdcgLabelingError, NotFoundError
 from ndcg_labeling.pipeline.agreement import left_out_judgments, load_grades
 from ndcg_labeling.pipeline.overview import flagged_items as flagged_items  # Core reads, no ORM (issue 17)
 from ndcg_labeling.scales import get_scale
@@ -213,6 +213,7 @@ class AdjudicationRecord:
     scale: str
     previous: float | None  # the label in force before (adjudication or consensus value), None if none
     history: int  # adjudications of this pair, this one included
+    version: int = 0  # this adjudication's id: what a later decision over it names as the version it saw
 
     def __str__(self) -> str:
         before = "no label" if self.previous is None else f"{self.previous:g}"
@@ -220,18 +221,48 @@ class AdjudicationRecord:
                 f"{self.adjudicator} (was {before}; {self.history} adjudication(s) on record)")
 
 
+class AdjudicationConflict(ConflictError):
+    """Another decision was recorded since the adjudicator looked (HTTP 409): ``by`` set ``grade``;
+    ``version`` is that decision's, for a confirmed retry."""
+
+    def __init__(self, message: str, *, by: str, grade: float, note: str | None, version: int) -> None:
+        super().__init__(message)
+        self.by, self.grade, self.note, self.version = by, grade, note, version
+
+
+def _check_version(query_id: str, doc_id: str, grade: int, newest: Any, seen: int) -> None:
+    """Refuse ``grade`` when a decision other than the one seen (``seen``: its id, 0 for none) is in force
+    now and it says something else; the same grade is no conflict."""
+    newest_id = 0 if newest is None else int(newest.id)
+    if newest is None or newest_id == seen or float(newest.grade) == float(grade):
+        return
+    note = f" (note: {newest.note})" if newest.note else ""
+    raise AdjudicationConflict(
+        f"({query_id}, {doc_id}) was adjudicated meanwhile by {newest.adjudicator} as {newest.grade:g}{note}; "
+        f"your grade {grade} was not saved: confirm to replace their decision",
+        by=newest.adjudicator, grade=float(newest.grade), note=newest.note, version=newest_id)
+
+
 def set_adjudication(query_id: str, doc_id: str, grade: int, *, adjudicator: str, session: Session,
-                     note: str | None = None) -> AdjudicationRecord:
+                     note: str | None = None, seen: int | None = None, confirm: bool = False) -> AdjudicationRecord:
     """Record ``grade`` as the final label of (``query_id``, ``doc_id``) (external ids), by ``adjudicator``.
 
     The grade must be on the item's scale: the scale of its consensus label, else of its judgments.
     Always inserts a new row; the older rows stay as history. NotFoundError for an unknown query,
     document, or a pair without judgments or consensus.
+
+    ``seen``: the version the adjudicator decided from (the id of the adjudication then in force, 0 for
+    none; None: no check, as ``adjudicate set``). When another decision with a different grade was
+    recorded since, :class:`AdjudicationConflict` names its adjudicator and grade and nothing is stored,
+    unless ``confirm``.
     """
     adjudicator = adjudicator.strip()
     if not adjudicator:
         raise NdcgLabelingError("--by needs the adjudicator's name")
-    qid = session.execute(select(m.Query.id).where(m.Query.external_id == query_id)).scalar_one_or_none()
+    # the query's row is locked (PostgreSQL): two leads deciding on one pair at once take turns, so the
+    # second sees the first's decision in its version check
+    qid = session.execute(select(m.Query.id).where(m.Query.external_id == query_id)
+                          .with_for_update()).scalar_one_or_none()
     if qid is None:
         raise NotFoundError(f"unknown query {query_id!r}")
     did = session.execute(select(m.Document.id).where(m.Document.external_id == doc_id)).scalar_one_or_none()
@@ -253,14 +284,17 @@ def set_adjudication(query_id: str, doc_id: str, grade: int, *, adjudicator: str
     if not scale.contains(grade):
         raise NdcgLabelingError(f"grade {grade} is outside the scale {scale.name} ({scale.min_grade}..{scale.max_grade}) "
                                 f"of ({query_id}, {doc_id})")
-    history = session.execute(select(m.Adjudication.grade).where(
+    history = session.execute(select(m.Adjudication.id, m.Adjudication.grade, m.Adjudication.adjudicator,
+                                     m.Adjudication.note).where(
         (m.Adjudication.query_id == qid) & (m.Adjudication.document_id == did)).order_by(m.Adjudication.id.desc())
-    ).scalars().all()
-    previous = history[0] if history else (current[1] if current is not None else None)
-    session.add(m.Adjudication(query_id=qid, document_id=did, grade=float(grade), adjudicator=adjudicator,
-                               note=note))
+    ).all()
+    if seen is not None and not confirm:
+        _check_version(query_id, doc_id, grade, history[0] if history else None, seen)
+    previous = history[0].grade if history else (current[1] if current is not None else None)
+    row = m.Adjudication(query_id=qid, document_id=did, grade=float(grade), adjudicator=adjudicator, note=note)
+    session.add(row)
     session.flush()
-    return AdjudicationRecord(query_id, doc_id, grade, adjudicator, scale.name, previous, len(history) + 1)
+    return AdjudicationRecord(query_id, doc_id, grade, adjudicator, scale.name, previous, len(history) + 1, row.id)
 
 
 # --- effective labels and qrels ----------------------------------------------------------------------

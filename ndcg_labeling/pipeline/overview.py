@@ -159,11 +159,11 @@ def list_batches(*, session: Reader) -> list[dict[str, Any]]:
 # --- adjudication -------------------------------------------------------------------------------
 
 def latest_adjudications(session: Reader) -> dict[tuple[int, int], Any]:
-    """The adjudication in force per (query id, document id): rows with grade, adjudicator, note."""
+    """The adjudication in force per (query id, document id): rows with id, grade, adjudicator, note."""
     t.flush_pending(session)
     adj = t.adjudications
-    rows = session.execute(select(adj.c.query_id, adj.c.document_id, adj.c.grade, adj.c.adjudicator, adj.c.note)
-                           .order_by(adj.c.id)).all()
+    rows = session.execute(select(adj.c.query_id, adj.c.document_id, adj.c.grade, adj.c.adjudicator, adj.c.note,
+                                  adj.c.id).order_by(adj.c.id)).all()
     # ids grow with every insert, so the highest id of a pair is its newest row (created_at can tie)
     return {(int(r.query_id), int(r.document_id)): r for r in rows}
 
@@ -172,8 +172,10 @@ def flagged_items(*, session: Reader, batch: str | None = None) -> list[dict[str
     """Consensus labels flagged for adjudication, with every grade that counted and any adjudication.
 
     Rows: query_id, doc_id (external ids), batch, consensus, method, n_graders, spread, reason, grades
-    (``"alice: 2, bob: 3"``, graders by name), adjudicated (the grade in force, or None), adjudicator.
-    Sorted by query id then doc id. ``batch``: only labels of that batch.
+    (``"alice: 2, bob: 3"``, graders by name), adjudicated (the grade in force, or None), adjudicator,
+    flagged_by (``"consensus of batch B"`` or ``"consensus of all judgments"``). Sorted by query id then
+    doc id. ``batch``: the flagged items of that batch's pairs: the labels of a consensus run for that
+    batch, and the labels of a consensus run over all judgments whose pair the batch graded.
     """
     t.flush_pending(session)
     label, q, d, j, g = t.consensus_labels.c, t.queries, t.documents, t.judgments, t.graders
@@ -182,7 +184,9 @@ def flagged_items(*, session: Reader, batch: str | None = None) -> list[dict[str
             .join(q, q.c.id == label.query_id).join(d, d.c.id == label.document_id)
             .where(label.needs_adjudication.is_(True)))
     if batch is not None:
-        stmt = stmt.where(label.batch == batch)
+        graded_here = (select(j.c.id).where(j.c.batch == batch, j.c.query_id == label.query_id,
+                                            j.c.document_id == label.document_id).exists())
+        stmt = stmt.where((label.batch == batch) | ((label.batch == "") & graded_here))
     labels = session.execute(stmt).all()
     if not labels:
         return []
@@ -193,7 +197,7 @@ def flagged_items(*, session: Reader, batch: str | None = None) -> list[dict[str
                   .where(label.needs_adjudication.is_(True))
                   .where((label.batch == "") | (label.batch == j.c.batch)))
     if batch is not None:
-        grade_stmt = grade_stmt.where(label.batch == batch)
+        grade_stmt = grade_stmt.where(label.batch.in_(["", batch]))
     grades: dict[tuple[int, int], list[tuple[str, int]]] = {}
     for qid, did, _jbatch, name, grade in session.execute(grade_stmt):
         grades.setdefault((qid, did), []).append((name, grade))
@@ -207,6 +211,7 @@ def flagged_items(*, session: Reader, batch: str | None = None) -> list[dict[str
             "grades": ", ".join(f"{name}: {gr}" for name, gr in sorted(grades.get((qid, did), []))),
             "adjudicated": None if adj is None else float(adj.grade),
             "adjudicator": None if adj is None else adj.adjudicator,
+            "flagged_by": f"consensus of batch {lbatch}" if lbatch else "consensus of all judgments",
         })
     out.sort(key=lambda r: (r["query_id"], r["doc_id"]))
     return out

@@ -58,6 +58,7 @@ class GradingView:
     can_undo: bool = False
     warnings: list[str] = field(default_factory=list)
     feedback: str | None = None  # after a gold item of a --gold-feedback batch: the reference grade
+    notice: str | None = None  # what the grader's last action did ("Saved: 2 — Highly relevant")
 
 
 def progress_dict(progress: tasks.GraderProgress) -> dict[str, int]:
@@ -130,26 +131,77 @@ def my_batches(user: WebUser, *, session: Session) -> list[dict[str, Any]]:
     return out
 
 
-def grading_view(batch: str, user: WebUser, *, session: Session, after: str | None = None) -> GradingView:
+def grading_view(batch: str, user: WebUser, *, session: Session, after: str | None = None,
+                 undone: str | None = None) -> GradingView:
     """The grader's first open item of ``batch`` (resume point), progress, and the scale's grades.
 
-    ``after``: the item the grader just graded; in a batch created with ``--gold-feedback`` the view
-    then carries the feedback of :func:`~ndcg_labeling.pipeline.gold.gold_feedback` when that item was
-    gold (the same text the terminal prints; None for an ordinary item, another grader's or an ungraded one).
+    ``after``: the item the grader just graded or skipped: the view's ``notice`` says what is stored
+    for it (read back from the database), and in a batch created with ``--gold-feedback`` the view
+    carries the feedback of :func:`~ndcg_labeling.pipeline.gold.gold_feedback` when that item was gold
+    (the same text the terminal prints; None for an ordinary item, another grader's or an ungraded one).
+    ``undone``: what :func:`undo_last` returned (``"2"``, ``"skip"``): the notice names the grade undone.
     """
     found, progress = _my_batch(batch, user, session=session)
+    grades, guideline = scale_grades(found.scale)
+    notice = None
+    if after:
+        notice = _stored_notice(found, after, user, grades, session=session)
+    elif undone:
+        notice = _undone_notice(undone, grades)
     feedback = None
     if after:  # gold_feedback owns the rule (None without --gold-feedback, for ordinary or ungraded items)
         from ndcg_labeling.pipeline.gold import gold_feedback
 
         shown = gold_feedback(batch, after, grader=user.grader, session=session)
         feedback = None if shown is None else str(shown)
-    grades, guideline = scale_grades(found.scale)
     item = tasks.next_item(batch, grader=user.grader, session=session)
     warnings = ([tasks.guideline_warning(found.name, found.guideline_path, found.guideline_version)]
                 if guideline_changed(found.scale, found.guideline_sha256) else [])
     return GradingView(found.name, found.scale, item, progress, grades, guideline,
-                       can_undo=progress.done + progress.skipped > 0, warnings=warnings, feedback=feedback)
+                       can_undo=progress.done + progress.skipped > 0, warnings=warnings, feedback=feedback,
+                       notice=notice)
+
+
+def _grade_label(value: int, grades: list[dict[str, Any]]) -> str:
+    name = next((g["name"] for g in grades if g["value"] == value), "")
+    return f"{value} — {name}" if name else str(value)
+
+
+def _stored(found: m.GradingBatch, item_id: str, user: WebUser, *, session: Session) -> tuple[str, int | None, str]:
+    """What is stored for one of the grader's items: ``(status, grade, skip reason)``; status "open"
+    also for an item that is not the grader's."""
+    a = m.Assignment
+    row = session.execute(
+        select(a.id, a.status, a.skip_reason, m.BatchItem.query_id, m.BatchItem.document_id)
+        .join(m.BatchItem, m.BatchItem.id == a.item_id)
+        .where(a.batch_id == found.id, a.grader_id == user.grader_id, m.BatchItem.item_key == item_id)).first()
+    if row is None or row.status != "done":
+        return ("open", None, "") if row is None else (row.status, None, row.skip_reason or "")
+    grade = session.execute(select(m.GoldAnswer.grade).where(m.GoldAnswer.assignment_id == row.id)).scalar()
+    if grade is None:
+        grade = session.execute(select(m.Judgment.grade).where(
+            m.Judgment.grader_id == user.grader_id, m.Judgment.query_id == row.query_id,
+            m.Judgment.document_id == row.document_id, m.Judgment.batch == found.name)).scalar()
+    return "done", None if grade is None else int(grade), ""
+
+
+def _stored_notice(found: m.GradingBatch, item_id: str, user: WebUser, grades: list[dict[str, Any]], *,
+                   session: Session) -> str | None:
+    """"Saved: 2 — Highly relevant." or "Skipped (reason)." for one of the grader's items, as stored
+    now; None for an open item or one that is not the grader's."""
+    status, grade, reason = _stored(found, item_id, user, session=session)
+    if status == "skipped":
+        return f"Skipped ({reason or tasks.DEFAULT_SKIP_REASON})."
+    return None if grade is None else f"Saved: {_grade_label(grade, grades)}."
+
+
+def _undone_notice(undone: str, grades: list[dict[str, Any]]) -> str | None:
+    """The notice after ``u``: which grade (or skip) was undone; None for anything else."""
+    if undone == "skip":
+        return "Undone: your skip. The item is open again."
+    if undone.isdigit() and int(undone) in {g["value"] for g in grades}:
+        return f"Undone: your grade {_grade_label(int(undone), grades)}. The item is open again."
+    return None
 
 
 def next_payload(batch: str, user: WebUser, *, session: Session) -> dict[str, Any] | None:
@@ -213,8 +265,9 @@ def undo(batch: str, item_id: str, user: WebUser, *, session: Session) -> dict[s
     return progress_dict(tasks.grader_progress(batch, grader=user.grader, session=session))
 
 
-def undo_last(batch: str, user: WebUser, *, session: Session) -> str | None:
-    """Reopen the grader's most recently graded or skipped item of ``batch``; its item id, or None.
+def undo_last(batch: str, user: WebUser, *, session: Session) -> tuple[str, str] | None:
+    """Reopen the grader's most recently graded or skipped item of ``batch``: ``(item id, what was
+    undone)`` with what = the grade (``"2"``) or ``"skip"``; None when nothing is graded or skipped.
 
     Repeated, it walks back through the grader's grades and skips, newest first (the web page's
     ``u``; the terminal's ``u`` undoes within its session the same way).
@@ -227,8 +280,10 @@ def undo_last(batch: str, user: WebUser, *, session: Session) -> str | None:
         .order_by(a.updated_at.desc(), a.id.desc()).limit(1)).scalar_one_or_none()
     if last is None:
         return None
+    status, grade, _ = _stored(found, last, user, session=session)
+    what = "skip" if status == "skipped" else str(grade)
     tasks.undo_item(batch, last, grader=user.grader, session=session)
-    return str(last)
+    return str(last), what
 
 
 def my_progress(batch: str, user: WebUser, *, session: Session) -> dict[str, int]:
@@ -285,39 +340,48 @@ def agreement_view(batch: str | None, *, session: Session) -> AgreementView:
 
 
 def adjudication_queue(batch: str | None, *, session: Session) -> list[dict[str, Any]]:
-    """The items flagged for adjudication, with every grade and grader (``adjudicate list``), and the
-    query's text and the document's title for the lead to read."""
-    from ndcg_labeling.pipeline.consensus import flagged_items
+    """The lead's queue: :func:`ndcg_labeling.pipeline.adjudication.adjudication_queue`."""
+    from ndcg_labeling.pipeline.adjudication import adjudication_queue as queue
 
-    rows = flagged_items(session=session, batch=batch)
-    queries = _texts(m.Query, m.Query.text, {r["query_id"] for r in rows}, session=session)
-    titles = _texts(m.Document, m.Document.title, {r["doc_id"] for r in rows}, session=session)
-    return [{**r, "query": queries.get(r["query_id"]) or "", "title": titles.get(r["doc_id"]) or ""} for r in rows]
+    return queue(batch, session=session)
 
 
-def _texts(model: Any, column: Any, external_ids: set[str], *, session: Session) -> dict[str, str | None]:
-    """``external_id -> column`` for the given external ids (in chunks)."""
-    wanted = sorted(external_ids)
-    out: dict[str, str | None] = {}
-    for start in range(0, len(wanted), 5_000):
-        part = wanted[start : start + 5_000]
-        out.update((ext, text) for ext, text in session.execute(
-            select(model.external_id, column).where(model.external_id.in_(part))))
-    return out
+@dataclass
+class LiveReport:
+    """The live report's HTML, or (``html`` None) what is missing before there can be one, in plain words."""
+
+    html: str | None
+    missing: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
 
 
-def adjudicate(query_id: str, doc_id: str, grade: Any, note: str | None, user: WebUser, *,
-               session: Session) -> str:
-    """Record the lead's final grade of (query, document) with a note (``adjudicate set``)."""
-    from ndcg_labeling.pipeline.consensus import set_adjudication
+def _count(model: Any, *, session: Session) -> int:
+    from sqlalchemy import func
 
+    return int(session.execute(select(func.count()).select_from(model)).scalar_one())
+
+
+def live_report(*, session: Session) -> LiveReport:
+    """The HTML report (``report --format html``) of the database as it is now; when there is none yet,
+    what is missing (no system rankings, no grades, grades without consensus labels), in plain words."""
+    counts = {"systems": _count(m.System, session=session), "judgments": _count(m.Judgment, session=session),
+              "labels": _count(m.ConsensusLabel, session=session) + _count(m.Adjudication, session=session)}
+    missing = []
+    if not counts["systems"]:
+        missing.append("No system rankings are stored yet: the report compares systems' rankings, so upload "
+                       "at least one run.")
+    if not counts["judgments"] and not counts["labels"]:
+        missing.append("No grades are stored yet: the graders' grades (or imported judgments) are what the "
+                       "systems are scored against.")
+    elif not counts["labels"]:
+        missing.append(f"{counts['judgments']} grades are stored, but they have not been combined into one "
+                       "label per query and document yet: run consensus, then this page shows the report.")
+    if missing:
+        return LiveReport(None, missing, counts)
     try:
-        value = int(str(grade).strip())
-    except ValueError:
-        raise InvalidInput(f"grade {grade!r} is not an integer") from None
-    record = set_adjudication(query_id, doc_id, value, adjudicator=user.grader, session=session,
-                              note=(note or "").strip() or None)
-    return str(record)
+        return LiveReport(live_report_html(session=session), [], counts)
+    except NdcgLabelingError as exc:  # e.g. no query with a relevant document: the pipeline's own words
+        return LiveReport(None, [str(exc).split(": run `", 1)[0].rstrip(".") + "."], counts)
 
 
 def live_report_html(*, session: Session) -> str:

@@ -44,7 +44,7 @@ td:first-child,td:nth-child(2),th:first-child,th:nth-child(2){text-align:left}
 .warning{background:#fff3cd;border:1px solid #e0b100;padding:.6em 1em;border-radius:4px}
 .note{color:#555}.headline{background:#f6f8fa;border:1px solid #d0d7de;border-radius:6px;padding:.2em 1em .6em}
 .headline li{margin:.25em 0}.headline li.up{color:#1a7f37}.headline li.down{color:#b42318}
-table.moved td{white-space:normal;vertical-align:top;text-align:left}img{max-width:100%;height:auto}.muted{color:#777;font-size:.9em}.scroll{overflow-x:auto}
+table.moved td{white-space:normal;vertical-align:top;text-align:left}img{max-width:100%;height:auto}.muted{color:#666;font-size:.9em}.scroll{overflow-x:auto}
 """
 
 
@@ -234,7 +234,7 @@ def _two_lines(cell: str) -> str:
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{_two_lines(str(c))}</td>" for c in r) + "</tr>" for r in rows)
-    return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+    return f'<div class="scroll" tabindex="0"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def render_html(result: ReportResult, *, agreement: Sequence[dict[str, Any]] | None = None,

@@ -91,7 +91,7 @@ def _html_table(header: list[str], rows: list[list[str]]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(c).replace(chr(10), '<br>')}</td>" for c in r) + "</tr>"
                    for r in rows)
-    return f'<div class="scroll"><table class="moved"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+    return f'<div class="scroll" tabindex="0"><table class="moved"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def difference_plot(result: ReportResult, system: str) -> str | None:

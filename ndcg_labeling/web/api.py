@@ -73,6 +73,28 @@ def lead_status(batch: str, user: ApiLead, session: SessionDep) -> dict[str, Any
     return tasks.batch_status(batch, session=session).as_dict()
 
 
+class AdjudicationIn(BaseModel):
+    """``{"query_id", "doc_id", "grade", "note", "version", "confirm"}``: ``version`` is the decision the
+    lead saw (the queue's ``version``; 0: none); a different decision made since is a 409 naming it."""
+
+    model_config = ConfigDict(extra="forbid")
+    query_id: StrictStr
+    doc_id: StrictStr
+    grade: StrictInt
+    note: StrictStr | None = None
+    version: StrictInt | None = None
+    confirm: bool = False
+
+
+@router.post("/lead/adjudication")
+def lead_adjudicate(body: AdjudicationIn, user: ApiLead, writer: WriterDep) -> dict[str, Any]:
+    from ndcg_labeling.pipeline.adjudication import adjudicate
+
+    done = writer(lambda s: adjudicate(body.query_id, body.doc_id, body.grade, body.note, user, session=s,
+                                       version=body.version, confirm=body.confirm))
+    return done.as_dict()  # type: ignore[no-any-return]
+
+
 @router.get("/lead/adjudication")
 def lead_adjudication(user: ApiLead, session: SessionDep, batch: str | None = None) -> list[dict[str, Any]]:
     return workspace.adjudication_queue(batch, session=session)

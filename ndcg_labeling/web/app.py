@@ -15,6 +15,7 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
 
 from ndcg_labeling.errors import ConflictError, NdcgLabelingError, NotFoundError
+from ndcg_labeling.pipeline.adjudication import InvalidGrade
 from ndcg_labeling.pipeline.auth import AuthenticationError, PermissionDenied
 from ndcg_labeling.pipeline.transactions import TooManyRetries
 from ndcg_labeling.pipeline.workspace import InvalidInput
@@ -26,7 +27,7 @@ CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' 
        "base-uri 'none'; frame-ancestors 'none'; form-action 'self'")
 STATUS: list[tuple[type[NdcgLabelingError], int]] = [
     (AuthenticationError, 401), (PermissionDenied, 403), (NotFoundError, 404), (ConflictError, 409),
-    (InvalidInput, 422), (TooManyRetries, 503)]
+    (InvalidInput, 422), (InvalidGrade, 422), (TooManyRetries, 503)]
 
 
 def status_of(exc: NdcgLabelingError) -> int:

@@ -10,6 +10,9 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from ndcg_labeling.pipeline import tasks, workspace
+from ndcg_labeling.pipeline.adjudication import Decision, adjudication_item, adjudication_queue
+from ndcg_labeling.pipeline.adjudication import adjudicate as set_decision
+from ndcg_labeling.pipeline.consensus import AdjudicationConflict
 from ndcg_labeling.web.deps import LeadCaller, SessionDep, WriterDep, check_form_csrf
 from ndcg_labeling.web.render import render
 
@@ -42,21 +45,56 @@ def agreement(request: Request, caller: LeadCaller, session: SessionDep, batch: 
 @router.get("/adjudication")
 def adjudication(request: Request, caller: LeadCaller, session: SessionDep, batch: str | None = None,
                  done: str | None = None) -> Response:
-    rows = workspace.adjudication_queue(batch or None, session=session)
+    rows = adjudication_queue(batch or None, session=session)
     return render(request, "lead_adjudication.html", _ctx(caller, rows=rows, batch=batch or "", done=done))
 
 
+def _item_url(query_id: str, doc_id: str, batch: str, done: str | None = None) -> str:
+    params = {"query_id": query_id, "doc_id": doc_id, "batch": batch, "done": done}
+    return "/lead/adjudication/item?" + urlencode({k: v for k, v in params.items() if v})
+
+
+@router.get("/adjudication/item")
+def adjudication_item_page(request: Request, caller: LeadCaller, session: SessionDep, query_id: str, doc_id: str,
+                           batch: str = "", done: str | None = None) -> Response:
+    item = adjudication_item(query_id, doc_id, session=session, batch=batch or None)
+    return render(request, "lead_adjudicate_item.html", _ctx(caller, item=item, batch=batch, done=done,
+                                                             conflict=None, mine=None))
+
+
 @router.post("/adjudication")
-def adjudicate(request: Request, caller: LeadCaller, writer: WriterDep, query_id: Annotated[str, Form()],
-               doc_id: Annotated[str, Form()], grade: Annotated[str, Form()], note: Annotated[str, Form()] = "",
-               batch: Annotated[str, Form()] = "", csrf: Annotated[str | None, Form()] = None) -> Response:
+def adjudicate(request: Request, caller: LeadCaller, writer: WriterDep, session: SessionDep,
+               query_id: Annotated[str, Form()], doc_id: Annotated[str, Form()], grade: Annotated[str, Form()],
+               note: Annotated[str, Form()] = "", batch: Annotated[str, Form()] = "",
+               version: Annotated[int | None, Form()] = None, confirm: Annotated[bool, Form()] = False,
+               csrf: Annotated[str | None, Form()] = None) -> Response:
+    """Save the lead's decision, then show the next open item of the queue (or the queue). A decision
+    made meanwhile by another lead over a different grade: the item page again (409) naming it."""
     check_form_csrf(request, csrf)
-    done = writer(lambda s: workspace.adjudicate(query_id, doc_id, grade, note, caller.user, session=s))
-    query = urlencode({k: v for k, v in (("batch", batch), ("done", done)) if v})
+    try:
+        done: Decision = writer(lambda s: set_decision(query_id, doc_id, grade, note, caller.user, session=s,
+                                                       version=version, confirm=confirm, batch=batch or None))
+    except AdjudicationConflict as conflict:
+        item = adjudication_item(query_id, doc_id, session=session, batch=batch or None)
+        return render(request, "lead_adjudicate_item.html", _ctx(
+            caller, item=item, batch=batch, done=None, conflict=conflict, mine={"grade": grade, "note": note}),
+            status_code=409)
+    if done.next_open is not None:
+        return RedirectResponse(_item_url(*done.next_open, batch, done.message), status_code=303)
+    query = urlencode({k: v for k, v in (("batch", batch), ("done", done.message)) if v})
     return RedirectResponse(f"/lead/adjudication{'?' + query if query else ''}", status_code=303)
 
 
 @router.get("/report")
-def report(caller: LeadCaller, session: SessionDep) -> Response:
-    html = workspace.live_report_html(session=session)
-    return HTMLResponse(html, headers={"Content-Security-Policy": REPORT_CSP})
+def report(request: Request, caller: LeadCaller, session: SessionDep) -> Response:
+    live = workspace.live_report(session=session)
+    if live.html is None:  # nothing to score yet: say what is missing (a page, not an error)
+        return render(request, "lead_report_missing.html", _ctx(caller, live=live))
+    return HTMLResponse(_with_way_back(live.html), headers={"Content-Security-Policy": REPORT_CSP})
+
+
+def _with_way_back(report_html: str) -> str:
+    """The report document with a line of links back to the lead's pages at its top."""
+    links = ('<nav style="font:14px system-ui,sans-serif;margin:0 0 1em"><a href="/lead">Batches</a> · '
+             '<a href="/lead/adjudication">Adjudication</a> · <a href="/">My batches</a></nav>')
+    return report_html.replace("<body>", "<body>" + links, 1)

@@ -26,12 +26,14 @@ router = APIRouter()
 CsrfField = Annotated[str | None, Form()]
 
 
-def _grade_page(batch: str, after: str | None = None) -> str:
-    """The grading page of ``batch``; ``after``: the item just graded (the page shows its gold feedback)."""
-    from urllib.parse import quote
+def _grade_page(batch: str, **params: str) -> str:
+    """The grading page of ``batch``; ``after``: the item just graded or skipped (the page says what was
+    stored, and shows gold feedback); ``undone``: the grade (or "skip") that ``u`` undid."""
+    from urllib.parse import quote, urlencode
 
     page = f"/batches/{quote(batch, safe='')}/grade"
-    return f"{page}?after={quote(after, safe='')}" if after else page
+    query = urlencode({k: v for k, v in params.items() if v})
+    return f"{page}?{query}" if query else page
 
 
 def _see_other(url: str) -> RedirectResponse:
@@ -82,8 +84,9 @@ def logout(request: Request, writer: WriterDep, csrf: CsrfField = None) -> Respo
 
 
 @router.get("/batches/{batch:path}/grade")
-def grading_page(request: Request, batch: str, caller: PageCaller, session: SessionDep, after: str = "") -> Response:
-    view = workspace.grading_view(batch, caller.user, session=session, after=after or None)
+def grading_page(request: Request, batch: str, caller: PageCaller, session: SessionDep, after: str = "",
+                 undone: str = "") -> Response:
+    view = workspace.grading_view(batch, caller.user, session=session, after=after or None, undone=undone or None)
     return render(request, "grade.html", {"user": caller.user, "csrf": caller.csrf, "view": view})
 
 
@@ -91,10 +94,9 @@ def grading_page(request: Request, batch: str, caller: PageCaller, session: Sess
 def grade_form(request: Request, batch: str, item_id: str, caller: PageCaller, writer: WriterDep,
                grade: Annotated[str, Form()], csrf: CsrfField = None) -> Response:
     check_form_csrf(request, csrf)
-    done = writer(lambda s: workspace.grade_item(batch, item_id, grade, caller.user, session=s))
-    if done.get("feedback"):  # a gold item of a --gold-feedback batch: the next page shows the reference
-        return _see_other(_grade_page(batch, after=item_id))
-    return _see_other(_grade_page(batch))
+    writer(lambda s: workspace.grade_item(batch, item_id, grade, caller.user, session=s))
+    # the next page says what was stored ("Saved: 2 — ..."), and the reference grade after a gold item
+    return _see_other(_grade_page(batch, after=item_id))
 
 
 @router.post("/batches/{batch:path}/items/{item_id}/skip")
@@ -102,12 +104,12 @@ def skip_form(request: Request, batch: str, item_id: str, caller: PageCaller, wr
               reason: Annotated[str, Form()] = "", csrf: CsrfField = None) -> Response:
     check_form_csrf(request, csrf)
     writer(lambda s: workspace.skip(batch, item_id, reason, caller.user, session=s))
-    return _see_other(_grade_page(batch))
+    return _see_other(_grade_page(batch, after=item_id))
 
 
 @router.post("/batches/{batch:path}/undo")
 def undo_form(request: Request, batch: str, caller: PageCaller, writer: WriterDep,
               csrf: CsrfField = None) -> Response:
     check_form_csrf(request, csrf)
-    writer(lambda s: workspace.undo_last(batch, caller.user, session=s))
-    return _see_other(_grade_page(batch))
+    undone = writer(lambda s: workspace.undo_last(batch, caller.user, session=s))
+    return _see_other(_grade_page(batch, undone=undone[1] if undone else ""))

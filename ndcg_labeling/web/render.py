@@ -11,6 +11,8 @@ import jinja2
 from fastapi import Request
 from fastapi.responses import HTMLResponse
 
+from ndcg_labeling.web import text
+
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
@@ -31,6 +33,10 @@ def environment() -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["segment"] = lambda value: quote(str(value), safe="")
     env.filters["safe_href"] = safe_href
+    env.filters["markdown"] = text.markdown_html
+    env.filters["highlight"] = text.highlight
+    env.filters["srcdoc"] = text.sandboxed_srcdoc
+    env.tests["html_body"] = text.looks_like_html
     return env
 
 

@@ -152,8 +152,10 @@ def test_grader_grades_ten_with_the_keyboard_skips_undoes_and_resumes(browser, s
     assert shown_item(page) == items[11]
     press(page, "1")
     assert shown_item(page) == items[12]
+    assert page.inner_text("#notice") == "Saved: 1 — Somewhat relevant."
     press(page, "u")  # reopens items[11], the newest grade
     assert shown_item(page) == items[11]
+    assert page.inner_text("#notice") == "Undone: your grade 1 — Somewhat relevant. The item is open again."
     page.reload()
     assert shown_item(page) == items[11]
     with session_scope(sqlite_db.engine) as session:
@@ -186,8 +188,13 @@ def test_script_in_query_title_or_body_is_inert(browser, serve, sqlite_db, tmp_p
     assert dialogs == []
     assert page.inner_text("#query") == backend_texts["query"]
     assert page.inner_text("#title") == backend_texts["title"]
-    assert page.inner_text("#body") == backend_texts["body"]
     assert page.query_selector("#item script, #item img, #item b") is None
+    # the HTML body is rendered in a sandboxed frame, where its script did not run either
+    assert page.get_attribute("iframe#body", "sandbox") == ""
+    frame = page.frame_locator("iframe#body")
+    assert frame.locator("b").inner_text() == "x"
+    assert frame.locator("script").count() == 1  # present, inert
+    assert page.frames[1].evaluate("typeof window.pwned") == "undefined"
 
 
 def test_lead_resolves_an_adjudication(browser, serve, sqlite_db, tmp_path):
@@ -200,13 +207,20 @@ def test_lead_resolves_an_adjudication(browser, serve, sqlite_db, tmp_path):
     row = page.query_selector("#queue tbody tr")
     query_id, doc_id = row.get_attribute("data-query"), row.get_attribute("data-doc")
     assert "ann: " in row.inner_text() and "bob: " in row.inner_text()
-    row.query_selector("input[name=grade]").fill("2")
-    row.query_selector("input[name=note]").fill("both readings are fair; 2")
     with page.expect_navigation():
-        row.query_selector("button").click()
-    assert page.inner_text("#done").startswith(f"adjudicated ({query_id}, {doc_id}) = 2")
+        page.click("#start")  # the first open item, as its graders saw it
+    assert (page.get_attribute("#item", "data-query"), page.get_attribute("#item", "data-doc")) == (query_id, doc_id)
+    page.wait_for_load_state("load")
+    page.keyboard.press("n")
+    page.keyboard.type("both readings are fair; 2")
+    page.keyboard.press("Escape")
+    with page.expect_navigation():
+        page.keyboard.press("2")
+    assert page.inner_text("#done").startswith(f"Saved. adjudicated ({query_id}, {doc_id}) = 2")
+    assert (page.get_attribute("#item", "data-query"), page.get_attribute("#item", "data-doc")) != (query_id, doc_id)
+    page.goto(f"{server.base}/lead/adjudication?batch=b1")
     final = page.inner_text(f'#queue tr[data-query="{query_id}"][data-doc="{doc_id}"] .final')
-    assert final == "2 by lee"
+    assert final == "2 by lee\n“both readings are fair; 2”"
     screenshot(page, tmp_path, "lead-adjudication.png")
     with sqlite_db.engine.connect() as conn:
         rows = conn.execute(select(m.Adjudication.grade, m.Adjudication.adjudicator, m.Adjudication.note)).all()

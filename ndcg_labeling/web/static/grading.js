@@ -1,10 +1,13 @@
-// Keyboard shortcuts of the grading page: digits grade, s skip (with a reason), u undo, ? guideline.
+// Keyboard shortcuts of the grading page: digits grade, s skip (with a reason), u undo, ? guideline;
+// and of the lead's adjudication page: digits set the final grade, n a note first, j the next item.
 // Every action submits one of the page's forms (POST with its CSRF token); the page works without JS.
 (function () {
   "use strict";
   var guideline = document.getElementById("guideline");
   var guidelineButton = document.getElementById("guideline-button");
   var reason = document.getElementById("skip-reason");
+  var note = document.getElementById("note");
+  var nextItem = document.getElementById("next-item");
   var busy = false;
 
   function toggleGuideline() {
@@ -32,6 +35,13 @@
     } else if (key === "s" && reason) {
       event.preventDefault();
       reason.focus();
+    } else if (key === "n" && note) {
+      event.preventDefault();
+      note.focus();
+    } else if (key === "j" && nextItem && !busy) {
+      event.preventDefault();
+      busy = true;
+      window.location.href = nextItem.href;
     } else if (key === "u") {
       event.preventDefault();
       submit(document.getElementById("undo-button"));

@@ -1,0 +1,167 @@
+"""Every page of :data:`tests.web.pages.PAGES` in real Chromium, as a person sees it, at 1280 px and at
+390 px (a phone): the visible text holds no Python repr, no ``None``, no raw Markdown; the numbers
+are the CLI's for the same database; nothing overflows sideways; every form control has a label;
+axe-core finds no serious or critical violation.
+
+axe-core is npm's (``make venv`` installs it into ``.venv/node``); the test is skipped only where
+chromium or npm is missing, and fails where npm exists but axe-core was not installed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.web.pages import ARGS, AXE, CHROMIUM, PAGES, ROOT, WIDTHS, Server, build_world, open_page, page_url
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="chromium is not installed (.ci/run installs it)")]
+
+REPR = re.compile(r"<built-in|<bound method|object at 0x|\bNone\b|Traceback|\{\{|\{%")
+MARKDOWN = re.compile(r"\*\*|^#{1,6} |\]\(|`", re.MULTILINE)
+UNLABELLED = """() => [...document.querySelectorAll('input:not([type=hidden]), select, textarea, button')]
+  .filter(el => {
+    const named = (el.getAttribute('aria-label') || '').trim() || (el.labels && el.labels.length)
+      || (el.tagName === 'BUTTON' && el.innerText.trim()) || (el.getAttribute('title') || '').trim();
+    return !named;
+  }).map(el => el.outerHTML.slice(0, 120))"""
+# words of table cells drawn over two lines ("grade rs", "ope n"): a Range over a word has one client
+# rectangle per line it is drawn on (long ids and URLs may wrap: only words up to 20 characters count)
+BROKEN_WORDS = """() => {
+  const out = [];
+  for (const cell of document.querySelectorAll('table th, table td')) {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const m of node.data.matchAll(/[^\\s-]+/g)) {  // a break after a hyphen is no break inside
+        if (m[0].length > 20) continue;
+        const range = document.createRange();
+        range.setStart(node, m.index);
+        range.setEnd(node, m.index + m[0].length);
+        const lines = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+        if (lines.size > 1) out.push(m[0]);
+      }
+    }
+  }
+  return out;
+}"""
+AXE_RUN = """async () => {
+  const r = await axe.run(document, {resultTypes: ['violations']});
+  return r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
+    .map(v => v.id + ': ' + v.help + ' | ' + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(', '));
+}"""
+
+
+def cli_json(db_url: str, *args: str) -> object:
+    done = subprocess.run([sys.executable, "-m", "ndcg_labeling", *args, "--format", "json", "--db", db_url],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="module")
+def axe_source() -> str:
+    if not AXE.exists():
+        if shutil.which("npm") is None:
+            pytest.skip("npm is missing: axe-core cannot be installed (make venv installs it where npm exists)")
+        pytest.fail(f"axe-core is missing at {AXE}: run `npm install --prefix .venv/node axe-core@4` (make venv)")
+    return AXE.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+def row_texts(page, selector: str) -> list[list[str]]:
+    return page.eval_on_selector_all(f"{selector} tbody tr",
+                                     "rows => rows.map(r => [...r.cells].map(c => c.innerText.trim()))")
+
+
+def check_numbers(page, spec, db_url: str) -> None:
+    """The figures a page shows against the CLI's for the same database."""
+    text = page.inner_text("main") if page.query_selector("main") else page.inner_text("body")
+    if spec.name == "lead-batches":
+        for b in cli_json(db_url, "tasks", "list"):
+            row = next(r for r in row_texts(page, "table.grid") if r[0] == b["batch"])
+            assert row[1:5] == [b["scale"], str(b["items"]), str(b["graders"]), str(b["overlap"])]
+            assert f"{b['done']}/{b['total']}" in row[5]
+    elif spec.name in ("lead-batch", "my-batches", "grading-page"):
+        status = cli_json(db_url, "tasks", "status", "b1")
+        for g in status["graders"]:
+            cells = [g["grader"], str(g["done"]), str(g["skipped"]), str(g["total"] - g["done"] - g["skipped"])]
+            if spec.name == "lead-batch":
+                row = next(r for r in row_texts(page, "#graders") if r[0] == g["grader"])
+                assert [row[0], *row[2:5]] == cells and row[5] == str(g["total"])
+            elif g["grader"] == "ann":
+                want = f"{g['done']}/{g['total']} done, {g['skipped']} skipped, {cells[3]} open"
+                if spec.name == "grading-page":
+                    assert page.inner_text("#progress-text") == want
+                else:
+                    assert row_texts(page, "table.grid")[0][3:6] == cells[1:]
+    elif spec.name == "lead-agreement":
+        for r in cli_json(db_url, "agreement", "--batch", "b1", "--by", "query-type"):
+            row = next(x for x in row_texts(page, "#by-query-type") if x[0] == r["scope"])
+            assert row[1] == ("—" if r["alpha"] is None else f"{r['alpha']:.3f}")
+            assert row[3:6] == [str(r["n_items"]), str(r["n_graders"]), str(r["n_grades"])]
+    elif spec.name == "lead-adjudication":
+        flagged = cli_json(db_url, "adjudicate", "list", "--batch", "b1")
+        rows = row_texts(page, "#queue")
+        assert len(rows) == len(flagged) > 0
+        done = [r for r in flagged if r["adjudicated"] is not None]
+        assert f"{len(flagged)} flagged: {len(flagged) - len(done)} open, {len(done)} decided." in text
+        for want, got in zip(flagged, rows, strict=True):
+            assert got[2] == want["grades"]
+            assert got[5].startswith("open" if want["adjudicated"] is None
+                                     else f"{want['adjudicated']:g} by {want['adjudicator']}")
+    elif spec.name == "lead-report":
+        report = cli_json(db_url, "report")
+        for item in report["headline"]:
+            assert item["text"] in page.inner_text("body")
+
+
+def check_page(page, spec, axe_source: str, shots: Path) -> None:
+    text = page.inner_text("body")
+    assert not REPR.search(text), (spec.name, REPR.search(text).group(0))
+    if spec.markdown_free:
+        assert not MARKDOWN.search(text), (spec.name, MARKDOWN.search(text).group(0))
+    assert page.evaluate(UNLABELLED) == [], spec.name
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.wait_for_timeout(50)
+        overflow = page.evaluate("document.scrollingElement.scrollWidth - window.innerWidth")
+        page.screenshot(path=str(shots / f"{spec.name}-{width}.png"), full_page=True)
+        assert overflow <= 0, f"{spec.name} at {width} px is {overflow} px too wide"
+        assert page.evaluate(BROKEN_WORDS) == [], f"{spec.name} at {width} px: words broken inside"
+        if not page.evaluate("typeof axe !== 'undefined'"):
+            page.add_script_tag(content=axe_source)
+        assert page.evaluate(AXE_RUN) == [], f"{spec.name} at {width} px"
+
+
+@pytest.mark.parametrize("world", sorted({p.world for p in PAGES}))
+def test_every_page_reads_right_fits_a_phone_and_passes_axe(browser, axe_source, world, tmp_path):
+    built = build_world(world, tmp_path / "db")
+    server = Server(built.db.url, tmp_path / "serve.log")
+    try:
+        for spec in (p for p in PAGES if p.world == world):
+            page = open_page(browser, server, built, spec.role)
+            response = page.goto(page_url(server, built, spec))
+            assert response is not None and response.status == 200, spec.name
+            page.wait_for_load_state("load")
+            for key in spec.keys:
+                page.keyboard.press(key)
+            check_numbers(page, spec, built.db.url)
+            check_page(page, spec, axe_source, tmp_path)
+            page.context.close()
+    finally:
+        server.stop()
