@@ -16,7 +16,7 @@ PBM_ATTRACTIVENESS = np.array([0.05, 0.25, 0.55, 0.85])  # by true grade 0..3
 DBN_ATTRACTIVENESS = np.array([0.05, 0.3, 0.6, 0.9])
 DBN_SATISFACTION = np.array([0.1, 0.35, 0.6, 0.85])
 DBN_GAMMA = 0.8
-WATCH_LEVEL = np.array([0.04, 0.25, 0.6, 0.95])  # mean watch_ratio by grade; cut points 0.1, 0.4, 0.8
+WATCH_LEVEL = np.array([0.0, 0.25, 0.6, 1.0])  # mean watch_ratio by grade (before the floor at 0); cut points 0.1, 0.4, 0.8
 DAY = 86_400.0
 
 
@@ -92,7 +92,7 @@ def simulate_dbn(n_impressions: int = 1_000_000, seed: int = 2) -> Log:
 
 
 def simulate_watch(n_impressions: int = 1_000_000, seed: int = 3, drift_at: float | None = 30 * DAY) -> Log:
-    """The seed's rule backwards: each impression's ``watch_ratio ~ clip(N(WATCH_LEVEL[grade], 0.15), 0, 1)``;
+    """The seed's rule backwards: each impression's ``watch_ratio ~ max(N(WATCH_LEVEL[grade], 0.1), 0)``;
     a third of the pairs drift at ``drift_at``; clicks follow the PBM."""
     rng = np.random.default_rng(seed)
     truth = true_grades(rng)
@@ -100,7 +100,7 @@ def simulate_watch(n_impressions: int = 1_000_000, seed: int = 3, drift_at: floa
     n_req = n_impressions // N_DOCS
     req, pair, pos, ts = served_lists(n_req, rng)
     grade = np.where(ts[:, None] < (drift_at if drift_at is not None else -1.0), before[pair], truth[pair])
-    ratio = np.clip(rng.normal(WATCH_LEVEL[grade], 0.15), 0.0, 1.0)
+    ratio = np.maximum(rng.normal(WATCH_LEVEL[grade], 0.1), 0.0)  # a rewatch can exceed 1
     clicked = (rng.random(pair.shape) < EXAMINATION[pos - 1]) & (rng.random(pair.shape) < PBM_ATTRACTIVENESS[grade])
     return _flat(req, pair, pos, clicked, ts, ratio, truth, before)
 
@@ -110,3 +110,33 @@ def _flat(req, pair, pos, clicked, ts, ratio, truth, before) -> Log:  # noqa: AN
     return Log(request=np.repeat(req, k), pair=pair.ravel(), position=np.asarray(pos).ravel().astype(np.int64),
                clicked=clicked.ravel().astype(np.int64), ts=np.repeat(ts, k), watch_ratio=np.asarray(ratio).ravel(),
                truth=truth, truth_before=before)
+
+
+def dbn_examination(n_impressions: int, seed: int = 2) -> np.ndarray:
+    """The true examination frequency per position of :func:`simulate_dbn` with the same seed and size
+    (the simulation replayed, recording the hidden examination)."""
+    rng = np.random.default_rng(seed)
+    truth = true_grades(rng)
+    n_req = n_impressions // N_DOCS
+    _req, pair, _pos, _ts = served_lists(n_req, rng)
+    a = DBN_ATTRACTIVENESS[truth[pair]]
+    s = DBN_SATISFACTION[truth[pair]]
+    examined = np.ones(n_req, dtype=bool)
+    seen = np.zeros(N_DOCS)
+    for r in range(N_DOCS):
+        seen[r] = examined.mean()
+        c = examined & (rng.random(n_req) < a[:, r])
+        satisfied = c & (rng.random(n_req) < s[:, r])
+        examined = examined & ~satisfied & (rng.random(n_req) < DBN_GAMMA)
+    return seen
+
+
+def patterns_of(log: Log, weight: np.ndarray | None = None):  # noqa: ANN201
+    """The log's served lists as SessionPatterns (one row per request, in request order)."""
+    from ndcg_labeling.behavior.counts import SessionPatterns
+
+    n_req = int(log.request.max()) + 1
+    w = np.ones(n_req) if weight is None else weight
+    return SessionPatterns(pairs=log.pair.reshape(n_req, N_DOCS).copy(),
+                           clicks=log.clicked.reshape(n_req, N_DOCS).astype(np.int8), weight=w,
+                           count=np.ones(n_req, dtype=np.int64))
