@@ -34,13 +34,14 @@ class Log:
     truth_before: np.ndarray
 
 
-def true_grades(rng: np.random.Generator) -> np.ndarray:
-    return rng.choice(4, size=N_QUERIES * N_DOCS, p=[0.4, 0.25, 0.2, 0.15])
+def true_grades(rng: np.random.Generator, n_queries: int = N_QUERIES) -> np.ndarray:
+    return rng.choice(4, size=n_queries * N_DOCS, p=[0.4, 0.25, 0.2, 0.15])
 
 
-def served_lists(n_requests: int, rng: np.random.Generator, days: float = 60.0) -> tuple[np.ndarray, ...]:
+def served_lists(n_requests: int, rng: np.random.Generator, days: float = 60.0,
+                 n_queries: int = N_QUERIES) -> tuple[np.ndarray, ...]:
     """``(request, pair, position, ts)`` of ``n_requests`` lists of 10 documents in random order."""
-    query = rng.integers(0, N_QUERIES, n_requests)
+    query = rng.integers(0, n_queries, n_requests)
     order = np.argsort(rng.random((n_requests, N_DOCS)), axis=1)
     pair = (query[:, None] * N_DOCS + order).astype(np.int64)
     position = np.broadcast_to(np.arange(1, N_DOCS + 1), pair.shape)
@@ -48,14 +49,15 @@ def served_lists(n_requests: int, rng: np.random.Generator, days: float = 60.0) 
     return np.arange(n_requests), pair, position, ts
 
 
-def simulate_pbm(n_impressions: int = 1_000_000, seed: int = 1, drift_at: float | None = None) -> Log:
+def simulate_pbm(n_impressions: int = 1_000_000, seed: int = 1, drift_at: float | None = None,
+                 n_queries: int = N_QUERIES) -> Log:
     """PBM clicks: ``C = E * A`` with ``P(E) = EXAMINATION[r]``, ``P(A) = PBM_ATTRACTIVENESS[grade]``;
     with ``drift_at`` (seconds) a third of the pairs get a new grade from then on."""
     rng = np.random.default_rng(seed)
-    truth = true_grades(rng)
+    truth = true_grades(rng, n_queries)
     before = truth.copy()
     n_req = n_impressions // N_DOCS
-    req, pair, pos, ts = served_lists(n_req, rng)
+    req, pair, pos, ts = served_lists(n_req, rng, n_queries=n_queries)
     grade = np.broadcast_to(truth, (n_req, truth.size))[0][pair]
     if drift_at is not None:
         before = _drift(truth, rng)
