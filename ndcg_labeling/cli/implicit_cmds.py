@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 from ndcg_labeling.cli.common import DbOption, ForceOption, OutOption, check_out, handle_errors, open_session, write_output
 
@@ -87,7 +90,6 @@ def derive(
             min_impressions=min_impressions, thresholds=cuts, fit_to=fit_to, batch=batch, columns=cols,
             replace=replace)
     from contextlib import AbstractContextManager, nullcontext
-    from typing import Any
 
     from ndcg_labeling.cli.common import err_console
 
@@ -101,3 +103,22 @@ def derive(
 def register(app: typer.Typer) -> None:
     """Add the ``implicit`` group to ``app``."""
     app.add_typer(implicit_app, name="implicit")
+
+
+def print_behavior_demo(result: Any, con: Console) -> None:
+    """The demo's behavior part: what was derived from the log and its calibration against people."""
+    if result is None:
+        return
+    d, cal = result.derived, result.calibration
+    fit = d.get("fit") or {}
+    curve = ", ".join("-" if v is None else f"{v:.2f}" for v in d["position_bias"])
+    lines = [f"behavior labels ({d['model']}, half-life {d['window']['half_life_s'] / 86400:.0f} days) from "
+             f"{result.log}: {d['n_impressions']} impressions, {d['pairs_graded']} pairs graded by {d['grader']}, "
+             f"{d['pairs_left_out']} left out (fewer than {d['min_impressions']} impressions)",
+             f"examination by position: {curve}",
+             f"cut points fitted to batch {fit.get('batch')}: held-out quadratic-weighted kappa "
+             f"{fit.get('kappa_held_out')} ({fit.get('n_held_out_pairs')} pairs of {fit.get('n_held_out_queries')} "
+             f"queries never used in the fit)"]
+    lines += [f"calibration of {cal['judge']}: {v}" for v in cal["verdicts"]]
+    for line in lines:
+        con.print(line, markup=False, highlight=False)
