@@ -185,7 +185,7 @@ def dbn(patterns: SessionPatterns, n_pairs: int, *, gamma: float | None = None, 
     g = 0.9 if gamma is None else float(gamma)
     converged, it = False, 0
     sum_e = np.zeros(k)
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 - the count is read after the loop
         sum_a, sum_s, sum_e = np.zeros(n_pairs), np.zeros(n_pairs), np.zeros(k)
         num, den = sums(patterns, alpha, sigma, g, sum_a, sum_s, sum_e)
         with np.errstate(invalid="ignore", divide="ignore"):
