@@ -167,7 +167,7 @@ def test_dbn_em_matches_the_brute_force_reference(use_numba):
     patterns = SessionPatterns(pairs=np.array([p for p, _ in sessions], dtype=np.int64),
                                clicks=np.array([c for _, c in sessions], dtype=np.int8),
                                weight=np.array(weights), count=np.ones(len(sessions), dtype=np.int64))
-    fit = dbn(patterns, n_queries * k, tol=0.0, max_iter=ITER, use_numba=use_numba)
+    fit = dbn(patterns, n_queries * k, tol=0.0, ll_tol=-np.inf, max_iter=ITER, use_numba=use_numba)
     assert fit.parameters["iterations"] == ITER
     np.testing.assert_allclose(fit.attractiveness, ref_alpha, rtol=0, atol=1e-9)
     np.testing.assert_allclose(fit.satisfaction, ref_sigma, rtol=0, atol=1e-9)
@@ -181,7 +181,7 @@ def test_dbn_with_a_shorter_list_and_fixed_gamma_matches_the_reference():
     patterns = SessionPatterns(pairs=np.array([list(p) + [-1] * (3 - len(p)) for p, _ in sessions], dtype=np.int64),
                                clicks=np.array([list(c) + [0] * (3 - len(c)) for _, c in sessions], dtype=np.int8),
                                weight=np.array(weights), count=np.ones(5, dtype=np.int64))
-    fit = dbn(patterns, 3, gamma=0.9, tol=0.0, max_iter=1, use_numba=False)
+    fit = dbn(patterns, 3, gamma=0.9, tol=0.0, ll_tol=-np.inf, max_iter=1, use_numba=False)
     alpha, sigma = [0.5] * 3, [0.5] * 3
     a_num, a_den, s_num, s_den = [0.0] * 3, [0.0] * 3, [0.0] * 3, [0.0] * 3
     for (pairs, clicks), w in zip(sessions, weights, strict=True):
@@ -197,3 +197,24 @@ def test_dbn_with_a_shorter_list_and_fixed_gamma_matches_the_reference():
     with np.errstate(invalid="ignore"):  # a pair never clicked has no satisfaction (NaN on both sides)
         np.testing.assert_allclose(fit.satisfaction, np.array(s_num) / np.array(s_den), atol=1e-12)
     assert fit.parameters["gamma"] == 0.9
+
+
+@pytest.mark.parametrize("use_numba", [False, True])
+def test_dbn_log_likelihood_is_the_enumerated_probability_of_the_clicks(use_numba):
+    """The stopping rule's log-likelihood: sum of w * log P(clicks), P by enumerating every hidden state."""
+    if use_numba and not numba_available():
+        pytest.skip("numba is not installed")
+    from ndcg_labeling.behavior.dbn import _sums_function
+
+    sessions = [((0, 1, 2), (1, 0, 1)), ((2, 0, 1), (0, 0, 0)), ((1, 2, 0), (0, 1, 0)), ((0, 2, 1), (1, 1, 0)),
+                ((1, 0), (0, 1)), ((2,), (1,))]
+    weights = [1.0, 2.0, 0.5, 1.0, 1.5, 0.7]
+    alpha, sigma, gamma = [0.3, 0.6, 0.8], [0.2, 0.5, 0.9], 0.7
+    want = sum(w * np.log(sum(_joint(p, e, a, s, alpha, sigma, gamma) for e, a, s in _configs(c)))
+               for (p, c), w in zip(sessions, weights, strict=True))
+    patterns = SessionPatterns(pairs=np.array([list(p) + [-1] * (3 - len(p)) for p, _ in sessions], dtype=np.int64),
+                               clicks=np.array([list(c) + [0] * (3 - len(c)) for _, c in sessions], dtype=np.int8),
+                               weight=np.array(weights), count=np.ones(len(sessions), dtype=np.int64))
+    sums = _sums_function(use_numba)
+    _num, _den, ll = sums(patterns, np.array(alpha), np.array(sigma), gamma, np.zeros(3), np.zeros(3), np.zeros(3))
+    assert ll == pytest.approx(want, abs=1e-12)
