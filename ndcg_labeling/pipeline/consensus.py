@@ -124,7 +124,7 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
                   min_graders: int = 2, max_spread: int | None = 1, point: str = "mean",
                   progress: Callable[[int], None] | None = None, include_models: bool = False,
                   exclude_untrusted: bool = False, min_accuracy: float = 0.7,
-                  judge_fills: str | None = None) -> ConsensusSummary:
+                  judge_fills: str | None = None, include_behavior: bool = False) -> ConsensusSummary:
     """Compute and store one consensus label per graded (query, document) of the selection.
 
     ``batch``: only that batch's grades count and the labels are stored with that batch name; ``None``:
@@ -153,9 +153,12 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
         from ndcg_labeling.pipeline.quality import untrusted_graders
 
         untrusted = untrusted_graders(session=session, batch=batch, min_accuracy=min_accuracy)
-    sel = load_grades(session=session, batch=batch, include_models=include_models, exclude_graders=list(untrusted))
-    excluded = left_out_judgments(session=session, batch=batch, include_models=True, exclude_graders=list(untrusted))
-    models = left_out_judgments(session=session, batch=batch, include_models=include_models)
+    sel = load_grades(session=session, batch=batch, include_models=include_models, exclude_graders=list(untrusted),
+                      include_behavior=include_behavior)
+    excluded = left_out_judgments(session=session, batch=batch, include_models=True, exclude_graders=list(untrusted),
+                                  include_behavior=True)
+    models = left_out_judgments(session=session, batch=batch, include_models=include_models,
+                                include_behavior=include_behavior)
     fill = None
     if judge_fills is not None:
         from ndcg_labeling.pipeline.judge_fills import fill_with_judge

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from sqlalchemy import text
 
+from ndcg_labeling.db import migrate
 from tests.conftest import invoke
 
 QUERIES = "query_id,text,query_type\nq1,cheap flights to rome,transactional\nq2,python docs,navigational\n"
@@ -57,7 +58,7 @@ def test_command_before_upgrade_leaves_no_empty_sqlite_file(runner, tmp_path):
 def test_db_upgrade_current_downgrade(runner, empty_db):
     assert invoke(runner, empty_db, "db", "upgrade").exit_code == 0
     result = invoke(runner, empty_db, "db", "current")
-    assert result.exit_code == 0 and "0011 (head 0011; at head)" in result.stdout
+    assert result.exit_code == 0 and f"{migrate.HEAD_REVISION} (head {migrate.HEAD_REVISION}; at head)" in result.stdout
     assert invoke(runner, empty_db, "db", "downgrade", "0001").exit_code == 0
     assert "not at head" in invoke(runner, empty_db, "db", "current").stdout
     assert invoke(runner, empty_db, "db", "downgrade", "base").exit_code == 0

@@ -1,0 +1,187 @@
+"""COEC, the position-based model (PBM) fitted by EM, and the watch-time rule: per-pair scores.
+
+Parameter names follow Chuklin, Markov & de Rijke, *Click Models for Web Search* (2015):
+**examination** ``gamma[r]`` (probability that position ``r`` is examined), **attractiveness**
+``alpha[u]`` (probability that pair ``u`` is clicked once examined), **satisfaction** (the DBN, in
+:mod:`.dbn`). Every function takes :class:`~ndcg_labeling.behavior.counts.CellCounts`, so the decay
+weights enter as weighted counts and nothing else changes.
+
+EM stopping rule: iterate until the largest absolute change of any parameter in one iteration is below
+``tol`` (default :data:`TOLERANCE` = 1e-6), or — PBM — the mean log-likelihood per (weighted) impression
+rose by less than ``ll_tol`` (:data:`LL_TOLERANCE` = 1e-9) in the last iteration (pairs whose
+attractiveness tends to 1 creep there for thousands of iterations while gaining nothing), or after
+``max_iter`` iterations (:data:`MAX_ITER`); the result says which (``converged``, ``iterations``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ndcg_labeling import _jit
+from ndcg_labeling.behavior.counts import CellCounts
+
+TOLERANCE = 1e-6
+LL_TOLERANCE = 1e-9
+MAX_ITER = 2000
+_EPS = 1e-12
+
+
+@dataclass(frozen=True)
+class ModelFit:
+    """A model's per-pair ``score`` (NaN for a pair without data) and its position curve.
+
+    ``position_bias[r - 1]`` is the examination probability of position ``r`` (PBM, DBN) or, for COEC
+    and watch, the position's click-through rate relative to position 1 (the COEC prior); NaN for a
+    position without impressions. ``parameters`` holds what provenance records (iterations, tolerance...).
+    """
+
+    model: str
+    score: NDArray[np.float64]
+    position_bias: NDArray[np.float64]
+    position_bias_kind: str
+    parameters: dict[str, float | int | bool | str] = field(default_factory=dict)
+    attractiveness: NDArray[np.float64] | None = None
+    satisfaction: NDArray[np.float64] | None = None
+
+
+def _positions(cells: CellCounts) -> tuple[NDArray[np.int64], int]:
+    if cells.position.size and int(cells.position.min()) < 1:
+        raise ValueError(f"click model: positions are 1-based, got {int(cells.position.min())}")
+    k = cells.n_positions
+    return cells.position - 1, k
+
+
+def position_ctr(cells: CellCounts) -> NDArray[np.float64]:
+    """Weighted click-through rate per position (index r - 1); NaN where a position has no weight."""
+    r, k = _positions(cells)
+    w = np.bincount(r, weights=cells.weight, minlength=k)
+    c = np.bincount(r, weights=cells.weighted_clicks, minlength=k)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(w > 0, c / np.maximum(w, _EPS), np.nan)
+
+
+def coec(cells: CellCounts) -> ModelFit:
+    """Clicks over expected clicks (Zhang & Jones 2007; OpenSearch UBI's implicit judgments).
+
+    ``ctr[r]`` = weighted clicks at ``r`` / weighted impressions at ``r`` (the position prior, from
+    the same logs); ``score[u] = clicks[u] / sum_r impressions[u, r] * ctr[r]`` (all weighted).
+    A score of 1 means "clicked as often as an average result at the same positions". A pair whose
+    expected clicks are 0 (only shown at never-clicked positions) scores NaN.
+    """
+    ctr = position_ctr(cells)
+    r, _ = _positions(cells)
+    expected = cells.per_pair(cells.weight * np.nan_to_num(ctr[r]))
+    clicks = cells.per_pair(cells.weighted_clicks)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        score = np.where(expected > 0, clicks / np.maximum(expected, _EPS), np.nan)
+    relative = ctr / ctr[0] if ctr.size and ctr[0] > 0 else np.full(ctr.size, np.nan)
+    return ModelFit("coec", score, relative, "ctr relative to position 1", {})
+
+
+def watch(cells: CellCounts) -> ModelFit:
+    """The watch-time rule: ``score[u]`` = the decayed mean ``watch_ratio`` of pair ``u``,
+    ``sum(w * watch_ratio) / sum(w)`` with ``w = 0.5 ** (age / half_life)`` (1 without a half-life)."""
+    if np.isnan(cells.weighted_watch).any():
+        raise ValueError("watch: every impression needs a watch_ratio")
+    w = cells.per_pair(cells.weight)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        score = np.where(w > 0, cells.per_pair(cells.weighted_watch) / np.maximum(w, _EPS), np.nan)
+    ctr = position_ctr(cells)
+    relative = ctr / ctr[0] if ctr.size and ctr[0] > 0 else np.full(ctr.size, np.nan)
+    return ModelFit("watch", score, relative, "ctr relative to position 1", {})
+
+
+def pbm(cells: CellCounts, *, tol: float = TOLERANCE, max_iter: int = MAX_ITER, ll_tol: float = LL_TOLERANCE,
+        use_numba: bool | None = None) -> ModelFit:
+    """The position-based model, ``P(C = 1) = gamma[r] * alpha[u]``, fitted by EM (Chuklin et al. 2015,
+    section 4.2 and the EM updates of chapter 4):
+
+    * E-step, for an impression that was not clicked: ``P(E = 1 | C = 0) = gamma (1 - alpha) / (1 - gamma alpha)``
+      and ``P(A = 1 | C = 0) = alpha (1 - gamma) / (1 - gamma alpha)``; a click means ``E = A = 1``;
+    * M-step: ``alpha[u]`` = the weighted mean of ``P(A = 1 | C)`` over the impressions of ``u``,
+      ``gamma[r]`` = the weighted mean of ``P(E = 1 | C)`` over the impressions at ``r``.
+
+    The PBM is identified only up to a common factor (``gamma * c``, ``alpha / c`` click alike), so the
+    top position is taken as always examined: ``gamma[1] = 1`` is fixed, not estimated. Start (close
+    to the optimum, so few iterations): ``gamma[r] = ctr[r] / ctr[1]`` (the position CTR relative to
+    the top, clipped to [1e-6, 1]) and ``alpha[u] = clicks[u] / sum_r impressions[u, r] gamma[r]``
+    (clipped to [1e-6, 1 - 1e-6]). The score of a pair is its attractiveness. ``use_numba``: None (the
+    compiled E-step where numba is available), True or False (NumPy).
+    """
+    r, k = _positions(cells)
+    u = cells.pair
+    n, c = cells.weight, cells.weighted_clicks
+    not_clicked = np.maximum(n - c, 0.0)
+    n_pair = np.bincount(u, weights=n, minlength=cells.n_pairs)
+    n_pos = np.bincount(r, weights=n, minlength=k)
+    gamma = np.clip(np.nan_to_num(position_ctr(cells) / max(float(position_ctr(cells)[0]), _EPS), nan=0.5), 1e-6, 1.0)
+    gamma[0] = 1.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        alpha = np.clip(np.bincount(u, weights=c, minlength=cells.n_pairs)
+                        / np.bincount(u, weights=n * gamma[r], minlength=cells.n_pairs), 1e-6, 1.0 - 1e-6)
+    alpha = np.nan_to_num(alpha, nan=0.5)
+    sums = _pbm_sums_function(use_numba)
+    converged, it = False, 0
+    total = max(float(n.sum()), _EPS)
+    last_ll = -np.inf
+    for it in range(1, max_iter + 1):  # noqa: B007 - the count is read after the loop
+        sum_a, sum_e = np.zeros(cells.n_pairs), np.zeros(k)
+        ll = float(sums(u, r, c, not_clicked, alpha, gamma, sum_a, sum_e)) / total
+        if it > 1 and ll - last_ll < ll_tol:  # the last update gained (almost) nothing: keep it and stop
+            converged = True
+            break
+        last_ll = ll
+        with np.errstate(invalid="ignore", divide="ignore"):
+            new_alpha = np.where(n_pair > 0, sum_a / np.maximum(n_pair, _EPS), alpha)
+            new_gamma = np.where(n_pos > 0, sum_e / np.maximum(n_pos, _EPS), gamma)
+        new_gamma[0] = 1.0
+        change = max(float(np.max(np.abs(new_alpha - alpha), initial=0.0)),
+                     float(np.max(np.abs(new_gamma - gamma), initial=0.0)))
+        alpha, gamma = new_alpha, new_gamma
+        if change < tol:
+            converged = True
+            break
+    score = np.where(n_pair > 0, alpha, np.nan)
+    bias = np.where(n_pos > 0, gamma, np.nan)
+    return ModelFit("pbm", score, bias, "examination", {"iterations": it, "converged": converged, "tolerance": tol,
+                                                         "ll_tolerance": ll_tol, "log_likelihood": round(last_ll, 9)},
+                    attractiveness=score)
+
+
+def _pbm_sums_numpy(u: Any, r: Any, c: Any, not_clicked: Any, alpha: Any, gamma: Any, sum_a: Any, sum_e: Any) -> float:
+    """PBM E-step in NumPy: adds the weighted ``P(A = 1 | C)`` per pair to ``sum_a`` and ``P(E = 1 | C)``
+    per position to ``sum_e`` (each cell: its clicks, plus its non-clicks times the posterior); returns
+    the weighted log-likelihood of the clicks at these parameters."""
+    a, g = alpha[u], gamma[r]
+    denom = np.maximum(1.0 - g * a, _EPS)
+    sum_a += np.bincount(u, weights=c + not_clicked * a * (1.0 - g) / denom, minlength=sum_a.size)
+    sum_e += np.bincount(r, weights=c + not_clicked * g * (1.0 - a) / denom, minlength=sum_e.size)
+    return float(np.sum(c * np.log(np.maximum(g * a, _EPS)) + not_clicked * np.log(denom)))
+
+
+def _pbm_sums_loop(u: Any, r: Any, c: Any, not_clicked: Any, alpha: Any, gamma: Any, sum_a: Any,
+                   sum_e: Any) -> float:  # pragma: no cover - compiled by numba; a test compares it with NumPy
+    """The same E-step one cell at a time (the body numba compiles)."""
+    ll = 0.0
+    for i in range(u.size):
+        a = alpha[u[i]]
+        g = gamma[r[i]]
+        d = max(1.0 - g * a, 1e-12)
+        sum_a[u[i]] += c[i] + not_clicked[i] * a * (1.0 - g) / d
+        sum_e[r[i]] += c[i] + not_clicked[i] * g * (1.0 - a) / d
+        ll += c[i] * np.log(max(g * a, 1e-12)) + not_clicked[i] * np.log(d)
+    return ll
+
+
+def _pbm_sums_function(use_numba: bool | None) -> Callable[..., float]:
+    if use_numba is not False and _jit.load_numba() is not None:
+        compiled: Callable[..., float] = _jit.compile_kernel(_pbm_sums_loop, {}, "pbm_sums_loop")
+        return compiled
+    if use_numba:
+        raise ValueError(f"pbm: numba is not available ({_jit.failure()})")
+    return _pbm_sums_numpy
