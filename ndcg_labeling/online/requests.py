@@ -57,7 +57,8 @@ def _reduce_present(values: F, start: NDArray[np.int64], how: str) -> F:
 
 def request_values(rows: ImpressionRows, row_labels: F, query_types: Mapping[str, str | None],
                    ideal_labels: Mapping[str, F], metric: Any, *, gain: str = "exponential",
-                   relevant_threshold: float = 1.0, cluster_by: str = "auto") -> RequestValues:
+                   relevant_threshold: float = 1.0, cluster_by: str = "auto",
+                   idcg: Mapping[str, float] | None = None) -> RequestValues:
     """Score every served list of ``rows`` (ordered by request, then position) with ``metric`` (a parsed
     registry metric); ``row_labels`` per row (NaN unjudged); ``ideal_labels`` every judged label per
     query; ``query_types`` per query id (missing or None: :data:`NO_TYPE`)."""
@@ -66,7 +67,10 @@ def request_values(rows: ImpressionRows, row_labels: F, query_types: Mapping[str
     queries = rows.query_id[first]
     k = metric.k
     labels_ranked = ranked_matrix(lists, row_labels, k)
-    if metric.family in EXACT_FAMILIES:
+    if metric.family in EXACT_FAMILIES and idcg is not None:
+        row_idcg = np.fromiter((idcg.get(q, 0.0) for q in queries), dtype=np.float64, count=lists.n)
+        scores = exact_scores(metric.family, k, labels_ranked, row_idcg, gain)
+    elif metric.family in EXACT_FAMILIES:
         uniq, inv = np.unique(queries.astype(str), return_inverse=True) if lists.n else (np.zeros(0, str), np.zeros(0, int))
         idcg_q = ideal_dcg([np.asarray(ideal_labels.get(q, np.zeros(0)), np.float64) for q in uniq], k, gain)
         scores = exact_scores(metric.family, k, labels_ranked, idcg_q[inv] if lists.n else np.zeros(0), gain)

@@ -73,6 +73,7 @@ def create_app(engine: Engine | str | None = None) -> FastAPI:
     app.include_router(api.router)
     app.include_router(pages.router)
     app.include_router(lead.router)
+    app.include_router(__import__("ndcg_labeling.web.online", fromlist=["router"]).router)  # issue 27
 
     @app.exception_handler(NdcgLabelingError)
     def project_error(request: Request, exc: NdcgLabelingError) -> Response:
