@@ -102,6 +102,61 @@ def _row(obj: Any) -> tuple[Any, ...]:
     return tuple(out[c] for c in COLUMNS)
 
 
+def _load_items(text: str) -> list[tuple[int, Any]]:
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise EventError(f"the body is not a JSON array: {exc}") from None
+        return list(enumerate(data, start=1))
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    try:  # one parse for the whole body; line by line only to name a bad line
+        return list(zip([n for n, _ in lines], json.loads("[" + ",".join(line for _, line in lines) + "]"), strict=True))
+    except ValueError:
+        pass
+    items = []
+    for n, line in lines:
+        try:
+            items.append((n, json.loads(line)))
+        except ValueError:
+            raise EventError(f"row {n}: not a JSON object") from None
+    return items
+
+
+def _num_ok(v: Any) -> bool:
+    return (type(v) is int or type(v) is float) and math.isfinite(v)
+
+
+def _fast_rows(objs: list[Any]) -> list[tuple[Any, ...]] | None:
+    """The rows when every one is plainly well-formed (ids strings, numbers numbers); None otherwise
+    (then :func:`_row` checks row by row, accepting the same rows and naming the first bad one)."""
+    if not all(type(o) is dict for o in objs):
+        return None
+    cols = {c: [o.get(c) for o in objs] for c in COLUMNS}
+    for c in _IDS:
+        if not all(type(v) is str and 0 < len(v) <= MAX_ID and v.strip() for v in cols[c]):
+            return None
+    for c in ("session_id", "user_id"):
+        if not all(v is None or (type(v) is str and 0 < len(v) <= MAX_ID and v.strip()) for v in cols[c]):
+            return None
+    if not all(type(v) is int and 1 <= v <= 2**31 - 1 for v in cols["position"]):
+        return None
+    if not all(type(v) is int and (v == 0 or v == 1) for v in cols["clicked"]):
+        return None
+    if not all(_num_ok(v) for v in cols["ts"]):
+        return None
+    if not all(v is None or (_num_ok(v) and (v == 0 or v == 1)) for v in cols["converted"]):
+        return None
+    for c in ("watch_ratio", "dwell_ms"):
+        if not all(v is None or (_num_ok(v) and v >= 0) for v in cols[c]):
+            return None
+    cols["ts"] = [float(v) for v in cols["ts"]]
+    for c in ("converted", "watch_ratio", "dwell_ms"):
+        cols[c] = [None if v is None else float(v) for v in cols[c]]
+    return list(zip(*(cols[c] for c in COLUMNS), strict=True))
+
+
 def parse_events(body: bytes) -> list[tuple[Any, ...]]:
     """The rows of a posted batch: a JSON array of objects, or one JSON object per line. A bad row
     raises :class:`EventError` ``row N: problem`` (N 1-based: the array index + 1, or the line)."""
@@ -109,24 +164,12 @@ def parse_events(body: bytes) -> list[tuple[Any, ...]]:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
         raise EventError("the body is not UTF-8 text") from None
-    stripped = text.lstrip()
-    items: list[tuple[int, Any]] = []
-    if stripped.startswith("["):
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise EventError(f"the body is not a JSON array: {exc}") from None
-        items = list(enumerate(data, start=1))
-    else:
-        for n, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                items.append((n, json.loads(line)))
-            except ValueError:
-                raise EventError(f"row {n}: not a JSON object") from None
+    items = _load_items(text)
     if not items:
         raise EventError("no events in the body")
+    fast = _fast_rows([obj for _, obj in items])
+    if fast is not None:
+        return fast
     rows = []
     for n, obj in items:
         try:

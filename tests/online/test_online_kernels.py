@@ -98,3 +98,18 @@ def test_report_on_each_backend(db, runner, tmp_path):
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert sum(r["n"] for r in out["arms"] if r["query_type"] == "all" and r["measure"] == "ctr") == 900
+
+
+def test_parse_events_fast_and_row_by_row_paths_agree():
+    from ndcg_labeling.online.live import EventError, parse_events
+
+    plain = [{"request_id": "r1", "query_id": "q", "doc_id": "d", "position": 2, "clicked": 1, "ts": 1700000000,
+              "arm": "a", "converted": 0, "watch_ratio": 0.5, "user_id": "u"}]
+    odd = [{**plain[0], "position": "2", "ts": "2023-11-14T22:13:20Z", "clicked": 1.0, "user_id": "u"}]
+    fast = parse_events(json.dumps(plain).encode())
+    slow = parse_events("\n".join(json.dumps(r) for r in odd).encode())  # strings: the row-by-row path
+    assert fast == slow and fast[0][5] == 1700000000.0 and isinstance(fast[0][3], int)
+    with pytest.raises(EventError, match="^row 1: arm is missing or empty$"):
+        parse_events(json.dumps([{**plain[0], "arm": " "}]).encode())
+    with pytest.raises(EventError, match="^row 2: not a JSON object$"):
+        parse_events(b'{"a": 1}\n{oops\n')
