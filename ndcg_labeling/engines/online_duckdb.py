@@ -85,7 +85,7 @@ def read_impressions(sources: list[str], columns: dict[str, str] | None = None) 
             con.execute("SET TimeZone = 'UTC'")
             engine._create_views(con, groups, request)
             engine._validate(con, groups, request)
-            present = {c: bool(con.execute(f"SELECT count({c}) FROM logs").fetchone()[0]) for c in
+            present = {c: bool((con.execute(f"SELECT count({c}) FROM logs").fetchone() or (0,))[0]) for c in
                        ("converted", "watch_ratio", "session_id", "user_id")}
             arr = con.execute(
                 "SELECT request_id, query_id, doc_id, position, clicked, ts, arm, converted, watch_ratio, "

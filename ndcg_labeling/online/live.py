@@ -239,7 +239,7 @@ class LiveSums:
                              dtype=np.float64, count=len(imp))
         values = request_values(imp, labels, self.query_types, {}, self.metric, gain=self.gain, idcg=self.idcg)
         starts = window_start(values.ts, BUCKET_S)
-        keys = [(str(a), float(w), str(q)) for a, w, q in zip(values.arm, starts, values.query_type, strict=True)]
+        keys: list[Key] = [(str(a), float(w), str(q)) for a, w, q in zip(values.arm, starts, values.query_type, strict=True)]
         return Prepared(merged, keys, values.vectors(), len(rows))
 
     def apply(self, prepared: Prepared) -> None:
@@ -252,9 +252,8 @@ class LiveSums:
             self.contribution[rid] = (key, vec)
             self.requests[rid] = prepared.rows[rid]
         self.n_events += prepared.n_events
-        newest = max(k[1] for k in prepared.keys) if prepared.keys else None
-        ts_max = max(r[5] for rs in prepared.rows.values() for r in rs) if prepared.rows else None
-        if ts_max is not None and newest is not None:
+        ts_max = max(float(r[5]) for rs in prepared.rows.values() for r in rs) if prepared.rows else None
+        if ts_max is not None:
             self.newest_ts = ts_max if self.newest_ts is None else max(self.newest_ts, ts_max)
 
     def snapshot(self, window_s: float | None) -> dict[str, Any]:
@@ -266,7 +265,7 @@ class LiveSums:
         arms: dict[str, np.ndarray] = {}
         series: dict[tuple[str, float], np.ndarray] = {}
         for (arm, start, _), vec in self.sums.items():
-            if start >= cut:
+            if start is not None and start >= cut:
                 arms[arm] = arms.get(arm, np.zeros(len(FIELDS), np.int64)) + vec
                 series[(arm, start)] = series.get((arm, start), np.zeros(len(FIELDS), np.int64)) + vec
         return {"metric": self.metric.name, "newest_ts": self.newest_ts, "n_events": self.n_events,

@@ -29,8 +29,8 @@ def cluster_sums(values: F, cluster: I) -> tuple[F, F]:
     if not ok.any():
         return np.zeros(0), np.zeros(0)
     size = int(cluster.max()) + 1
-    s = np.bincount(cluster[ok], weights=values[ok], minlength=size)
-    n = np.bincount(cluster[ok], minlength=size).astype(np.float64)
+    s: F = np.bincount(cluster[ok], weights=values[ok], minlength=size).astype(np.float64)
+    n: F = np.bincount(cluster[ok], minlength=size).astype(np.float64)
     keep = n > 0
     return s[keep], n[keep]
 

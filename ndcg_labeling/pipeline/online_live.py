@@ -91,13 +91,13 @@ class LiveExperiment:
     def _store(self, rows: list[tuple[Any, ...]]) -> None:
         with self.engine.begin() as conn:
             if conn.dialect.name == "postgresql":
-                raw = conn.connection.driver_connection
+                raw: Any = conn.connection.driver_connection
                 cols = ", ".join(COLUMNS)
                 with raw.cursor() as cur, cur.copy(f"COPY {OnlineEvent.__tablename__} ({cols}) FROM STDIN") as copy:
                     for r in rows:
                         copy.write_row(r)
             else:
-                conn.execute(insert(OnlineEvent.__table__), [dict(zip(COLUMNS, r, strict=True)) for r in rows])
+                conn.execute(insert(OnlineEvent), [dict(zip(COLUMNS, r, strict=True)) for r in rows])
 
     def arms(self, window: str | None) -> dict[str, Any]:
         """The live figures per arm over the last ``window`` (``15m``, ``1h``; None or ``all``: all)."""

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 
+from ndcg_labeling.errors import NdcgLabelingError
 from ndcg_labeling.pipeline.online_live import LiveExperiment
 from ndcg_labeling.web.deps import ApiLead, LeadCaller
 from ndcg_labeling.web.render import render
@@ -30,9 +31,7 @@ def live(request: Request) -> LiveExperiment:
 async def post_events(request: Request) -> dict[str, Any]:
     body = await request.body()
     if len(body) > MAX_BODY:
-        from ndcg_labeling.online.live import EventError
-
-        raise EventError(f"the body is larger than {MAX_BODY} bytes; post smaller batches")
+        raise NdcgLabelingError(f"the body is larger than {MAX_BODY} bytes; post smaller batches")
     return await run_in_threadpool(live(request).ingest, body, request.headers.get("Authorization"))
 
 
