@@ -24,7 +24,7 @@
     if (!pts.length) return;
     let lo = Math.min(...pts.map((s) => s[key])), hi = Math.max(...pts.map((s) => s[key]));
     if (hi <= lo) hi = lo + 1e-9;
-    const x = (t) => pad + (w - 2 * pad) * (t1 > t0 ? (t - t0) / (t1 - t0) : 0.5);
+    const x = (t) => pad + (w - pad - 90) * (t1 > t0 ? (t - t0) / (t1 - t0) : 0.5);
     const y = (v) => h - pad / 2 - (h - pad) * (v - lo) / (hi - lo);
     const label = el("text", {x: 4, y: 12, "font-size": 11});
     label.textContent = fmt(lo) + " .. " + fmt(hi);
@@ -34,7 +34,7 @@
       const color = COLORS[i % COLORS.length];
       svg.appendChild(el("polyline", {fill: "none", stroke: color, "stroke-width": 2,
         points: mine.map((s) => x(s.t).toFixed(1) + "," + y(s[key]).toFixed(1)).join(" ")}));
-      const name = el("text", {x: w - pad + 2, y: 14 + 13 * i, "font-size": 11, fill: color});
+      const name = el("text", {x: w - 84, y: 14 + 13 * i, "font-size": 11, fill: color});
       name.textContent = arm;
       svg.appendChild(name);
     });
