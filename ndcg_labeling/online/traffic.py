@@ -63,7 +63,7 @@ def pick_by_traffic(weight: F, judged: NDArray[np.bool_], budget: int, groups: I
         return np.sort(_top(weight, candidates, budget))
     g = groups[candidates]
     n_groups = int(groups.max()) + 1 if groups.size else 0
-    totals = np.bincount(g, weights=weight[candidates], minlength=n_groups)
+    totals: F = np.bincount(g, weights=weight[candidates], minlength=n_groups).astype(np.float64)
     available = np.bincount(g, minlength=n_groups).astype(np.int64)
     quota = split_budget(totals, available, budget)
     picked = [_top(weight, candidates[g == k], int(quota[k])) for k in range(n_groups) if quota[k] > 0]

@@ -67,7 +67,7 @@ def traffic_pool(logs: list[str], *, budget: int, by: str = "pair", half_life: s
     agg = get_engine().aggregate(LogRequest(sources=tuple(logs), columns=dict(columns or {}),
                                             half_life_s=parse_duration(half_life)))
     cells = agg.cells
-    weight = np.bincount(cells.pair, weights=cells.weight, minlength=cells.n_pairs)
+    weight = np.bincount(cells.pair, weights=cells.weight, minlength=cells.n_pairs).astype(np.float64)
     labelled = _labelled(session)
     judged = np.fromiter(((q, d) in labelled for q, d in zip(agg.query_ids, agg.doc_ids, strict=True)),
                          dtype=bool, count=cells.n_pairs)

@@ -113,9 +113,8 @@ def create_batch(name: str, *, scale: str, depth: int, overlap: int, graders: Se
     type_names, qid_names = _chosen_queries(query_types, query_ids, session=session)
 
     guideline = load_guideline(scale_obj.name)
-    if pool is None:  # ``pool`` (columns qid, did): given by tasks create --from-traffic (pipeline/traffic_pool.py)
-        pool = _pool(session=session, depth=depth, system_ids=[all_systems[s] for s in system_names],
-                     query_types=type_names, query_ids=qid_names)
+    pool = pool if pool is not None else _pool(session=session, depth=depth, query_types=type_names,  # given: --from-traffic
+                                               system_ids=[all_systems[s] for s in system_names], query_ids=qid_names)
     n_pooled = len(pool)
     pool = _drop_judged(pool, scale=scale_obj.name, overlap=overlap, session=session)
     if pool.empty:
