@@ -126,3 +126,28 @@ def test_lead_page(db, setup):
         page = client.get("/lead/online?window=1h")
         assert page.status_code == 200 and 'src="/static/online.js"' in page.text and 'data-window="1h"' in page.text
         assert client.get("/static/online.js").status_code == 200
+
+
+def test_live_figures_follow_a_label_change(db, runner, setup, tmp_path, monkeypatch):
+    from ndcg_labeling.pipeline import online_live
+    from ndcg_labeling.pipeline.consensus import set_adjudication
+
+    monkeypatch.setattr(online_live, "LABEL_CHECK_S", 0.0)
+    sim, lead, key = setup
+    rows = events(sim)
+    lead_h = {"Authorization": f"Bearer {lead}"}
+    with TestClient(create_app(db.engine)) as client:
+        assert post(client, key, rows).status_code == 200
+        before = client.get("/api/online/arms?window=all", headers=lead_h).json()
+        # the document most often shown first becomes irrelevant
+        first = [r for r in rows if r["position"] == 2]
+        q, d = max({(r["query_id"], r["doc_id"]) for r in first}, key=lambda p: sum(
+            1 for r in first if (r["query_id"], r["doc_id"]) == p))
+        with session_scope(db.engine) as session:
+            set_adjudication(q, d, 0, adjudicator="lee", session=session)
+        after = client.get("/api/online/arms?window=all", headers=lead_h).json()
+    assert [a["metric"] for a in after["arms"]] != [a["metric"] for a in before["arms"]]
+    log = write_parquet(sim, tmp_path / "ab.parquet")
+    out = json.loads(invoke(runner, db, "online", "report", log, "--baseline", "control", "--format", "json").stdout)
+    report = {r["arm"]: r["mean"] for r in out["arms"] if r["query_type"] == "all" and r["measure"] == "ndcg@10"}
+    assert {a["arm"]: a["metric"] for a in after["arms"]} == report
