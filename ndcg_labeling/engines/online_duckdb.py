@@ -18,7 +18,7 @@ import numpy as np
 
 from ndcg_labeling.engines.base import LogRequest
 from ndcg_labeling.engines.duckdb import DuckDBEngine, _lit, _q, resolve_sources
-from ndcg_labeling.errors import NdcgLabelingError
+from ndcg_labeling.errors import InputFileError, NdcgLabelingError
 
 
 @dataclass
@@ -49,12 +49,19 @@ class ImpressionRows:
 class _OnlineEngine(DuckDBEngine):
     """The engine's normalized view with the experiment's columns added (and ``arm`` required)."""
 
+    sources: list[tuple[str, list[str]]] = []  # (format, files) in the order of the engine's views
+
+    def _create_views(self, con: Any, groups: dict[str, list[str]], request: LogRequest) -> None:
+        self.sources = sorted(groups.items())
+        super()._create_views(con, groups, request)
+
     def _normalized(self, src: str, fmt: str, names: dict[str, str], types: dict[str, str],
                     request: LogRequest) -> str:
         base = super()._normalized(src, fmt, names, types, request)
         if names["arm"] not in types:
-            raise NdcgLabelingError(f"{src}: the log has no column {names['arm']!r} (the experiment's arm; name it "
-                                    "with --column arm=SOURCE)")
+            files = self.sources[int(src.removeprefix("src"))][1] if self.sources else [src]
+            raise InputFileError(files[0], f"no column {names['arm']!r} (the experiment's arm; name it with "
+                                 "--column arm=SOURCE)")
 
         def raw(col: str) -> str:
             return f"{src}.{_q(names[col])}" if names[col] in types else "NULL"

@@ -50,6 +50,14 @@ class OnlineLabels:
     source: str
 
 
+def parse_window(text: str, option: str) -> float:
+    """Seconds of a window such as ``15m``, ``1h``, ``1d`` (an error naming ``option`` otherwise)."""
+    try:
+        return parse_duration(text)
+    except NdcgLabelingError:
+        raise NdcgLabelingError(f"{option}: {text!r} is not a positive duration such as 15m, 1h or 1d") from None
+
+
 def _grader_labels(name: str, *, session: Session) -> dict[tuple[str, str], float]:
     grader = session.execute(select(m.Grader).where(m.Grader.name == name)).scalar_one_or_none()
     if grader is None:
@@ -96,7 +104,7 @@ def online_report(logs: list[str], options: OnlineOptions, *, session: Session) 
         metric = parse_metric(options.metric)
     except ValueError as exc:
         raise NdcgLabelingError(f"--metric: {str(exc).removeprefix('parse_metric: ')}") from None
-    window_s = None if options.window is None else parse_duration(options.window)
+    window_s = None if options.window is None else parse_window(options.window, "--window")
     labels = load_online_labels(options.labels, session=session)
     rows = read_impressions(logs, options.columns)
     if len(rows) == 0:

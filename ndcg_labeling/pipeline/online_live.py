@@ -22,9 +22,8 @@ from ndcg_labeling.db.online_models import OnlineEvent
 from ndcg_labeling.db.session import read_only, session_scope
 from ndcg_labeling.metrics import parse_metric
 from ndcg_labeling.online.live import COLUMNS, LiveSums, parse_events
-from ndcg_labeling.pipeline.behavior import parse_duration
 from ndcg_labeling.pipeline.ingest_keys import authenticate_ingest
-from ndcg_labeling.pipeline.online import load_online_labels
+from ndcg_labeling.pipeline.online import load_online_labels, parse_window
 
 LABEL_CHECK_S = 1.0
 REPLAY_CHUNK = 50_000
@@ -101,7 +100,7 @@ class LiveExperiment:
 
     def arms(self, window: str | None) -> dict[str, Any]:
         """The live figures per arm over the last ``window`` (``15m``, ``1h``; None or ``all``: all)."""
-        window_s = None if window in (None, "", "all") else parse_duration(str(window))
+        window_s = None if window in (None, "", "all") else parse_window(str(window), "window")
         with self.lock:
             snap = self._load().snapshot(window_s)
         return {"window": window or "all", "window_s": window_s, **snap}

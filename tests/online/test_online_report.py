@@ -261,3 +261,14 @@ def test_bad_input_is_one_line(store, runner_module, tmp_path):
     assert result.exit_code == 1 and "--baseline: no arm 'nope'" in result.stderr
     result = invoke(runner_module, db, "online", "report", log, "--baseline", "control", "--labels", "nobody")
     assert result.exit_code == 1 and "no grader 'nobody'" in result.stderr
+
+
+def test_option_and_column_errors_name_the_option_and_the_file(store, runner_module, tmp_path):
+    db, log = store
+    result = invoke(runner_module, db, "online", "report", log, "--baseline", "control", "--window", "soon")
+    assert result.exit_code == 1
+    assert result.stderr.strip() == "Error: --window: 'soon' is not a positive duration such as 15m, 1h or 1d"
+    no_arm = tmp_path / "no_arm.csv"
+    no_arm.write_text("request_id,query_id,doc_id,position,clicked,ts\nr1,q000,q000d00,1,0,5\n", encoding="utf-8")
+    result = invoke(runner_module, db, "online", "report", str(no_arm), "--baseline", "a")
+    assert result.exit_code == 1 and result.stderr.startswith(f"Error: {no_arm}: no column 'arm'")
