@@ -46,7 +46,7 @@ def _table(rows: list[dict[str, Any]], cols: tuple[str, ...]) -> list[str]:
     return out
 
 
-def _headline_lines(r: dict[str, Any]) -> list[str]:
+def headline_lines(r: dict[str, Any]) -> list[str]:
     lines = [f"online report: {r['metric']} against labels {r['labels']}, baseline {r['baseline']}, "
              f"{r['n_requests']} requests ({r['n_rows']} impressions)"]
     lines += [f"warning: {w}" for w in r["warnings"]]
@@ -59,7 +59,7 @@ def _headline_lines(r: dict[str, Any]) -> list[str]:
 
 
 def render_text(r: dict[str, Any]) -> str:
-    lines = _headline_lines(r)
+    lines = headline_lines(r)
     lines += ["", "arms (requests are the unit; 95% cluster bootstrap intervals; difference to the baseline: "
               f"z test, clustered by {r['cluster']})"]
     lines += _table(r["arms"], ARM_COLS)
@@ -121,7 +121,7 @@ def render_html(r: dict[str, Any]) -> str:
     times = [w["window_start_s"] or 0.0 for w in r["windows"]]
     t0, t1 = (min(times), max(times)) if times else (0.0, 1.0)
     body = [f"<h1>Online report: {html.escape(r['metric'])}</h1>"]
-    body += [f"<p>{html.escape(line)}</p>" for line in _headline_lines(r)]
+    body += [f"<p>{html.escape(line)}</p>" for line in headline_lines(r)]
     body.append(f"<p>time axis: window starts from {html.escape(str(r['windows'][0]['window_start']) if r['windows'] else '-')}"
                 f" to {html.escape(str(r['windows'][-1]['window_start']) if r['windows'] else '-')}</p>")
     for key, title in PLOT_MEASURES:
