@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ndcg_labeling.online import stats
-from ndcg_labeling.online.sums import BUSINESS, RequestValues, figures, group_sums, merge
+from ndcg_labeling.online.sums import BUSINESS, RequestValues, figures, group_sums, merge, window_start
 
 ALL = "all"
 SIGNIFICANCE = 0.05
@@ -55,47 +55,97 @@ def _fig_mean(fig: dict[str, Any], measure: str, metric: str) -> tuple[float | N
     return fig[measure], int(fig[count])
 
 
+def _groups(*columns: NDArray[Any]) -> dict[tuple[Any, ...], NDArray[np.int64]]:
+    """Request indices per distinct combination of ``columns`` (one sort, no per-group scan)."""
+    if not columns[0].size:
+        return {}
+    codes, uniques = [], []
+    for col in columns:
+        u, inv = np.unique(np.asarray([str(v) for v in col.tolist()]), return_inverse=True)
+        codes.append(inv.astype(np.int64))
+        uniques.append(u)
+    key = np.zeros(columns[0].size, np.int64)
+    for inv, u in zip(codes, uniques, strict=True):
+        key = key * len(u) + inv
+    order = np.argsort(key, kind="stable")
+    bounds = np.flatnonzero(np.diff(key[order])) + 1
+    out = {}
+    for part in np.split(order, bounds):
+        i = int(part[0])
+        out[tuple(col[i] for col in columns)] = part.astype(np.int64)
+    return out
+
+
+def _measure_rows(values: RequestValues, opts: AnalysisOptions, cluster: NDArray[np.int64],
+                  idx_of: dict[str, NDArray[np.int64]], fig_of: dict[str, dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    """Per (arm, measure) of one scope: the mean (fixed-point sums), cluster bootstrap interval,
+    cluster-robust standard error, and the difference to the baseline arm of the same scope."""
+    cell: dict[tuple[str, str], dict[str, Any]] = {}
+    for arm, idx in idx_of.items():
+        fig = fig_of[arm]
+        local = np.unique(cluster[idx], return_inverse=True)[1].astype(np.int64)
+        for name, vals in _measures(values, opts.metric).items():
+            mean, n = _fig_mean(fig, name, opts.metric)
+            s, c = stats.cluster_sums(vals[idx], local)
+            se = stats.cluster_se(s, c, mean) if mean is not None else math.nan
+            lo, hi = stats.cluster_bootstrap_ci(s, c, opts.n_resamples, opts.seed, opts.confidence)
+            cell[(arm, name)] = {"arm": arm, "measure": name, "n": n, "n_clusters": int(s.size), "mean": mean,
+                                 "ci_low": lo, "ci_high": hi, "se": se,
+                                 "judged_share": fig["judged_share"] if name == opts.metric else None}
+    for (arm, name), row in cell.items():
+        base = cell.get((opts.baseline, name))
+        diff = (math.nan,) * 4
+        if arm != opts.baseline and base is not None and row["mean"] is not None and base["mean"] is not None:
+            diff = stats.difference(row["mean"], row["se"], base["mean"], base["se"])
+        row.update(diff=None if arm == opts.baseline else diff[0], diff_low=diff[1], diff_high=diff[2], p=diff[3])
+    return cell
+
+
+def _cluster_codes(values: RequestValues) -> NDArray[np.int64]:
+    return np.unique(values.cluster.astype(str), return_inverse=True)[1].astype(np.int64)
+
+
 def _arm_rows(values: RequestValues, opts: AnalysisOptions, arms: list[str], qtypes: list[str]) -> list[dict[str, Any]]:
     sums = group_sums(values, None)
-    _, cluster = np.unique(values.cluster.astype(str), return_inverse=True)
-    measures = _measures(values, opts.metric)
+    cluster = _cluster_codes(values)
+    by_arm = _groups(values.arm)
+    by_arm_qt = _groups(values.arm, values.query_type)
     rows: list[dict[str, Any]] = []
     for qt in [ALL, *qtypes]:
-        in_qt = np.ones(values.metric.size, bool) if qt == ALL else values.query_type == qt
-        cell: dict[tuple[str, str], dict[str, Any]] = {}
-        for arm in arms:
-            fig = figures(merge(sums, arm=arm, query_type=None if qt == ALL else qt))
-            mask = in_qt & (values.arm == arm)
-            for name, vals in measures.items():
-                mean, n = _fig_mean(fig, name, opts.metric)
-                s, c = stats.cluster_sums(np.where(mask, vals, np.nan), cluster)
-                se = stats.cluster_se(s, c, mean) if mean is not None else math.nan
-                lo, hi = stats.cluster_bootstrap_ci(s, c, opts.n_resamples, opts.seed, opts.confidence)
-                cell[(arm, name)] = {"arm": arm, "query_type": qt, "measure": name, "n": n, "n_clusters": int(s.size),
-                                     "mean": mean, "ci_low": lo, "ci_high": hi, "se": se,
-                                     "judged_share": fig["judged_share"] if name == opts.metric else None}
-        for (arm, name), row in cell.items():
-            base = cell.get((opts.baseline, name))
-            diff = (math.nan,) * 4
-            if arm != opts.baseline and base is not None and row["mean"] is not None and base["mean"] is not None:
-                diff = stats.difference(row["mean"], row["se"], base["mean"], base["se"])
-            row.update(diff=None if arm == opts.baseline else diff[0], diff_low=diff[1], diff_high=diff[2], p=diff[3])
-            rows.append(row)
+        idx_of = {a: (by_arm[(a,)] if qt == ALL else by_arm_qt[(a, qt)]) for a in arms
+                  if (qt == ALL and (a,) in by_arm) or (a, qt) in by_arm_qt}
+        fig_of = {a: figures(merge(sums, arm=a, query_type=None if qt == ALL else qt)) for a in idx_of}
+        rows += [{"query_type": qt, **r} for r in _measure_rows(values, opts, cluster, idx_of, fig_of).values()]
     return rows
 
 
+WINDOW_MEASURE_KEYS = ("ci_low", "ci_high", "diff", "diff_low", "diff_high", "p")
+
+
 def _window_rows(values: RequestValues, opts: AnalysisOptions) -> list[dict[str, Any]]:
+    """Per (window, arm, query type and all): the figures of the sums, and per measure its interval and
+    difference to the baseline (``metric_ci_low``, ``ctr_p``, ...; the metric's keys start ``metric_``)."""
     sums = group_sums(values, opts.window_s)
-    rows = []
-    cells = sorted({(w, a) for a, w, _ in sums}, key=lambda t: (t[0] is None, t[0] or 0.0, t[1]))
+    cluster = _cluster_codes(values)
+    starts = window_start(values.ts, opts.window_s)
+    by_w_arm = _groups(starts, values.arm)
+    by_w_arm_qt = _groups(starts, values.arm, values.query_type)
+    windows = sorted({w for _, w, _ in sums}, key=lambda w: (w is None, w or 0.0))
     qtypes = sorted({q for _, _, q in sums})
-    for w, a in cells:
+    rows = []
+    for w in windows:
         for qt in [ALL, *qtypes]:
-            vec = merge(sums, arm=a, window=w, query_type=None if qt == ALL else qt)
-            if vec[0] == 0:
-                continue
-            fig = figures(vec)
-            rows.append({"window_start": iso(w), "window_start_s": w, "arm": a, "query_type": qt, **fig})
+            vecs = {a: merge(sums, arm=a, window=w, query_type=None if qt == ALL else qt) for a in sorted({a for a, _, _ in sums})}
+            fig_of = {a: figures(v) for a, v in vecs.items() if v[0] > 0}
+            idx_of = {a: (by_w_arm[(w, a)] if qt == ALL else by_w_arm_qt[(w, a, qt)]) for a in fig_of}
+            cell = _measure_rows(values, opts, cluster, idx_of, fig_of)
+            for a, fig in fig_of.items():
+                row = {"window_start": iso(w), "window_start_s": w, "arm": a, "query_type": qt, **fig}
+                for (arm, name), r in cell.items():
+                    if arm == a:
+                        prefix = "metric" if name == opts.metric else name
+                        row.update({f"{prefix}_{k}": r[k] for k in WINDOW_MEASURE_KEYS})
+                rows.append(row)
     return rows
 
 

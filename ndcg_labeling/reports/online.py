@@ -13,8 +13,8 @@ from typing import Any
 
 ARM_COLS = ("query_type", "arm", "measure", "n", "mean", "ci_low", "ci_high", "diff", "diff_low", "diff_high", "p",
             "judged_share")
-WINDOW_COLS = ("window_start", "arm", "query_type", "n", "metric", "metric_sd", "ctr", "conversion", "watch_ratio",
-               "judged_share")
+WINDOW_COLS = ("window_start", "arm", "query_type", "n", "metric", "metric_ci_low", "metric_ci_high", "metric_diff",
+               "metric_p", "ctr", "ctr_diff", "ctr_p", "conversion", "conversion_diff", "conversion_p", "judged_share")
 AGREE_COLS = ("arm", "baseline", "metric", "measure", "n_cells", "tau", "ci_low", "ci_high")
 PLOT_MEASURES = (("metric", None), ("ctr", "CTR"), ("conversion", "conversion rate"), ("watch_ratio", "mean watch ratio"))
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")

@@ -162,6 +162,15 @@ def test_windows_equal_direct_counts(out, expected):
         assert r["metric"] == pytest.approx(g["ndcg"].mean(), abs=1e-9)
         assert r["ctr"] == g["clicked"].sum() / len(g)
         assert r["conversion"] == g["converted"].sum() / len(g)
+        assert r["metric_ci_low"] <= r["metric"] <= r["metric_ci_high"]
+        base = e[(e["window"] == w) & (e["arm"] == "control") & (e["qtype"] == qt)]
+        if arm != "control" and g["user"].nunique() > 1 and base["user"].nunique() > 1:
+            assert r["ctr_diff"] == pytest.approx(g["clicked"].mean() - base["clicked"].mean(), abs=1e-12)
+            se_d = math.hypot(cluster_se(g["ndcg"].to_numpy(float), g["user"].to_numpy()),
+                              cluster_se(base["ndcg"].to_numpy(float), base["user"].to_numpy()))
+            diff = g["ndcg"].mean() - base["ndcg"].mean()
+            assert r["metric_diff"] == pytest.approx(diff, abs=1e-9)
+            assert r["metric_p"] == pytest.approx(2 * sps.norm.sf(abs(diff) / se_d), rel=1e-6, abs=1e-12)
         n_cells += 1
     for (w, arm), g in e.groupby(["window", "arm"]):
         assert got[(w, arm, "all")]["n"] == len(g)
