@@ -281,3 +281,29 @@ def test_option_and_column_errors_name_the_option_and_the_file(store, runner_mod
     no_arm.write_text("request_id,query_id,doc_id,position,clicked,ts\nr1,q000,q000d00,1,0,5\n", encoding="utf-8")
     result = invoke(runner_module, db, "online", "report", str(no_arm), "--baseline", "a")
     assert result.exit_code == 1 and result.stderr.startswith(f"Error: {no_arm}: no column 'arm'")
+
+
+def test_watch_ratio_is_the_mean_of_request_means(store, runner_module, tmp_path):
+    db, _ = store
+    rng = np.random.default_rng(9)
+    lines = ["request_id,query_id,doc_id,position,clicked,ts,arm,watch_ratio"]
+    per_request: dict[str, tuple[str, list[float]]] = {}
+    for r in range(200):
+        arm = ("a", "b")[r % 2]
+        seen = []
+        for p in range(1, 4):
+            w = "" if rng.random() < 0.3 else f"{rng.random() * 2:.3f}"
+            if w:
+                seen.append(float(w))
+            lines.append(f"r{r},q000,q000d{p:02d},{p},0,{1000 + r},{arm},{w}")
+        per_request[f"r{r}"] = (arm, seen)
+    log = tmp_path / "watch.csv"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = json.loads(invoke(runner_module, db, "online", "report", str(log), "--baseline", "a", "--format",
+                            "json").stdout)
+    rows = {(r["arm"], r["measure"]): r for r in out["arms"] if r["query_type"] == "all"}
+    for arm in ("a", "b"):
+        means = [sum(v) / len(v) for a, v in per_request.values() if a == arm and v]
+        assert rows[(arm, "watch_ratio")]["n"] == len(means)
+        assert rows[(arm, "watch_ratio")]["mean"] == pytest.approx(float(np.mean(means)), abs=1e-9)
+    assert ("a", "conversion") not in rows  # no converted column: no conversion rate
