@@ -151,3 +151,44 @@ def test_live_figures_follow_a_label_change(db, runner, setup, tmp_path, monkeyp
     out = json.loads(invoke(runner, db, "online", "report", log, "--baseline", "control", "--format", "json").stdout)
     report = {r["arm"]: r["mean"] for r in out["arms"] if r["query_type"] == "all" and r["measure"] == "ndcg@10"}
     assert {a["arm"]: a["metric"] for a in after["arms"]} == report
+
+
+def test_acknowledged_events_survive_a_killed_server(db, setup, tmp_path):
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    sim, lead, key = setup
+    rows = events(sim)[:3000]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    code = ("from ndcg_labeling.web.app import create_app, run_server; "
+            f"run_server(create_app({db.url!r}), host='127.0.0.1', port={port}, access_log=False)")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(150):
+            try:
+                httpx.get(f"{base}/login", timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        acked = 0
+        for start in range(0, len(rows), 1000):
+            res = httpx.post(f"{base}/api/events", content=json.dumps(rows[start:start + 1000]),
+                             headers={"Authorization": f"Bearer {key}"}, timeout=60)
+            assert res.status_code == 200
+            acked += res.json()["accepted"]
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)  # no shutdown: only what was committed remains
+        proc.wait(timeout=30)
+    assert n_events(db) == acked == 3000
+    with TestClient(create_app(db.engine)) as client:
+        live = client.get("/api/online/arms?window=all", headers={"Authorization": f"Bearer {lead}"}).json()
+    assert live["n_events"] == 3000
