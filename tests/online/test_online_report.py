@@ -307,3 +307,18 @@ def test_watch_ratio_is_the_mean_of_request_means(store, runner_module, tmp_path
         assert rows[(arm, "watch_ratio")]["n"] == len(means)
         assert rows[(arm, "watch_ratio")]["mean"] == pytest.approx(float(np.mean(means)), abs=1e-9)
     assert ("a", "conversion") not in rows  # no converted column: no conversion rate
+
+
+def test_low_judged_share_warns(store, runner_module, tmp_path):
+    db, _ = store
+    lines = ["request_id,query_id,doc_id,position,clicked,ts,arm"]
+    for r in range(20):
+        docs = ["q000d00", "unknown1", "unknown2"]  # one judged document of three: 33% judged
+        lines += [f"r{r},q000,{d},{p},0,{r},{('a', 'b')[r % 2]}" for p, d in enumerate(docs, start=1)]
+    log = tmp_path / "thin.csv"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = json.loads(invoke(runner_module, db, "online", "report", str(log), "--baseline", "a", "--format",
+                            "json").stdout)
+    assert out["judged"] == {"a": pytest.approx(1 / 3), "b": pytest.approx(1 / 3)}
+    assert out["warnings"] == [f"arm {a}: only 33.3% of the scored positions are judged (below 90%); unjudged "
+                               "documents count as not relevant" for a in ("a", "b")]
