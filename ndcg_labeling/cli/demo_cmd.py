@@ -68,6 +68,12 @@ def demo(
     from ndcg_labeling.cli.implicit_cmds import print_behavior_demo
 
     print_behavior_demo(result.behavior, con)
+    from ndcg_labeling.pipeline.demo import DATA_DIR  # issue 27: the simulated A/B test's online headline
+    from ndcg_labeling.pipeline.online_demo import online_demo
+
+    with handle_errors():
+        for line in online_demo(result.db_url, result.out_dir, DATA_DIR):
+            con.print(line, markup=False, highlight=False)
     total = sum(s for _, s in result.timings)
     con.print(f"database: {result.db_url}", markup=False, highlight=False)
     con.print(f"report: {result.html_path} (and {result.csv_path}); {total:.1f} s in all", markup=False,

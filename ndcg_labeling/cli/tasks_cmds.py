@@ -40,15 +40,19 @@ def _warn(lines: list[str]) -> None:
 def create(
     batch: BatchArg,
     scale: Annotated[str, typer.Option("--scale", help="Grading scale: 0-3 or 0-4.")],
-    depth: Annotated[int, typer.Option("--depth", help="Pool depth K: the top-K documents of each system per query.")],
     overlap: Annotated[int, typer.Option("--overlap", help="Graders per item (N distinct graders).")],
     graders: Annotated[str, typer.Option("--graders", help="Comma-separated grader names: a,b,c.")],
+    depth: Annotated[int | None, typer.Option("--depth", help="Pool depth K: the top-K documents of each system per query (not with --from-traffic).")] = None,
     system: Annotated[list[str] | None, typer.Option("--system", help="A system to pool from (repeat); default: all.")] = None,
     query_type: Annotated[list[str] | None, typer.Option("--query-type", help="Only queries of this type (repeat).")] = None,
     query_id: Annotated[list[str] | None, typer.Option("--query-id", help="Only this query (repeat).")] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Random seed of assignment, order and item ids; default: random (recorded).")] = None,
     gold_rate: Annotated[float, typer.Option("--gold-rate", help="Share of each grader's items that are gold items (0..0.5).")] = 0.0,
     gold_feedback: Annotated[bool, typer.Option("--gold-feedback", help="Show the expected grade after a gold item.")] = False,
+    from_traffic: Annotated[list[str] | None, typer.Option("--from-traffic", help="Pool the unjudged pairs with the most impressions in these logs (repeat).")] = None,
+    budget: Annotated[int | None, typer.Option("--budget", help="With --from-traffic: how many pairs to pool.")] = None,
+    by: Annotated[str, typer.Option("--by", help="With --from-traffic: pair (heaviest first) or query-type (budget split by traffic).")] = "pair",
+    half_life: Annotated[str, typer.Option("--half-life", help="With --from-traffic: impressions halve in weight every this long.")] = "14d",
     db: DbOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as a JSON object.")] = False,
 ) -> None:
@@ -57,6 +61,15 @@ def create(
     from ndcg_labeling.pipeline.tasks import create_batch
 
     names = [g for g in (part.strip() for part in graders.split(",")) if g]
+    if from_traffic:
+        from ndcg_labeling.cli.traffic_hook import create_from_traffic
+
+        create_from_traffic(batch, list(from_traffic), budget=budget, by=by, half_life=half_life, scale=scale,
+                            overlap=overlap, graders=names, seed=seed, gold_rate=gold_rate,
+                            gold_feedback=gold_feedback, depth=depth, db=db, as_json=as_json)
+        return
+    if depth is None:
+        raise typer.BadParameter("--depth is required (or pool with --from-traffic)", param_hint="--depth")
     with open_session(db) as session:
         result = create_batch(batch, scale=scale, depth=depth, overlap=overlap, graders=names, session=session,
                               systems=system, query_types=query_type, query_ids=query_id, seed=seed,

@@ -426,3 +426,5 @@ class BehaviorPair(Base):
     weighted_clicks: Mapped[float] = mapped_column(Float)
     score: Mapped[float] = mapped_column(Float)
     grade: Mapped[int] = mapped_column(Integer)
+
+from ndcg_labeling.db.online_models import IngestKey, OnlineEvent  # noqa: E402, F401  (online tables, migration 0012)

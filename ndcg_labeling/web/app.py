@@ -76,6 +76,8 @@ def create_app(engine: Engine | str | None = None) -> FastAPI:
     app.include_router(lead.router)
     from ndcg_labeling.web import lead_admin  # the lead's admin pages (create batches, uploads, graders, ...)
     app.include_router(lead_admin.router)
+    from ndcg_labeling.web import online  # the live online figures and event ingestion (issue 27)
+    app.include_router(online.router)
 
     @app.exception_handler(NdcgLabelingError)
     def project_error(request: Request, exc: NdcgLabelingError) -> Response:

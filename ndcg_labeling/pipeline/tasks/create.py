@@ -78,7 +78,7 @@ def _validate_names(values: Sequence[str] | None, what: str) -> list[str]:
 def create_batch(name: str, *, scale: str, depth: int, overlap: int, graders: Sequence[str], session: Session,
                  systems: Sequence[str] | None = None, query_types: Sequence[str] | None = None,
                  query_ids: Sequence[str] | None = None, seed: int | None = None, gold_rate: float = 0.0,
-                 gold_feedback: bool = False) -> BatchCreated:
+                 gold_feedback: bool = False, pool: pd.DataFrame | None = None) -> BatchCreated:
     """Pool, assign and store a grading batch.
 
     Pooling (as in TREC): per query, the union of the top-``depth`` documents (rank <= depth) of the
@@ -109,12 +109,12 @@ def create_batch(name: str, *, scale: str, depth: int, overlap: int, graders: Se
         raise NotFoundError(f"unknown grader {unknown[0]!r}; add it with `ndcg-labeling graders add {unknown[0]}`")
     if session.execute(select(m.GradingBatch.id).where(m.GradingBatch.name == name)).first() is not None:
         raise ConflictError(f"batch {name!r} already exists; choose another name")
-    all_systems, system_names = _chosen_systems(systems, session=session)
+    all_systems, system_names = _chosen_systems(systems, session=session) if pool is None else ({}, [])
     type_names, qid_names = _chosen_queries(query_types, query_ids, session=session)
 
     guideline = load_guideline(scale_obj.name)
-    pool = _pool(session=session, depth=depth, system_ids=[all_systems[s] for s in system_names],
-                 query_types=type_names, query_ids=qid_names)
+    pool = pool if pool is not None else _pool(session=session, depth=depth, query_types=type_names,  # given: --from-traffic
+                                               system_ids=[all_systems[s] for s in system_names], query_ids=qid_names)
     n_pooled = len(pool)
     pool = _drop_judged(pool, scale=scale_obj.name, overlap=overlap, session=session)
     if pool.empty:

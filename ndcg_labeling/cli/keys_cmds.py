@@ -1,0 +1,56 @@
+"""``keys``: ingest keys for ``POST /api/events`` (shown once, stored hashed, revocable)."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+from ndcg_labeling.cli.common import DbOption, FormatOption, TableFormat, open_session, render_rows
+
+keys_app = typer.Typer(help="Ingest keys for posting events to a running server.", no_args_is_help=True)
+
+
+class Role(StrEnum):
+    ingest = "ingest"
+
+
+@keys_app.command("add")
+def add(name: Annotated[str, typer.Argument(help="A name for the key (who or what posts with it).")],
+        role: Annotated[Role, typer.Option("--role", help="What the key may do.")] = Role.ingest,
+        as_json: Annotated[bool, typer.Option("--json", help="Print the key as JSON.")] = False,
+        db: DbOption = None) -> None:
+    """Create a key; it is printed once (only its sha256 is stored)."""
+    from ndcg_labeling.pipeline.ingest_keys import add_key
+
+    with open_session(db) as session:
+        issued = add_key(name, role.value, session=session)
+    typer.echo(json.dumps(issued.as_dict()) if as_json else str(issued))
+
+
+@keys_app.command("revoke")
+def revoke(name: Annotated[str, typer.Argument(help="The key's name.")], db: DbOption = None) -> None:
+    """Revoke a key: posts with it are refused from now on."""
+    from ndcg_labeling.pipeline.ingest_keys import revoke_key
+
+    with open_session(db) as session:
+        typer.echo(revoke_key(name, session=session))
+
+
+@keys_app.command("list")
+def list_(fmt: FormatOption = TableFormat.table, db: DbOption = None) -> None:
+    """The keys (never the keys themselves): name, role, created, revoked."""
+    from ndcg_labeling.pipeline.ingest_keys import list_keys
+
+    with open_session(db, read_only=True) as session:
+        rows = list_keys(session=session)
+    text = render_rows(rows, fmt, title="ingest keys", columns=("name", "role", "created_at", "revoked"))
+    if text is not None:
+        typer.echo(text)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``keys`` group to ``app``."""
+    app.add_typer(keys_app, name="keys")

@@ -1,0 +1,81 @@
+"""``online report``: NDCG per arm of an A/B test beside CTR, conversion and watch time."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+from ndcg_labeling.cli.common import (
+    DbOption,
+    ForceOption,
+    OutOption,
+    check_out,
+    handle_errors,
+    open_session,
+    write_output,
+)
+
+online_app = typer.Typer(help="Online experiments: NDCG per arm beside the business metrics.", no_args_is_help=True)
+
+
+class OnlineFormat(StrEnum):
+    table = "table"
+    csv = "csv"
+    json = "json"
+    html = "html"
+
+
+class Gain(StrEnum):
+    exponential = "exponential"
+    linear = "linear"
+
+
+class Cluster(StrEnum):
+    auto = "auto"
+    user = "user"
+    session = "session"
+    request = "request"
+
+
+def _columns(items: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, source = item.partition("=")
+        if not sep or not name.strip() or not source.strip():
+            raise typer.BadParameter(f"{item!r} is not NAME=SOURCE", param_hint="--column")
+        out[name.strip()] = source.strip()
+    return out
+
+
+@online_app.command("report")
+def report(
+    logs: Annotated[list[str], typer.Argument(help="Impression logs with an arm column: Parquet, CSV, TSV, JSONL, folders, globs.")],
+    baseline: Annotated[str, typer.Option("--baseline", help="The arm the others are compared with.")],
+    metric: Annotated[str, typer.Option("--metric", help="Registry metric of each served list, e.g. ndcg@10.")] = "ndcg@10",
+    window: Annotated[str | None, typer.Option("--window", help="Window length for the time series, e.g. 1h, 1d.")] = None,
+    labels: Annotated[str, typer.Option("--labels", help="consensus, GRADER, or consensus,GRADER (consensus first).")] = "consensus",
+    gain: Annotated[Gain, typer.Option("--gain", help="NDCG gain: 2^rel-1 (exponential) or rel (linear).")] = Gain.exponential,
+    cluster: Annotated[Cluster, typer.Option("--cluster", help="Resampling unit: user, session, request; auto: user_id, else session_id, else request.")] = Cluster.auto,
+    column: Annotated[list[str] | None, typer.Option("--column", help="NAME=SOURCE: read log column NAME from SOURCE (repeatable).")] = None,
+    fmt: Annotated[OnlineFormat, typer.Option("--format", help="Output format.")] = OnlineFormat.table,
+    out: OutOption = None, force: ForceOption = False,
+    db: DbOption = None,
+) -> None:
+    """Score every served list against the label store and compare the arms on NDCG and business metrics."""
+    from ndcg_labeling.pipeline.online import OnlineOptions, online_report
+    from ndcg_labeling.reports.online import render
+
+    check_out(out, force)
+    cols = _columns(column or [])
+    options = OnlineOptions(baseline=baseline, metric=metric, window=window, labels=labels, gain=gain.value,
+                            cluster=cluster.value, columns=cols)
+    with open_session(db, read_only=True) as session, handle_errors():
+        result = online_report(list(logs), options, session=session)
+    write_output(render(result, fmt.value), out, force)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``online`` group to ``app``."""
+    app.add_typer(online_app, name="online")
