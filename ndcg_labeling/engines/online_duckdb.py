@@ -56,8 +56,9 @@ class _OnlineEngine(DuckDBEngine):
         super()._create_views(con, groups, request)
 
     def _normalized(self, src: str, fmt: str, names: dict[str, str], types: dict[str, str],
-                    request: LogRequest) -> str:
-        base = super()._normalized(src, fmt, names, types, request)
+                    request: LogRequest, *, native_ids: bool = False) -> str:
+        # ids as text always: the online path joins them with the label store's external ids
+        base = super()._normalized(src, fmt, names, types, request, native_ids=False)
         if names["arm"] not in types:
             files = self.sources[int(src.removeprefix("src"))][1] if self.sources else [src]
             raise InputFileError(files[0], f"no column {names['arm']!r} (the experiment's arm; name it with "
