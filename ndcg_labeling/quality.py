@@ -5,6 +5,8 @@
   drift of accuracy between the first and the second half of their gold answers;
 * :func:`weighted_kappa`, :func:`confusion_matrix`, :func:`kendall_tau_b`, :func:`rank_positions`: the
   statistics ``calibrate`` compares an automatic judge with people by;
+* :func:`allocate_gold`: which gold items go to which graders (each to ``overlap`` graders, of the
+  graders' own queries first, unseen ones first);
 * :func:`gold_gaps`: where gold items go in a grader's order (never two in a row, at query-block edges).
 
 Every input check raises ``ValueError`` naming the function, the rule and the value received.
@@ -236,3 +238,50 @@ def gold_gaps(item_query: ArrayLike, gold_query: ArrayLike, rng: np.random.Gener
         free[gap] = False
         out[k] = gap
     return out
+
+
+def allocate_gold(has_query: ArrayLike, seen: ArrayLike, wanted: ArrayLike, overlap: int,
+                  rng: np.random.Generator) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Give gold items to graders: returns ``(gold, grader)``, one entry per gold assignment.
+
+    ``has_query[g, r]``: gold item ``g``'s query is among grader ``r``'s ordinary items (it then sits in
+    that query's block instead of forming a one-document block that gives it away); ``seen[g, r]``:
+    grader ``r`` had gold item ``g`` in an earlier batch; ``wanted[r]``: gold items grader ``r`` should get.
+
+    Every gold item used goes to exactly ``overlap`` distinct graders, as every ordinary item does (a
+    gold item shared by more graders than the rest would be found by colluding graders), so a grader may
+    get one more or fewer than wanted. Gold items are taken one at a time, the best first: the most
+    graders still in need who have its query and have not seen it, then who have its query, then who
+    have not seen it (ties at random); it goes to the ``overlap`` graders in need ranked the same way
+    (those with its query, unseen, most in need first), topped up by graders not in need when fewer
+    than ``overlap`` are. Stops when no grader is in need or the gold items run out.
+    """
+    f = "allocate_gold"
+    hq = np.asarray(has_query, dtype=bool)
+    sn = np.asarray(seen, dtype=bool)
+    need = _ints(f, "wanted", wanted).copy()
+    if hq.ndim != 2 or hq.shape != sn.shape or hq.shape[1] != need.size:
+        raise ValueError(f"{f}: has_query and seen must be (n_gold, n_graders) with n_graders = {need.size}, "
+                         f"got {hq.shape} and {sn.shape}")
+    n_gold, n_graders = hq.shape
+    if not 1 <= overlap <= max(n_graders, 1):
+        raise ValueError(f"{f}: overlap must be between 1 and n_graders ({n_graders}), got {overlap}")
+    free = np.ones(n_gold, dtype=bool)
+    tie = rng.random(n_gold)
+    out_gold: list[int] = []
+    out_grader: list[int] = []
+    while free.any() and (need > 0).any():
+        needy = need > 0
+        own_fresh = np.minimum((hq & ~sn)[:, needy].sum(axis=1), overlap)
+        own = np.minimum(hq[:, needy].sum(axis=1), overlap)
+        fresh = np.minimum((~sn)[:, needy].sum(axis=1), overlap)
+        score = ((own_fresh * (overlap + 1) + own) * (overlap + 1) + fresh).astype(np.float64) + tie
+        score[~free] = -1.0
+        g = int(np.argmax(score))
+        free[g] = False
+        rank = np.lexsort((rng.random(n_graders), -need, sn[g], ~hq[g], ~needy))
+        chosen = rank[:overlap]
+        need[chosen] -= 1
+        out_gold += [g] * chosen.size
+        out_grader += chosen.tolist()
+    return np.asarray(out_gold, dtype=np.int64), np.asarray(out_grader, dtype=np.int64)
