@@ -21,7 +21,15 @@ from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
 from ndcg_labeling.errors import NdcgLabelingError
-from ndcg_labeling.quality import MIN_DRIFT_HALF, TRUST_CONFIDENCE, TRUSTED, UNDECIDED, UNTRUSTED, GoldQuality, gold_quality
+from ndcg_labeling.quality import (
+    MIN_DRIFT_HALF,
+    TRUST_CONFIDENCE,
+    TRUSTED,
+    UNDECIDED,
+    UNTRUSTED,
+    GoldQuality,
+    gold_quality,
+)
 
 QUALITY_COLUMNS: tuple[str, ...] = (
     "grader", "kind", "n_gold", "gold_accuracy", "accuracy_low", "accuracy_high", "within_one", "gold_mae", "bias",
