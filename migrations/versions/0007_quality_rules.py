@@ -31,6 +31,7 @@ def upgrade() -> None:
         sa.Column("exclude_untrusted", sa.Boolean(), server_default=sa.false(), nullable=False),
         sa.Column("exclude_undecided", sa.Boolean(), server_default=sa.false(), nullable=False),
         sa.Column("min_accuracy", sa.Float(), server_default="0.7", nullable=False),
+        sa.Column("excluded", sa.JSON(), nullable=True),
         sa.Column("updated_at", sa.DateTime(), nullable=False),
         sa.PrimaryKeyConstraint("scope", name="pk_consensus_settings"),
     )

@@ -81,8 +81,9 @@ def consensus_cmd(
     max_spread: Annotated[int, typer.Option("--max-spread", help="Flag items whose max - min grade is above this.")] = 1,
     point: Annotated[Point, typer.Option("--point", help="Dawid-Skene value: posterior mean or mode.")] = Point.mean,
     include_models: IncludeModels = False,
-    exclude_untrusted: Annotated[bool, typer.Option("--exclude-untrusted", help="Leave out graders whose gold accuracy is below --min-accuracy (>= 5 gold answers).")] = False,
-    min_accuracy: Annotated[float, typer.Option("--min-accuracy", help="Gold accuracy a trusted grader needs (0..1).")] = 0.7,
+    exclude_untrusted: Annotated[bool | None, typer.Option("--exclude-untrusted/--include-untrusted", help="Leave out (or count again) graders whose gold accuracy is surely below --min-accuracy; recorded for the scope, later runs honour it. Default: as recorded (count them).")] = None,
+    exclude_undecided: Annotated[bool | None, typer.Option("--exclude-undecided/--include-undecided", help="With --exclude-untrusted: also leave out graders whose trust is undecided (recorded too).")] = None,
+    min_accuracy: Annotated[float | None, typer.Option("--min-accuracy", help="Gold accuracy a trusted grader needs (0..1); default: as recorded (0.7).")] = None,
     fmt: FormatOption = TableFormat.table,
     db: DbOption = None,
 ) -> None:
@@ -93,7 +94,8 @@ def consensus_cmd(
         summary = run_consensus(session=session, batch=batch, method=method.value, tie=tie.value,
                                 min_graders=min_graders, max_spread=max_spread, point=point.value,
                                 progress=progress, include_models=include_models,
-                                exclude_untrusted=exclude_untrusted, min_accuracy=min_accuracy)
+                                exclude_untrusted=exclude_untrusted, min_accuracy=min_accuracy,
+                                exclude_undecided=exclude_undecided)
     if fmt is TableFormat.json:
         typer.echo(json.dumps(summary.as_dict()))
         return

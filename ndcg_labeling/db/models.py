@@ -304,4 +304,5 @@ class ConsensusSetting(Base):
     exclude_untrusted: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     exclude_undecided: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     min_accuracy: Mapped[float] = mapped_column(Float, default=0.7, server_default="0.7")
+    excluded: Mapped[list[int] | None] = mapped_column(JSON)  # grader row ids the last run left out
     updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)

@@ -64,6 +64,8 @@ class ConsensusSummary:
     excluded: dict[str, int] = field(default_factory=dict)  # untrusted grader -> judgments left out
     models_left_out: dict[str, int] = field(default_factory=dict)  # model grader -> judgments left out
     exclude_untrusted: bool = False
+    exclude_undecided: bool = False
+    exclusion_recorded: bool = False  # the exclusion came from the scope's recorded setting, not this run
 
     def __str__(self) -> str:
         scope = f"batch {self.batch!r}" if self.batch is not None else "all judgments"
@@ -72,11 +74,15 @@ class ConsensusSummary:
                 f"labels replaced")
         if self.n_superseded:
             text += f"; {self.n_superseded} older grades superseded by a newer grade of the same grader"
+        who = "untrusted or undecided" if self.exclude_undecided else "untrusted"
         if self.excluded:
-            text += (f"; left out {sum(self.excluded.values())} judgments of {len(self.excluded)} untrusted graders "
+            text += (f"; left out {sum(self.excluded.values())} judgments of {len(self.excluded)} {who} graders "
                      f"({', '.join(f'{k}: {v}' for k, v in self.excluded.items())})")
         elif self.exclude_untrusted:
-            text += "; no grader is untrusted: nothing left out"
+            text += f"; no grader is {who}: nothing left out"
+        if self.exclusion_recorded:
+            text += ("; leaving out untrusted graders is the recorded setting of this scope "
+                     "(`consensus --include-untrusted` counts them again)")
         if self.models_left_out:
             text += (f"; {sum(self.models_left_out.values())} judgments of model graders not counted "
                      f"({', '.join(self.models_left_out)}; --include-models counts them)")
@@ -93,7 +99,8 @@ class ConsensusSummary:
         return {"method": self.method, "scale": self.scale, "batch": self.batch, "items": self.items,
                 "flagged": self.flagged, "replaced": self.replaced, "n_grades": self.n_grades,
                 "by_reason": dict(self.by_reason), "n_superseded": self.n_superseded,
-                "exclude_untrusted": self.exclude_untrusted, "excluded": dict(self.excluded),
+                "exclude_untrusted": self.exclude_untrusted, "exclude_undecided": self.exclude_undecided,
+                "exclusion_recorded": self.exclusion_recorded, "excluded": dict(self.excluded),
                 "n_excluded": sum(self.excluded.values()), "models_left_out": dict(self.models_left_out)}
 
 
@@ -110,7 +117,8 @@ def _floats_or_none(values: NDArray[np.float64]) -> list[float | None]:
 def run_consensus(*, session: Session, batch: str | None = None, method: str = "median", tie: str = "low",
                   min_graders: int = 2, max_spread: int | None = 1, point: str = "mean",
                   progress: Callable[[int], None] | None = None, include_models: bool = False,
-                  exclude_untrusted: bool = False, min_accuracy: float = 0.7) -> ConsensusSummary:
+                  exclude_untrusted: bool | None = None, min_accuracy: float | None = None,
+                  exclude_undecided: bool | None = None) -> ConsensusSummary:
     """Compute and store one consensus label per graded (query, document) of the selection.
 
     ``batch``: only that batch's grades count and the labels are stored with that batch name; ``None``:
@@ -119,10 +127,12 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
     ``min_graders`` grades, ``max - min`` above ``max_spread`` (``None``: no spread check).
     ``progress(n)`` is called with the number of labels written so far.
 
-    Only human graders count unless ``include_models``. ``exclude_untrusted``: graders whose gold
-    accuracy (over the gold answers of the same scope, see :func:`ndcg_labeling.pipeline.quality.
-    graders_quality`) is below ``min_accuracy`` with at least 5 gold answers are left out; undecided
-    graders count. The summary names them and their judgments left out.
+    Only human graders count unless ``include_models``. ``exclude_untrusted``: graders whose trust
+    (over all their gold answers on the scale, see :func:`ndcg_labeling.pipeline.quality.grader_trust`)
+    is ``false`` at ``min_accuracy`` are left out, and with ``exclude_undecided`` the undecided ones too.
+    The setting is **recorded** for the scope (:class:`~ndcg_labeling.db.models.ConsensusSetting`): a
+    later run that passes ``None`` honours it until a run passes ``exclude_untrusted=False``. The
+    summary names the graders and their judgments left out, and says when the setting was recorded.
     """
     try:
         method_c = parse_choice(ConsensusMethod, method, "method")
@@ -134,11 +144,14 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
         raise NdcgLabelingError(f"min_graders must be at least 1, got {min_graders}")
     if max_spread is not None and max_spread < 0:
         raise NdcgLabelingError(f"max_spread must be non-negative, got {max_spread}")
+    rule = _exclusion_rule(batch, exclude_untrusted, exclude_undecided, min_accuracy, session=session)
     untrusted: dict[int, str] = {}
-    if exclude_untrusted:
+    if rule.exclude_untrusted:
         from ndcg_labeling.pipeline.quality import untrusted_graders
 
-        untrusted = untrusted_graders(session=session, batch=batch, min_accuracy=min_accuracy)
+        untrusted = untrusted_graders(session=session, batch=batch, min_accuracy=rule.min_accuracy,
+                                      include_undecided=rule.exclude_undecided)
+    rule.excluded = sorted(untrusted)
     sel = load_grades(session=session, batch=batch, include_models=include_models, exclude_graders=list(untrusted))
     excluded = left_out_judgments(session=session, batch=batch, include_models=True, exclude_graders=list(untrusted))
     models = left_out_judgments(session=session, batch=batch, include_models=include_models)
@@ -172,7 +185,34 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
     return ConsensusSummary(method=method, scale=sel.scale.name, batch=batch, items=written,
                             flagged=int(result.needs_adjudication.sum()), replaced=int(replaced),
                             n_grades=sel.n_grades, by_reason=dict(by_reason), n_superseded=sel.n_superseded,
-                            excluded=excluded, models_left_out=models, exclude_untrusted=exclude_untrusted)
+                            excluded=excluded, models_left_out=models, exclude_untrusted=rule.exclude_untrusted,
+                            exclude_undecided=rule.exclude_undecided,
+                            exclusion_recorded=exclude_untrusted is None and rule.exclude_untrusted)
+
+
+def _exclusion_rule(batch: str | None, exclude_untrusted: bool | None, exclude_undecided: bool | None,
+                    min_accuracy: float | None, *, session: Session) -> m.ConsensusSetting:
+    """The scope's recorded exclusion setting, changed by what this run passes (``None``: as recorded)."""
+    scope = batch or ""
+    rule = session.get(m.ConsensusSetting, scope)
+    if rule is None:
+        rule = m.ConsensusSetting(scope=scope, exclude_untrusted=False, exclude_undecided=False, min_accuracy=0.7,
+                                  updated_at=m.utcnow())
+        session.add(rule)
+    if exclude_untrusted is not None:
+        rule.exclude_untrusted = exclude_untrusted
+        if not exclude_untrusted and exclude_undecided is None:
+            rule.exclude_undecided = False
+    if exclude_undecided is not None:
+        rule.exclude_undecided = exclude_undecided
+    if min_accuracy is not None:
+        if not 0.0 <= min_accuracy <= 1.0:
+            raise NdcgLabelingError(f"--min-accuracy must be between 0 and 1, got {min_accuracy}")
+        rule.min_accuracy = min_accuracy
+    if rule.exclude_undecided and not rule.exclude_untrusted:
+        rule.exclude_untrusted = True  # leaving out the undecided graders and keeping the untrusted makes no sense
+    rule.updated_at = m.utcnow()
+    return rule
 
 
 # --- adjudication --------------------------------------------------------------------------------
