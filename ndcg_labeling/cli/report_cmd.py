@@ -47,11 +47,9 @@ def report(
 ) -> None:
     """Score systems against the consensus labels: a headline, means with 95% bootstrap intervals, paired
     tests, label-quality caveats and the queries that moved; with --gate, exit 3 on a significant drop."""
-    from ndcg_labeling.pipeline.report import build_report
+    from ndcg_labeling.pipeline.report import build_report, gate_metrics
     from ndcg_labeling.reports.headline import gate_verdict
     from ndcg_labeling.reports.model import DEFAULT_METRICS, ReportOptions
-
-    from ndcg_labeling.pipeline.report import gate_metrics
 
     check_out(out, force)
     with handle_errors():

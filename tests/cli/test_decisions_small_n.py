@@ -149,4 +149,4 @@ def test_gate_by_query_type_finds_a_drop_on_one_type(runner, sqlite_db, tmp_path
     holm_nav = min(1.0, 3 * p_nav)  # the smallest of the three p-values gets the factor 3
     assert p_nav <= min(p_all, p_info)
     text = "p < 0.001" if holm_nav < 0.001 else f"p = {holm_nav:.3f}"
-    assert f"(nav): " in line and f"one-sided {text} (Holm)" in line
+    assert "(nav): " in line and f"one-sided {text} (Holm)" in line
