@@ -349,7 +349,7 @@ def allocate_gold(has_query: ArrayLike, seen: ArrayLike, wanted: ArrayLike, over
         score[~free] = -1.0
         g = int(np.argmax(score))
         free[g] = False
-        rank = np.lexsort((rng.random(n_graders), -need, sn[g], ~hq[g], ~needy))
+        rank = np.lexsort((np.asarray(rng.random(n_graders)), -need, sn[g], ~hq[g], ~needy))
         chosen = rank[:overlap]
         need[chosen] -= 1
         out_gold += [g] * chosen.size

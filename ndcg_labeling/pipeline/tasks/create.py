@@ -144,11 +144,9 @@ def create_batch(name: str, *, scale: str, depth: int, overlap: int, graders: Se
     item, grader, position = grader_orders(pool["qid"].to_numpy(dtype=np.int64), chosen, rng)
     qids, dids = pool["qid"].tolist(), pool["did"].tolist()
     gold_of: list[int | None] = [None] * n_items
-    mix = None
-    if gold_rate > 0:
-        item, grader, position, mix = _add_gold(qids, dids, gold_of, item, grader, position, scale=scale_obj.name,
-                                                rate=gold_rate, grader_ids=grader_ids, seed=seed, session=session,
-                                                queries=(type_names, qid_names), overlap=overlap)
+    item, grader, position, mix = _add_gold(qids, dids, gold_of, item, grader, position, scale=scale_obj.name,
+                                            rate=gold_rate, grader_ids=grader_ids, seed=seed, session=session,
+                                            queries=(type_names, qid_names), overlap=overlap)
     keys = _item_keys(len(qids))  # one source for every item id, gold ones included
 
     batch = m.GradingBatch(name=name, scale=scale_obj.name, depth=depth, overlap=overlap, seed=seed,
@@ -164,13 +162,14 @@ def create_batch(name: str, *, scale: str, depth: int, overlap: int, graders: Se
                            items=n_items, assignments=n_assign, already_judged=n_pooled - n_items,
                            guideline_path=guideline.path, guideline_version=guideline.version,
                            guideline_sha256=guideline.sha256, gold_rate=gold_rate, gold_feedback=gold_feedback)
-    if mix is not None:
-        _gold_summary(created, mix)
+    _gold_summary(created, mix)
     return created
 
 
-def _gold_summary(created: BatchCreated, mix: GoldMix) -> None:
+def _gold_summary(created: BatchCreated, mix: GoldMix | None) -> None:
     """The gold rate achieved, reuse and give-aways, with a warning for each shortfall."""
+    if mix is None:
+        return
     created.gold_assignments = mix.n_assignments
     created.gold_rate_achieved = round(mix.n_assignments / created.assignments, 4) if created.assignments else 0.0
     created.gold_reused, created.gold_own_block = mix.reused, mix.own_block
@@ -192,10 +191,12 @@ def _add_gold(qids: list[int], dids: list[int], gold_of: list[int | None], item:
               grader: NDArray[np.int64], position: NDArray[np.int64], *, scale: str, rate: float,
               grader_ids: NDArray[np.int64], seed: int, session: Session, overlap: int,
               queries: tuple[list[str], list[str]] = ([], [])
-              ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], GoldMix]:
+              ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], GoldMix | None]:
     """Mix gold items in (:func:`ndcg_labeling.pipeline.gold.mix_gold`): the gold items used are appended
     to ``qids``, ``dids`` and ``gold_of`` (in place); returns the assignments' item, grader and position,
-    and the mix (for the summary)."""
+    and the mix (for the summary; None and nothing changed at rate 0)."""
+    if rate <= 0:
+        return item, grader, position, None
     n_items = len(qids)
     mix = mix_gold(session=session, scale=scale, rate=rate, pool_pairs=set(zip(qids, dids, strict=True)),
                    item_query=np.array(qids, dtype=np.int64), item=item, grader=grader, position=position,
