@@ -157,19 +157,17 @@ def create_batch(name: str, *, scale: str, depth: int, overlap: int, graders: Se
     session.flush()
     item_ids = _store_items(batch.id, keys, qids, dids, gold_of, seed=seed, session=session)
     n_assign = _store_assignments(batch.id, item_ids[item], grader_ids[grader], position, session=session)
-    created = BatchCreated(batch=name, scale=scale_obj.name, depth=depth, overlap=overlap, seed=seed,
-                           systems=list(system_names), graders=grader_names, queries=int(pool["qid"].nunique()),
-                           items=n_items, assignments=n_assign, already_judged=n_pooled - n_items,
-                           guideline_path=guideline.path, guideline_version=guideline.version,
-                           guideline_sha256=guideline.sha256, gold_rate=gold_rate, gold_feedback=gold_feedback)
-    _gold_summary(created, mix)
-    return created
+    return _gold_summary(BatchCreated(
+        batch=name, scale=scale_obj.name, depth=depth, overlap=overlap, seed=seed, systems=list(system_names),
+        graders=grader_names, queries=int(pool["qid"].nunique()), items=n_items, assignments=n_assign,
+        already_judged=n_pooled - n_items, guideline_path=guideline.path, guideline_version=guideline.version,
+        guideline_sha256=guideline.sha256, gold_rate=gold_rate, gold_feedback=gold_feedback), mix)
 
 
-def _gold_summary(created: BatchCreated, mix: GoldMix | None) -> None:
-    """The gold rate achieved, reuse and give-aways, with a warning for each shortfall."""
+def _gold_summary(created: BatchCreated, mix: GoldMix | None) -> BatchCreated:
+    """The gold rate achieved, reuse and give-aways, with a warning for each shortfall (in place)."""
     if mix is None:
-        return
+        return created
     created.gold_assignments = mix.n_assignments
     created.gold_rate_achieved = round(mix.n_assignments / created.assignments, 4) if created.assignments else 0.0
     created.gold_reused, created.gold_own_block = mix.reused, mix.own_block
@@ -185,6 +183,7 @@ def _gold_summary(created: BatchCreated, mix: GoldMix | None) -> None:
     if mix.own_block:
         created.warnings.append(f"{mix.own_block} gold assignments are of a query the grader has no other item of "
                                 f"(a one-document block can give them away): import gold items for the batch's queries")
+    return created
 
 
 def _add_gold(qids: list[int], dids: list[int], gold_of: list[int | None], item: NDArray[np.int64],
