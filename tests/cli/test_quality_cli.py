@@ -136,7 +136,13 @@ def test_agreement_and_consensus_count_humans_unless_include_models(runner, play
     assert out["n_excluded"] == sum(out["excluded"].values()) > 0
     assert out["models_left_out"] == {"llm-judge": 288}
     text = invoke(runner, copy, "consensus", "--method", "median", "--include-models").stdout
+    # the exclusion is recorded for the scope: a later run honours it and says so (issue 35)
+    assert f"left out {out['n_excluded']} judgments of 2 untrusted graders" in text and "recorded setting" in text
+    assert "not counted" not in text
+    text = invoke(runner, copy, "consensus", "--method", "median", "--include-models", "--include-untrusted").stdout
     assert "left out" not in text and "not counted" not in text
+    text = invoke(runner, copy, "consensus", "--method", "median", "--include-models").stdout
+    assert "left out" not in text  # counted again until changed
     copy.drop()
 
 
