@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ndcg_labeling.consensus import (
-    REASON_SPREAD,
     REASON_SPLIT,
+    REASON_SPREAD,
     REASON_TIE,
     REASON_TOO_FEW,
     consensus,
