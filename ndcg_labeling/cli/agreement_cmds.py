@@ -83,6 +83,7 @@ def consensus_cmd(
     include_models: IncludeModels = False,
     exclude_untrusted: Annotated[bool | None, typer.Option("--exclude-untrusted/--include-untrusted", help="Leave out (or count again) graders whose gold accuracy is surely below --min-accuracy; recorded for the scope, later runs honour it. Default: as recorded (count them).")] = None,
     exclude_undecided: Annotated[bool | None, typer.Option("--exclude-undecided/--include-undecided", help="With --exclude-untrusted: also leave out graders whose trust is undecided (recorded too).")] = None,
+    recalibrate: Annotated[bool, typer.Option("--recalibrate", help="Shift a consistently biased grader's grades by the ordinal offset their gold answers show (e.g. -1 for one grade too lenient), instead of leaving them out.")] = False,
     min_accuracy: Annotated[float | None, typer.Option("--min-accuracy", help="Gold accuracy a trusted grader needs (0..1); default: as recorded (0.7).")] = None,
     fmt: FormatOption = TableFormat.table,
     db: DbOption = None,
@@ -95,7 +96,7 @@ def consensus_cmd(
                                 min_graders=min_graders, max_spread=max_spread, point=point.value,
                                 progress=progress, include_models=include_models,
                                 exclude_untrusted=exclude_untrusted, min_accuracy=min_accuracy,
-                                exclude_undecided=exclude_undecided)
+                                exclude_undecided=exclude_undecided, recalibrate=recalibrate)
     if fmt is TableFormat.json:
         typer.echo(json.dumps(summary.as_dict()))
         return

@@ -66,6 +66,8 @@ class ConsensusSummary:
     exclude_untrusted: bool = False
     exclude_undecided: bool = False
     exclusion_recorded: bool = False  # the exclusion came from the scope's recorded setting, not this run
+    recalibrated: dict[str, int] = field(default_factory=dict)  # grader -> ordinal shift applied
+    recalibration_changed: int = 0  # labels whose value the shifts changed
 
     def __str__(self) -> str:
         scope = f"batch {self.batch!r}" if self.batch is not None else "all judgments"
@@ -83,6 +85,10 @@ class ConsensusSummary:
         if self.exclusion_recorded:
             text += ("; leaving out untrusted graders is the recorded setting of this scope "
                      "(`consensus --include-untrusted` counts them again)")
+        if self.recalibrated:
+            text += (f"; recalibrated {len(self.recalibrated)} biased graders from their gold answers "
+                     f"({', '.join(f'{k}: {v:+d}' for k, v in self.recalibrated.items())}), "
+                     f"{self.recalibration_changed} labels changed")
         if self.models_left_out:
             text += (f"; {sum(self.models_left_out.values())} judgments of model graders not counted "
                      f"({', '.join(self.models_left_out)}; --include-models counts them)")
@@ -101,6 +107,7 @@ class ConsensusSummary:
                 "by_reason": dict(self.by_reason), "n_superseded": self.n_superseded,
                 "exclude_untrusted": self.exclude_untrusted, "exclude_undecided": self.exclude_undecided,
                 "exclusion_recorded": self.exclusion_recorded, "excluded": dict(self.excluded),
+                "recalibrated": dict(self.recalibrated), "recalibration_changed": self.recalibration_changed,
                 "n_excluded": sum(self.excluded.values()), "models_left_out": dict(self.models_left_out)}
 
 
@@ -118,7 +125,7 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
                   min_graders: int = 2, max_spread: int | None = 1, point: str = "mean",
                   progress: Callable[[int], None] | None = None, include_models: bool = False,
                   exclude_untrusted: bool | None = None, min_accuracy: float | None = None,
-                  exclude_undecided: bool | None = None) -> ConsensusSummary:
+                  exclude_undecided: bool | None = None, recalibrate: bool = False) -> ConsensusSummary:
     """Compute and store one consensus label per graded (query, document) of the selection.
 
     ``batch``: only that batch's grades count and the labels are stored with that batch name; ``None``:
@@ -145,18 +152,33 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
     if max_spread is not None and max_spread < 0:
         raise NdcgLabelingError(f"max_spread must be non-negative, got {max_spread}")
     rule = _exclusion_rule(batch, exclude_untrusted, exclude_undecided, min_accuracy, session=session)
+    shifts = _shifts(batch, include_models, session=session) if recalibrate else {}
     untrusted: dict[int, str] = {}
     if rule.exclude_untrusted:
         from ndcg_labeling.pipeline.quality import untrusted_graders
 
         untrusted = untrusted_graders(session=session, batch=batch, min_accuracy=rule.min_accuracy,
-                                      include_undecided=rule.exclude_undecided)
+                                      include_undecided=rule.exclude_undecided,
+                                      shifts={g: v for g, (_, v) in shifts.items()})
     rule.excluded = sorted(untrusted)
     sel = load_grades(session=session, batch=batch, include_models=include_models, exclude_graders=list(untrusted))
     excluded = left_out_judgments(session=session, batch=batch, include_models=True, exclude_graders=list(untrusted))
     models = left_out_judgments(session=session, batch=batch, include_models=include_models)
-    result = consensus(sel.item, sel.grader, sel.grade, sel.scale.values, method_c, tie=tie_c,
-                       min_graders=min_graders, max_spread=max_spread, point=point_c, n_items=sel.n_items)
+
+    def combine(grades: NDArray[np.int64]) -> Any:
+        return consensus(sel.item, sel.grader, grades, sel.scale.values, method_c, tie=tie_c,
+                         min_graders=min_graders, max_spread=max_spread, point=point_c, n_items=sel.n_items)
+
+    result = combine(sel.grade)
+    recalibrated: dict[str, int] = {}
+    changed = 0
+    if shifts:
+        by_code = np.array([shifts.get(int(g), ("", 0))[1] for g in sel.grader_ids], dtype=np.int64)
+        raw = result
+        result = combine(np.clip(sel.grade + by_code[sel.grader], sel.scale.min_grade, sel.scale.max_grade))
+        changed = int(np.count_nonzero(~np.isclose(raw.value, result.value, equal_nan=True)))
+        recalibrated = {name: v for g, (name, v) in sorted(shifts.items(), key=lambda kv: kv[1][0])
+                        if g in set(sel.grader_ids.tolist())}
 
     label = m.ConsensusLabel
     if batch is None:
@@ -187,7 +209,17 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
                             n_grades=sel.n_grades, by_reason=dict(by_reason), n_superseded=sel.n_superseded,
                             excluded=excluded, models_left_out=models, exclude_untrusted=rule.exclude_untrusted,
                             exclude_undecided=rule.exclude_undecided,
-                            exclusion_recorded=exclude_untrusted is None and rule.exclude_untrusted)
+                            exclusion_recorded=exclude_untrusted is None and rule.exclude_untrusted,
+                            recalibrated=recalibrated, recalibration_changed=changed)
+
+
+def _shifts(batch: str | None, include_models: bool, *, session: Session) -> dict[int, tuple[str, int]]:
+    """The biased graders' ordinal shifts from their gold answers on the selection's scale."""
+    from ndcg_labeling.pipeline.agreement import selection_scale
+    from ndcg_labeling.pipeline.quality import grader_shifts
+
+    scale = selection_scale(session=session, batch=batch, include_models=include_models)
+    return grader_shifts(session=session, scale=scale.name)
 
 
 def _exclusion_rule(batch: str | None, exclude_untrusted: bool | None, exclude_undecided: bool | None,

@@ -152,21 +152,58 @@ def graders_quality(*, session: Session, batch: str | None = None, min_accuracy:
     return QualityReport(batch=batch, min_accuracy=min_accuracy, rows=rows, notes=notes)
 
 
-def grader_trust(*, session: Session, scale: str | None = None,
-                 min_accuracy: float = 0.7) -> dict[int, tuple[str, int, int, float]]:
+MIN_SHIFT_GOLD = 5  # gold answers a grader needs before their grades are shifted
+
+
+def _shifted(answers: list[tuple[int, int, int]], shifts: dict[int, int], scale: str | None
+             ) -> list[tuple[int, int, int]]:
+    if not shifts:
+        return answers
+    from ndcg_labeling.scales import get_scale
+
+    lo, hi = (get_scale(scale).min_grade, get_scale(scale).max_grade) if scale else (-(10**9), 10**9)
+    return [(g, min(hi, max(lo, a + shifts.get(g, 0))), e) for g, a, e in answers]
+
+
+def grader_shifts(*, session: Session, scale: str) -> dict[int, tuple[str, int]]:
+    """``grader row id -> (name, shift)`` of the consistently biased graders on ``scale``: the ordinal
+    shift ``-round(median(answer - reference))`` over their gold answers (at least 5), kept when it is
+    not 0 and makes strictly more of their gold answers exact (a grader one grade too lenient on every
+    item gets -1). ``consensus --recalibrate`` adds it to their grades (clipped to the scale)."""
+    from ndcg_labeling.scales import get_scale
+
+    graders, answers = _answers(session=session, scale=scale)
+    sc = get_scale(scale)
+    out: dict[int, tuple[str, int]] = {}
+    for gid, name, _ in graders:
+        err = np.array([a - e for g, a, e in answers if g == gid], dtype=np.int64)
+        exp = np.array([e for g, _, e in answers if g == gid], dtype=np.int64)
+        if err.size < MIN_SHIFT_GOLD:
+            continue
+        shift = -int(np.round(np.median(err)))
+        fixed = np.clip(exp + err + shift, sc.min_grade, sc.max_grade)
+        if shift and np.count_nonzero(fixed == exp) > np.count_nonzero(err == 0):
+            out[gid] = (name, shift)
+    return out
+
+
+def grader_trust(*, session: Session, scale: str | None = None, min_accuracy: float = 0.7,
+                 shifts: dict[int, int] | None = None) -> dict[int, tuple[str, int, int, float]]:
     """``grader row id -> (name, trust code, n gold answers, accuracy)`` over **all** the grader's gold
-    answers on ``scale`` (every scale when None), in any batch."""
+    answers on ``scale`` (every scale when None), in any batch; with ``shifts`` (grader row id -> shift,
+    :func:`grader_shifts`) the answers are judged as recalibrated."""
     _check(min_accuracy)
     graders, answers = _answers(session=session, scale=scale)
     if not graders:
         return {}
+    answers = _shifted(answers, shifts or {}, scale)
     q = _quality(graders, answers, min_accuracy)
     return {gid: (name, int(q.trusted[k]), int(q.n_gold[k]), float(q.accuracy[k]))
             for k, (gid, name, _) in enumerate(graders)}
 
 
 def untrusted_graders(*, session: Session, batch: str | None = None, min_accuracy: float = 0.7,
-                      include_undecided: bool = False) -> dict[int, str]:
+                      include_undecided: bool = False, shifts: dict[int, int] | None = None) -> dict[int, str]:
     """``grader row id -> name`` of the graders :func:`grader_trust` calls untrusted (and undecided, with
     ``include_undecided``) on the scale of ``batch`` (every scale when None); an empty dict when there are
     no gold answers: nobody is untrusted then."""
@@ -174,5 +211,5 @@ def untrusted_graders(*, session: Session, batch: str | None = None, min_accurac
     if batch is not None:
         scale = _batch_scope(batch, session=session)[1]
     states = {UNTRUSTED, UNDECIDED} if include_undecided else {UNTRUSTED}
-    return {gid: name for gid, (name, code, _, _) in grader_trust(session=session, scale=scale,
-                                                                  min_accuracy=min_accuracy).items() if code in states}
+    trust = grader_trust(session=session, scale=scale, min_accuracy=min_accuracy, shifts=shifts)
+    return {gid: name for gid, (name, code, _, _) in trust.items() if code in states}
