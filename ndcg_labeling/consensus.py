@@ -210,6 +210,15 @@ def _median(counts: NDArray[np.int64], r: NDArray[np.int64], rated: NDArray[np.b
     return dom[np.minimum(chosen, q - 1)], tied
 
 
+def _even_split(counts: NDArray[np.int64], r: NDArray[np.int64], rated: NDArray[np.bool_],
+                dom: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """Items whose two middle grades (an even count) differ by more than one grade."""
+    low, _ = _median(counts, r, rated, dom, "low")
+    high, _ = _median(counts, r, rated, dom, "high")
+    out: NDArray[np.bool_] = rated & (high - low > 1)
+    return out
+
+
 def consensus(
     item: ArrayLike,
     grader: ArrayLike,
@@ -226,10 +235,8 @@ def consensus(
     tol: float = 1e-6,
     smoothing: float = 0.01,
 ) -> ConsensusResult:
-    """One consensus grade per item by ``method``, with the items that need adjudication.
-
-    See the module docstring for the methods, the tie rules and the flags. ``max_spread=None`` turns the
-    spread check off. ``n_items`` (default: largest item code + 1) sizes the result, so items without
+    """One consensus grade per item by ``method``, with the items that need adjudication (the methods,
+    tie rules and flags: see the module docstring). ``max_spread=None`` turns the spread check off. ``n_items`` (default: largest item code + 1) sizes the result, so items without
     grades can be included. ``max_iter``, ``tol`` and ``smoothing`` tune Dawid-Skene only.
     """
     func = "consensus"
@@ -251,11 +258,8 @@ def consensus(
     prior: NDArray[np.float64] | None = None
     n_iter: int | None = None
     converged: bool | None = None
-    split = np.zeros(g.n_items, dtype=bool)
     if method == "median":
         value, tied = _median(counts, r, rated, dom, tie)
-        other, _ = _median(counts, r, rated, dom, "high" if tie != "high" else "low")
-        split = rated & (np.abs(other - value) > 1)
     elif method == "majority":
         modes = counts == counts.max(axis=1, keepdims=True)
         chosen, tied = _pick(modes, tie)
@@ -280,7 +284,8 @@ def consensus(
         code |= np.where(rated & (spread > max_spread), _SPREAD, 0)
     if tie == "flag":
         code |= np.where(tied, _TIE, 0)
-    code |= np.where(split, _SPLIT, 0)
+    if method == "median":
+        code |= np.where(_even_split(counts, r, rated, dom), _SPLIT, 0)
     return ConsensusResult(
         method=method,
         value=value.astype(np.float64, copy=False),

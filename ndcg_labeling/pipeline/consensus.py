@@ -139,18 +139,15 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
     is ``false`` at ``min_accuracy`` are left out, and with ``exclude_undecided`` the undecided ones too.
     The setting is **recorded** for the scope (:class:`~ndcg_labeling.db.models.ConsensusSetting`): a
     later run that passes ``None`` honours it until a run passes ``exclude_untrusted=False``. The
-    summary names the graders and their judgments left out, and says when the setting was recorded.
-    """
+    summary names the graders and their judgments left out, and says when the setting was recorded;
+    ``recalibrate`` shifts biased graders' grades (:func:`ndcg_labeling.pipeline.quality.grader_shifts`)."""
     try:
         method_c = parse_choice(ConsensusMethod, method, "method")
         tie_c = parse_choice(TieRule, tie, "tie rule")
         point_c = parse_choice(DawidSkenePoint, point, "point")
     except ValueError as exc:
         raise NdcgLabelingError(str(exc)) from None
-    if min_graders < 1:
-        raise NdcgLabelingError(f"min_graders must be at least 1, got {min_graders}")
-    if max_spread is not None and max_spread < 0:
-        raise NdcgLabelingError(f"max_spread must be non-negative, got {max_spread}")
+    _check_limits(min_graders, max_spread)
     rule = _exclusion_rule(batch, exclude_untrusted, exclude_undecided, min_accuracy, session=session)
     shifts = _shifts(batch, include_models, session=session) if recalibrate else {}
     untrusted: dict[int, str] = {}
@@ -169,16 +166,7 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
         return consensus(sel.item, sel.grader, grades, sel.scale.values, method_c, tie=tie_c,
                          min_graders=min_graders, max_spread=max_spread, point=point_c, n_items=sel.n_items)
 
-    result = combine(sel.grade)
-    recalibrated: dict[str, int] = {}
-    changed = 0
-    if shifts:
-        by_code = np.array([shifts.get(int(g), ("", 0))[1] for g in sel.grader_ids], dtype=np.int64)
-        raw = result
-        result = combine(np.clip(sel.grade + by_code[sel.grader], sel.scale.min_grade, sel.scale.max_grade))
-        changed = int(np.count_nonzero(~np.isclose(raw.value, result.value, equal_nan=True)))
-        recalibrated = {name: v for g, (name, v) in sorted(shifts.items(), key=lambda kv: kv[1][0])
-                        if g in set(sel.grader_ids.tolist())}
+    result, recalibrated, changed = _recalibrated(sel, shifts, combine)
 
     label = m.ConsensusLabel
     if batch is None:
@@ -211,6 +199,27 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
                             exclude_undecided=rule.exclude_undecided,
                             exclusion_recorded=exclude_untrusted is None and rule.exclude_untrusted,
                             recalibrated=recalibrated, recalibration_changed=changed)
+
+
+def _check_limits(min_graders: int, max_spread: int | None) -> None:
+    if min_graders < 1:
+        raise NdcgLabelingError(f"min_graders must be at least 1, got {min_graders}")
+    if max_spread is not None and max_spread < 0:
+        raise NdcgLabelingError(f"max_spread must be non-negative, got {max_spread}")
+
+
+def _recalibrated(sel: Any, shifts: dict[int, tuple[str, int]], combine: Callable[[NDArray[np.int64]], Any]
+                  ) -> tuple[Any, dict[str, int], int]:
+    """The consensus of the grades (shifted by ``shifts`` when any, clipped to the scale), the shifts of
+    the graders in the selection by name, and how many labels the shifts changed."""
+    result = combine(sel.grade)
+    if not shifts:
+        return result, {}, 0
+    by_code = np.array([shifts.get(int(g), ("", 0))[1] for g in sel.grader_ids], dtype=np.int64)
+    shifted = combine(np.clip(sel.grade + by_code[sel.grader], sel.scale.min_grade, sel.scale.max_grade))
+    changed = int(np.count_nonzero(~np.isclose(result.value, shifted.value, equal_nan=True)))
+    present = set(sel.grader_ids.tolist())
+    return shifted, {name: v for g, (name, v) in sorted(shifts.items(), key=lambda kv: kv[1][0]) if g in present}, changed
 
 
 def _shifts(batch: str | None, include_models: bool, *, session: Session) -> dict[int, tuple[str, int]]:
