@@ -55,7 +55,7 @@ def test_trust_is_over_all_gold_answers_not_the_batch_alone(sqlite_db):
         assert row["n_gold"] == 3 and row["gold_accuracy"] == 1.0
         assert row["n_gold_all"] == 3 + len(w2) and row["trusted"] is False
         # chloe grades an ordinary item of w1; consensus of w1 leaves her out
-        for grader in ("chloe", "ana"):
+        for grader in ("chloe", "ana", "ben"):
             key = session.execute(select(m.BatchItem.item_key).join(m.Assignment, m.Assignment.item_id == m.BatchItem.id)
                                   .join(m.Grader, m.Grader.id == m.Assignment.grader_id)
                                   .join(m.GradingBatch, m.GradingBatch.id == m.BatchItem.batch_id)
@@ -64,6 +64,18 @@ def test_trust_is_over_all_gold_answers_not_the_batch_alone(sqlite_db):
             tasks.save_grade("w1", key, 1, grader=grader, session=session)
         summary = run_consensus(session=session, batch="w1", method="median", exclude_untrusted=True)
         assert summary.excluded == {"chloe": 1}
+        # ana answered 2 gold items right: undecided (Wilson 90% lower bound 0.42 < 0.7); counted unless asked
+        for key, grade in _gold_keys(session, "w1", "ana")[:2]:
+            tasks.save_grade("w1", key, grade, grader="ana", session=session)
+        row = next(r for r in graders_quality(session=session, batch="w1").rows if r["grader"] == "ana")
+        assert row["trusted"] == "undecided"
+        assert run_consensus(session=session, batch="w1", method="median").excluded == {"chloe": 1}  # recorded
+        for key, grade in _gold_keys(session, "w1", "ben"):  # ben: every gold item right, trusted
+            tasks.save_grade("w1", key, grade, grader="ben", session=session)
+        assert next(r for r in graders_quality(session=session, batch="w1").rows if r["grader"] == "ben")["trusted"] is True
+        both = run_consensus(session=session, batch="w1", method="median", exclude_undecided=True)
+        assert both.excluded == {"chloe": 1, "ana": 1} and both.exclude_undecided  # ben counts
+        assert "untrusted or undecided graders" in str(both)
 
 
 def test_exclusion_is_recorded_and_later_runs_honour_it(played):
