@@ -28,6 +28,12 @@ posteriors); ``mean`` and Dawid-Skene ``point="mean"`` never tie. An item also n
 has fewer than ``min_graders`` grades (``"too few graders"``; this includes items without any grade,
 whose value is NaN) or when ``max - min`` of its grades exceeds ``max_spread`` (``"spread above
 max"``). Several reasons are joined with ``"; "``.
+
+The even median. With an even number of grades the two middle grades may differ; ``tie`` picks one
+(the CLI's default ``low`` takes the lower: 0/2 gives 0, 1/3 gives 1). When they differ by **more than
+one grade** no rule is a fair reading of the graders, so the item is flagged ``"even median split by
+more than one grade"`` whatever ``max_spread`` is (with the default ``max_spread=1`` such an item is
+flagged for its spread too); the value is still the tie rule's, until a person adjudicates.
 """
 
 from __future__ import annotations
@@ -53,17 +59,19 @@ POINTS: tuple[str, ...] = tuple(p.value for p in DawidSkenePoint)
 REASON_TOO_FEW = "too few graders"
 REASON_SPREAD = "spread above max"
 REASON_TIE = "unbreakable tie"
+REASON_SPLIT = "even median split by more than one grade"
 
-_TOO_FEW, _SPREAD, _TIE = 1, 2, 4
-# reason text for every combination of the three bits above
+_TOO_FEW, _SPREAD, _TIE, _SPLIT = 1, 2, 4, 8
+# reason text for every combination of the four bits above
 _REASON_TEXT = np.array(
     [
         "; ".join(
             text
-            for bit, text in ((_TOO_FEW, REASON_TOO_FEW), (_SPREAD, REASON_SPREAD), (_TIE, REASON_TIE))
+            for bit, text in ((_TOO_FEW, REASON_TOO_FEW), (_SPREAD, REASON_SPREAD), (_TIE, REASON_TIE),
+                              (_SPLIT, REASON_SPLIT))
             if code & bit
         )
-        for code in range(8)
+        for code in range(16)
     ],
     dtype=object,
 )
@@ -79,7 +87,7 @@ class ConsensusResult:
     * ``spread``: max - min of the item's grades in grade units; NaN without grades.
     * ``needs_adjudication``: any reason below applies.
     * ``reason``: ``""`` or the reasons (:data:`REASON_TOO_FEW`, :data:`REASON_SPREAD`,
-      :data:`REASON_TIE`) joined with ``"; "`` (object array of str).
+      :data:`REASON_TIE`, :data:`REASON_SPLIT`) joined with ``"; "`` (object array of str).
     * Dawid-Skene only (None otherwise): ``posterior`` (n_items x q, NaN rows for items without
       grades), ``confusion`` (n_graders x q x q, ``[g, true, given]``, rows sum to 1), ``prior`` (q,),
       ``n_iter`` (EM iterations run) and ``converged``.
@@ -202,6 +210,15 @@ def _median(counts: NDArray[np.int64], r: NDArray[np.int64], rated: NDArray[np.b
     return dom[np.minimum(chosen, q - 1)], tied
 
 
+def _even_split(counts: NDArray[np.int64], r: NDArray[np.int64], rated: NDArray[np.bool_],
+                dom: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """Items whose two middle grades (an even count) differ by more than one grade."""
+    low, _ = _median(counts, r, rated, dom, "low")
+    high, _ = _median(counts, r, rated, dom, "high")
+    out: NDArray[np.bool_] = rated & (high - low > 1)
+    return out
+
+
 def consensus(
     item: ArrayLike,
     grader: ArrayLike,
@@ -218,10 +235,8 @@ def consensus(
     tol: float = 1e-6,
     smoothing: float = 0.01,
 ) -> ConsensusResult:
-    """One consensus grade per item by ``method``, with the items that need adjudication.
-
-    See the module docstring for the methods, the tie rules and the flags. ``max_spread=None`` turns the
-    spread check off. ``n_items`` (default: largest item code + 1) sizes the result, so items without
+    """One consensus grade per item by ``method``, with the items that need adjudication (the methods,
+    tie rules and flags: see the module docstring). ``max_spread=None`` turns the spread check off. ``n_items`` (default: largest item code + 1) sizes the result, so items without
     grades can be included. ``max_iter``, ``tol`` and ``smoothing`` tune Dawid-Skene only.
     """
     func = "consensus"
@@ -269,6 +284,8 @@ def consensus(
         code |= np.where(rated & (spread > max_spread), _SPREAD, 0)
     if tie == "flag":
         code |= np.where(tied, _TIE, 0)
+    if method == "median":
+        code |= np.where(_even_split(counts, r, rated, dom), _SPLIT, 0)
     return ConsensusResult(
         method=method,
         value=value.astype(np.float64, copy=False),

@@ -5,6 +5,8 @@
   drift of accuracy between the first and the second half of their gold answers;
 * :func:`weighted_kappa`, :func:`confusion_matrix`, :func:`kendall_tau_b`, :func:`rank_positions`: the
   statistics ``calibrate`` compares an automatic judge with people by;
+* :func:`allocate_gold`: which gold items go to which graders (each to ``overlap`` graders, of the
+  graders' own queries first, unseen ones first);
 * :func:`gold_gaps`: where gold items go in a grader's order (never two in a row, at query-block edges).
 
 Every input check raises ``ValueError`` naming the function, the rule and the value received.
@@ -13,6 +15,7 @@ Every input check raises ``ValueError`` naming the function, the rule and the va
 from __future__ import annotations
 
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -32,17 +35,67 @@ def _ints(func: str, name: str, values: ArrayLike) -> NDArray[np.int64]:
     return arr.astype(np.int64)
 
 
+#: two-sided confidence of the trust and drift intervals: each side is a one-sided 95% bound
+TRUST_CONFIDENCE = 0.9
+#: gold answers each half needs before drift is tested (halves of 2 flagged drift 21% of the time)
+MIN_DRIFT_HALF = 5
+
+
+def _z(confidence: float) -> float:
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    return float(NormalDist().inv_cdf(0.5 + confidence / 2.0))
+
+
+def wilson_interval(successes: ArrayLike, n: ArrayLike, confidence: float = TRUST_CONFIDENCE
+                    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Wilson score interval of a proportion (Wilson 1927), elementwise; NaN where ``n == 0``.
+
+    ``(p + z^2/2n ± z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n)`` with ``z`` the normal quantile of
+    ``0.5 + confidence/2``; equals ``statsmodels.stats.proportion.proportion_confint(method="wilson")``.
+    """
+    k = np.asarray(successes, dtype=np.float64)
+    m = np.asarray(n, dtype=np.float64)
+    z = _z(confidence)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = k / m
+        denom = 1.0 + z * z / m
+        centre = (p + z * z / (2 * m)) / denom
+        half = z * np.sqrt(p * (1 - p) / m + z * z / (4 * m * m)) / denom
+    low: NDArray[np.float64] = np.where(m > 0, np.clip(centre - half, 0.0, 1.0), np.nan)
+    high: NDArray[np.float64] = np.where(m > 0, np.clip(centre + half, 0.0, 1.0), np.nan)
+    return low, high
+
+
+def newcombe_interval(k1: ArrayLike, n1: ArrayLike, k2: ArrayLike, n2: ArrayLike,
+                      confidence: float = TRUST_CONFIDENCE) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Newcombe's hybrid score interval (1998, method 10) of ``p1 - p2`` from two Wilson intervals;
+    equals ``statsmodels.stats.proportion.confint_proportions_2indep(method="newcomb", compare="diff")``."""
+    a1, b1 = np.asarray(k1, dtype=np.float64), np.asarray(n1, dtype=np.float64)
+    a2, b2 = np.asarray(k2, dtype=np.float64), np.asarray(n2, dtype=np.float64)
+    l1, u1 = wilson_interval(a1, b1, confidence)
+    l2, u2 = wilson_interval(a2, b2, confidence)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p1, p2 = a1 / b1, a2 / b2
+    d = p1 - p2
+    return d - np.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2), d + np.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
+
+
 @dataclass(frozen=True)
 class GoldQuality:
     """Per grader (index = grader code), arrays of length ``n_graders``.
 
     ``n_gold`` answers; ``accuracy`` (answer == expected), ``within_one`` (|error| <= 1), ``mae`` (mean
     |error|), ``bias`` (mean answer - expected: > 0 lenient, < 0 strict), NaN without answers;
-    ``trusted``: :data:`TRUSTED` when ``n_gold >= min_gold`` and ``accuracy >= min_accuracy``,
-    :data:`UNTRUSTED` when ``n_gold >= min_gold`` and below, :data:`UNDECIDED` with fewer answers;
+    ``accuracy_low`` / ``accuracy_high``: the Wilson interval of the accuracy at ``confidence``;
+    ``trusted``: :data:`TRUSTED` when the interval lies at or above ``min_accuracy`` (its lower bound
+    ``>= min_accuracy``), :data:`UNTRUSTED` when it lies below (upper bound ``< min_accuracy``),
+    :data:`UNDECIDED` when it straddles the threshold or there are no answers;
     ``accuracy_first`` / ``accuracy_second``: accuracy over the first ``n_gold // 2`` and the last
     ``n_gold // 2`` answers in time (the middle answer of an odd count is in neither), NaN below two
-    answers; ``drift`` = second - first; ``drift_flagged``: ``drift < -max_drop``.
+    answers; ``drift`` = second - first; ``drift_low`` / ``drift_high``: Newcombe's interval of
+    ``drift``; ``drift_flagged``: each half has at least ``min_half`` answers and ``drift_high < 0``
+    (a drop, at the one-sided ``(1 + confidence) / 2`` level).
     """
 
     n_gold: NDArray[np.int64]
@@ -55,6 +108,10 @@ class GoldQuality:
     accuracy_second: NDArray[np.float64]
     drift: NDArray[np.float64]
     drift_flagged: NDArray[np.bool_]
+    accuracy_low: NDArray[np.float64]
+    accuracy_high: NDArray[np.float64]
+    drift_low: NDArray[np.float64]
+    drift_high: NDArray[np.float64]
 
 
 def _mean_by(grader: NDArray[np.int64], values: NDArray[np.float64], n: int,
@@ -65,12 +122,24 @@ def _mean_by(grader: NDArray[np.int64], values: NDArray[np.float64], n: int,
     return out
 
 
+def trust_codes(correct: ArrayLike, n: ArrayLike, min_accuracy: float,
+                confidence: float = TRUST_CONFIDENCE) -> NDArray[np.int64]:
+    """:data:`TRUSTED` / :data:`UNTRUSTED` / :data:`UNDECIDED` from ``correct`` of ``n`` gold answers
+    (elementwise): the Wilson interval at or above ``min_accuracy``, below it, or neither."""
+    low, high = wilson_interval(correct, n, confidence)
+    out = np.full(np.shape(low), UNDECIDED, dtype=np.int64)
+    out[np.nan_to_num(low, nan=-1.0) >= min_accuracy] = TRUSTED
+    out[np.nan_to_num(high, nan=2.0) < min_accuracy] = UNTRUSTED
+    return out
+
+
 def gold_quality(grader: ArrayLike, answer: ArrayLike, expected: ArrayLike, n_graders: int, *,
-                 min_accuracy: float = 0.7, min_gold: int = 5, max_drop: float = 0.2) -> GoldQuality:
+                 min_accuracy: float = 0.7, confidence: float = TRUST_CONFIDENCE,
+                 min_half: int = MIN_DRIFT_HALF) -> GoldQuality:
     """Gold statistics per grader; ``grader``, ``answer``, ``expected`` are parallel, **in time order**.
 
     ``grader`` codes are ``0..n_graders-1``. Raises ``ValueError`` for mismatched lengths, codes out of
-    range, ``min_accuracy`` outside [0, 1], ``min_gold < 1`` or a negative ``max_drop``.
+    range, ``min_accuracy`` outside [0, 1], ``confidence`` outside (0, 1) or ``min_half < 1``.
     """
     f = "gold_quality"
     g = _ints(f, "grader", grader)
@@ -82,19 +151,20 @@ def gold_quality(grader: ArrayLike, answer: ArrayLike, expected: ArrayLike, n_gr
         raise ValueError(f"{f}: grader codes must be in 0..{n_graders - 1}, got {int(g.min())}..{int(g.max())}")
     if not 0.0 <= min_accuracy <= 1.0:
         raise ValueError(f"{f}: min_accuracy must be between 0 and 1, got {min_accuracy}")
-    if min_gold < 1:
-        raise ValueError(f"{f}: min_gold must be at least 1, got {min_gold}")
-    if max_drop < 0:
-        raise ValueError(f"{f}: max_drop must be non-negative, got {max_drop}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"{f}: confidence must be between 0 and 1, got {confidence}")
+    if min_half < 1:
+        raise ValueError(f"{f}: min_half must be at least 1, got {min_half}")
     err = (a - e).astype(np.float64)
     counts = np.bincount(g, minlength=n_graders).astype(np.int64)
-    accuracy = _mean_by(g, (err == 0).astype(np.float64), n_graders, counts)
+    correct = (err == 0).astype(np.float64)
+    n_correct = np.bincount(g, weights=correct, minlength=n_graders)
+    accuracy = _mean_by(g, correct, n_graders, counts)
     within_one = _mean_by(g, (np.abs(err) <= 1).astype(np.float64), n_graders, counts)
     mae = _mean_by(g, np.abs(err), n_graders, counts)
     bias = _mean_by(g, err, n_graders, counts)
-    trusted = np.full(n_graders, UNDECIDED, dtype=np.int64)
-    enough = counts >= min_gold
-    trusted[enough] = np.where(accuracy[enough] >= min_accuracy, TRUSTED, UNTRUSTED)
+    acc_low, acc_high = wilson_interval(n_correct, counts, confidence)
+    trusted = trust_codes(n_correct, counts, min_accuracy, confidence)
     # rank of each answer within its grader's answers, in time order (stable sort keeps the order given)
     order = np.argsort(g, kind="stable")
     starts = np.r_[0, np.cumsum(counts)[:-1]]
@@ -103,15 +173,17 @@ def gold_quality(grader: ArrayLike, answer: ArrayLike, expected: ArrayLike, n_gr
     half = counts // 2
     first = rank < half[g]
     second = rank >= (counts - half)[g]
-    correct = (err == 0).astype(np.float64)
+    k_first = np.bincount(g[first], weights=correct[first], minlength=n_graders)
+    k_second = np.bincount(g[second], weights=correct[second], minlength=n_graders)
     acc_first = _mean_by(g[first], correct[first], n_graders, half)
     acc_second = _mean_by(g[second], correct[second], n_graders, half)
     drift = acc_second - acc_first
-    with np.errstate(invalid="ignore"):
-        flagged = np.nan_to_num(drift, nan=0.0) < -max_drop
+    drift_low, drift_high = newcombe_interval(k_second, half, k_first, half, confidence)
+    flagged = (half >= min_half) & (np.nan_to_num(drift_high, nan=0.0) < 0)
     return GoldQuality(n_gold=counts, accuracy=accuracy, within_one=within_one, mae=mae, bias=bias,
                        trusted=trusted, accuracy_first=acc_first, accuracy_second=acc_second, drift=drift,
-                       drift_flagged=flagged)
+                       drift_flagged=flagged, accuracy_low=acc_low, accuracy_high=acc_high, drift_low=drift_low,
+                       drift_high=drift_high)
 
 
 # --- calibration of a judge against people ---------------------------------------------------------
@@ -279,3 +351,48 @@ def median_seconds_per_item(grader: ArrayLike, sequence: ArrayLike, seconds: Arr
         medians[k] = float(np.median(mine))
         counts[k] = mine.size
     return medians, counts
+def allocate_gold(has_query: ArrayLike, seen: ArrayLike, wanted: ArrayLike, overlap: int,
+                  rng: np.random.Generator) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Give gold items to graders: returns ``(gold, grader)``, one entry per gold assignment.
+
+    ``has_query[g, r]``: gold item ``g``'s query is among grader ``r``'s ordinary items (it then sits in
+    that query's block instead of forming a one-document block that gives it away); ``seen[g, r]``:
+    grader ``r`` had gold item ``g`` in an earlier batch; ``wanted[r]``: gold items grader ``r`` should get.
+
+    Every gold item used goes to exactly ``overlap`` distinct graders, as every ordinary item does (a
+    gold item shared by more graders than the rest would be found by colluding graders), so a grader may
+    get one more or fewer than wanted. Gold items are taken one at a time, the best first: the most
+    graders still in need who have its query and have not seen it, then who have its query, then who
+    have not seen it (ties at random); it goes to the ``overlap`` graders in need ranked the same way
+    (those with its query, unseen, most in need first), topped up by graders not in need when fewer
+    than ``overlap`` are. Stops when no grader is in need or the gold items run out.
+    """
+    f = "allocate_gold"
+    hq = np.asarray(has_query, dtype=bool)
+    sn = np.asarray(seen, dtype=bool)
+    need = _ints(f, "wanted", wanted).copy()
+    if hq.ndim != 2 or hq.shape != sn.shape or hq.shape[1] != need.size:
+        raise ValueError(f"{f}: has_query and seen must be (n_gold, n_graders) with n_graders = {need.size}, "
+                         f"got {hq.shape} and {sn.shape}")
+    n_gold, n_graders = hq.shape
+    if not 1 <= overlap <= max(n_graders, 1):
+        raise ValueError(f"{f}: overlap must be between 1 and n_graders ({n_graders}), got {overlap}")
+    free = np.ones(n_gold, dtype=bool)
+    tie = rng.random(n_gold)
+    out_gold: list[int] = []
+    out_grader: list[int] = []
+    while free.any() and (need > 0).any():
+        needy = need > 0
+        own_fresh = np.minimum((hq & ~sn)[:, needy].sum(axis=1), overlap)
+        own = np.minimum(hq[:, needy].sum(axis=1), overlap)
+        fresh = np.minimum((~sn)[:, needy].sum(axis=1), overlap)
+        score = ((own_fresh * (overlap + 1) + own) * (overlap + 1) + fresh).astype(np.float64) + tie
+        score[~free] = -1.0
+        g = int(np.argmax(score))
+        free[g] = False
+        rank = np.lexsort((np.asarray(rng.random(n_graders)), -need, sn[g], ~hq[g], ~needy))
+        chosen = rank[:overlap]
+        need[chosen] -= 1
+        out_gold += [g] * chosen.size
+        out_grader += chosen.tolist()
+    return np.asarray(out_gold, dtype=np.int64), np.asarray(out_grader, dtype=np.int64)

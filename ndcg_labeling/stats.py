@@ -9,7 +9,10 @@ Used by the report, which scores queries per system and compares systems query b
 * :func:`paired_ttest_p`: the paired t-test (as ``scipy.stats.ttest_rel``);
 * :func:`holm`: Holm's step-down adjustment of a family of p-values.
 * :func:`paired_t_power`, :func:`queries_needed`, :func:`minimum_detectable_effect`: the power of the
-  paired t-test, the queries it needs for a difference, and the difference its queries can detect.
+  paired t-test, the queries it needs for a difference, and the difference its queries can detect;
+* :func:`paired_t_interval`: the t-test's interval of the mean difference; :func:`paired_t_p_below`:
+  the one-sided t-test of a mean difference below a bound (the CI gate's test of a drop beyond
+  ``--max-drop``).
 
 Every function takes a fixed ``seed`` where it draws, so the same input gives the same output.
 """
@@ -24,7 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ndcg_labeling.tdist import nct_cdf, t_isf, t_sf
+from ndcg_labeling.tdist import nct_cdf, t_cdf, t_isf, t_sf
 
 Array = NDArray[Any]
 #: differences smaller than this count as ties (a query won, tied or lost; a zero difference)
@@ -275,4 +278,45 @@ def minimum_detectable_effect(n: Array | float, sd: Array | float, alpha: float 
         effect[count] = hi
     standard = np.array([effect.get(float(v), np.nan) for v in n_arr.ravel()], dtype=np.float64).reshape(n_arr.shape)
     out: Array = np.where(ok, standard * np.where(np.isfinite(sd_arr), sd_arr, 0.0), np.nan)
+    return out
+
+
+#: the fewest queries a line of the headline is tested on: with fewer, the two-sided sign-flip test
+#: cannot reach p < 0.05 whatever the data (its smallest p is 2 / 2^n = 0.0625 at n = 5)
+MIN_TEST_QUERIES = 6
+
+
+def paired_t_interval(n: Array | float, mean: Array | float, sd: Array | float,
+                      confidence: float = 0.95) -> tuple[Array, Array]:
+    """The paired t-test's interval of the mean difference: ``mean -/+ t(1 - (1 - confidence)/2, n - 1)
+    * sd / sqrt(n)`` (as ``scipy.stats.ttest_rel(a, b).confidence_interval(confidence)``), elementwise;
+    NaN where ``n < 2`` or ``sd`` / ``mean`` is not finite; ``[mean, mean]`` where ``sd == 0``."""
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"paired_t_interval: confidence must be in (0, 1), got {confidence}")
+    n_arr, m_arr, s_arr = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (n, mean, sd)))
+    ok = (n_arr >= 2) & np.isfinite(m_arr) & np.isfinite(s_arr)
+    crit = {c: t_isf((1.0 - confidence) / 2.0, c - 1.0) for c in np.unique(n_arr[ok]).tolist()}
+    q = np.array([crit.get(float(v), np.nan) for v in n_arr.ravel()]).reshape(n_arr.shape)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        half = q * s_arr / np.sqrt(n_arr)
+    low: Array = np.where(ok, m_arr - half, np.nan)
+    high: Array = np.where(ok, m_arr + half, np.nan)
+    return low, high
+
+
+def paired_t_p_below(n: Array | float, mean: Array | float, sd: Array | float, bound: float) -> Array:
+    """One-sided paired t-test p of ``true mean < bound`` against ``true mean >= bound``: ``P(T <= t)``
+    with ``t = (mean - bound) / (sd / sqrt(n))`` and ``n - 1`` degrees of freedom (as
+    ``scipy.stats.ttest_1samp(diffs - bound, 0, alternative="less")``), elementwise. NaN where
+    ``n < 2``; with ``sd == 0``, 0 when ``mean < bound`` and 1 otherwise."""
+    n_arr, m_arr, s_arr = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (n, mean, sd)))
+    out = np.full(n_arr.shape, np.nan)
+    for idx in np.ndindex(n_arr.shape):
+        count, mu, sdev = float(n_arr[idx]), float(m_arr[idx]), float(s_arr[idx])
+        if count < 2 or not (math.isfinite(mu) and math.isfinite(sdev)):
+            continue
+        if sdev <= TIE_EPS:
+            out[idx] = 0.0 if mu < bound - TIE_EPS else 1.0
+            continue
+        out[idx] = t_cdf((mu - bound) / (sdev / math.sqrt(count)), count - 1.0)
     return out

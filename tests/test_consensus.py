@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ndcg_labeling.consensus import (
+    REASON_SPLIT,
     REASON_SPREAD,
     REASON_TIE,
     REASON_TOO_FEW,
@@ -79,11 +80,28 @@ def test_median_tie_rules() -> None:
     ]
     flagged = consensus(item, grader, grade, DOMAIN, "median", tie="flag", max_spread=None)
     assert flagged.value.tolist() == [1, 0]  # falls back to the low choice
-    assert flagged.reason.tolist() == [REASON_TIE, REASON_TIE]
-    # under low/high the tie is broken by the rule, not flagged
-    assert not consensus(
-        item, grader, grade, DOMAIN, "median", tie="high", max_spread=None
-    ).needs_adjudication.any()
+    assert flagged.reason.tolist() == [REASON_TIE, f"{REASON_TIE}; {REASON_SPLIT}"]
+    # under low/high a tie of neighbouring grades is broken by the rule, not flagged; middles 0 and 3 are
+    high = consensus(item, grader, grade, DOMAIN, "median", tie="high", max_spread=None)
+    assert high.needs_adjudication.tolist() == [False, True] and high.reason.tolist() == ["", REASON_SPLIT]
+
+
+def test_an_even_median_split_by_more_than_one_grade_is_flagged_whatever_the_spread_rule() -> None:
+    """Issue 35: two graders giving 0 and 2 (or 3 and 1) no longer yield the lower grade silently."""
+    import statistics
+
+    pairs = [(0, 2), (3, 1), (1, 2), (0, 3), (2, 2), (1, 0)]
+    item = np.repeat(np.arange(len(pairs)), 2)
+    grader = np.tile([0, 1], len(pairs))
+    grade = np.array(pairs).ravel()
+    for max_spread in (None, 3):
+        result = consensus(item, grader, grade, DOMAIN, "median", tie="low", max_spread=max_spread)
+        assert result.value.tolist() == [statistics.median_low(p) for p in pairs]  # the documented default
+        assert result.needs_adjudication.tolist() == [abs(a - b) > 1 for a, b in pairs]
+        assert all((r == REASON_SPLIT) == (abs(a - b) > 1) for r, (a, b) in zip(result.reason, pairs, strict=True))
+    # odd counts have one middle grade: nothing to split
+    odd = consensus([0, 0, 0], [0, 1, 2], [0, 1, 3], DOMAIN, "median", max_spread=None)
+    assert not odd.needs_adjudication.any()
 
 
 def test_median_of_equal_middles_is_no_tie() -> None:
@@ -112,18 +130,18 @@ def test_flags_too_few_graders_spread_and_items_without_grades() -> None:
     item, grader, grade = arrays([0, 1, 1, 2, 2], [0, 0, 1, 0, 1], [2, 0, 3, 2, 2])
     result = consensus(item, grader, grade, DOMAIN, "median", n_items=4)
     assert result.needs_adjudication.tolist() == [True, True, False, True]
-    assert result.reason.tolist() == [REASON_TOO_FEW, REASON_SPREAD, "", REASON_TOO_FEW]
+    assert result.reason.tolist() == [REASON_TOO_FEW, f"{REASON_SPREAD}; {REASON_SPLIT}", "", REASON_TOO_FEW]
     assert result.value[:3].tolist() == [2, 0, 2] and np.isnan(result.value[3])
     assert result.n_graders.tolist() == [1, 2, 2, 0]
     assert result.spread[:3].tolist() == [0, 3, 0] and np.isnan(result.spread[3])
     relaxed = consensus(item, grader, grade, DOMAIN, "median", n_items=4, max_spread=None, min_graders=1)
-    assert relaxed.needs_adjudication.tolist() == [False, False, False, True]
+    assert relaxed.needs_adjudication.tolist() == [False, True, False, True]  # 0 and 3: the median is split
 
 
 def test_reasons_combine() -> None:
     item, grader, grade = arrays([0, 0], [0, 1], [0, 3])
     result = consensus(item, grader, grade, DOMAIN, "median", tie="flag", min_graders=3, max_spread=1)
-    assert result.reason.tolist() == [f"{REASON_TOO_FEW}; {REASON_SPREAD}; {REASON_TIE}"]
+    assert result.reason.tolist() == [f"{REASON_TOO_FEW}; {REASON_SPREAD}; {REASON_TIE}; {REASON_SPLIT}"]
 
 
 def noisy_truth(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -17,8 +17,11 @@ from ndcg_labeling.quality import (
     gold_gaps,
     gold_quality,
     kendall_tau_b,
+    newcombe_interval,
     rank_positions,
+    trust_codes,
     weighted_kappa,
+    wilson_interval,
 )
 
 
@@ -73,36 +76,50 @@ def test_rank_positions_best_first_ties_share_the_best_rank():
     np.testing.assert_array_equal(rank_positions([0.5, 0.7, 0.5, 0.1]), [2, 1, 2, 4])
 
 
-def _loop_quality(grader, answer, expected, n_graders, min_accuracy, min_gold, max_drop):
-    """The definitions, one grader at a time, in plain Python."""
+def _loop_quality(grader, answer, expected, n_graders, min_accuracy):
+    """The definitions, one grader at a time, in plain Python; the intervals from statsmodels."""
+    from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
+
     out = []
     for g in range(n_graders):
         a = [x for gg, x in zip(grader, answer, strict=True) if gg == g]
         e = [x for gg, x in zip(grader, expected, strict=True) if gg == g]
         n = len(a)
         err = [x - y for x, y in zip(a, e, strict=True)]
-        acc = sum(v == 0 for v in err) / n if n else float("nan")
+        k = sum(v == 0 for v in err)
+        acc = k / n if n else float("nan")
         half = n // 2
-        first = sum(v == 0 for v in err[:half]) / half if half else float("nan")
-        second = sum(v == 0 for v in err[n - half:]) / half if half else float("nan")
-        trusted = UNDECIDED if n < min_gold else (TRUSTED if acc >= min_accuracy else UNTRUSTED)
+        k1, k2 = sum(v == 0 for v in err[:half]), sum(v == 0 for v in err[n - half:])
+        first = k1 / half if half else float("nan")
+        second = k2 / half if half else float("nan")
+        trusted = UNDECIDED
+        if n:
+            low, high = proportion_confint(k, n, alpha=0.1, method="wilson")
+            trusted = TRUSTED if low >= min_accuracy else (UNTRUSTED if high < min_accuracy else UNDECIDED)
+        flag = False
+        if half >= 5:
+            _, d_high = confint_proportions_2indep(k2, half, k1, half, method="newcomb", compare="diff", alpha=0.1)
+            flag = d_high < 0
         out.append({"n": n, "acc": acc, "within": sum(abs(v) <= 1 for v in err) / n if n else float("nan"),
                     "mae": sum(abs(v) for v in err) / n if n else float("nan"),
                     "bias": sum(err) / n if n else float("nan"), "trusted": trusted, "first": first,
-                    "second": second, "flag": bool(half and (second - first) < -max_drop)})
+                    "second": second, "flag": flag})
     return out
 
 
-@pytest.mark.parametrize("seed", range(5))
-def test_gold_quality_matches_the_definitions(seed):
+@pytest.mark.parametrize("seed", range(8))
+def test_gold_quality_matches_the_definitions_and_statsmodels(seed):
     rng = np.random.default_rng(seed)
     n_graders = 5
-    n = int(rng.integers(0, 80))
+    n = int(rng.integers(0, 120))
     grader = rng.integers(0, n_graders, n)
     expected = rng.integers(0, 4, n)
-    answer = np.where(rng.random(n) < 0.6, expected, rng.integers(0, 4, n))
-    q = gold_quality(grader, answer, expected, n_graders, min_accuracy=0.7, min_gold=5, max_drop=0.2)
-    for g, ref in enumerate(_loop_quality(grader.tolist(), answer.tolist(), expected.tolist(), n_graders, 0.7, 5, 0.2)):
+    p_right = rng.uniform(0.2, 0.98, n_graders)[grader]
+    drop = np.arange(n) > n // 2  # later answers worse for some graders: drift happens
+    answer = np.where(rng.random(n) < np.where(drop & (grader % 2 == 0), p_right / 3, p_right), expected,
+                      (expected + rng.integers(1, 4, n)) % 4)
+    q = gold_quality(grader, answer, expected, n_graders, min_accuracy=0.7)
+    for g, ref in enumerate(_loop_quality(grader.tolist(), answer.tolist(), expected.tolist(), n_graders, 0.7)):
         assert q.n_gold[g] == ref["n"]
         for name, key in (("accuracy", "acc"), ("within_one", "within"), ("mae", "mae"), ("bias", "bias"),
                           ("accuracy_first", "first"), ("accuracy_second", "second")):
@@ -111,18 +128,65 @@ def test_gold_quality_matches_the_definitions(seed):
         assert bool(q.drift_flagged[g]) == ref["flag"]
 
 
-def test_gold_quality_flags_a_drop_and_rejects_bad_arguments():
-    # grader 0: 6 right then 6 wrong -> drift -1, flagged; grader 1: 3 answers, undecided
-    grader = [0] * 12 + [1] * 3
-    expected = [2] * 15
-    answer = [2] * 6 + [0] * 6 + [2, 2, 2]
-    q = gold_quality(grader, answer, expected, 2)
-    assert q.drift[0] == -1.0 and q.drift_flagged[0] and q.trusted[0] == UNTRUSTED
+def test_wilson_and_newcombe_equal_statsmodels():
+    from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
+
+    k, n = np.array([0, 1, 3, 5, 7, 19, 40]), np.array([4, 5, 5, 5, 10, 20, 41])
+    low, high = wilson_interval(k, n, 0.9)
+    ref = proportion_confint(k, n, alpha=0.1, method="wilson")
+    np.testing.assert_allclose(low, ref[0], atol=1e-12)
+    np.testing.assert_allclose(high, ref[1], atol=1e-12)
+    for k1, n1, k2, n2 in ((3, 10, 8, 10), (0, 5, 5, 5), (9, 10, 9, 10), (12, 20, 19, 20)):
+        ours = newcombe_interval(k1, n1, k2, n2, 0.95)
+        peer = confint_proportions_2indep(k1, n1, k2, n2, method="newcomb", compare="diff", alpha=0.05)
+        np.testing.assert_allclose(ours, peer, atol=1e-12)
+
+
+def test_gold_quality_decides_from_the_interval_and_rejects_bad_arguments():
+    # grader 0: 6 right then 6 wrong -> drift -1, flagged; grader 1: 3 of 3 right, undecided;
+    # grader 2: 0 of 4 right: untrusted (it was "undecided" and counted in consensus)
+    grader = [0] * 12 + [1] * 3 + [2] * 4
+    expected = [2] * 19
+    answer = [2] * 6 + [0] * 6 + [2, 2, 2] + [0] * 4
+    q = gold_quality(grader, answer, expected, 3)
+    assert q.drift[0] == -1.0 and q.drift_flagged[0] and q.trusted[0] == UNDECIDED
     assert q.trusted[1] == UNDECIDED and q.accuracy[1] == 1.0
+    assert q.trusted[2] == UNTRUSTED
+    # halves of 2 (the old rule flagged 1.0 -> 0.0 and even 0.9 -> 0.7 but not 1.0 -> 0.8) never flag
+    q = gold_quality([0] * 4, [2, 2, 0, 0], [2] * 4, 1)
+    assert not q.drift_flagged[0]
     with pytest.raises(ValueError, match="gold_quality: min_accuracy"):
-        gold_quality(grader, answer, expected, 2, min_accuracy=1.5)
+        gold_quality(grader, answer, expected, 3, min_accuracy=1.5)
     with pytest.raises(ValueError, match="gold_quality: grader codes"):
         gold_quality([3], [1], [1], 2)
+
+
+def test_error_rates_of_trust_and_drift_at_small_n():
+    """Exact error rates (every binomial outcome) of the new rules at n = 5, 10, 20, and the old ones'
+    as the issue measured them: a good grader (p = 0.85) called untrusted, a grader of constant accuracy
+    flagged for drift. The figures docs/quality.md prints come from benchmarks/quality_rules.py."""
+    from scipy.stats import binom
+
+    for n in (5, 10, 20):
+        k = np.arange(n + 1)
+        for p in (0.75, 0.85, 0.95):  # good graders: rarely untrusted (old rule: 16.5% at p .85, n 5)
+            codes = trust_codes(k, np.full(k.size, n), 0.7)
+            assert binom.pmf(k, n, p)[codes == UNTRUSTED].sum() < 0.025
+        w = binom.pmf(k, n, 0.25)  # a random grader on a 0-3 scale is found
+        assert w[trust_codes(k, np.full(k.size, n), 0.7) == UNTRUSTED].sum() > 0.6
+        assert w[trust_codes(k, np.full(k.size, n), 0.7) == TRUSTED].sum() < 1e-5
+    old_rate = binom.pmf(np.arange(6), 5, 0.85)[np.arange(6) / 5 < 0.7].sum()
+    assert round(old_rate, 3) == 0.165  # the issue's figure, from the old point rule
+    for h in (2, 5, 10, 20):  # constant accuracy: false drift at most the one-sided 5% (old: 21% at halves of 2)
+        for p in (0.7, 0.85):
+            k1, k2 = np.meshgrid(np.arange(h + 1), np.arange(h + 1), indexing="ij")
+            w = binom.pmf(k1, h, p) * binom.pmf(k2, h, p)
+            q = np.array([gold_quality([0] * (2 * h), [1] * a + [0] * (h - a) + [1] * b + [0] * (h - b),
+                                       [1] * (2 * h), 1).drift_flagged[0]
+                          for a, b in zip(k1.ravel(), k2.ravel(), strict=True)]).reshape(k1.shape)
+            assert w[q].sum() <= 0.055
+            if h < 5:
+                assert not q.any()
 
 
 @pytest.mark.parametrize("seed", range(10))

@@ -71,7 +71,7 @@ def test_html_renders_in_headless_chromium(html_report, tmp_path):
     assert text.index("Headline (ndcg@10)") < text.index("Metrics per query type")
     assert "overall: beta vs alpha on ndcg@10" in text or "overall: beta beats alpha" in text or \
         "overall: beta loses to alpha" in text
-    assert "of the scored top-10 items are pending adjudication" in text  # this data set has many holes
+    assert "of the scored top-10 positions (system, query, rank) are pending adjudication" in text  # many holes
     assert "beta vs alpha on ndcg@10: the 10 largest losses" in text and "documents that changed places" in text
     assert 'alt="per-query difference beta vs alpha"' in dom
     assert "Krippendorff" in dom or "Agreement is not shown" in text

@@ -75,3 +75,20 @@ def test_simulated_power_at_the_planned_size():
     # and with no true difference it rejects at about alpha
     null = float(np.mean(paired_ttest_p(rng.normal(0.0, sd, size=(n, trials))) < 0.05))
     assert 0.03 <= null <= 0.07
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_t_interval_and_one_sided_p_equal_scipy(seed):
+    from scipy import stats as sps
+
+    from ndcg_labeling.stats import paired_t_interval, paired_t_p_below
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 60))
+    d = rng.normal(-0.03, 0.05, n)
+    low, high = paired_t_interval(n, d.mean(), d.std(ddof=1), 0.95)
+    ci = sps.ttest_1samp(d, 0).confidence_interval(0.95)
+    assert float(low) == pytest.approx(ci.low, abs=1e-10) and float(high) == pytest.approx(ci.high, abs=1e-10)
+    for bound in (-0.05, -0.028, 0.0):
+        ours = float(paired_t_p_below(n, d.mean(), d.std(ddof=1), bound))
+        assert ours == pytest.approx(sps.ttest_1samp(d - bound, 0, alternative="less").pvalue, abs=1e-10)

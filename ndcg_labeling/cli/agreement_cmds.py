@@ -85,8 +85,10 @@ def consensus_cmd(
     point: Annotated[Point, typer.Option("--point", help="Dawid-Skene value: posterior mean or mode.")] = Point.mean,
     include_models: IncludeModels = False,
     include_behavior: IncludeBehavior = False,
-    exclude_untrusted: Annotated[bool, typer.Option("--exclude-untrusted", help="Leave out graders whose gold accuracy is below --min-accuracy (>= 5 gold answers).")] = False,
-    min_accuracy: Annotated[float, typer.Option("--min-accuracy", help="Gold accuracy a trusted grader needs (0..1).")] = 0.7,
+    exclude_untrusted: Annotated[bool | None, typer.Option("--exclude-untrusted/--include-untrusted", help="Leave out (or count again) graders whose gold accuracy is surely below --min-accuracy; recorded for the scope, later runs honour it. Default: as recorded (count them).")] = None,
+    exclude_undecided: Annotated[bool | None, typer.Option("--exclude-undecided/--include-undecided", help="With --exclude-untrusted: also leave out graders whose trust is undecided (recorded too).")] = None,
+    recalibrate: Annotated[bool, typer.Option("--recalibrate", help="Shift a consistently biased grader's grades by the ordinal offset their gold answers show (e.g. -1 for one grade too lenient), instead of leaving them out.")] = False,
+    min_accuracy: Annotated[float | None, typer.Option("--min-accuracy", help="Gold accuracy a trusted grader needs (0..1); default: as recorded (0.7).")] = None,
     judge_fills: Annotated[str | None, typer.Option("--judge-fills", help="A model judge fills items with fewer human grades than the batch's overlap, on the query types its calibration says agree (needs --batch).")] = None,
     fmt: FormatOption = TableFormat.table,
     db: DbOption = None,
@@ -99,6 +101,7 @@ def consensus_cmd(
                                 min_graders=min_graders, max_spread=max_spread, point=point.value,
                                 progress=progress, include_models=include_models,
                                 exclude_untrusted=exclude_untrusted, min_accuracy=min_accuracy,
+                                exclude_undecided=exclude_undecided, recalibrate=recalibrate,
                                 judge_fills=judge_fills, include_behavior=include_behavior)
     if fmt is TableFormat.json:
         typer.echo(json.dumps(summary.as_dict()))

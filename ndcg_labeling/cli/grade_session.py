@@ -27,6 +27,7 @@ from sqlalchemy import Engine
 
 from ndcg_labeling.cli.common import engine_for, handle_errors, inert
 from ndcg_labeling.db.session import session_scope
+from ndcg_labeling.errors import ConflictError
 from ndcg_labeling.guidelines import Guideline, load_guideline
 from ndcg_labeling.pipeline import tasks
 from ndcg_labeling.pipeline.transactions import run_in_transaction
@@ -164,8 +165,12 @@ class GradingSession:
             self.console.print(Text("Nothing to undo in this session.", style="red"))
             return
         item_id = self.history.pop()
-        run_in_transaction(self.engine, lambda session: tasks.undo_item(
-            self.batch, item_id, grader=self.grader, session=session))
+        try:
+            run_in_transaction(self.engine, lambda session: tasks.undo_item(
+                self.batch, item_id, grader=self.grader, session=session))
+        except ConflictError as exc:  # a calibration item whose reference grade was shown: the answer stands
+            self.console.print(Text(inert(str(exc)), style="red"))
+            return
         self.console.print(Text(f"undone: item {inert(item_id)} is open again", style="yellow"))
 
     def _goodbye(self) -> None:

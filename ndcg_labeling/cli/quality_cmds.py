@@ -80,7 +80,7 @@ def graders_quality(
     db: DbOption = None,
 ) -> None:
     """Per grader, answers to gold items: accuracy, within one, MAE, bias, trusted, drift over time."""
-    from ndcg_labeling.pipeline.quality import QUALITY_COLUMNS
+    from ndcg_labeling.pipeline.quality import QUALITY_COLUMNS, TABLE_COLUMNS, TRUST_RULE
     from ndcg_labeling.pipeline.quality import graders_quality as run
 
     with open_session(db) as session:
@@ -89,12 +89,13 @@ def graders_quality(
         write_output(json.dumps(report.as_dict(), indent=2), out, force)
         return
     scope = f"batch {batch}" if batch else "all batches"
-    text = render_rows(report.rows, fmt, columns=QUALITY_COLUMNS,
-                       title=f"grader quality on gold items ({scope}; trusted: accuracy >= {min_accuracy:g}, "
-                             f">= 5 gold answers)")
+    columns = QUALITY_COLUMNS if fmt is TableFormat.csv else TABLE_COLUMNS
+    text = render_rows(report.rows, fmt, columns=columns,
+                       title=f"grader quality on gold items ({scope}; threshold {min_accuracy:g})")
     if text is not None:
         write_output(text, out, force)
     else:
+        console.print(f"Rule: {TRUST_RULE}.", markup=False, highlight=False)
         for note in report.notes:
             console.print(f"Note: {note}", markup=False, highlight=False)
 

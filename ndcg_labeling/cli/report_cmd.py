@@ -14,6 +14,7 @@ from ndcg_labeling.cli.common import (
     check_out,
     console,
     err_console,
+    handle_errors,
     open_session,
     write_output,
 )
@@ -30,7 +31,7 @@ def report(
     system: Annotated[list[str] | None, typer.Option("--system", help="A system to score (repeat); default: all.")] = None,
     baseline: Annotated[str | None, typer.Option("--baseline", help="The system the others are compared with; default: the first by name.")] = None,
     metric: Annotated[list[str] | None, typer.Option("--metric", help="A metric such as ndcg@10 (repeat); default: ndcg@5 ndcg@10 mrr@10 map@10 p@10 judged@10.")] = None,
-    by: Annotated[By, typer.Option("--by", help="Group rows by query type (and overall), by query, or overall only.")] = By.query_type,
+    by: Annotated[By | None, typer.Option("--by", help="Group rows by query type (and overall; the default), by query, or overall only. With --gate, --by query-type gates every query type too (Holm across them).")] = None,
     per_query: Annotated[bool, typer.Option("--per-query", help="One row per (system, query, metric).")] = False,
     gain: Annotated[Gain, typer.Option("--gain", help="NDCG gain: 2^rel-1 (exponential) or rel (linear, as trec_eval).")] = Gain.exponential,
     relevant_threshold: Annotated[float, typer.Option("--relevant-threshold", help="A label >= this is relevant (mrr, map, p, and empty queries).")] = 1.0,
@@ -38,30 +39,33 @@ def report(
     missing: Annotated[Missing, typer.Option("--missing", help="Judged queries a system returned nothing for: 0 or leave out (trec_eval).")] = Missing.zero,
     fmt: Annotated[ReportFormat, typer.Option("--format", help="Output format.")] = ReportFormat.table,
     gate: Annotated[str | None, typer.Option("--gate", help="CI gate on this metric (e.g. ndcg@10): exit 3 when a system is significantly worse than the baseline by more than --max-drop.")] = None,
-    max_drop: Annotated[float, typer.Option("--max-drop", help="With --gate: the largest drop (system - baseline) allowed.")] = 0.0,
+    max_drop: Annotated[float, typer.Option("--max-drop", help="With --gate: the largest drop (system - baseline) allowed; the gate fails when the drop is significantly larger (one-sided).")] = 0.0,
+    quiet: Annotated[bool, typer.Option("--quiet", help="With --gate: print only the verdict, not the report.")] = False,
     out: OutOption = None,
     force: ForceOption = False,
     db: DbOption = None,
 ) -> None:
     """Score systems against the consensus labels: a headline, means with 95% bootstrap intervals, paired
     tests, label-quality caveats and the queries that moved; with --gate, exit 3 on a significant drop."""
-    from ndcg_labeling.pipeline.report import build_report
+    from ndcg_labeling.pipeline.report import build_report, gate_metrics
     from ndcg_labeling.reports.headline import gate_verdict
     from ndcg_labeling.reports.model import DEFAULT_METRICS, ReportOptions
 
     check_out(out, force)
-    metrics = tuple(metric or DEFAULT_METRICS)
-    if gate is not None and gate not in metrics:
-        metrics = (gate, *metrics)
-    options = ReportOptions(systems=tuple(system or ()), baseline=baseline, metrics=metrics, by=by.value,
+    with handle_errors():
+        metrics, gate = gate_metrics(tuple(metric or DEFAULT_METRICS), gate)
+    grouping = by or By.query_type
+    options = ReportOptions(systems=tuple(system or ()), baseline=baseline, metrics=metrics, by=grouping.value,
                             per_query=per_query, gain=gain.value, relevant_threshold=relevant_threshold,
                             empty=empty.value, missing=missing.value, headline_metric=gate,
                             compare_single=gate is not None)
     with open_session(db, read_only=True) as session:  # seconds of reads: graders keep grading meanwhile
         result = build_report(session=session, options=options)
         named = system[0] if system and len(system) == 1 else None
-        verdict = gate_verdict(result, gate, max_drop, named) if gate is not None else None
-    _render(result, fmt, out, force)
+        verdict = (gate_verdict(result, gate, max_drop, named, by_group=by is By.query_type)
+                   if gate is not None else None)
+    if not (quiet and verdict is not None):
+        _render(result, fmt, out, force)
     if verdict is not None:
         failed, line = verdict
         err_console.print(line, markup=False, highlight=False)

@@ -294,6 +294,22 @@ class GoldAnswer(Base):
     grade: Mapped[int] = mapped_column(Integer)
     source_file: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    # revision 0007: the first answer counts; a later grade of the same assignment is kept here
+    later_grade: Mapped[int | None] = mapped_column(Integer)
+    n_later: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+
+
+class ConsensusSetting(Base):
+    """Revision 0007: the exclusion rule ``consensus`` honours for a scope (a batch name, ``""``: every
+    judgment) until it is changed."""
+
+    __tablename__ = "consensus_settings"
+    scope: Mapped[str] = mapped_column(String(128), primary_key=True)
+    exclude_untrusted: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    exclude_undecided: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    min_accuracy: Mapped[float] = mapped_column(Float, default=0.7, server_default="0.7")
+    excluded: Mapped[list[int] | None] = mapped_column(JSON)  # grader row ids the last run left out
+    updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
 
 
 # --- revision 0011: LLM judges that run ----------------------------------------------------------------

@@ -247,14 +247,15 @@ def _query_info(session: Session, ids: NDArray[np.int64]) -> tuple[dict[int, str
 
 def agreement_report(*, session: Session, batch: str | None = None, by: By | None = None,
                      level: str = "ordinal", include_models: bool = False,
-                     include_behavior: bool = False) -> AgreementReport:
+                     include_behavior: bool = False, exclude_graders: Sequence[int] = ()) -> AgreementReport:
     """Krippendorff's alpha at ``level`` (with percent agreement, AC1, AC2) for the selection and per scope.
 
     ``by``: ``None`` (only the ``all`` row), ``"query-type"``, ``"query"`` (scope = external query id)
     or ``"grader"`` (per-grader rows: grades, leniency against the leave-one-out mean of the others,
     quadratic-weighted kappa against each overlapping grader, and a flag; see
     :func:`ndcg_labeling.agreement.grader_stats`). Scopes are sorted by name; the ``all`` row is first.
-    Model graders' judgments count only with ``include_models`` (a note says how many were left out).
+    Model graders' judgments count only with ``include_models`` (a note says how many were left out);
+    ``exclude_graders`` (row ids) never count (the report leaves out the graders consensus left out).
     """
     try:
         level_c = parse_choice(AgreementLevel, level, "level")
@@ -262,7 +263,8 @@ def agreement_report(*, session: Session, batch: str | None = None, by: By | Non
             parse_choice(AgreementScope, by, "agreement grouping")
     except ValueError as exc:
         raise NdcgLabelingError(str(exc)) from None
-    sel = load_grades(session=session, batch=batch, include_models=include_models, include_behavior=include_behavior)
+    sel = load_grades(session=session, batch=batch, include_models=include_models, include_behavior=include_behavior,
+                      exclude_graders=exclude_graders)
     rows = [_stats_row("all", sel.item, sel.grader, sel.grade, sel.scale, level_c)]
     columns = AGREEMENT_COLUMNS
     notes: list[str] = []

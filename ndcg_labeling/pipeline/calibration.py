@@ -40,6 +40,7 @@ from ndcg_labeling.quality import confusion_matrix, kendall_tau_b, rank_position
 
 MIN_KAPPA = 0.6  # "substantial" agreement (Landis and Koch 1977) or better
 MIN_TAU = 0.8  # system orders this close count as the same ranking (Voorhees 2000 used 0.9 for qrels sets)
+MIN_TYPE_PAIRS = 20  # a query type with this many pairs has a say in the overall verdict
 _SPAN = np.int64(1) << np.int64(31)
 
 CALIBRATION_COLUMNS: tuple[str, ...] = (
@@ -116,9 +117,8 @@ def _common_pairs(judge: m.Grader, *, batch: str | None, session: Session) -> _P
                             f"consensus{f' --batch {batch}' if batch else ''}` first (with --exclude-untrusted to "
                             f"leave out the graders gold items mark untrusted)")
     j = m.Judgment
+    # the judge's grades are matched on the batch's pairs, whatever batch (or none) they were imported with
     stmt = select(j.query_id, j.document_id, j.grade, j.id).where(j.grader_id == judge.id, j.scale == scale.name)
-    if batch is not None:
-        stmt = stmt.where(j.batch == batch)
     rows = reads.fetch_array(stmt.order_by(j.id), 4, session=session, dtype=np.int64)
     judge_keys = rows[:, 0] * _SPAN + rows[:, 1]
     # the newest grade of each pair: the last in id order
@@ -193,15 +193,24 @@ def _ranking_stats(human: NDArray[np.float64], judge: NDArray[np.float64], cols:
     return out
 
 
-def _verdict(judge: str, row: dict[str, Any]) -> str:
+def _agrees(row: dict[str, Any]) -> bool:
+    kappa, tau = row["kappa"], row["tau"]
+    return kappa is not None and kappa >= MIN_KAPPA and (tau is None or tau >= MIN_TAU)
+
+
+def _verdict(judge: str, row: dict[str, Any], failing: list[str] | None = None) -> str:
+    """The verdict of a row; the ``all`` row agrees only when no query type with enough pairs
+    (``failing``: those that do not agree) says otherwise."""
     kappa, tau = row["kappa"], row["tau"]
     shown = f"kappa {kappa:.2f}" if kappa is not None else "kappa undefined"
     if tau is not None:
         shown += f", tau {tau:.2f}"
     shown += f", n {row['n']}"
     where = "overall" if row["scope"] == "all" else f"on {row['scope']}"
-    good = kappa is not None and kappa >= MIN_KAPPA and (tau is None or tau >= MIN_TAU)
-    if good:
+    if _agrees(row) and failing:
+        return (f"do not use {judge} overall: it agrees with people on the whole ({shown}) but not on "
+                f"{', '.join(failing)} (see the rows per query type)")
+    if _agrees(row):
         return f"{judge} agrees with people {where} ({shown})"
     return f"do not use {judge} {'at all' if row['scope'] == 'all' else 'for ' + row['scope']} ({shown})"
 
@@ -230,9 +239,9 @@ def calibrate(*, session: Session, judge: str, batch: str | None = None, by: str
     human = _per_query_scores(pairs, pairs.human, rank_rows, ids, parsed, queries)
     judged = _per_query_scores(pairs, pairs.judge, rank_rows, ids, parsed, queries)
     query_type = {int(q): t for q, t in zip(pairs.keys // _SPAN, pairs.qtype, strict=True)}
+    # every query type is looked at, shown or not: the overall verdict needs each one's (issue 35)
     scopes = [("all", np.arange(pairs.keys.size))]
-    if by == "query-type":
-        scopes += [(str(t), np.flatnonzero(pairs.qtype == t)) for t in np.unique(pairs.qtype)]
+    scopes += [(str(t), np.flatnonzero(pairs.qtype == t)) for t in np.unique(pairs.qtype)]
     rows = []
     for scope, idx in scopes:
         cols = np.arange(queries.size) if scope == "all" else np.flatnonzero(
@@ -240,7 +249,11 @@ def calibrate(*, session: Session, judge: str, batch: str | None = None, by: str
         row = {"scope": scope, **_label_stats(pairs, idx), **_ranking_stats(human, judged, cols, names)}
         row["verdict"] = _verdict(judge_obj.name, row)
         rows.append(row)
-    store_verdicts(judge_obj, rows, batch=batch, session=session)
+    failing = [r["scope"] for r in rows[1:] if r["n"] >= MIN_TYPE_PAIRS and not _agrees(r)] if len(rows) > 2 else []
+    rows[0]["verdict"] = _verdict(judge_obj.name, rows[0], failing)
+    store_verdicts(judge_obj, rows, batch=batch, session=session)  # every query type's, shown or not
+    if by != "query-type":
+        rows = rows[:1]
     return CalibrationReport(judge=judge_obj.name, batch=batch, by=by, metric=parsed.name, scale=pairs.scale,
                              rows=rows, verdicts=[r["verdict"] for r in rows])
 

@@ -64,6 +64,10 @@ class ConsensusSummary:
     excluded: dict[str, int] = field(default_factory=dict)  # untrusted grader -> judgments left out
     models_left_out: dict[str, int] = field(default_factory=dict)  # model grader -> judgments left out
     exclude_untrusted: bool = False
+    exclude_undecided: bool = False
+    exclusion_recorded: bool = False  # the exclusion came from the scope's recorded setting, not this run
+    recalibrated: dict[str, int] = field(default_factory=dict)  # grader -> ordinal shift applied
+    recalibration_changed: int = 0  # labels whose value the shifts changed
     judge_fill: Any = None  # a JudgeFill with --judge-fills (pipeline/judge_fills.py)
 
     def __str__(self) -> str:
@@ -73,11 +77,19 @@ class ConsensusSummary:
                 f"labels replaced")
         if self.n_superseded:
             text += f"; {self.n_superseded} older grades superseded by a newer grade of the same grader"
+        who = "untrusted or undecided" if self.exclude_undecided else "untrusted"
         if self.excluded:
-            text += (f"; left out {sum(self.excluded.values())} judgments of {len(self.excluded)} untrusted graders "
+            text += (f"; left out {sum(self.excluded.values())} judgments of {len(self.excluded)} {who} graders "
                      f"({', '.join(f'{k}: {v}' for k, v in self.excluded.items())})")
         elif self.exclude_untrusted:
-            text += "; no grader is untrusted: nothing left out"
+            text += f"; no grader is {who}: nothing left out"
+        if self.exclusion_recorded:
+            text += ("; leaving out untrusted graders is the recorded setting of this scope "
+                     "(`consensus --include-untrusted` counts them again)")
+        if self.recalibrated:
+            text += (f"; recalibrated {len(self.recalibrated)} biased graders from their gold answers "
+                     f"({', '.join(f'{k}: {v:+d}' for k, v in self.recalibrated.items())}), "
+                     f"{self.recalibration_changed} labels changed")
         if self.models_left_out:
             text += (f"; {sum(self.models_left_out.values())} judgments of model graders not counted "
                      f"({', '.join(self.models_left_out)}; --include-models counts them)")
@@ -96,7 +108,9 @@ class ConsensusSummary:
         return {"method": self.method, "scale": self.scale, "batch": self.batch, "items": self.items,
                 "flagged": self.flagged, "replaced": self.replaced, "n_grades": self.n_grades,
                 "by_reason": dict(self.by_reason), "n_superseded": self.n_superseded,
-                "exclude_untrusted": self.exclude_untrusted, "excluded": dict(self.excluded),
+                "exclude_untrusted": self.exclude_untrusted, "exclude_undecided": self.exclude_undecided,
+                "exclusion_recorded": self.exclusion_recorded, "excluded": dict(self.excluded),
+                "recalibrated": dict(self.recalibrated), "recalibration_changed": self.recalibration_changed,
                 "n_excluded": sum(self.excluded.values()), "models_left_out": dict(self.models_left_out),
                 "judge_fills": self.judge_fill.as_dict() if self.judge_fill is not None else None}
 
@@ -123,8 +137,9 @@ def _floats_or_none(values: NDArray[np.float64]) -> list[float | None]:
 def run_consensus(*, session: Session, batch: str | None = None, method: str = "median", tie: str = "low",
                   min_graders: int = 2, max_spread: int | None = 1, point: str = "mean",
                   progress: Callable[[int], None] | None = None, include_models: bool = False,
-                  exclude_untrusted: bool = False, min_accuracy: float = 0.7,
-                  judge_fills: str | None = None, include_behavior: bool = False) -> ConsensusSummary:
+                  exclude_untrusted: bool | None = None, min_accuracy: float | None = None,
+                  exclude_undecided: bool | None = None, recalibrate: bool = False, judge_fills: str | None = None,
+                  include_behavior: bool = False) -> ConsensusSummary:
     """Compute and store one consensus label per graded (query, document) of the selection.
 
     ``batch``: only that batch's grades count and the labels are stored with that batch name; ``None``:
@@ -133,26 +148,30 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
     ``min_graders`` grades, ``max - min`` above ``max_spread`` (``None``: no spread check).
     ``progress(n)`` is called with the number of labels written so far.
 
-    Only human graders count unless ``include_models``. ``exclude_untrusted``: graders whose gold
-    accuracy (over the gold answers of the same scope, see :func:`ndcg_labeling.pipeline.quality.
-    graders_quality`) is below ``min_accuracy`` with at least 5 gold answers are left out; undecided
-    graders count. The summary names them and their judgments left out.
-    """
+    Only human graders count unless ``include_models``. ``exclude_untrusted``: graders whose trust
+    (over all their gold answers on the scale, see :func:`ndcg_labeling.pipeline.quality.grader_trust`)
+    is ``false`` at ``min_accuracy`` are left out, and with ``exclude_undecided`` the undecided ones too.
+    The setting is **recorded** for the scope (:class:`~ndcg_labeling.db.models.ConsensusSetting`): a
+    later run that passes ``None`` honours it until a run passes ``exclude_untrusted=False``. The
+    summary names the graders and their judgments left out, and says when the setting was recorded;
+    ``recalibrate`` shifts biased graders' grades (:func:`ndcg_labeling.pipeline.quality.grader_shifts`)."""
     try:
         method_c = parse_choice(ConsensusMethod, method, "method")
         tie_c = parse_choice(TieRule, tie, "tie rule")
         point_c = parse_choice(DawidSkenePoint, point, "point")
     except ValueError as exc:
         raise NdcgLabelingError(str(exc)) from None
-    if min_graders < 1:
-        raise NdcgLabelingError(f"min_graders must be at least 1, got {min_graders}")
-    if max_spread is not None and max_spread < 0:
-        raise NdcgLabelingError(f"max_spread must be non-negative, got {max_spread}")
+    _check_limits(min_graders, max_spread)
+    rule = _exclusion_rule(batch, exclude_untrusted, exclude_undecided, min_accuracy, session=session)
+    shifts = _shifts(batch, include_models, session=session) if recalibrate else {}
     untrusted: dict[int, str] = {}
-    if exclude_untrusted:
+    if rule.exclude_untrusted:
         from ndcg_labeling.pipeline.quality import untrusted_graders
 
-        untrusted = untrusted_graders(session=session, batch=batch, min_accuracy=min_accuracy)
+        untrusted = untrusted_graders(session=session, batch=batch, min_accuracy=rule.min_accuracy,
+                                      include_undecided=rule.exclude_undecided,
+                                      shifts={g: v for g, (_, v) in shifts.items()})
+    rule.excluded = sorted(untrusted)
     sel = load_grades(session=session, batch=batch, include_models=include_models, exclude_graders=list(untrusted),
                       include_behavior=include_behavior)
     excluded = left_out_judgments(session=session, batch=batch, include_models=True, exclude_graders=list(untrusted),
@@ -164,8 +183,12 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
         from ndcg_labeling.pipeline.judge_fills import fill_with_judge
 
         sel, fill = fill_with_judge(sel, judge=judge_fills, batch=batch, session=session)
-    result = consensus(sel.item, sel.grader, sel.grade, sel.scale.values, method_c, tie=tie_c,
-                       min_graders=min_graders, max_spread=max_spread, point=point_c, n_items=sel.n_items)
+
+    def combine(grades: NDArray[np.int64]) -> Any:
+        return consensus(sel.item, sel.grader, grades, sel.scale.values, method_c, tie=tie_c,
+                         min_graders=min_graders, max_spread=max_spread, point=point_c, n_items=sel.n_items)
+
+    result, recalibrated, changed = _recalibrated(sel, shifts, combine)
 
     label = m.ConsensusLabel
     if batch is None:
@@ -194,8 +217,65 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
     return ConsensusSummary(method=method, scale=sel.scale.name, batch=batch, items=written,
                             flagged=int(result.needs_adjudication.sum()), replaced=int(replaced),
                             n_grades=sel.n_grades, by_reason=dict(by_reason), n_superseded=sel.n_superseded,
-                            excluded=excluded, models_left_out=models, exclude_untrusted=exclude_untrusted,
-                            judge_fill=fill)
+                            excluded=excluded, models_left_out=models, exclude_untrusted=rule.exclude_untrusted,
+                            exclude_undecided=rule.exclude_undecided,
+                            exclusion_recorded=exclude_untrusted is None and rule.exclude_untrusted,
+                            recalibrated=recalibrated, recalibration_changed=changed, judge_fill=fill)
+
+
+def _check_limits(min_graders: int, max_spread: int | None) -> None:
+    if min_graders < 1:
+        raise NdcgLabelingError(f"min_graders must be at least 1, got {min_graders}")
+    if max_spread is not None and max_spread < 0:
+        raise NdcgLabelingError(f"max_spread must be non-negative, got {max_spread}")
+
+
+def _recalibrated(sel: Any, shifts: dict[int, tuple[str, int]], combine: Callable[[NDArray[np.int64]], Any]
+                  ) -> tuple[Any, dict[str, int], int]:
+    """The consensus of the grades (shifted by ``shifts`` when any, clipped to the scale), the shifts of
+    the graders in the selection by name, and how many labels the shifts changed."""
+    result = combine(sel.grade)
+    if not shifts:
+        return result, {}, 0
+    by_code = np.array([shifts.get(int(g), ("", 0))[1] for g in sel.grader_ids], dtype=np.int64)
+    shifted = combine(np.clip(sel.grade + by_code[sel.grader], sel.scale.min_grade, sel.scale.max_grade))
+    changed = int(np.count_nonzero(~np.isclose(result.value, shifted.value, equal_nan=True)))
+    present = set(sel.grader_ids.tolist())
+    return shifted, {name: v for g, (name, v) in sorted(shifts.items(), key=lambda kv: kv[1][0]) if g in present}, changed
+
+
+def _shifts(batch: str | None, include_models: bool, *, session: Session) -> dict[int, tuple[str, int]]:
+    """The biased graders' ordinal shifts from their gold answers on the selection's scale."""
+    from ndcg_labeling.pipeline.agreement import selection_scale
+    from ndcg_labeling.pipeline.quality import grader_shifts
+
+    scale = selection_scale(session=session, batch=batch, include_models=include_models)
+    return grader_shifts(session=session, scale=scale.name)
+
+
+def _exclusion_rule(batch: str | None, exclude_untrusted: bool | None, exclude_undecided: bool | None,
+                    min_accuracy: float | None, *, session: Session) -> m.ConsensusSetting:
+    """The scope's recorded exclusion setting, changed by what this run passes (``None``: as recorded)."""
+    scope = batch or ""
+    rule = session.get(m.ConsensusSetting, scope)
+    if rule is None:
+        rule = m.ConsensusSetting(scope=scope, exclude_untrusted=False, exclude_undecided=False, min_accuracy=0.7,
+                                  updated_at=m.utcnow())
+        session.add(rule)
+    if exclude_untrusted is not None:
+        rule.exclude_untrusted = exclude_untrusted
+        if not exclude_untrusted and exclude_undecided is None:
+            rule.exclude_undecided = False
+    if exclude_undecided is not None:
+        rule.exclude_undecided = exclude_undecided
+    if min_accuracy is not None:
+        if not 0.0 <= min_accuracy <= 1.0:
+            raise NdcgLabelingError(f"--min-accuracy must be between 0 and 1, got {min_accuracy}")
+        rule.min_accuracy = min_accuracy
+    if rule.exclude_undecided and not rule.exclude_untrusted:
+        rule.exclude_untrusted = True  # leaving out the undecided graders and keeping the untrusted makes no sense
+    rule.updated_at = m.utcnow()
+    return rule
 
 
 def _filled_by(fill: Any, n: int) -> list[str | None]:

@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import repository as repo
 from ndcg_labeling.errors import InputFileError, NdcgLabelingError
-from ndcg_labeling.quality import gold_gaps
+from ndcg_labeling.quality import allocate_gold, gold_gaps
 from ndcg_labeling.scales import get_scale
 
 if TYPE_CHECKING:
@@ -144,6 +144,9 @@ class GoldMix:
     ``position``: the new position of every ordinary assignment; ``gold_item_ids`` / ``gold_qid`` /
     ``gold_did``: the gold items used (one batch item each); ``gold_item``, ``gold_grader``,
     ``gold_position``: one entry per gold assignment (``gold_item`` indexes ``gold_item_ids``).
+    ``short``: gold assignments fewer than the rate asks for; ``reused``: gold assignments of a gold item
+    the grader had in an earlier batch; ``own_block``: gold assignments of a query the grader has no
+    other item of (a query block of its own).
     """
 
     position: NDArray[np.int64]
@@ -153,7 +156,9 @@ class GoldMix:
     gold_item: NDArray[np.int64]
     gold_grader: NDArray[np.int64]
     gold_position: NDArray[np.int64]
-    short: int = 0  # gold assignments fewer than the rate asks for (not enough gold items)
+    short: int = 0
+    reused: int = 0
+    own_block: int = 0
 
     @property
     def n_assignments(self) -> int:
@@ -173,18 +178,8 @@ def gold_count(n_ordinary: int, rate: float) -> int:
     return min(n_ordinary + 1, max(1, round(n_ordinary * rate / (1.0 - rate))))
 
 
-def mix_gold(*, session: Session, scale: str, rate: float, pool_pairs: set[tuple[int, int]],
-             item_query: NDArray[np.int64], item: NDArray[np.int64], grader: NDArray[np.int64],
-             position: NDArray[np.int64], n_graders: int, rng: np.random.Generator,
-             query_types: Sequence[str] = (), query_ids: Sequence[str] = ()) -> GoldMix:
-    """Choose gold items for each grader and where they go in the grader's order.
-
-    Gold items of ``scale`` whose (query, document) is not one of the batch's ordinary pairs are
-    candidates; each grader gets :func:`gold_count` distinct ones (fewer if there are not enough, counted
-    in ``short``), drawn at random, placed by :func:`ndcg_labeling.quality.gold_gaps`. A batch limited
-    to ``query_types`` / ``query_ids`` uses only gold items of those queries (another query type would
-    stand out).
-    """
+def _candidates(*, session: Session, scale: str, pool_pairs: set[tuple[int, int]], query_types: Sequence[str],
+                query_ids: Sequence[str]) -> list[tuple[int, int, int]]:
     stmt = (select(m.GoldItem.id, m.GoldItem.query_id, m.GoldItem.document_id).join(m.Query, m.Query.id == m.GoldItem.query_id)
             .where(m.GoldItem.scale == scale).order_by(m.GoldItem.id))
     if query_types:
@@ -196,34 +191,75 @@ def mix_gold(*, session: Session, scale: str, rate: float, pool_pairs: set[tuple
         limit = " of the batch's queries" if query_types or query_ids else ""
         raise NdcgLabelingError(f"--gold-rate needs gold items on scale {scale}{limit} that are not in the pool: "
                                 f"import some with `ndcg-labeling gold import FILE --scale {scale}`")
+    return gold
+
+
+def _seen_before(gold_ids: list[int], grader_ids: Sequence[int], *, session: Session) -> NDArray[np.bool_]:
+    """``(n_gold, n_graders)``: the grader had the gold item in an earlier batch."""
+    index = {gid: k for k, gid in enumerate(gold_ids)}
+    col = {gid: k for k, gid in enumerate(grader_ids)}
+    out = np.zeros((len(gold_ids), len(grader_ids)), dtype=bool)
+    if not col:
+        return out
+    for gold_id, grader_id in session.execute(
+            select(m.BatchGoldItem.gold_item_id, m.Assignment.grader_id).distinct()
+            .join(m.Assignment, m.Assignment.item_id == m.BatchGoldItem.item_id)
+            .where(m.Assignment.grader_id.in_(list(col)))):
+        if gold_id in index:
+            out[index[gold_id], col[grader_id]] = True
+    return out
+
+
+def mix_gold(*, session: Session, scale: str, rate: float, pool_pairs: set[tuple[int, int]],
+             item_query: NDArray[np.int64], item: NDArray[np.int64], grader: NDArray[np.int64],
+             position: NDArray[np.int64], n_graders: int, rng: np.random.Generator,
+             query_types: Sequence[str] = (), query_ids: Sequence[str] = (), overlap: int = 1,
+             grader_ids: Sequence[int] = ()) -> GoldMix:
+    """Choose gold items for each grader and where they go in the grader's order.
+
+    Gold items of ``scale`` whose (query, document) is not one of the batch's ordinary pairs are
+    candidates (a batch limited to ``query_types`` / ``query_ids`` uses only gold items of those queries:
+    another query type would stand out). Each grader should get :func:`gold_count` of them; they are
+    given out by :func:`ndcg_labeling.quality.allocate_gold`: each gold item to exactly ``overlap``
+    graders, gold items of the grader's own queries first (they sit in that query's block) and items
+    the grader (``grader_ids``: their row ids) has not had in an earlier batch first; then placed by
+    :func:`ndcg_labeling.quality.gold_gaps`.
+    """
+    gold = _candidates(session=session, scale=scale, pool_pairs=pool_pairs, query_types=query_types,
+                       query_ids=query_ids)
     gold_q = np.array([g[1] for g in gold], dtype=np.int64)
+    mine_of = [np.flatnonzero(grader == gr) for gr in range(n_graders)]
+    mine_of = [mine[np.argsort(position[mine], kind="stable")] for mine in mine_of]
+    wanted = np.array([gold_count(mine.size, rate) for mine in mine_of], dtype=np.int64)
+    has_query = np.column_stack([np.isin(gold_q, item_query[item[mine]]) for mine in mine_of]) if n_graders else \
+        np.zeros((len(gold), 0), dtype=bool)
+    seen = _seen_before([g[0] for g in gold], list(grader_ids), session=session) if grader_ids else \
+        np.zeros_like(has_query)
+    alloc_gold, alloc_grader = allocate_gold(has_query, seen, wanted, min(overlap, n_graders), rng)
     new_position = position.copy()
     g_item: list[NDArray[np.int64]] = []
     g_grader: list[NDArray[np.int64]] = []
     g_pos: list[NDArray[np.int64]] = []
-    short = 0
-    for gr in range(n_graders):
-        mine = np.flatnonzero(grader == gr)
-        mine = mine[np.argsort(position[mine], kind="stable")]
-        wanted = gold_count(mine.size, rate)
-        take = min(wanted, len(gold))
-        short += wanted - take
-        if take == 0:
+    for gr, mine in enumerate(mine_of):
+        chosen = rng.permutation(alloc_gold[alloc_grader == gr])
+        if chosen.size == 0:
             continue
-        chosen = rng.choice(len(gold), size=take, replace=False).astype(np.int64)
         gaps = gold_gaps(item_query[item[mine]], gold_q[chosen], rng)
         sorted_gaps = np.sort(gaps)
         # ordinary item i moves down by the gold items in gaps 0..i; the gold item in gap k (the r-th
         # smallest gap) lands at k + r
         new_position[mine] = np.arange(mine.size) + np.searchsorted(sorted_gaps, np.arange(mine.size), side="right")
         g_item.append(chosen)
-        g_grader.append(np.full(take, gr, dtype=np.int64))
+        g_grader.append(np.full(chosen.size, gr, dtype=np.int64))
         g_pos.append(gaps + np.searchsorted(sorted_gaps, gaps, side="left"))
     empty = np.empty(0, dtype=np.int64)
+    got = np.bincount(alloc_grader, minlength=n_graders)
     return GoldMix(position=new_position, gold_item_ids=[g[0] for g in gold], gold_qid=[g[1] for g in gold],
                    gold_did=[g[2] for g in gold], gold_item=np.concatenate(g_item) if g_item else empty,
                    gold_grader=np.concatenate(g_grader) if g_grader else empty,
-                   gold_position=np.concatenate(g_pos) if g_pos else empty, short=short)
+                   gold_position=np.concatenate(g_pos) if g_pos else empty,
+                   short=int(np.maximum(wanted - got, 0).sum()), reused=int(seen[alloc_gold, alloc_grader].sum()),
+                   own_block=int((~has_query[alloc_gold, alloc_grader]).sum()))
 
 
 # --- answers -------------------------------------------------------------------------------------------
@@ -235,23 +271,43 @@ def gold_item_of(item_id: int, *, session: Session) -> int | None:
                            .where(m.BatchGoldItem.item_id == item_id)).scalar_one_or_none()
 
 
-def store_answer(assignment: m.Assignment, grade: int, *, session: Session, source_file: str | None) -> None:
-    """Store (or replace) the grader's answer to a gold item and mark the assignment done."""
+def store_answer(assignment: m.Assignment, grade: int, *, session: Session, source_file: str | None) -> bool:
+    """Store the grader's answer to a gold item and mark the assignment done; True when it is the first.
+
+    **The first answer counts.** A grade given again to the same gold item never replaces it (after
+    ``--gold-feedback`` a grader would copy the reference grade and reach accuracy 1.0): it is kept for
+    the record as ``later_grade`` (the newest) and counted in ``n_later``. The grader sees the same
+    reply as for an ordinary item either way.
+    """
     now = m.utcnow()
     answer = session.execute(select(m.GoldAnswer).where(m.GoldAnswer.assignment_id == assignment.id)
                              ).scalar_one_or_none()
+    first = answer is None
     if answer is None:
         session.add(m.GoldAnswer(assignment_id=assignment.id, grade=grade, source_file=source_file, created_at=now))
-    elif answer.grade != grade:
-        answer.grade, answer.source_file, answer.created_at = grade, source_file, now
+    elif answer.grade != grade or answer.later_grade is not None:
+        answer.later_grade = grade
+        answer.n_later = (answer.n_later or 0) + 1
     assignment.status = "done"
     assignment.skip_reason = None
     assignment.updated_at = now
     session.flush()
+    return first
+
+
+def answer_stands(assignment: m.Assignment, batch: m.GradingBatch, *, session: Session) -> bool:
+    """True when the assignment's gold answer may no longer be withdrawn: the batch shows the reference
+    grade after a gold item (``--gold-feedback``) and the grader has answered, so the reference was
+    shown. Undo and skip are refused then (undo + grade again would replace the answer)."""
+    if not batch.gold_feedback:
+        return False
+    return session.execute(select(m.GoldAnswer.id).where(m.GoldAnswer.assignment_id == assignment.id)
+                           ).first() is not None
 
 
 def delete_answer(assignment_id: int, *, session: Session) -> None:
-    """Forget the answer of an assignment (skip, undo); nothing happens for an ordinary item."""
+    """Forget the answer of an assignment (skip, undo in a batch without feedback); nothing happens for
+    an ordinary item."""
     session.execute(delete(m.GoldAnswer).where(m.GoldAnswer.assignment_id == assignment_id))
 
 
@@ -288,6 +344,7 @@ def store_file_answers(accepted: list[tuple[GradedRow, int]], known: dict[str, t
                               ).scalar_one_or_none()
         counts.new += old is None
         counts.unchanged += old == grade
+        # counted like a replaced grade (the summary must not tell gold rows apart); the first answer stays
         counts.replaced += old is not None and old != grade
         store_answer(assignment, grade, session=session, source_file=path)
     return rest, counts

@@ -60,6 +60,7 @@ from ndcg_labeling.stats import (
     contain,
     holm,
     minimum_detectable_effect,
+    paired_t_interval,
     randomization_p,
 )
 from ndcg_labeling.stats import paired_ttest_p as _ttest_p
@@ -102,6 +103,22 @@ def _check_options(options: ReportOptions) -> list[Any]:
         raise NdcgLabelingError(f"the headline metric {options.headline_metric} is not among the metrics: "
                                 f"{', '.join(names)}")
     return parsed
+
+
+def gate_metrics(metrics: tuple[str, ...], gate: str | None) -> tuple[tuple[str, ...], str | None]:
+    """The metrics of ``report --gate`` and the gate metric's canonical name: names are case-insensitive
+    (``--gate NDCG@10`` with the default ``ndcg@10`` is one metric); the gate metric is added first when it
+    is not among ``metrics``."""
+    from ndcg_labeling.metrics import parse_metric
+
+    if gate is None:
+        return metrics, None
+    try:
+        name = parse_metric(gate).name
+        known = {parse_metric(m).name for m in metrics}
+    except ValueError as exc:
+        raise NdcgLabelingError(str(exc).removeprefix("parse_metric: ")) from None
+    return (metrics if name in known else (name, *metrics)), name
 
 
 @dataclass
@@ -282,12 +299,16 @@ def _summarise(data: _Loaded, scored: _Scored, opts: ReportOptions, metric_names
     comparisons = pd.concat(comparison_parts, ignore_index=True) if comparison_parts else pd.DataFrame(
         columns=["system", "baseline", "query_type", "metric", "n_queries", "baseline_value", "value", "diff",
                  "diff_ci_low", "diff_ci_high", "t_p", "t_p_holm", "rand_p", "rand_p_holm", "wins", "ties",
-                 "losses", "diff_sd", "mde"])
+                 "losses", "diff_sd", "mde", "t_ci_low", "t_ci_high"])
     if len(comparisons):
         # one bisection for every group (each of its steps costs the same for one row or a thousand)
         comparisons["mde"] = minimum_detectable_effect(comparisons["n_queries"].to_numpy(np.float64),
                                                        comparisons["diff_sd"].to_numpy(np.float64),
                                                        SIGNIFICANCE, POWER)
+        # the interval of the test that decides the headline (the paired t-test)
+        comparisons["t_ci_low"], comparisons["t_ci_high"] = paired_t_interval(
+            comparisons["n_queries"].to_numpy(np.float64), comparisons["diff"].to_numpy(np.float64),
+            comparisons["diff_sd"].to_numpy(np.float64), 1.0 - SIGNIFICANCE)
         for col in ("t_p", "rand_p"):
             comparisons[f"{col}_holm"] = comparisons.groupby(["query_type", "metric"])[col].transform(
                 lambda p: pd.Series(holm(p.to_numpy()), index=p.index))

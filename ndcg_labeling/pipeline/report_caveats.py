@@ -3,8 +3,8 @@
 Per query type and overall (``all``): Krippendorff's alpha of the grades (the agreement pipeline),
 the labelled items still pending adjudication (flagged by consensus, no adjudication yet), and the
 holes in the top k of every scored ranking (documents without a label, or whose label is pending).
-Untrusted graders come from the grader-quality pipeline when it is installed (issue "grader
-quality"): :func:`untrusted_graders` is the hook, None until that pipeline exists.
+Untrusted graders come from the grader-quality pipeline: :func:`untrusted_graders` names those whose
+judgments are in the labels in force; those consensus left out are a note, and alpha leaves them out.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from ndcg_labeling.reports.model import ALL, UNTYPED, LabelCaveats
 _SPAN = np.int64(1) << np.int64(31)  # (query, document) row ids as one int64 key; ids are 32-bit integers
 
 
-def agreement_by_query_type(*, session: Session) -> tuple[list[dict[str, Any]] | None, str | None]:
+def agreement_by_query_type(*, session: Session, exclude_graders: list[int] | None = None
+                            ) -> tuple[list[dict[str, Any]] | None, str | None]:
     """Agreement rows (``scope`` = query type, ``all`` first) from the agreement pipeline, and a note.
 
     Returns ``(None, reason)`` when the agreement pipeline is not available or there is nothing to
@@ -35,24 +36,46 @@ def agreement_by_query_type(*, session: Session) -> tuple[list[dict[str, Any]] |
     except ImportError:
         return None, "Agreement is not shown: this version has no agreement pipeline."
     try:
-        rep = agreement_report(session=session, by="query-type")
+        rep = agreement_report(session=session, by="query-type", exclude_graders=exclude_graders or ())
     except NdcgLabelingError as exc:
         return None, f"Agreement is not shown: {exc}"
     note = "; ".join(rep.notes) if rep.notes else None
     return list(rep.rows), note
 
 
-def untrusted_graders(*, session: Session) -> list[str] | None:
-    """Names of the graders whose gold answers make them untrusted (``graders quality`` at its default
-    threshold, over every batch); None when no gold answer is stored (nothing to say either way)."""
-    from sqlalchemy import func, select
+def untrusted_graders(*, session: Session) -> tuple[list[str] | None, dict[int, str]]:
+    """The untrusted graders (``graders quality`` at the threshold each consensus scope recorded, 0.7
+    by default) whose judgments are **in the labels in force**, and ``row id -> name`` of those left
+    out of every consensus label in force (by ``consensus --exclude-untrusted``). None for the first
+    when no gold answer is stored (nothing to say either way).
+
+    A grader contributed when one of their judgments is of a (query, document) whose consensus label is
+    in force (not adjudicated), counted in that label's scope (its batch, or every judgment), and the
+    scope's last consensus run did not leave the grader out.
+    """
+    from sqlalchemy import and_, func, or_, select
 
     from ndcg_labeling.db import models as m
     from ndcg_labeling.pipeline.quality import untrusted_graders as untrusted
 
     if not session.scalar(select(func.count()).select_from(m.GoldAnswer)):
-        return None
-    return sorted(untrusted(session=session).values())
+        return None, {}
+    left_out = {s.scope: set(s.excluded or []) for s in session.execute(select(m.ConsensusSetting)).scalars()}
+    names = untrusted(session=session)
+    j, lab, adj = m.Judgment, m.ConsensusLabel, m.Adjudication
+    contributed: list[str] = []
+    excluded: dict[int, str] = {}
+    for gid, name in sorted(names.items(), key=lambda kv: kv[1]):
+        scopes = session.execute(
+            select(lab.batch).distinct().join(j, and_(j.query_id == lab.query_id, j.document_id == lab.document_id))
+            .where(j.grader_id == gid, or_(lab.batch == "", lab.batch == j.batch), lab.value.is_not(None),
+                   ~select(adj.id).where(adj.query_id == lab.query_id, adj.document_id == lab.document_id).exists())
+        ).scalars().all()
+        if any(gid not in left_out.get(scope, set()) for scope in scopes):
+            contributed.append(name)
+        elif scopes:
+            excluded[gid] = name
+    return contributed, excluded
 
 
 class _TypeCounter:
@@ -134,12 +157,16 @@ def label_caveats(*, session: Session, labels: reads.EffectiveLabelRows, rank_ro
     caveats.top_k_pending = by_type(top[:, 1], _in_sorted(top_keys, pending_keys))
     caveats.judge_filled = _judge_filled(session, labels, label_keys, inside, by_type)
 
-    rows, note = agreement_by_query_type(session=session)
+    contributed, excluded = untrusted_graders(session=session)
+    rows, note = agreement_by_query_type(session=session, exclude_graders=list(excluded))
     caveats.agreement_rows = rows
     if rows is not None:
         caveats.alpha = {str(r["scope"]): (None if r.get("alpha") is None or not np.isfinite(r["alpha"])
                                            else float(r["alpha"])) for r in rows}
     if note:
         caveats.notes.append(note)
-    caveats.untrusted_graders = untrusted_graders(session=session)
+    caveats.untrusted_graders = contributed
+    if excluded:
+        caveats.notes.append(f"untrusted graders left out of consensus (their grades are in no label in force "
+                             f"and not in alpha): {', '.join(sorted(excluded.values()))}")
     return caveats

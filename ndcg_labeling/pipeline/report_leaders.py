@@ -15,10 +15,11 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ndcg_labeling.stats import paired_ttest_p
+from ndcg_labeling.stats import paired_t_interval, paired_ttest_p
 
 Array = NDArray[Any]
-LEADER_COLUMNS = ["query_type", "system", "runner_up", "value", "runner_up_value", "diff", "n_queries", "t_p"]
+LEADER_COLUMNS = ["query_type", "system", "runner_up", "value", "runner_up_value", "diff", "n_queries", "t_p",
+                  "ci_low", "ci_high"]
 
 
 def leaders(metric_values: dict[str, Array], groups: dict[str, Array]) -> pd.DataFrame:
@@ -36,13 +37,17 @@ def leaders(metric_values: dict[str, Array], groups: dict[str, Array]) -> pd.Dat
         best = ranked[0]
         if len(ranked) == 1:
             rows.append({"query_type": gname, "system": best, "runner_up": None, "value": means[best],
-                         "runner_up_value": float("nan"), "diff": float("nan"), "n_queries": 0, "t_p": float("nan")})
+                         "runner_up_value": float("nan"), "diff": float("nan"), "n_queries": 0, "t_p": float("nan"),
+                         "ci_low": float("nan"), "ci_high": float("nan")})
             continue
         second = ranked[1]
         a, b = metric_values[best][mask], metric_values[second][mask]
         both = np.isfinite(a) & np.isfinite(b)
         d = (a - b)[both][:, None]
+        sd = float(d.std(ddof=1)) if d.size >= 2 else float("nan")
+        low, high = paired_t_interval(d.size, float(d.mean()) if d.size else float("nan"), sd)
         rows.append({"query_type": gname, "system": best, "runner_up": second, "value": means[best],
                      "runner_up_value": means[second], "diff": float(d.mean()) if d.size else float("nan"),
-                     "n_queries": int(both.sum()), "t_p": float(paired_ttest_p(d)[0])})
+                     "n_queries": int(both.sum()), "t_p": float(paired_ttest_p(d)[0]), "ci_low": float(low),
+                     "ci_high": float(high)})
     return pd.DataFrame(rows, columns=LEADER_COLUMNS)

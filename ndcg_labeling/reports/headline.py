@@ -9,8 +9,12 @@ Pure functions of a finished :class:`~ndcg_labeling.reports.model.ReportResult` 
 * :func:`caveat_rows`: alpha, items pending adjudication and top-k holes per query type.
 * :func:`gate_verdict`: the ``report --gate`` decision and its one-line reason.
 
-The p-value is the paired randomization test's, Holm-corrected over the systems compared with the
-baseline (the one the tables star); the MDE is the paired t-test's at the queries both systems scored.
+**One test decides every line**: the paired t-test, Holm-corrected over the systems compared with the
+baseline; the interval shown is the t-test's 95% interval of the mean difference and the MDE is the same
+test's at the queries both systems scored, so verdict, interval and MDE never disagree by construction.
+When the Holm-corrected p and the uncorrected interval point different ways the line says why; when
+the sign-flip (randomization) test, kept as a check, disagrees with the verdict the line says so. A
+group with fewer than :data:`~ndcg_labeling.stats.MIN_TEST_QUERIES` queries is not tested at all.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ndcg_labeling.errors import NdcgLabelingError
 from ndcg_labeling.reports.model import ALL, POWER, SIGNIFICANCE, headline_metric
+from ndcg_labeling.stats import MIN_TEST_QUERIES
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -30,7 +35,14 @@ if TYPE_CHECKING:
 ALPHA_TENTATIVE = 0.667
 #: share of top-k items flagged for adjudication or unjudged above which the headline warns
 HOLES_WARN_ABOVE = 0.05
-P_COLUMN = "rand_p_holm"
+#: the column that decides a line: the paired t-test, Holm-corrected
+P_COLUMN = "t_p_holm"
+#: the sign-flip test, kept as a check (a line says when it disagrees)
+CHECK_COLUMN = "rand_p_holm"
+LEGEND = ("p: paired t-test, Holm-corrected over the systems compared with the baseline (the sign-flip test "
+          "is a check; a line says when it disagrees); interval: the t-test's 95% interval of the mean "
+          f"difference; W/T/L: queries won/tied/lost; MDE: the difference the t-test on these queries detects "
+          f"with {POWER:.0%} power; groups of fewer than {MIN_TEST_QUERIES} queries are not tested")
 
 
 def _p(p: float) -> str:
@@ -55,22 +67,45 @@ def groups(result: ReportResult) -> list[str]:
     return [ALL] + list(result.query_types)
 
 
+def _finite(x: Any) -> bool:
+    return x is not None and not (isinstance(x, float) and math.isnan(x))
+
+
+def too_few(n: int) -> str:
+    return f"too few queries to test (n = {n}; a sign-flip test needs >= {MIN_TEST_QUERIES})"
+
+
 def comparison_text(r: Any, metric: str, baseline: str) -> tuple[str, str]:
     """``(verdict, sentence)`` of one comparison row (system vs baseline in one group)."""
     n = int(r["n_queries"])
     wtl = f"{int(r['wins'])}/{int(r['ties'])}/{int(r['losses'])} of {n} queries"
+    diff, sd = r["diff"], r.get("diff_sd", float("nan"))
+    head = f"{r['system']} vs {baseline} on {metric}"
+    if not _finite(diff):
+        return "no detectable difference", f"{head}: no detectable difference; no scores"
+    if int(r["ties"]) == n:
+        return "no detectable difference", f"{head}: identical on every one of {n} queries"
+    if n < MIN_TEST_QUERIES:
+        return "too few queries", f"{head}: {too_few(n)}; {diff:+.3f}, {wtl}"
     mde = r.get("mde", float("nan"))
-    mde_text = "MDE n/a (fewer than 2 queries)" if mde is None or math.isnan(mde) else f"MDE ±{mde:.2f}"
-    p = r[P_COLUMN]
-    diff = r["diff"]
-    ci = _ci(r["diff_ci_low"], r["diff_ci_high"], sign=True)
-    if p is not None and not math.isnan(p) and p < SIGNIFICANCE and not math.isnan(diff):
+    if _finite(sd) and sd == 0:
+        mde_text = "the same difference on every query"
+    else:
+        mde_text = "MDE n/a" if not _finite(mde) else f"MDE ±{mde:.2f}"
+    p, check = r[P_COLUMN], r.get(CHECK_COLUMN, float("nan"))
+    lo, hi = r.get("t_ci_low", float("nan")), r.get("t_ci_high", float("nan"))
+    ci = _ci(lo, hi, sign=True)
+    significant = _finite(p) and p < SIGNIFICANCE
+    why = ""
+    if _finite(check) and (check < SIGNIFICANCE) != significant:
+        why = f"; the sign-flip check disagrees ({_p(check)}, Holm)"
+    if significant:
         verb, verdict = ("beats", "better") if diff > 0 else ("loses to", "worse")
-        return verdict, (f"{r['system']} {verb} {baseline} on {metric} by {diff:+.3f} {ci}, {_p(p)}, {wtl}; "
-                         f"{mde_text}")
-    detail = "no scores" if math.isnan(diff) else f"{diff:+.3f} {ci}, {_p(p)}, {wtl}"
-    return "no detectable difference", (f"{r['system']} vs {baseline} on {metric}: no detectable difference "
-                                        f"({mde_text} at {POWER:.0%} power); {detail}")
+        return verdict, f"{r['system']} {verb} {baseline} on {metric} by {diff:+.3f} {ci}, {_p(p)}, {wtl}; {mde_text}{why}"
+    if _finite(lo) and _finite(hi) and (lo > 0 or hi < 0):
+        why = "; the interval excludes 0 but not after Holm's correction over the systems compared" + why
+    return "no detectable difference", (f"{head}: no detectable difference ({mde_text} at {POWER:.0%} power); "
+                                        f"{diff:+.3f} {ci}, {_p(p)}, {wtl}{why}")
 
 
 def _best(result: ReportResult, qt: str, metric: str) -> dict[str, Any] | None:
@@ -90,13 +125,18 @@ def _best(result: ReportResult, qt: str, metric: str) -> dict[str, Any] | None:
         hit = lead[lead["query_type"] == qt]
         if len(hit) and hit.iloc[0]["runner_up"] is not None and hit.iloc[0]["system"] == top["system"]:
             r = hit.iloc[0]
-            ahead = bool(r["t_p"] < SIGNIFICANCE)
-            item.update(runner_up=str(r["runner_up"]), ahead=ahead)
-            if ahead:
-                text += f"; ahead of {r['runner_up']} by {r['diff']:+.3f} ({_p(r['t_p'])}, paired t-test)"
+            ci = _ci(r.get("ci_low", float("nan")), r.get("ci_high", float("nan")), True)
+            if int(r["n_queries"]) < MIN_TEST_QUERIES:
+                item.update(runner_up=str(r["runner_up"]), ahead=None)
+                text += f"; ahead of {r['runner_up']}? {too_few(int(r['n_queries']))}"
             else:
-                text += (f"; not detectably ahead of {r['runner_up']} ({r['runner_up_value']:.3f}; "
-                         f"{r['diff']:+.3f}, {_p(r['t_p'])}, paired t-test)")
+                ahead = bool(r["t_p"] < SIGNIFICANCE)
+                item.update(runner_up=str(r["runner_up"]), ahead=ahead)
+                if ahead:
+                    text += f"; ahead of {r['runner_up']} by {r['diff']:+.3f} {ci} ({_p(r['t_p'])}, paired t-test)"
+                else:
+                    text += (f"; not detectably ahead of {r['runner_up']} ({r['runner_up_value']:.3f}; "
+                             f"{r['diff']:+.3f} {ci}, {_p(r['t_p'])}, paired t-test)")
     item["text"] = text
     return item
 
@@ -129,8 +169,8 @@ def caveat_rows(result: ReportResult) -> tuple[list[str], list[list[str]]]:
     cv = result.caveats
     if cv is None:
         return [], []
-    header = ["query type", "Krippendorff's alpha", "labelled items", "pending adjudication",
-              f"top-{cv.k} unjudged", f"top-{cv.k} pending"]
+    header = ["query type", "Krippendorff's alpha", "labelled items", "items pending adjudication",
+              f"top-{cv.k} positions unjudged", f"top-{cv.k} positions pending"]
     rows = []
     for qt in list(result.query_types) + [ALL]:
         alpha = cv.alpha.get(qt)
@@ -178,18 +218,32 @@ def caveat_warnings(result: ReportResult) -> list[str]:
     total = cv.top_k_rows.get(ALL, 0)
     holes = cv.top_k_unjudged.get(ALL, 0) + cv.top_k_pending.get(ALL, 0)
     if total and holes / total > HOLES_WARN_ABOVE:
-        out.append(f"{holes / total:.1%} of the scored top-{cv.k} items are pending adjudication "
-                   f"({cv.top_k_pending.get(ALL, 0):,}) or unjudged ({cv.top_k_unjudged.get(ALL, 0):,}) "
-                   f"of {total:,}; adjudicate with `ndcg-labeling adjudicate list`, pool holes with `tasks create`")
+        out.append(f"{holes / total:.1%} of the scored top-{cv.k} positions (system, query, rank) are pending "
+                   f"adjudication ({cv.top_k_pending.get(ALL, 0):,} positions; {cv.pending.get(ALL, 0):,} items "
+                   f"in the adjudication queue) or unjudged ({cv.top_k_unjudged.get(ALL, 0):,} positions) of "
+                   f"{total:,}; adjudicate with `ndcg-labeling adjudicate list`, pool holes with `tasks create`")
     if cv.untrusted_graders:
         out.append(f"untrusted graders contributed labels: {', '.join(cv.untrusted_graders)}")
     return out
 
 
-def gate_verdict(result: ReportResult, metric: str, max_drop: float, system: str | None = None) -> tuple[bool, str]:
-    """``(failed, one line)``: failed when a system (``system``, else any compared system) is worse
-    than the baseline on ``metric`` overall by more than ``max_drop`` with a Holm-corrected p below
-    0.05. Raises :class:`NdcgLabelingError` when there is nothing to compare."""
+def gate_verdict(result: ReportResult, metric: str, max_drop: float, system: str | None = None,
+                 by_group: bool = False) -> tuple[bool, str]:
+    """``(failed, one line)`` of ``report --gate``.
+
+    Each gated (system, group) row is tested one-sided: is the true difference (system - baseline)
+    below ``-max_drop``? (paired t-test of the per-query differences against ``-max_drop``, as
+    ``scipy.stats.ttest_1samp(d + max_drop, 0, alternative="less")``). The p-values are Holm-corrected
+    over every gated row; the gate fails when one is below 0.05, or when a gated row has fewer than
+    :data:`~ndcg_labeling.stats.MIN_TEST_QUERIES` queries (nothing can be shown either way). Rows: the
+    overall group, and every query type with ``by_group``; ``system`` (else every compared system).
+    The pass message gives each row's MDE: the drop beyond ``max_drop`` the test finds with 80% power
+    at the strictest Holm level. Raises :class:`NdcgLabelingError` when there is nothing to compare.
+    """
+    import numpy as np
+
+    from ndcg_labeling.stats import holm, minimum_detectable_effect, paired_t_p_below
+
     if not (math.isfinite(max_drop) and max_drop >= 0):
         raise NdcgLabelingError(f"--max-drop must be a non-negative number, got {max_drop:g}")
     c = result.comparisons
@@ -197,29 +251,40 @@ def gate_verdict(result: ReportResult, metric: str, max_drop: float, system: str
         raise NdcgLabelingError(f"--system {system} is the baseline; name the system to gate")
     if result.baseline is None or c.empty:
         raise NdcgLabelingError("the gate compares systems with a baseline: score at least two systems")
-    rows = c[(c["query_type"] == ALL) & (c["metric"] == metric)]
+    rows = c[(c["metric"] == metric) & (c["query_type"].isin(groups(result) if by_group else [ALL]))]
     if system is not None:
         rows = rows[rows["system"] == system]
+    rows = rows[rows["n_queries"] > 0]
+    if rows.empty:
+        raise NdcgLabelingError(f"nothing to gate: no queries scored by both the baseline and the system on {metric}")
+    n, diff, sd = (rows[k].to_numpy(np.float64) for k in ("n_queries", "diff", "diff_sd"))
+    p_holm = holm(paired_t_p_below(n, diff, sd, -max_drop))
+    level = SIGNIFICANCE / len(rows)  # Holm's first (strictest) step
+    mde = minimum_detectable_effect(n, sd, alpha=min(2 * level, 0.999), power=POWER)
     failed, passed = [], []
-    for _, r in rows.iterrows():
-        p, diff = r[P_COLUMN], r["diff"]
-        what = (f"{r['system']} vs {result.baseline} on {metric}: {diff:+.3f} "
-                f"{_ci(r['diff_ci_low'], r['diff_ci_high'], True)}, {_p(p)} (Holm), {int(r['n_queries'])} queries")
-        if not math.isnan(diff) and diff < -max_drop and not math.isnan(p) and p < SIGNIFICANCE:
-            failed.append(what)
+    for i, (_, r) in enumerate(rows.iterrows()):
+        what = (f"{r['system']} vs {result.baseline} on {metric} ({_group_name(str(r['query_type']))}): "
+                f"{r['diff']:+.3f} {_ci(r.get('t_ci_low'), r.get('t_ci_high'), True)}")
+        if int(r["n_queries"]) < MIN_TEST_QUERIES:
+            failed.append(f"{what}, {too_few(int(r['n_queries']))}")
+        elif p_holm[i] < SIGNIFICANCE:
+            failed.append(f"{what}, one-sided {_p(p_holm[i])} (Holm), {int(r['n_queries'])} queries")
         else:
-            passed.append(what)
+            found = "n/a" if not math.isfinite(mde[i]) else f"{max_drop + mde[i]:.3f}"
+            passed.append(f"{what}, one-sided {_p(p_holm[i])} (Holm), {int(r['n_queries'])} queries; a drop "
+                          f"larger than {found} would be found with {POWER:.0%} power (MDE ±{mde[i]:.3f})")
+    scope = f"over {len(rows)} gated rows, Holm-corrected" if len(rows) > 1 else "one gated row"
     if failed:
-        return True, f"gate failed (drop of more than {max_drop:g}, significant): " + "; ".join(failed)
-    return False, f"gate passed (no significant drop of more than {max_drop:g}): " + "; ".join(passed)
+        return True, (f"gate failed (a drop significantly larger than {max_drop:g}, or too few queries to tell; "
+                      f"{scope}): " + "; ".join(failed))
+    return False, f"gate passed (no drop significantly larger than {max_drop:g}; {scope}): " + "; ".join(passed)
 
 
 def render_headline_table(result: ReportResult, console: Console) -> None:
     """The headline as plain lines on the terminal (warnings in red), before the tables."""
     from rich.text import Text
 
-    console.print(Text(f"headline ({headline_metric(result.metrics, result.options)}; p: paired randomization "
-                       "test, Holm-corrected; W/T/L of the queries both scored)", style="bold"))
+    console.print(Text(f"headline ({headline_metric(result.metrics, result.options)}; {LEGEND})", style="bold"))
     for item in headline_items(result):
         if item["kind"] == "warning":
             console.print(Text("warning: ", style="bold red") + Text(item["text"]))
@@ -253,8 +318,7 @@ def headline_markdown(result: ReportResult) -> list[str]:
     items = headline_items(result)
     parts.extend(f"> **Warning:** {i['text']}\n" for i in items if i["kind"] == "warning")
     parts.append("".join(f"- {i['text']}\n" for i in items if i["kind"] != "warning"))
-    parts.append("p: paired randomization test, Holm-corrected; W/T/L: queries won/tied/lost; MDE: the "
-                 f"difference a paired t-test on these queries detects with {POWER:.0%} power.\n")
+    parts.append(LEGEND + ".\n")
     return parts
 
 
@@ -273,6 +337,5 @@ def headline_html(result: ReportResult) -> str:
             cls = {"better": "up", "worse": "down"}.get(i["kind"], "flat")
             parts.append(f'<li class="{cls}">{html.escape(i["text"])}</li>')
     parts.append("</ul>")
-    parts.append('<p class="note">p: paired randomization test, Holm-corrected; W/T/L: queries won/tied/lost; '
-                 f"MDE: the difference a paired t-test on these queries detects with {POWER:.0%} power.</p></section>")
+    parts.append(f'<p class="note">{html.escape(LEGEND)}.</p></section>')
     return "\n".join(parts)

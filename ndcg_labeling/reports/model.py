@@ -182,7 +182,8 @@ def report_as_dict(result: ReportResult) -> dict[str, Any]:
                          ["value", "n_queries", "ci_low", "ci_high"]),
         "comparisons": _nest(result.comparisons, ["system", "query_type", "metric"],
                              ["n_queries", "baseline_value", "value", "diff", "diff_ci_low", "diff_ci_high", "t_p",
-                              "t_p_holm", "rand_p", "rand_p_holm", "wins", "ties", "losses", "diff_sd", "mde"]),
+                              "t_p_holm", "rand_p", "rand_p_holm", "wins", "ties", "losses", "diff_sd", "mde",
+                              "t_ci_low", "t_ci_high"]),
         "coverage": _nest(result.coverage, ["system", "query_type"], ["judged", "n_queries"]),
     }
     from ndcg_labeling.reports.headline import headline_items

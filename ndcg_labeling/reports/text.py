@@ -19,11 +19,11 @@ if TYPE_CHECKING:
 
 SUMMARY_COLUMNS = ["system", "query_type", "metric", "value", "n_queries", "ci_low", "ci_high"]
 PER_QUERY_COLUMNS = ["system", "query_id", "query_type", "metric", "value"]
-P_LEGEND_SHORT = ("diff = system - baseline; * = p < 0.05 in the paired randomization test, Holm-corrected "
-                  "(p-values and t-tests: --format json/md/html); W/T/L = queries won, tied, lost")
-P_LEGEND = ("diff = system - baseline (mean over the queries both scored); p = paired randomization test "
-            "(sign flips), Holm-corrected over the systems compared with the baseline; W/T/L = queries won, "
-            "tied, lost")
+P_LEGEND_SHORT = ("diff = system - baseline; * = p < 0.05 in the paired t-test, Holm-corrected, with at least 6 "
+                  "queries (p-values and the sign-flip check: --format json/md/html); W/T/L = queries won, tied, lost")
+P_LEGEND = ("diff = system - baseline (mean over the queries both scored); p = paired t-test, Holm-corrected over "
+            "the systems compared with the baseline (the test that decides the headline; not tested below 6 "
+            "queries); W/T/L = queries won, tied, lost")
 
 
 def _full(value: Any) -> str:
@@ -100,7 +100,7 @@ def comparison_cells(result: ReportResult, with_p: bool = True) -> tuple[list[st
     c = result.comparisons
     if c.empty:
         return [], []
-    p_col = "rand_p_holm"
+    p_col = "t_p_holm"  # the headline's deciding test
     first = headline_metric(result.metrics, result.options)  # the same metric in the terminal, md and html
     header = ["query type", "system vs " + str(result.baseline)] + result.metrics + [f"W/T/L {first}"]
     rows = []
@@ -112,7 +112,7 @@ def comparison_cells(result: ReportResult, with_p: bool = True) -> tuple[list[st
             cells = [qt, system]
             for metric in result.metrics:
                 r = indexed.loc[(qt, system, metric)]
-                mark = " *" if not math.isnan(r[p_col]) and r[p_col] < 0.05 else ""
+                mark = " *" if not math.isnan(r[p_col]) and r[p_col] < 0.05 and r["n_queries"] >= 6 else ""
                 diff = r["diff"]
                 if math.isnan(diff):
                     cells.append("-")
@@ -243,7 +243,8 @@ def render_comparison_metric(result: ReportResult, metric: str, console: Console
         return
     c = c[c["metric"] == metric].set_index(["query_type", "system"]).sort_index()
     table = Table(title=f"{metric}: difference to the baseline {result.baseline}", box=box.SIMPLE_HEAD,
-                  caption="p: paired randomization / t-test, Holm-corrected; W/T/L: queries won, tied, lost")
+                  caption="p t: paired t-test (decides; * below 0.05 with >= 6 queries), p rand: sign-flip check, "
+                          "both Holm-corrected; W/T/L: queries won, tied, lost")
     for col in ("query type", "system", "diff", f"{result.options.confidence:.0%} interval", "p rand", "p t",
                 "W/T/L"):
         table.add_column(col, justify="left" if col in ("query type", "system") else "right", no_wrap=True)
@@ -254,7 +255,7 @@ def render_comparison_metric(result: ReportResult, metric: str, console: Console
             if system == result.baseline:
                 continue
             r = c.loc[(qt, system)]
-            star = "*" if r["rand_p_holm"] < 0.05 else ""
+            star = "*" if r["t_p_holm"] < 0.05 and r["n_queries"] >= 6 else ""
             table.add_row(qt, system, f"{r['diff']:+.3f}{star}",
                           f"[{r['diff_ci_low']:+.3f}, {r['diff_ci_high']:+.3f}]", _p(r["rand_p_holm"]),
                           _p(r["t_p_holm"]), f"{int(r['wins'])}/{int(r['ties'])}/{int(r['losses'])}")

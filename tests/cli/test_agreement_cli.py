@@ -113,7 +113,8 @@ def test_min_graders_and_spread_flags(runner, db, tmp_path):
     rows = csv_rows(ok(invoke(runner, db, "adjudicate", "list", "--format", "csv")))
     flagged = {(r["query_id"], r["doc_id"]): r["reason"] for r in rows}
     assert flagged == {("q1", "d1"): "spread above max", ("q1", "d2"): "spread above max",
-                       ("q1", "d3"): "too few graders; spread above max", ("q2", "d2"): "too few graders"}
+                       ("q1", "d3"): "too few graders; spread above max; even median split by more than one grade",
+                       ("q2", "d2"): "too few graders"}
     q1d3 = next(r for r in rows if r["doc_id"] == "d3" and r["query_id"] == "q1")
     assert q1d3["grades"] == "alice: 0, bob: 3" and q1d3["consensus"] == "0.0"
 

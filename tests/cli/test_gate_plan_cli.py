@@ -95,7 +95,8 @@ def test_gate_exit_codes(runner, db, tmp_path):
     result = gate(runner, db, "--max-drop", "0.01", "--system", "worse")
     assert result.exit_code == 3, result.output
     line = result.stderr.strip().splitlines()[-1]
-    assert line.startswith("gate failed (drop of more than 0.01, significant): worse vs base on ndcg@10: ")
+    assert line.startswith("gate failed (a drop significantly larger than 0.01, or too few queries to tell; one "
+                           "gated row): worse vs base on ndcg@10 (overall): ")
     assert f"{drop_worse:+.3f}" in line
     report = json.loads(result.stdout)  # the report is still written, with the gate metric in its headline
     assert any(h["kind"] == "worse" and h["system"] == "worse" and h["query_type"] == "all" for h in report["headline"])

@@ -87,14 +87,19 @@ def test_graders_quality_formats(runner, played):
     assert result.exit_code == 0
     report = json.loads(result.stdout)
     rows = {r["grader"]: r for r in report["rows"]}
-    assert set(rows["dev"]) == {"grader", "kind", "n_gold", "gold_accuracy", "within_one", "gold_mae", "bias",
-                                "trusted", "accuracy_first_half", "accuracy_second_half", "drift", "drift_flagged"}
-    assert rows["dev"]["trusted"] is False and rows["ana"]["trusted"] is True
+    assert set(rows["dev"]) == {"grader", "kind", "n_gold", "gold_accuracy", "accuracy_low", "accuracy_high",
+                                "within_one", "gold_mae", "bias", "trusted", "n_gold_all", "accuracy_all",
+                                "accuracy_first_half", "accuracy_second_half", "drift", "drift_low", "drift_high",
+                                "drift_flagged"}
+    assert rows["dev"]["trusted"] is False and rows["ana"]["trusted"] in (True, "undecided")
+    assert rows["dev"]["accuracy_high"] < report["min_accuracy"]
     strict = json.loads(invoke(runner, played, "graders", "quality", "--min-accuracy", "0.99", "--format",
                                "json").stdout)
-    assert all(r["trusted"] is False for r in strict["rows"] if r["gold_accuracy"] < 0.99)
+    # the interval decides: below 0.99 with confidence is untrusted, an interval reaching 0.99 is undecided
+    assert all(r["trusted"] is (False if r["accuracy_high"] < 0.99 else r["trusted"]) for r in strict["rows"])
+    assert all(r["trusted"] in (False, "undecided") for r in strict["rows"])
     csv_text = invoke(runner, played, "graders", "quality", "--batch", "quality", "--format", "csv").stdout
-    assert csv_text.splitlines()[0].startswith("grader,kind,n_gold,gold_accuracy,within_one,gold_mae,bias,trusted")
+    assert csv_text.splitlines()[0].startswith("grader,kind,n_gold,gold_accuracy,accuracy_low,accuracy_high")
     table = invoke(runner, played, "graders", "quality")
     assert "Note: dev is untrusted" in table.stdout
     bad = invoke(runner, played, "graders", "quality", "--batch", "nope")
@@ -131,7 +136,13 @@ def test_agreement_and_consensus_count_humans_unless_include_models(runner, play
     assert out["n_excluded"] == sum(out["excluded"].values()) > 0
     assert out["models_left_out"] == {"llm-judge": 288}
     text = invoke(runner, copy, "consensus", "--method", "median", "--include-models").stdout
+    # the exclusion is recorded for the scope: a later run honours it and says so (issue 35)
+    assert f"left out {out['n_excluded']} judgments of 2 untrusted graders" in text and "recorded setting" in text
+    assert "not counted" not in text
+    text = invoke(runner, copy, "consensus", "--method", "median", "--include-models", "--include-untrusted").stdout
     assert "left out" not in text and "not counted" not in text
+    text = invoke(runner, copy, "consensus", "--method", "median", "--include-models").stdout
+    assert "left out" not in text  # counted again until changed
     copy.drop()
 
 

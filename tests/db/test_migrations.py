@@ -12,7 +12,7 @@ from ndcg_labeling.db.base import Base
 
 TABLES = {"scales", "scale_grades", "queries", "documents", "graders", "systems", "ranking_entries", "judgments",
           "consensus_labels", "grading_batches", "batch_items", "assignments", "adjudications", "grader_tokens",
-          "web_sessions", "gold_items", "batch_gold_items", "gold_answers"}
+          "web_sessions", "gold_items", "batch_gold_items", "gold_answers", "consensus_settings"}
 
 
 def test_upgrade_downgrade_upgrade(empty_db):
@@ -100,3 +100,15 @@ def test_sqlite_foreign_keys_are_enforced(sqlite_db):
     with pytest.raises(IntegrityError), sqlite_db.engine.begin() as conn:
         conn.execute(text("INSERT INTO judgments (grader_id, query_id, document_id, grade, scale, batch, created_at) "
                           "VALUES (99, 99, 99, 1, '0-3', '', '2026-01-01 00:00:00')"))
+
+
+def test_0007_adds_the_later_gold_grade_and_consensus_settings_and_removes_them(empty_db):
+    engine = empty_db.engine
+    migrate.upgrade(engine)
+    assert {"later_grade", "n_later"} <= {c["name"] for c in inspect(engine).get_columns("gold_answers")}
+    assert "consensus_settings" in inspect(engine).get_table_names()
+    migrate.downgrade(engine, "0006")
+    assert not {"later_grade", "n_later"} & {c["name"] for c in inspect(engine).get_columns("gold_answers")}
+    assert "consensus_settings" not in inspect(engine).get_table_names()
+    migrate.upgrade(engine)
+    assert migrate.current_revision(engine) == "0007"

@@ -53,17 +53,19 @@ def test_median_labels_and_flags(db, tmp_path):
     load(db, tmp_path, GRADES)
     summary = consensus(db, method="median")
     assert (summary.items, summary.flagged, summary.replaced) == (3, 2, 0)
-    assert summary.by_reason == {"spread above max": 1, "too few graders": 1}
+    assert summary.by_reason == {"spread above max": 1, "too few graders": 1,
+                                 "even median split by more than one grade": 1}
     got = labels(db)
     assert got[("q1", "d1")] == (2.0, "median", "", 3, 1.0, False, None)
-    assert got[("q1", "d2")] == (0.0, "median", "", 2, 3.0, True, "spread above max")
+    assert got[("q1", "d2")] == (0.0, "median", "", 2, 3.0, True,
+                                 "spread above max; even median split by more than one grade")
     assert got[("q2", "d1")] == (1.0, "median", "", 1, 0.0, True, "too few graders")
 
 
 def test_thresholds_and_tie_rule_are_applied(db, tmp_path):
     load(db, tmp_path, GRADES)
     summary = consensus(db, method="median", tie="high", min_graders=1, max_spread=3)
-    assert summary.flagged == 0
+    assert summary.by_reason == {"even median split by more than one grade": 1}  # 0 and 3: flagged still
     assert labels(db)[("q1", "d2")][0] == 3.0  # the higher middle grade
     summary = consensus(db, method="mean", min_graders=3, max_spread=0)
     assert summary.by_reason == {"too few graders": 2, "spread above max": 2}

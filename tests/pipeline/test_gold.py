@@ -49,12 +49,18 @@ def test_gold_rate_positions_and_never_two_in_a_row(db):
             assert positions == list(range(len(rows))), grader
             gold = [g for _, g, _ in rows]
             n_ordinary = gold.count(False)
-            assert gold.count(True) == gold_count(n_ordinary, 0.12) > 0
+            assert 0 < gold.count(True) <= gold_count(n_ordinary, 0.12) + 1
             assert not any(x and y for x, y in zip(gold, gold[1:], strict=False)), f"{grader}: two gold items in a row"
         # a gold item is a batch item of its own, its (query, document) one of the gold items
         n_marked = session.execute(select(func.count()).select_from(m.BatchGoldItem)).scalar_one()
         assert 0 < n_marked <= 36
         assert created.assignments == sum(len(r) for r in flags.values())
+        # 36 gold items, each to 3 graders as every item: 108 gold assignments, fewer than 0.12 asks for
+        n_gold = sum(g for rows in flags.values() for _, g, _ in rows)
+        assert n_gold == 3 * n_marked == created.gold_assignments
+        assert created.gold_rate_achieved == round(n_gold / created.assignments, 4) < 0.12
+        assert any("below the 0.12 asked" in w for w in created.warnings)
+        assert "achieved" in str(created)
 
 
 def test_gold_rate_needs_gold_items_and_a_sane_rate(sqlite_db):
@@ -208,16 +214,9 @@ def test_grading_a_gold_item_saves_an_answer_and_feedback_tells_the_reference(db
         assert feedback is not None and not feedback.correct
         assert feedback.expected_grade == expected and feedback.explanation == explanation
         assert f"the reference grade is {expected}" in str(feedback)
-        tasks.save_grade("fb", gold_key, expected, grader="ana", session=session)
-        assert gold_feedback("fb", gold_key, grader="ana", session=session).correct
         tasks.save_grade("fb", plain_key, 1, grader="ana", session=session)
         assert gold_feedback("fb", plain_key, grader="ana", session=session) is None  # ordinary item
         assert tasks.grader_progress("fb", grader="ana", session=session).done == 2
-        tasks.skip_item("fb", gold_key, grader="ana", session=session)
-        assert session.execute(select(func.count()).select_from(m.GoldAnswer)).scalar_one() == 0
-        tasks.save_grade("fb", gold_key, expected, grader="ana", session=session)
-        tasks.undo_item("fb", gold_key, grader="ana", session=session)
-        assert session.execute(select(func.count()).select_from(m.GoldAnswer)).scalar_one() == 0
         quiet_gold, _ = _first_gold_and_ordinary(session, "quiet", "ana")
         tasks.save_grade("quiet", quiet_gold, 0, grader="ana", session=session)
         assert gold_feedback("quiet", quiet_gold, grader="ana", session=session) is None  # no --gold-feedback
@@ -260,3 +259,44 @@ def test_a_batch_of_some_query_types_uses_only_their_gold_items(sqlite_db):
         types = set(session.execute(select(m.Query.query_type).join(m.GoldItem, m.GoldItem.query_id == m.Query.id)
                                     .join(m.BatchGoldItem, m.BatchGoldItem.gold_item_id == m.GoldItem.id)).scalars())
         assert types == {"navigational"}
+
+
+def test_feedback_cannot_be_gamed_the_first_answer_counts_and_stands(db):
+    """Issue 35: a grader shown the reference grade posts it again (or undoes and regrades): the first
+    answer still counts, later ones are kept for the record, undo and skip are refused."""
+    from ndcg_labeling.errors import ConflictError
+    from ndcg_labeling.pipeline.quality import graders_quality
+
+    with session_scope(db.engine) as session:
+        load_quality_data(session=session)
+        tasks.create_batch("fb", scale="0-3", depth=8, overlap=1, graders=GRADERS, session=session, seed=4,
+                           gold_rate=0.2, gold_feedback=True)
+        gold = set(session.execute(select(m.BatchGoldItem.item_id)).scalars())
+        keys = [k for k, i in session.execute(
+            select(m.BatchItem.item_key, m.BatchItem.id).join(m.Assignment, m.Assignment.item_id == m.BatchItem.id)
+            .join(m.Grader, m.Grader.id == m.Assignment.grader_id).where(m.Grader.name == "dev")) if i in gold]
+        assert len(keys) >= 5
+        for key in keys:  # always wrong first, then the reference grade the feedback showed
+            expected = session.execute(select(m.GoldItem.grade).join(
+                m.BatchGoldItem, m.BatchGoldItem.gold_item_id == m.GoldItem.id).join(
+                m.BatchItem, m.BatchItem.id == m.BatchGoldItem.item_id).where(m.BatchItem.item_key == key)).scalar_one()
+            tasks.save_grade("fb", key, (expected + 2) % 4, grader="dev", session=session)
+            shown = gold_feedback("fb", key, grader="dev", session=session)
+            assert shown is not None and not shown.correct
+            tasks.save_grade("fb", key, shown.expected_grade, grader="dev", session=session)
+            with pytest.raises(ConflictError, match="your first answer stands"):
+                tasks.undo_item("fb", key, grader="dev", session=session)
+            with pytest.raises(ConflictError, match="your first answer stands"):
+                tasks.skip_item("fb", key, grader="dev", session=session)
+        row = next(r for r in graders_quality(session=session, batch="fb").rows if r["grader"] == "dev")
+        assert row["n_gold"] == len(keys) and row["gold_accuracy"] == 0.0
+        later = session.execute(select(m.GoldAnswer.later_grade, m.GoldAnswer.n_later)).all()
+        assert sum(n for _, n in later) == len(keys) and all(g is not None for g, n in later if n)
+        # without feedback nothing was shown: undo still withdraws the answer, like a judgment
+        tasks.create_batch("quiet", scale="0-3", depth=8, overlap=1, graders=GRADERS, session=session, seed=4,
+                           gold_rate=0.1)
+        quiet_gold, _ = _first_gold_and_ordinary(session, "quiet", "ana")
+        n_before = session.execute(select(func.count()).select_from(m.GoldAnswer)).scalar_one()
+        tasks.save_grade("quiet", quiet_gold, 0, grader="ana", session=session)
+        tasks.undo_item("quiet", quiet_gold, grader="ana", session=session)
+        assert session.execute(select(func.count()).select_from(m.GoldAnswer)).scalar_one() == n_before

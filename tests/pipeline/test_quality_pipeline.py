@@ -146,4 +146,35 @@ def test_report_caveats_name_the_graders_gold_marks_untrusted(demo):
     engine, result = demo
     expected = sorted(r["grader"] for r in result.quality.rows if r["trusted"] is False)
     with session_scope(engine) as session:
-        assert untrusted_graders(session=session) == expected == ["dev", "emma"]
+        contributed, left_out = untrusted_graders(session=session)
+    # the demo's last consensus left them out: the labels in force hold none of their grades (issue 35)
+    assert contributed == [] and sorted(left_out.values()) == expected == ["dev", "emma"]
+
+
+def test_overall_verdict_agrees_only_when_every_query_type_does_and_batch_matches_pairs(demo):
+    """Issue 35: a judge random on long-tail is not "agrees overall", even when the overall kappa passes;
+    `calibrate --batch` finds the judge's grades imported without a batch on the batch's pairs."""
+    from ndcg_labeling.pipeline.calibration import MIN_KAPPA, calibrate
+    from ndcg_labeling.pipeline.quality_demo import BATCH
+
+    engine, _ = demo
+    with session_scope(engine) as session:
+        plain = calibrate(session=session, judge="llm-judge")
+        typed = calibrate(session=session, judge="llm-judge", by="query-type")
+        in_batch = calibrate(session=session, judge="llm-judge", batch=BATCH, by="query-type")
+        judge_batches = set(session.execute(select(m.Judgment.batch).join(m.Grader, m.Grader.id == m.Judgment.grader_id)
+                                            .where(m.Grader.name == "llm-judge")).scalars())
+    overall = plain.rows[0]
+    long_tail = next(r for r in typed.rows if r["scope"] == "long-tail")
+    assert long_tail["kappa"] < MIN_KAPPA  # the planted fact
+    assert overall["verdict"].startswith("do not use llm-judge")
+    # a row that passes on its own does not agree overall while a query type with enough pairs fails
+    from ndcg_labeling.pipeline.calibration import _verdict
+
+    good = {**overall, "kappa": 0.67, "tau": 0.9}
+    assert _verdict("j", good).startswith("j agrees with people overall")
+    assert _verdict("j", good, ["long-tail"]).startswith("do not use j overall: it agrees with people on the whole")
+    assert len(plain.rows) == 1 and typed.rows[0]["verdict"] == overall["verdict"]
+    assert BATCH not in judge_batches  # the judge's grades carry no batch ...
+    assert in_batch.rows[0]["n"] > 0  # ... and still match the batch's pairs
+    assert in_batch.rows[0]["n"] == typed.rows[0]["n"] and in_batch.rows[0]["kappa"] == typed.rows[0]["kappa"]

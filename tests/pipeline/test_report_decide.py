@@ -71,7 +71,9 @@ def test_caveats_match_the_data(runner, db, tmp_path):
         assert by_type[qt]["alpha"] == pytest.approx(peer, abs=1e-9)
     warnings = [h["text"] for h in report["headline"] if h["kind"] == "warning"]
     share = (unjudged + pending) / rows
-    assert any(f"{share:.1%} of the scored top-10 items" in w for w in warnings)
+    assert any(f"{share:.1%} of the scored top-10 positions" in w for w in warnings)
+    # positions are counted as positions, and the queue's items as items (issue 30: 212 positions, 98 items)
+    assert any(f"{pending:,} positions; {len(flagged):,} items in the adjudication queue" in w for w in warnings)
 
     # adjudicating one flagged item takes it off the pending count
     q, d = sorted(flagged)[0]

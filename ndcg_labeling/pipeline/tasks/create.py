@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -18,7 +18,7 @@ from ndcg_labeling.db import models as m
 from ndcg_labeling.db import repository as repo
 from ndcg_labeling.errors import ConflictError, NdcgLabelingError, NotFoundError
 from ndcg_labeling.guidelines import load_guideline
-from ndcg_labeling.pipeline.gold import check_gold_rate, mix_gold
+from ndcg_labeling.pipeline.gold import GoldMix, check_gold_rate, mix_gold
 from ndcg_labeling.pipeline.tasks._common import _IN_CHUNK
 from ndcg_labeling.scales import Scale, get_scale
 
@@ -48,6 +48,11 @@ class BatchCreated:
     guideline_sha256: str
     gold_rate: float = 0.0
     gold_feedback: bool = False
+    gold_assignments: int = 0
+    gold_rate_achieved: float = 0.0  # gold assignments / all assignments
+    gold_reused: int = 0  # gold assignments of a gold item the grader had in an earlier batch
+    gold_own_block: int = 0  # gold assignments in a query block of their own (no gold for the grader's queries)
+    warnings: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
         text = (f"batch {self.batch}: {self.items} items from {self.queries} queries (scale {self.scale}, "
@@ -56,8 +61,11 @@ class BatchCreated:
         if self.already_judged:
             text += f"; {self.already_judged} pooled pairs left out (already judged {self.overlap} times)"
         if self.gold_rate:
-            text += f"; gold rate {self.gold_rate:g}{' with feedback' if self.gold_feedback else ''}"
-        return text + f"; guideline {self.guideline_path} version {self.guideline_version or '?'}"
+            text += (f"; gold rate {self.gold_rate:g} asked, {self.gold_rate_achieved:.3f} achieved "
+                     f"({self.gold_assignments} gold assignments, {self.gold_reused} reused from earlier batches)"
+                     f"{' with feedback' if self.gold_feedback else ''}")
+        text += f"; guideline {self.guideline_path} version {self.guideline_version or '?'}"
+        return "\n".join([text] + [f"Warning: {w}" for w in self.warnings])
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -136,10 +144,9 @@ def create_batch(name: str, *, scale: str, depth: int, overlap: int, graders: Se
     item, grader, position = grader_orders(pool["qid"].to_numpy(dtype=np.int64), chosen, rng)
     qids, dids = pool["qid"].tolist(), pool["did"].tolist()
     gold_of: list[int | None] = [None] * n_items
-    if gold_rate > 0:
-        item, grader, position = _add_gold(qids, dids, gold_of, item, grader, position, scale=scale_obj.name,
-                                           rate=gold_rate, n_graders=len(grader_ids), seed=seed, session=session,
-                                           queries=(type_names, qid_names))
+    item, grader, position, mix = _add_gold(qids, dids, gold_of, item, grader, position, scale=scale_obj.name,
+                                            rate=gold_rate, grader_ids=grader_ids, seed=seed, session=session,
+                                            queries=(type_names, qid_names), overlap=overlap)
     keys = _item_keys(len(qids))  # one source for every item id, gold ones included
 
     batch = m.GradingBatch(name=name, scale=scale_obj.name, depth=depth, overlap=overlap, seed=seed,
@@ -150,30 +157,57 @@ def create_batch(name: str, *, scale: str, depth: int, overlap: int, graders: Se
     session.flush()
     item_ids = _store_items(batch.id, keys, qids, dids, gold_of, seed=seed, session=session)
     n_assign = _store_assignments(batch.id, item_ids[item], grader_ids[grader], position, session=session)
-    return BatchCreated(batch=name, scale=scale_obj.name, depth=depth, overlap=overlap, seed=seed,
-                        systems=list(system_names), graders=grader_names, queries=int(pool["qid"].nunique()),
-                        items=n_items, assignments=n_assign, already_judged=n_pooled - n_items,
-                        guideline_path=guideline.path, guideline_version=guideline.version,
-                        guideline_sha256=guideline.sha256, gold_rate=gold_rate, gold_feedback=gold_feedback)
+    return _gold_summary(BatchCreated(
+        batch=name, scale=scale_obj.name, depth=depth, overlap=overlap, seed=seed, systems=list(system_names),
+        graders=grader_names, queries=int(pool["qid"].nunique()), items=n_items, assignments=n_assign,
+        already_judged=n_pooled - n_items, guideline_path=guideline.path, guideline_version=guideline.version,
+        guideline_sha256=guideline.sha256, gold_rate=gold_rate, gold_feedback=gold_feedback), mix)
+
+
+def _gold_summary(created: BatchCreated, mix: GoldMix | None) -> BatchCreated:
+    """The gold rate achieved, reuse and give-aways, with a warning for each shortfall (in place)."""
+    if mix is None:
+        return created
+    created.gold_assignments = mix.n_assignments
+    created.gold_rate_achieved = round(mix.n_assignments / created.assignments, 4) if created.assignments else 0.0
+    created.gold_reused, created.gold_own_block = mix.reused, mix.own_block
+    # a grader's count is rounded and each gold item goes to `overlap` graders: allow one per grader
+    if mix.n_assignments + len(created.graders) < created.gold_rate * created.assignments:
+        created.warnings.append(
+            f"gold rate {created.gold_rate_achieved:.3f} achieved, below the {created.gold_rate:g} asked: not enough "
+            f"gold items (each goes to {created.overlap} graders, as every item); import more with "
+            f"`ndcg-labeling gold import`")
+    if mix.reused:
+        created.warnings.append(f"{mix.reused} of {mix.n_assignments} gold assignments repeat a gold item the same "
+                                f"grader had in an earlier batch")
+    if mix.own_block:
+        created.warnings.append(f"{mix.own_block} gold assignments are of a query the grader has no other item of "
+                                f"(a one-document block can give them away): import gold items for the batch's queries")
+    return created
 
 
 def _add_gold(qids: list[int], dids: list[int], gold_of: list[int | None], item: NDArray[np.int64],
-              grader: NDArray[np.int64], position: NDArray[np.int64], *, scale: str, rate: float, n_graders: int,
-              seed: int, session: Session, queries: tuple[list[str], list[str]] = ([], [])
-              ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+              grader: NDArray[np.int64], position: NDArray[np.int64], *, scale: str, rate: float,
+              grader_ids: NDArray[np.int64], seed: int, session: Session, overlap: int,
+              queries: tuple[list[str], list[str]] = ([], [])
+              ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], GoldMix | None]:
     """Mix gold items in (:func:`ndcg_labeling.pipeline.gold.mix_gold`): the gold items used are appended
-    to ``qids``, ``dids`` and ``gold_of`` (in place); returns the assignments' item, grader and position."""
+    to ``qids``, ``dids`` and ``gold_of`` (in place); returns the assignments' item, grader and position,
+    and the mix (for the summary; None and nothing changed at rate 0)."""
+    if rate <= 0:
+        return item, grader, position, None
     n_items = len(qids)
     mix = mix_gold(session=session, scale=scale, rate=rate, pool_pairs=set(zip(qids, dids, strict=True)),
                    item_query=np.array(qids, dtype=np.int64), item=item, grader=grader, position=position,
-                   n_graders=n_graders, rng=np.random.default_rng([seed, _GOLD_STREAM]), query_types=queries[0],
-                   query_ids=queries[1])
+                   n_graders=len(grader_ids), rng=np.random.default_rng([seed, _GOLD_STREAM]),
+                   query_types=queries[0], query_ids=queries[1], overlap=overlap,
+                   grader_ids=grader_ids.tolist())
     used, gold_index = np.unique(mix.gold_item, return_inverse=True)
     qids += [mix.gold_qid[i] for i in used]
     dids += [mix.gold_did[i] for i in used]
     gold_of += [mix.gold_item_ids[i] for i in used]
     return (np.r_[item, n_items + gold_index.ravel()].astype(np.int64), np.r_[grader, mix.gold_grader].astype(np.int64),
-            np.r_[mix.position, mix.gold_position].astype(np.int64))
+            np.r_[mix.position, mix.gold_position].astype(np.int64), mix)
 
 
 def _store_assignments(batch_id: int, item_ids: NDArray[np.int64], grader_ids: NDArray[np.int64],

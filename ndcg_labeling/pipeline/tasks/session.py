@@ -9,7 +9,7 @@ from sqlalchemy import case, delete, func, select
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
-from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
+from ndcg_labeling.errors import ConflictError, NdcgLabelingError, NotFoundError
 from ndcg_labeling.pipeline import gold
 from ndcg_labeling.pipeline.lookups import require_grader
 from ndcg_labeling.pipeline.tasks._common import _item_rows, parse_task_grade, require_batch
@@ -109,8 +109,11 @@ def save_grade(name: str, item_id: str, grade: int | str, *, grader: str, sessio
 
 def skip_item(name: str, item_id: str, *, grader: str, session: Session,
               reason: str = DEFAULT_SKIP_REASON) -> None:
-    """Mark one of the grader's items skipped, with a reason (empty: "cannot judge")."""
+    """Mark one of the grader's items skipped, with a reason (empty: "cannot judge").
+
+    Refused for a gold item whose reference grade the grader was shown (:func:`gold.answer_stands`)."""
     batch, grader_obj, assignment, item = _grader_assignment(name, item_id, grader, session=session)
+    _refuse_after_feedback(batch, assignment, item_id, "skipped", session=session)
     _delete_judgment(batch, grader_obj, item, session=session)
     gold.delete_answer(assignment.id, session=session)
     assignment.status = "skipped"
@@ -120,14 +123,25 @@ def skip_item(name: str, item_id: str, *, grader: str, session: Session,
 
 
 def undo_item(name: str, item_id: str, *, grader: str, session: Session) -> None:
-    """Reopen one of the grader's items: its grade in this batch is deleted, a skip is cleared."""
+    """Reopen one of the grader's items: its grade in this batch is deleted, a skip is cleared.
+
+    Refused for a gold item whose reference grade the grader was shown (:func:`gold.answer_stands`):
+    undo and grade again would replace the answer that counts."""
     batch, grader_obj, assignment, item = _grader_assignment(name, item_id, grader, session=session)
+    _refuse_after_feedback(batch, assignment, item_id, "undone", session=session)
     _delete_judgment(batch, grader_obj, item, session=session)
     gold.delete_answer(assignment.id, session=session)
     assignment.status = "open"
     assignment.skip_reason = None
     assignment.updated_at = m.utcnow()
     session.flush()
+
+
+def _refuse_after_feedback(batch: m.GradingBatch, assignment: m.Assignment, item_id: str, what: str, *,
+                           session: Session) -> None:
+    if gold.answer_stands(assignment, batch, session=session):
+        raise ConflictError(f"item {item_id!r} was a calibration item and you were shown its reference grade: "
+                            f"your first answer stands and cannot be {what}")
 
 
 def _delete_judgment(batch: m.GradingBatch, grader: m.Grader, item: m.BatchItem, *, session: Session) -> None:

@@ -1,0 +1,109 @@
+"""Issue 35: gold items a grader cannot spot by their place, their sharing or their recurrence, and the
+gold rate achieved printed beside the one asked."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.model_selection import cross_val_score
+from sklearn.tree import DecisionTreeClassifier
+from sqlalchemy import func, select
+
+from ndcg_labeling.db import models as m
+from ndcg_labeling.db.session import session_scope
+from ndcg_labeling.pipeline import tasks
+from ndcg_labeling.pipeline.quality_demo import load_quality_data
+
+GRADERS = ["ana", "ben", "chloe", "dev", "emma"]
+
+
+def _judge_half_the_queries(session) -> None:
+    """Two graders already judged every run pair of half the queries: a new batch pools the other half
+    only, while gold items exist for every query (the case where gold became one-document blocks)."""
+    qids = sorted(session.execute(select(m.Query.id)).scalars())[::2]
+    pairs = session.execute(select(m.RankingEntry.query_id, m.RankingEntry.document_id).distinct()
+                            .where(m.RankingEntry.query_id.in_(qids))).all()
+    ids = dict(session.execute(select(m.Grader.name, m.Grader.id)).all())
+    for name in ("ana", "ben"):
+        session.add_all([m.Judgment(grader_id=ids[name], query_id=q, document_id=d, grade=1, scale="0-3", batch="old",
+                                    source_file="t") for q, d in pairs])
+    session.flush()
+
+
+def _features(session, batch: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per assignment, what a grader sees: the size of its query block, its place in the block and in
+    the grader's order, its item id as a number, the length of the text; and whether it is gold."""
+    a, bi, d = m.Assignment, m.BatchItem, m.Document
+    gold = set(session.execute(select(m.BatchGoldItem.item_id)).scalars())
+    rows = session.execute(select(a.grader_id, a.position, bi.id, bi.item_key, bi.query_id, d.title, d.body)
+                           .join(bi, bi.id == a.item_id).join(d, d.id == bi.document_id)
+                           .join(m.GradingBatch, m.GradingBatch.id == a.batch_id)
+                           .where(m.GradingBatch.name == batch).order_by(a.grader_id, a.position)).all()
+    feats, labels = [], []
+    by_grader: dict[int, list] = {}
+    for r in rows:
+        by_grader.setdefault(r[0], []).append(r)
+    for items in by_grader.values():
+        queries = [r[4] for r in items]
+        starts = [i for i in range(len(items)) if i == 0 or queries[i] != queries[i - 1]]
+        bounds = list(zip(starts, starts[1:] + [len(items)], strict=True))
+        for s, e in bounds:
+            for i in range(s, e):
+                r = items[i]
+                feats.append([e - s, i - s, i / len(items), int(r[3][:8], 16), len(r[5] or "") + len(r[6] or "")])
+                labels.append(r[2] in gold)
+    return np.array(feats, dtype=float), np.array(labels)
+
+
+def test_gold_items_cannot_be_told_apart_by_block_position_id_or_length(sqlite_db):
+    with session_scope(sqlite_db.engine) as session:
+        load_quality_data(session=session)
+        _judge_half_the_queries(session)
+        created = tasks.create_batch("b", scale="0-3", depth=8, overlap=2, graders=GRADERS, session=session,
+                                     seed=7, gold_rate=0.1)
+        assert created.gold_own_block == 0 and not any("one-document" in w for w in created.warnings)
+        x, y = _features(session, "b")
+    base = y.mean()
+    assert 0.05 < base < 0.15
+    single = x[:, 0] == 1
+    # a one-document block is no more likely gold than any item (it was 0.67 against 0.05)
+    assert single.sum() == 0 or y[single].mean() <= 2 * base
+    # a classifier over every feature a grader sees does no better than always saying "ordinary"
+    accuracy = cross_val_score(DecisionTreeClassifier(max_depth=3, random_state=0), x, y, cv=5).mean()
+    assert accuracy <= 1 - base + 0.01
+
+
+def test_each_gold_item_goes_to_overlap_graders_like_every_item(sqlite_db):
+    with session_scope(sqlite_db.engine) as session:
+        load_quality_data(session=session)
+        tasks.create_batch("b", scale="0-3", depth=8, overlap=2, graders=GRADERS, session=session, seed=3,
+                           gold_rate=0.08)
+        per_item = session.execute(select(func.count()).select_from(m.Assignment)
+                                   .group_by(m.Assignment.item_id)).scalars().all()
+        gold_per_item = session.execute(select(func.count()).select_from(m.Assignment).join(
+            m.BatchGoldItem, m.BatchGoldItem.item_id == m.Assignment.item_id).group_by(m.Assignment.item_id)).scalars().all()
+    assert set(per_item) == {2} and gold_per_item and set(gold_per_item) == {2}
+
+
+def _gold_of(session, batch: str) -> set[tuple[int, int]]:
+    return set(session.execute(select(m.Assignment.grader_id, m.BatchGoldItem.gold_item_id)
+                               .join(m.BatchGoldItem, m.BatchGoldItem.item_id == m.Assignment.item_id)
+                               .join(m.GradingBatch, m.GradingBatch.id == m.Assignment.batch_id)
+                               .where(m.GradingBatch.name == batch)).all())
+
+
+def test_a_grader_gets_gold_items_not_seen_before_and_reuse_is_reported(sqlite_db):
+    with session_scope(sqlite_db.engine) as session:
+        load_quality_data(session=session)
+        first = tasks.create_batch("w1", scale="0-3", depth=8, overlap=2, graders=GRADERS, session=session, seed=1,
+                                   gold_rate=0.05)
+        second = tasks.create_batch("w2", scale="0-3", depth=8, overlap=2, graders=GRADERS, session=session, seed=2,
+                                    gold_rate=0.05)
+        third = tasks.create_batch("w3", scale="0-3", depth=8, overlap=2, graders=GRADERS, session=session, seed=3,
+                                   gold_rate=0.05)
+        w1, w2, w3 = _gold_of(session, "w1"), _gold_of(session, "w2"), _gold_of(session, "w3")
+    assert first.gold_reused == 0
+    # 36 gold items, each grader needs ~3 per batch: two batches fit without reuse
+    assert second.gold_reused == len(w1 & w2) == 0
+    assert third.gold_reused == len(w3 & (w1 | w2))
+    if third.gold_reused:
+        assert any("earlier batch" in w for w in third.warnings)
