@@ -258,11 +258,6 @@ def calibrate(*, session: Session, judge: str, batch: str | None = None, by: str
                              rows=rows, verdicts=[r["verdict"] for r in rows])
 
 
-def _agrees(row: dict[str, Any]) -> bool:
-    kappa, tau = row["kappa"], row["tau"]
-    return kappa is not None and kappa >= MIN_KAPPA and (tau is None or tau >= MIN_TAU)
-
-
 def store_verdicts(judge: m.Grader, rows: list[dict[str, Any]], *, batch: str | None, session: Session) -> None:
     """Store one verdict per row (scope ``all`` or a query type) in the caller's transaction."""
     now = m.utcnow()
