@@ -34,7 +34,7 @@ _app = typer.Typer(
 
 #: the command modules in registration order (the order of the commands in ``--help`` and docs/cli.md)
 MODULES = ("db_cmds", "import_cmds", "graders_cmds", "tasks_cmds", "agreement_cmds", "quality_cmds", "report_cmd",
-           "plan_cmd", "eval_cmd", "demo_cmd", "serve_cmd")
+           "plan_cmd", "eval_cmd", "demo_cmd", "serve_cmd", "implicit_cmds")
 
 #: each top-level command or group -> the modules that add to it (``graders`` is defined by
 #: import_cmds and extended by graders_cmds and quality_cmds); a test checks it against full registration
@@ -56,6 +56,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "eval": ("eval_cmd",),
     "demo": ("demo_cmd",),
     "serve": ("serve_cmd",),
+    "implicit": ("implicit_cmds",),
 }
 
 _registered: list[str] = []  # the modules whose commands are on the app, in the order they were added

@@ -27,6 +27,7 @@ export_app = typer.Typer(help="Export the labels in force.", no_args_is_help=Tru
 
 BatchOption = Annotated[str | None, typer.Option("--batch", help="Only the judgments of this batch.")]
 IncludeModels = Annotated[bool, typer.Option("--include-models", help="Count model graders (automatic judges) too.")]
+IncludeBehavior = Annotated[bool, typer.Option("--include-behavior", help="Count behavior graders (labels from clicks or watch time) too.")]
 
 
 # The vocabularies live in ndcg_labeling.choices.
@@ -48,6 +49,7 @@ def agreement(
     by: Annotated[ByScope | None, typer.Option("--by", help="One row per query type, query or grader.")] = None,
     level: Annotated[Level, typer.Option("--level", help="Level of measurement for alpha.")] = Level.ordinal,
     include_models: IncludeModels = False,
+    include_behavior: IncludeBehavior = False,
     fmt: FormatOption = TableFormat.table,
     out: OutOption = None, force: ForceOption = False,
     db: DbOption = None,
@@ -57,7 +59,8 @@ def agreement(
 
     with open_session(db) as session:
         report = agreement_report(session=session, batch=batch, by=by.value if by else None,
-                                  level=level.value, include_models=include_models)
+                                  level=level.value, include_models=include_models,
+                                  include_behavior=include_behavior)
     columns = list(report.columns)
     if fmt is TableFormat.json and report.by == "grader":
         columns.append("kappa")
@@ -81,6 +84,7 @@ def consensus_cmd(
     max_spread: Annotated[int, typer.Option("--max-spread", help="Flag items whose max - min grade is above this.")] = 1,
     point: Annotated[Point, typer.Option("--point", help="Dawid-Skene value: posterior mean or mode.")] = Point.mean,
     include_models: IncludeModels = False,
+    include_behavior: IncludeBehavior = False,
     exclude_untrusted: Annotated[bool, typer.Option("--exclude-untrusted", help="Leave out graders whose gold accuracy is below --min-accuracy (>= 5 gold answers).")] = False,
     min_accuracy: Annotated[float, typer.Option("--min-accuracy", help="Gold accuracy a trusted grader needs (0..1).")] = 0.7,
     fmt: FormatOption = TableFormat.table,
@@ -93,7 +97,8 @@ def consensus_cmd(
         summary = run_consensus(session=session, batch=batch, method=method.value, tie=tie.value,
                                 min_graders=min_graders, max_spread=max_spread, point=point.value,
                                 progress=progress, include_models=include_models,
-                                exclude_untrusted=exclude_untrusted, min_accuracy=min_accuracy)
+                                exclude_untrusted=exclude_untrusted, min_accuracy=min_accuracy,
+                                include_behavior=include_behavior)
     if fmt is TableFormat.json:
         typer.echo(json.dumps(summary.as_dict()))
         return

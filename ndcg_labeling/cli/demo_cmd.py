@@ -59,6 +59,9 @@ def demo(
     from ndcg_labeling.cli.quality_cmds import print_quality_demo
 
     print_quality_demo(result.quality, con)
+    from ndcg_labeling.cli.implicit_cmds import print_behavior_demo
+
+    print_behavior_demo(result.behavior, con)
     total = sum(s for _, s in result.timings)
     con.print(f"database: {result.db_url}", markup=False, highlight=False)
     con.print(f"report: {result.html_path} (and {result.csv_path}); {total:.1f} s in all", markup=False,

@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     CheckConstraint,
     DateTime,
@@ -290,3 +291,53 @@ class GoldAnswer(Base):
     grade: Mapped[int] = mapped_column(Integer)
     source_file: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+# --- revision 0010: labels from behavior (click models, watch time) -------------------------------
+
+
+class BehaviorDerivation(Base):
+    """One ``implicit derive`` run: the provenance of a behavior grader's judgments (docs/behavior.md).
+
+    Times are epoch seconds (UTC); ``parameters`` holds the model's fitted scalars (EM iterations,
+    tolerance, gamma...), ``position_bias`` the examination (or CTR) curve by position from 1."""
+
+    __tablename__ = "behavior_derivations"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    grader_id: Mapped[int] = mapped_column(ForeignKey("graders.id"), index=True)
+    model: Mapped[str] = mapped_column(String(16))
+    scale: Mapped[str] = mapped_column(ForeignKey("scales.name"))
+    batch: Mapped[str] = mapped_column(String(128), default="", server_default="")
+    sources: Mapped[list[str]] = mapped_column(JSON)
+    parameters: Mapped[dict[str, Any]] = mapped_column(JSON)
+    since: Mapped[float | None] = mapped_column(Float)
+    until: Mapped[float | None] = mapped_column(Float)
+    as_of: Mapped[float | None] = mapped_column(Float)
+    half_life_s: Mapped[float | None] = mapped_column(Float)
+    min_impressions: Mapped[int] = mapped_column(Integer)
+    thresholds: Mapped[list[float]] = mapped_column(JSON)
+    fit_to: Mapped[str | None] = mapped_column(String(128))
+    held_out_kappa: Mapped[float | None] = mapped_column(Float)
+    position_bias: Mapped[list[float | None]] = mapped_column(JSON)
+    position_bias_kind: Mapped[str] = mapped_column(String(64))
+    n_impressions: Mapped[int] = mapped_column(BigInteger)
+    n_pairs_graded: Mapped[int] = mapped_column(Integer)
+    n_pairs_left_out: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class BehaviorPair(Base):
+    """A graded (query, document) of a derivation: its counts in the window, its score and grade."""
+
+    __tablename__ = "behavior_pairs"
+    __table_args__ = (UniqueConstraint("derivation_id", "query_id", "document_id"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    derivation_id: Mapped[int] = mapped_column(ForeignKey("behavior_derivations.id", ondelete="CASCADE"))
+    query_id: Mapped[int] = mapped_column(ForeignKey("queries.id"))
+    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id"))
+    impressions: Mapped[int] = mapped_column(BigInteger)
+    clicks: Mapped[int] = mapped_column(BigInteger)
+    weighted_impressions: Mapped[float] = mapped_column(Float)
+    weighted_clicks: Mapped[float] = mapped_column(Float)
+    score: Mapped[float] = mapped_column(Float)
+    grade: Mapped[int] = mapped_column(Integer)

@@ -39,7 +39,13 @@ from ndcg_labeling.scales import Scale, get_scale
 By = AgreementScope | Literal["query-type", "query", "grader"]
 BY_CHOICES: tuple[str, ...] = tuple(s.value for s in AgreementScope)
 NO_QUERY_TYPE = "(none)"
-HUMAN = "human"  # the grader kind counted by default (the other: "model", an automatic judge)
+HUMAN = "human"  # the grader kind counted by default (the others: "model", "behavior")
+MODEL, BEHAVIOR = "model", "behavior"  # counted only with include_models / include_behavior
+
+
+def counted_kinds(include_models: bool, include_behavior: bool = False) -> list[str]:
+    """The grader kinds agreement and consensus count: people, and models / behavior when asked."""
+    return [HUMAN] + ([MODEL] if include_models else []) + ([BEHAVIOR] if include_behavior else [])
 
 #: The columns of an agreement row, in output order (``kappa`` is added for ``--by grader`` in json).
 AGREEMENT_COLUMNS: tuple[str, ...] = (
@@ -83,28 +89,30 @@ class GradeSelection:
         return int(self.item_query_id.shape[0])
 
 
-def _grader_filter(include_models: bool, exclude_graders: Sequence[int]) -> list[Any]:
-    """WHERE conditions on ``judgments.grader_id``: human graders only unless ``include_models``, and
-    none of ``exclude_graders`` (row ids)."""
+def _grader_filter(include_models: bool, exclude_graders: Sequence[int], include_behavior: bool = False) -> list[Any]:
+    """WHERE conditions on ``judgments.grader_id``: human graders only unless ``include_models`` (model
+    graders) / ``include_behavior`` (behavior graders), and none of ``exclude_graders`` (row ids)."""
     conditions: list[Any] = []
-    if not include_models:
-        conditions.append(m.Judgment.grader_id.in_(select(m.Grader.id).where(m.Grader.kind == HUMAN)))
+    if not (include_models and include_behavior):
+        kinds = counted_kinds(include_models, include_behavior)
+        conditions.append(m.Judgment.grader_id.in_(select(m.Grader.id).where(m.Grader.kind.in_(kinds))))
     if exclude_graders:
         conditions.append(m.Judgment.grader_id.not_in([int(g) for g in exclude_graders]))
     return conditions
 
 
 def selection_scale(*, session: Session, batch: str | None, include_models: bool = True,
-                    exclude_graders: Sequence[int] = ()) -> Scale:
+                    exclude_graders: Sequence[int] = (), include_behavior: bool = True) -> Scale:
     """The one scale of the selected judgments; NotFoundError if none, NdcgLabelingError if several."""
     stmt = select(m.Judgment.scale, func.count()).group_by(m.Judgment.scale).order_by(m.Judgment.scale)
     if batch is not None:
         stmt = stmt.where(m.Judgment.batch == batch)
-    scales = session.execute(stmt.where(*_grader_filter(include_models, exclude_graders))).all()
+    scales = session.execute(stmt.where(*_grader_filter(include_models, exclude_graders, include_behavior))).all()
     if not scales:
         hint = ""
-        if not include_models and session.execute(stmt).first() is not None:
-            hint = " by human graders (the others are model graders: pass --include-models to count them)"
+        if not (include_models and include_behavior) and session.execute(stmt).first() is not None:
+            hint = (" by human graders (the others are model or behavior graders: pass --include-models or "
+                    "--include-behavior to count them)")
         if batch is not None:
             raise NotFoundError(f"no judgments in batch {batch!r}{hint}")
         raise NotFoundError(f"no judgments in the database{hint}; import some with `ndcg-labeling import judgments`")
@@ -118,13 +126,13 @@ def selection_scale(*, session: Session, batch: str | None, include_models: bool
 
 
 def left_out_judgments(*, session: Session, batch: str | None, include_models: bool,
-                       exclude_graders: Sequence[int] = ()) -> dict[str, int]:
+                       exclude_graders: Sequence[int] = (), include_behavior: bool = False) -> dict[str, int]:
     """``grader name -> judgments`` of the selection that :func:`load_grades` leaves out (model graders
     without ``include_models``, and ``exclude_graders``)."""
     j, g = m.Judgment, m.Grader
     left: list[Any] = [g.id.in_([int(x) for x in exclude_graders])] if exclude_graders else []
-    if not include_models:
-        left.append(g.kind != HUMAN)
+    if not (include_models and include_behavior):
+        left.append(g.kind.not_in(counted_kinds(include_models, include_behavior)))
     if not left:
         return {}
     stmt = (select(g.name, func.count()).select_from(j).join(g, g.id == j.grader_id).where(or_(*left))
@@ -135,17 +143,17 @@ def left_out_judgments(*, session: Session, batch: str | None, include_models: b
 
 
 def load_grades(*, session: Session, batch: str | None = None, include_models: bool = False,
-                exclude_graders: Sequence[int] = ()) -> GradeSelection:
+                exclude_graders: Sequence[int] = (), include_behavior: bool = False) -> GradeSelection:
     """Every judgment of the selection (``batch`` or all) in one SELECT, coded for the kernels.
 
     Only human graders' judgments count unless ``include_models``; ``exclude_graders`` (row ids) leaves
     out some graders (``consensus --exclude-untrusted``).
     """
     scale = selection_scale(session=session, batch=batch, include_models=include_models,
-                            exclude_graders=exclude_graders)
+                            exclude_graders=exclude_graders, include_behavior=include_behavior)
     j = m.Judgment
     stmt = select(j.query_id, j.document_id, j.grader_id, j.grade).where(
-        *_grader_filter(include_models, exclude_graders))
+        *_grader_filter(include_models, exclude_graders, include_behavior))
     if batch is not None:
         stmt = stmt.where(j.batch == batch)
     data = reads.fetch_array(stmt, 4, session=session, dtype=np.int64)
@@ -238,7 +246,8 @@ def _query_info(session: Session, ids: NDArray[np.int64]) -> tuple[dict[int, str
 
 
 def agreement_report(*, session: Session, batch: str | None = None, by: By | None = None,
-                     level: str = "ordinal", include_models: bool = False) -> AgreementReport:
+                     level: str = "ordinal", include_models: bool = False,
+                     include_behavior: bool = False) -> AgreementReport:
     """Krippendorff's alpha at ``level`` (with percent agreement, AC1, AC2) for the selection and per scope.
 
     ``by``: ``None`` (only the ``all`` row), ``"query-type"``, ``"query"`` (scope = external query id)
@@ -253,14 +262,16 @@ def agreement_report(*, session: Session, batch: str | None = None, by: By | Non
             parse_choice(AgreementScope, by, "agreement grouping")
     except ValueError as exc:
         raise NdcgLabelingError(str(exc)) from None
-    sel = load_grades(session=session, batch=batch, include_models=include_models)
+    sel = load_grades(session=session, batch=batch, include_models=include_models, include_behavior=include_behavior)
     rows = [_stats_row("all", sel.item, sel.grader, sel.grade, sel.scale, level_c)]
     columns = AGREEMENT_COLUMNS
     notes: list[str] = []
-    left_out = left_out_judgments(session=session, batch=batch, include_models=include_models)
+    left_out = left_out_judgments(session=session, batch=batch, include_models=include_models,
+                                  include_behavior=include_behavior)
     if left_out:
         notes.append(f"{sum(left_out.values())} judgments of model graders left out "
-                     f"({', '.join(f'{k}: {v}' for k, v in left_out.items())}); --include-models counts them")
+                     f"({', '.join(f'{k}: {v}' for k, v in left_out.items())}); --include-models counts them"
+                     + ("" if include_behavior else " (--include-behavior: behavior graders)"))
     if sel.n_superseded:
         notes.append(f"{sel.n_superseded} older grades of a grader on an item graded again in another batch "
                      f"were left out (the newest counts); use --batch to look at one batch")

@@ -110,7 +110,8 @@ def _floats_or_none(values: NDArray[np.float64]) -> list[float | None]:
 def run_consensus(*, session: Session, batch: str | None = None, method: str = "median", tie: str = "low",
                   min_graders: int = 2, max_spread: int | None = 1, point: str = "mean",
                   progress: Callable[[int], None] | None = None, include_models: bool = False,
-                  exclude_untrusted: bool = False, min_accuracy: float = 0.7) -> ConsensusSummary:
+                  exclude_untrusted: bool = False, min_accuracy: float = 0.7,
+                  include_behavior: bool = False) -> ConsensusSummary:
     """Compute and store one consensus label per graded (query, document) of the selection.
 
     ``batch``: only that batch's grades count and the labels are stored with that batch name; ``None``:
@@ -139,9 +140,12 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
         from ndcg_labeling.pipeline.quality import untrusted_graders
 
         untrusted = untrusted_graders(session=session, batch=batch, min_accuracy=min_accuracy)
-    sel = load_grades(session=session, batch=batch, include_models=include_models, exclude_graders=list(untrusted))
-    excluded = left_out_judgments(session=session, batch=batch, include_models=True, exclude_graders=list(untrusted))
-    models = left_out_judgments(session=session, batch=batch, include_models=include_models)
+    sel = load_grades(session=session, batch=batch, include_models=include_models, exclude_graders=list(untrusted),
+                      include_behavior=include_behavior)
+    excluded = left_out_judgments(session=session, batch=batch, include_models=True, exclude_graders=list(untrusted),
+                                  include_behavior=True)
+    models = left_out_judgments(session=session, batch=batch, include_models=include_models,
+                                include_behavior=include_behavior)
     result = consensus(sel.item, sel.grader, sel.grade, sel.scale.values, method_c, tie=tie_c,
                        min_graders=min_graders, max_spread=max_spread, point=point_c, n_items=sel.n_items)
 

@@ -64,6 +64,7 @@ class DemoResult:
     consensus_summary: str
     timings: list[tuple[str, float]] = field(default_factory=list)
     quality: Any = None  # QualityDemo (ndcg_labeling.pipeline.quality_demo), in its own SQLite database
+    behavior: Any = None  # BehaviorDemo (ndcg_labeling.pipeline.behavior_demo): labels from the simulated log
 
 
 def _check_fresh(engine: Any, url: str) -> None:
@@ -182,12 +183,22 @@ def run_demo(*, db: str | None = None, out: str | Path = "demo-out", data_dir: P
         from ndcg_labeling.pipeline.quality_demo import quality_step
 
         quality = quality_step(out_dir)
+        behavior = _behavior(folder, engine)
         step(len(STEPS))
     finally:
         engine.dispose()
     return DemoResult(db_url=url, out_dir=out_dir, html_path=html_path, csv_path=csv_path, report=report,
                       agreement=agreement, agreement_note=agreement_note, batch_summary=batch_summary,
-                      consensus_summary=consensus_summary, timings=timings, quality=quality)
+                      consensus_summary=consensus_summary, timings=timings, quality=quality, behavior=behavior)
+
+
+def _behavior(folder: Path, engine: Any) -> Any:
+    """Behavior labels from the demo's simulated log, calibrated against the human consensus."""
+    from ndcg_labeling.db.session import session_scope
+    from ndcg_labeling.pipeline.behavior_demo import behavior_step
+
+    with session_scope(engine) as session:
+        return behavior_step(folder, batch=BATCH, session=session)
 
 
 def _import_demo_data(folder: Path, *, session: Session) -> None:

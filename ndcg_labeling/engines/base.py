@@ -1,0 +1,66 @@
+"""The engine interface for logs: the request, the result, and the lookup by name."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ndcg_labeling.behavior.counts import CellCounts, SessionPatterns
+from ndcg_labeling.errors import NdcgLabelingError
+
+#: the log schema: required columns, then optional ones (docs/behavior.md)
+REQUIRED_COLUMNS = ("request_id", "query_id", "doc_id", "position", "clicked", "ts")
+OPTIONAL_COLUMNS = ("session_id", "user_id", "dwell_ms", "watch_ratio", "converted", "arm")
+
+
+@dataclass(frozen=True)
+class LogRequest:
+    """What to aggregate: ``sources`` (files, folders of Parquet files, globs), ``columns`` (our name ->
+    the source column), the window ``since <= ts <= until`` and ``ts <= as_of`` (epoch seconds; None:
+    open; ``as_of`` None: the newest ``ts`` in the window), the decay ``half_life_s`` (None: every
+    impression weighs 1), and whether the model needs ``watch_ratio`` and the served lists (``sessions``)."""
+
+    sources: tuple[str, ...]
+    columns: dict[str, str] = field(default_factory=dict)
+    since: float | None = None
+    until: float | None = None
+    as_of: float | None = None
+    half_life_s: float | None = None
+    watch: bool = False
+    sessions: bool = False
+
+
+@dataclass(frozen=True)
+class LogAggregates:
+    """The result: ``query_ids[u]``, ``doc_ids[u]`` name pair ``u``; ``cells`` per (pair, position);
+    ``sessions`` (DBN only); ``as_of`` the reference time of the decay; the window's size and span."""
+
+    query_ids: list[str]
+    doc_ids: list[str]
+    cells: CellCounts
+    sessions: SessionPatterns | None
+    as_of: float | None
+    n_impressions: int
+    n_requests: int | None
+    first_ts: float | None
+    last_ts: float | None
+    files: list[str]
+
+
+class LogEngine(Protocol):
+    """Aggregate impression logs in place; never copies the raw rows anywhere."""
+
+    name: str
+
+    def aggregate(self, request: LogRequest) -> LogAggregates:
+        """Validate every row (raising ``InputFileError`` for the first bad one) and aggregate."""
+        ...
+
+
+def get_engine(name: str = "duckdb") -> LogEngine:
+    """The engine called ``name``."""
+    if name == "duckdb":
+        from ndcg_labeling.engines.duckdb import DuckDBEngine
+
+        return DuckDBEngine()
+    raise NdcgLabelingError(f"unknown engine {name!r}; use duckdb")

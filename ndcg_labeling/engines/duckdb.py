@@ -1,0 +1,269 @@
+"""The DuckDB log engine: impression logs aggregated in place (embedded, out of core).
+
+Reads Parquet (a file, a folder of Parquet files, a glob), CSV, TSV and JSONL with DuckDB's own
+readers; nothing is copied row by row anywhere: two SQL passes over the files, both streaming, with a
+memory limit (:data:`MEMORY_LIMIT`) and a temporary folder to spill to:
+
+1. **validate** every row (a ``problem`` expression per row; the count of bad rows, the window's
+   newest ``ts``); a bad row raises ``InputFileError`` naming the file and the line (CSV/TSV: the data
+   row + 1 for the header, JSONL: the line; Parquet: ``row N``, the 0-based row index in the file);
+2. **aggregate** the window per (query, document, position) (and, for the DBN, per served list's
+   click pattern) into the arrays of :mod:`ndcg_labeling.behavior.counts`.
+"""
+
+from __future__ import annotations
+
+import glob
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ndcg_labeling.behavior.counts import CellCounts, SessionPatterns
+from ndcg_labeling.engines.base import OPTIONAL_COLUMNS, REQUIRED_COLUMNS, LogAggregates, LogRequest
+from ndcg_labeling.errors import InputFileError, NdcgLabelingError
+
+MEMORY_LIMIT = "1GB"
+FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "tsv", ".tab": "tsv",
+           ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
+_TIME_TYPES = ("TIMESTAMP", "DATE")
+_NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
+                  "UBIGINT", "FLOAT", "DOUBLE", "DECIMAL")
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _shown(expr: str) -> str:
+    """SQL for a raw value inside a message: in double quotes, or (empty) for NULL."""
+    return f"COALESCE('\"' || CAST({expr} AS VARCHAR) || '\"', '(empty)')"
+
+
+def _lit(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def resolve_sources(sources: tuple[str, ...]) -> dict[str, list[str]]:
+    """``format -> files``: each source is a file, a folder (its Parquet files, recursively) or a glob."""
+    out: dict[str, list[str]] = {}
+    for source in sources:
+        path = Path(source)
+        if any(ch in source for ch in "*?["):
+            files = sorted(f for f in glob.glob(source, recursive=True) if Path(f).is_file())
+        elif path.is_dir():
+            files = sorted(str(f) for f in path.rglob("*") if f.suffix.lower() in (".parquet", ".pq"))
+        elif path.is_file():
+            files = [source]
+        else:
+            raise InputFileError(source, "no such file or folder")
+        if not files:
+            raise InputFileError(source, "no log files found there")
+        for f in files:
+            fmt = FORMATS.get(Path(f).suffix.lower())
+            if fmt is None:
+                raise InputFileError(f, "unknown log format: use .parquet, .csv, .tsv or .jsonl")
+            out.setdefault(fmt, []).append(f)
+    return out
+
+
+def _reader(fmt: str, files: list[str], names: list[str]) -> str:
+    listed = "[" + ", ".join(_lit(f) for f in files) + "]"
+    if fmt == "parquet":
+        return f"read_parquet({listed}, filename=true, file_row_number=true, union_by_name=true)"
+    if fmt in ("csv", "tsv"):
+        delim = "\\t" if fmt == "tsv" else ","
+        return (f"read_csv({listed}, all_varchar=true, header=true, delim=E'{delim}', quote='\"', filename=true, "
+                f"union_by_name=true)")
+    cols = "{" + ", ".join(f"{_lit(n)}: 'VARCHAR'" for n in names) + "}"
+    return f"read_json({listed}, format='newline_delimited', columns={cols}, filename=true)"
+
+
+class DuckDBEngine:
+    """:class:`~ndcg_labeling.engines.base.LogEngine` over DuckDB."""
+
+    name = "duckdb"
+
+    def aggregate(self, request: LogRequest) -> LogAggregates:
+        import duckdb
+
+        groups = resolve_sources(request.sources)
+        with tempfile.TemporaryDirectory(prefix="ndcg-duckdb-") as tmp:
+            con = duckdb.connect(config={"memory_limit": MEMORY_LIMIT, "temp_directory": tmp})
+            try:
+                con.execute("SET TimeZone = 'UTC'")
+                self._create_views(con, groups, request)
+                first, last, as_of = self._validate(con, groups, request)
+                return self._aggregate(con, request, groups, first, last, as_of)
+            except duckdb.Error as exc:
+                files = ", ".join(f for fs in groups.values() for f in fs)
+                detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise NdcgLabelingError(f"{files}: cannot read the log: {detail}") from None
+            finally:
+                con.close()
+
+    # --- the normalized view -------------------------------------------------------------------
+    def _create_views(self, con: Any, groups: dict[str, list[str]], request: LogRequest) -> None:
+        unknown = sorted(set(request.columns) - set(REQUIRED_COLUMNS) - set(OPTIONAL_COLUMNS))
+        if unknown:
+            raise NdcgLabelingError(f"--column: unknown log column {unknown[0]!r}; the columns are "
+                                    f"{', '.join(REQUIRED_COLUMNS + OPTIONAL_COLUMNS)}")
+        names = {c: request.columns.get(c, c) for c in REQUIRED_COLUMNS + OPTIONAL_COLUMNS}
+        parts = []
+        for i, (fmt, files) in enumerate(sorted(groups.items())):
+            reader = _reader(fmt, files, sorted(set(names.values())))
+            types = {str(r[0]): str(r[1]).upper() for r in con.execute(f"DESCRIBE SELECT * FROM {reader}").fetchall()}
+            for col in REQUIRED_COLUMNS:
+                if names[col] not in types:
+                    hint = f" (name it with --column {col}=SOURCE)" if col not in request.columns else ""
+                    raise InputFileError(files[0], f"no column {names[col]!r}{hint}")
+            if request.watch and names["watch_ratio"] not in types:
+                raise InputFileError(files[0], f"--model watch needs a column {names['watch_ratio']!r}")
+            con.execute(f"CREATE TEMP VIEW src{i} AS SELECT * FROM {reader}")
+            parts.append(self._normalized(f"src{i}", fmt, names, types, request))
+        con.execute("CREATE TEMP VIEW logs AS " + " UNION ALL ".join(parts))
+
+    def _normalized(self, src: str, fmt: str, names: dict[str, str], types: dict[str, str],
+                    request: LogRequest) -> str:
+        def raw(col: str) -> str:
+            return f"{src}.{_q(names[col])}" if names[col] in types else "NULL"
+
+        ts_type = types.get(names["ts"], "VARCHAR")
+        if ts_type.startswith(_TIME_TYPES):
+            ts = f"epoch({raw('ts')})"
+        elif ts_type.startswith(_NUMERIC_TYPES):
+            ts = f"CAST({raw('ts')} AS DOUBLE)"
+        else:
+            ts = f"COALESCE(TRY_CAST({raw('ts')} AS DOUBLE), epoch(TRY_CAST({raw('ts')} AS TIMESTAMPTZ)))"
+        row = {"parquet": "file_row_number", "jsonl": "NULL", "csv": "NULL", "tsv": "NULL"}[fmt]
+        pos, clk = f"TRY_CAST({raw('position')} AS DOUBLE)", f"TRY_CAST({raw('clicked')} AS DOUBLE)"
+        wr = f"TRY_CAST({raw('watch_ratio')} AS DOUBLE)"
+        checks = [f"WHEN NULLIF(TRIM(CAST({raw(c)} AS VARCHAR)), '') IS NULL THEN {_lit(f'{names[c]} is empty')}"
+                  for c in ("request_id", "query_id", "doc_id")]
+        checks += [
+            f"WHEN {pos} IS NULL OR NOT isfinite({pos}) OR {pos} < 1 OR {pos} <> floor({pos}) THEN "
+            f"{_lit(names['position'] + ' ')} || {_shown(raw('position'))} || ' is not a whole number >= 1'",
+            f"WHEN {clk} IS NULL OR {clk} NOT IN (0, 1) THEN {_lit(names['clicked'] + ' ')} || "
+            f"{_shown(raw('clicked'))} || ' is not 0 or 1'",
+            f"WHEN ({ts}) IS NULL OR NOT isfinite({ts}) THEN {_lit(names['ts'] + ' ')} || "
+            f"{_shown(raw('ts'))} || ' is neither ISO 8601 nor epoch seconds'",
+        ]
+        if request.watch or names["watch_ratio"] in types:
+            missing = f"{wr} IS NULL OR " if request.watch else f"{raw('watch_ratio')} IS NOT NULL AND ({wr} IS NULL OR "
+            close = "" if request.watch else ")"
+            checks.append(f"WHEN {missing}NOT isfinite({wr}) OR {wr} < 0{close} THEN {_lit(names['watch_ratio'] + ' ')} "
+                          f"|| {_shown(raw('watch_ratio'))} || ' is not a number >= 0'")
+        for col in ("converted",):
+            if names[col] in types:
+                v = f"TRY_CAST({raw(col)} AS DOUBLE)"
+                checks.append(f"WHEN {raw(col)} IS NOT NULL AND ({v} IS NULL OR {v} NOT IN (0, 1)) THEN "
+                              f"{_lit(names[col] + ' ')} || {_shown(raw(col))} || ' is not 0 or 1'")
+        if names["dwell_ms"] in types:
+            v = f"TRY_CAST({raw('dwell_ms')} AS DOUBLE)"
+            checks.append(f"WHEN {raw('dwell_ms')} IS NOT NULL AND ({v} IS NULL OR NOT isfinite({v}) OR {v} < 0) THEN "
+                          f"{_lit(names['dwell_ms'] + ' ')} || {_shown(raw('dwell_ms'))} || ' is not a number >= 0'")
+        problem = "CASE " + " ".join(checks) + " END"
+        return (f"SELECT filename AS _file, {row} AS _row, {_lit(fmt)} AS _fmt, {problem} AS problem, "
+                f"CAST({raw('request_id')} AS VARCHAR) AS request_id, CAST({raw('query_id')} AS VARCHAR) AS query_id, "
+                f"CAST({raw('doc_id')} AS VARCHAR) AS doc_id, TRY_CAST({pos} AS BIGINT) AS position, "
+                f"TRY_CAST({clk} AS INTEGER) AS clicked, {ts} AS ts, {wr} AS watch_ratio FROM {src}")
+
+    # --- pass 1: validation ----------------------------------------------------------------------
+    def _validate(self, con: Any, groups: dict[str, list[str]], request: LogRequest) -> tuple[
+            float | None, float | None, float | None]:
+        window = self._window(request, as_of=None)
+        bad, bad_file, first, last = con.execute(
+            "SELECT count(*) FILTER (WHERE problem IS NOT NULL), min(_file) FILTER (WHERE problem IS NOT NULL), "
+            f"min(ts) FILTER (WHERE problem IS NULL AND {window}), max(ts) FILTER (WHERE problem IS NULL AND {window}) "
+            "FROM logs").fetchone()
+        if bad:
+            raise self._first_bad(con, str(bad_file), int(bad))
+        as_of = request.as_of if request.as_of is not None else last
+        return first, last, as_of
+
+    def _first_bad(self, con: Any, file: str, n_bad: int) -> InputFileError:
+        more = f" ({n_bad} bad rows in all; nothing was stored)" if n_bad > 1 else ""
+        fmt = FORMATS[Path(file).suffix.lower()]
+        if fmt == "parquet":
+            row, problem = con.execute("SELECT _row, problem FROM logs WHERE _file = ? AND problem IS NOT NULL "
+                                       "ORDER BY _row LIMIT 1", [file]).fetchone()
+            return InputFileError(f"{file}:row {int(row)}", f"{problem}{more}")
+        # scan order is file order (preserve_insertion_order, one thread): count rows up to the first bad one
+        con.execute("SET threads = 1")
+        con.execute("SET preserve_insertion_order = true")
+        result = con.execute("SELECT problem FROM logs WHERE _file = ?", [file])
+        seen = 0
+        while True:
+            chunk = result.fetchmany(65_536)
+            if not chunk:
+                break
+            for k, (problem,) in enumerate(chunk):
+                if problem is not None:
+                    header = 1 if fmt in ("csv", "tsv") else 0
+                    return InputFileError(file, f"{problem}{more}", line=seen + k + 1 + header)
+            seen += len(chunk)
+        return InputFileError(file, f"bad rows{more}")  # pragma: no cover - counted above, so found here
+
+    @staticmethod
+    def _window(request: LogRequest, as_of: float | None) -> str:
+        conds = ["TRUE"]
+        if request.since is not None:
+            conds.append(f"ts >= {float(request.since)!r}")
+        if request.until is not None:
+            conds.append(f"ts <= {float(request.until)!r}")
+        if as_of is not None:
+            conds.append(f"ts <= {float(as_of)!r}")
+        return " AND ".join(conds)
+
+    # --- pass 2: aggregation ---------------------------------------------------------------------
+    def _aggregate(self, con: Any, request: LogRequest, groups: dict[str, list[str]], first: float | None,
+                   last: float | None, as_of: float | None) -> LogAggregates:
+        window = self._window(request, as_of)
+        if request.half_life_s is not None and as_of is not None:
+            weight = f"pow(0.5, ({float(as_of)!r} - ts) / {float(request.half_life_s)!r})"
+        else:
+            weight = "1.0"
+        con.execute(f"CREATE TEMP VIEW win AS SELECT request_id, query_id, doc_id, position, clicked, watch_ratio, "
+                    f"{weight} AS w FROM logs WHERE {window}")
+        con.execute("CREATE TEMP TABLE cells AS SELECT query_id, doc_id, position, count(*) AS n, "
+                    "sum(clicked) AS c, sum(w) AS nw, sum(w * clicked) AS cw, sum(w * watch_ratio) AS ww "
+                    "FROM win GROUP BY ALL")
+        con.execute("CREATE TEMP TABLE pairs AS SELECT CAST(row_number() OVER (ORDER BY query_id, doc_id) - 1 AS BIGINT) "
+                    "AS pair, query_id, doc_id FROM (SELECT DISTINCT query_id, doc_id FROM cells)")
+        ids = con.execute("SELECT query_id, doc_id FROM pairs ORDER BY pair").fetchall()
+        arr = con.execute("SELECT p.pair, c.position, c.n, c.c, c.nw, c.cw, c.ww FROM cells c "
+                          "JOIN pairs p USING (query_id, doc_id)").fetchnumpy()
+        n_imp = int(np.sum(arr["n"])) if len(ids) else 0
+        ww = np.asarray(arr["ww"], dtype=np.float64) if len(ids) else np.zeros(0)
+        cells = CellCounts(pair=np.asarray(arr["pair"], np.int64), position=np.asarray(arr["position"], np.int64),
+                           impressions=np.asarray(arr["n"], np.int64), clicks=np.asarray(arr["c"], np.int64),
+                           weight=np.asarray(arr["nw"], np.float64), weighted_clicks=np.asarray(arr["cw"], np.float64),
+                           weighted_watch=np.where(np.isnan(ww), np.nan, ww), n_pairs=len(ids))
+        sessions, n_requests = self._sessions(con) if request.sessions and ids else (None, None)
+        return LogAggregates(query_ids=[str(q) for q, _ in ids], doc_ids=[str(d) for _, d in ids], cells=cells,
+                             sessions=sessions, as_of=as_of, n_impressions=n_imp, n_requests=n_requests,
+                             first_ts=first, last_ts=last, files=[f for fs in groups.values() for f in fs])
+
+    def _sessions(self, con: Any) -> tuple[SessionPatterns, int]:
+        con.execute(
+            "CREATE TEMP TABLE patterns AS SELECT CAST(row_number() OVER () - 1 AS BIGINT) AS sid, * FROM ("
+            "SELECT lp, lpos, lc, sum(w) AS w, count(*) AS n, any_value(request_id) AS rid FROM ("
+            "SELECT request_id, list(p.pair ORDER BY position) AS lp, list(position ORDER BY position) AS lpos, "
+            "list(clicked ORDER BY position) AS lc, avg(w) AS w FROM win JOIN pairs p USING (query_id, doc_id) "
+            "GROUP BY request_id) GROUP BY lp, lpos, lc)")
+        dup = con.execute("SELECT rid, lpos FROM patterns WHERE len(list_distinct(lpos)) < len(lpos) LIMIT 1").fetchone()
+        if dup is not None:
+            raise NdcgLabelingError(f"request {dup[0]!r} shows two documents at one position ({dup[1]}): "
+                                    "the DBN needs one document per position of a served list")
+        head = con.execute("SELECT sid, w, n FROM patterns ORDER BY sid").fetchnumpy()
+        flat = con.execute("SELECT sid, unnest(lp) AS pair, unnest(lpos) AS pos, unnest(lc) AS c FROM patterns").fetchnumpy()
+        n_s, k = len(head["sid"]), int(np.max(flat["pos"]))
+        pairs = np.full((n_s, k), -1, dtype=np.int64)
+        clicks = np.zeros((n_s, k), dtype=np.int8)
+        sid, pos = np.asarray(flat["sid"], np.int64), np.asarray(flat["pos"], np.int64) - 1
+        pairs[sid, pos] = np.asarray(flat["pair"], np.int64)
+        clicks[sid, pos] = np.asarray(flat["c"], np.int8)
+        count = np.asarray(head["n"], np.int64)
+        return SessionPatterns(pairs=pairs, clicks=clicks, weight=np.asarray(head["w"], np.float64), count=count), \
+            int(count.sum())

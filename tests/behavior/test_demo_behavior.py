@@ -1,0 +1,35 @@
+"""The demo's behavior step on the bundled simulated log: labels derived, cut points fitted to the human
+consensus with a held-out kappa, the examination curve near the generator's, the calibration shown."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ndcg_labeling.pipeline.demo import run_demo
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+
+
+def generator():  # noqa: ANN201
+    spec = importlib.util.spec_from_file_location("make_behavior_log", DATA / "make_behavior_log.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+def test_demo_derives_and_calibrates_behavior_labels(tmp_path):
+    assert (DATA / "behavior_log.csv").stat().st_size <= 2_000_000
+    result = run_demo(out=tmp_path / "demo")
+    b = result.behavior
+    assert b is not None and b.derived["grader"] == "clicks-pbm" and b.derived["pairs_graded"] > 500
+    assert b.derived["fit"]["kappa_held_out"] >= 0.7
+    curve = np.array(b.derived["position_bias"], dtype=float)
+    assert np.max(np.abs(curve - generator().EXAMINATION)) <= 0.1  # 44k impressions: a looser bound than the tests'
+    assert b.calibration["judge"] == "clicks-pbm" and b.calibration["rows"][0]["tau"] >= 0.8
+    assert any("clicks-pbm agrees with people overall" in v for v in b.calibration["verdicts"])

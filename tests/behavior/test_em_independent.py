@@ -1,0 +1,167 @@
+"""The EM fits against independent implementations written here from the published model definitions
+(Chuklin, Markov & de Rijke 2015, ch. 3-4; Chapelle & Zhang 2009), slow pure-Python loops at small n:
+
+* PBM: one impression at a time, the closed-form posteriors of P(E = 1 | C) and P(A = 1 | C);
+* DBN: the posteriors by brute force, enumerating every hidden (E, A, S) configuration of a served list
+  with its joint probability under the model (no forward-backward recursion at all).
+
+Both run a fixed number of iterations (tolerance 0) from the same start and must agree to 1e-9.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from ndcg_labeling.behavior.click_models import pbm
+from ndcg_labeling.behavior.counts import SessionPatterns, cells_from_impressions
+from ndcg_labeling.behavior.dbn import dbn
+from ndcg_labeling.metrics import numba_available
+
+ITER = 12
+
+
+def pbm_reference(pair, position, clicked, weight, n_pairs, k, iterations):  # noqa: ANN001, ANN201
+    alpha = [0.5] * n_pairs
+    gamma = [1.0] + [0.5] * (k - 1)  # gamma_1 = 1: the scale of the PBM is fixed by the top position
+    for _ in range(iterations):
+        a_num, a_den = [0.0] * n_pairs, [0.0] * n_pairs
+        g_num, g_den = [0.0] * k, [0.0] * k
+        for u, r, c, w in zip(pair, position, clicked, weight, strict=True):
+            a, g = alpha[u], gamma[r - 1]
+            if c:
+                pa = pe = 1.0
+            else:
+                pa = a * (1 - g) / (1 - g * a)
+                pe = g * (1 - a) / (1 - g * a)
+            a_num[u] += w * pa
+            a_den[u] += w
+            g_num[r - 1] += w * pe
+            g_den[r - 1] += w
+        alpha = [a_num[u] / a_den[u] if a_den[u] else alpha[u] for u in range(n_pairs)]
+        gamma = [1.0] + [g_num[r] / g_den[r] if g_den[r] else gamma[r] for r in range(1, k)]
+    return np.array(alpha), np.array(gamma)
+
+
+def test_pbm_em_matches_the_per_impression_reference():
+    rng = np.random.default_rng(11)
+    n, n_pairs, k = 3000, 30, 5
+    pair = rng.integers(0, n_pairs, n)
+    position = rng.integers(1, k + 1, n)
+    clicked = (rng.random(n) < 0.6 ** position * (0.2 + 0.8 * (pair % 5) / 5)).astype(int)
+    weight = 0.5 ** rng.uniform(0, 3, n)
+    ref_alpha, ref_gamma = pbm_reference(pair.tolist(), position.tolist(), clicked.tolist(), weight.tolist(),
+                                         n_pairs, k, ITER)
+    fit = pbm(cells_from_impressions(pair, position, clicked, weight=weight), tol=0.0, max_iter=ITER)
+    assert fit.parameters["iterations"] == ITER
+    np.testing.assert_allclose(fit.score, ref_alpha, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(fit.position_bias, ref_gamma, rtol=0, atol=1e-9)
+
+
+def _configs(clicks: tuple[int, ...]) -> list[tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]]:
+    """Every (E, A, S) with E * A equal to the clicks and S = 0 where there is no click."""
+    k = len(clicks)
+    out = []
+    for e, a, s in itertools.product(itertools.product((0, 1), repeat=k), repeat=3):
+        if all(e[r] * a[r] == clicks[r] and (clicks[r] or not s[r]) for r in range(k)):
+            out.append((e, a, s))
+    return out
+
+
+def _joint(pairs, e, a, s, alpha, sigma, gamma) -> float:  # noqa: ANN001
+    """P(E, A, S) under the DBN (the clicks are implied by E and A)."""
+    p = 1.0
+    for r, u in enumerate(pairs):
+        if r == 0:
+            p *= 1.0 if e[0] == 1 else 0.0
+        else:
+            can = e[r - 1] == 1 and s[r - 1] == 0
+            p *= (gamma if e[r] else 1 - gamma) if can else (0.0 if e[r] else 1.0)
+        p *= alpha[u] if a[r] else 1 - alpha[u]
+        if e[r] * a[r]:
+            p *= sigma[u] if s[r] else 1 - sigma[u]
+    return p
+
+
+def dbn_reference(sessions, weights, n_pairs, iterations):  # noqa: ANN001, ANN201
+    alpha, sigma, gamma = [0.5] * n_pairs, [0.5] * n_pairs, 0.9
+    for _ in range(iterations):
+        a_num, a_den = [0.0] * n_pairs, [0.0] * n_pairs
+        s_num, s_den = [0.0] * n_pairs, [0.0] * n_pairs
+        t_num = t_den = 0.0
+        for (pairs, clicks), w in zip(sessions, weights, strict=True):
+            configs = _configs(clicks)
+            probs = [_joint(pairs, e, a, s, alpha, sigma, gamma) for e, a, s in configs]
+            total = sum(probs)
+            for r, u in enumerate(pairs):
+                a_num[u] += w * sum(p for p, (_, a, _) in zip(probs, configs, strict=True) if a[r]) / total
+                a_den[u] += w
+                if clicks[r]:
+                    s_num[u] += w * sum(p for p, (_, _, s) in zip(probs, configs, strict=True) if s[r]) / total
+                    s_den[u] += w
+                if r + 1 < len(pairs):
+                    t_den += w * sum(p for p, (e, _, s) in zip(probs, configs, strict=True)
+                                     if e[r] and not s[r]) / total
+                    t_num += w * sum(p for p, (e, _, s) in zip(probs, configs, strict=True)
+                                     if e[r] and not s[r] and e[r + 1]) / total
+        alpha = [a_num[u] / a_den[u] if a_den[u] else alpha[u] for u in range(n_pairs)]
+        sigma = [s_num[u] / s_den[u] if s_den[u] else sigma[u] for u in range(n_pairs)]
+        gamma = t_num / t_den
+    return np.array(alpha), np.array(sigma), gamma
+
+
+@pytest.mark.parametrize("use_numba", [False, True])
+def test_dbn_em_matches_the_brute_force_reference(use_numba):
+    if use_numba and not numba_available():
+        pytest.skip("numba is not installed")
+    rng = np.random.default_rng(5)
+    n_queries, k = 3, 3
+    true_a = rng.uniform(0.1, 0.9, n_queries * k)
+    true_s = rng.uniform(0.1, 0.9, n_queries * k)
+    sessions, weights = [], []
+    for _ in range(400):
+        q = int(rng.integers(n_queries))
+        pairs = tuple(int(q * k + d) for d in rng.permutation(k))
+        clicks, examined = [], True
+        for u in pairs:
+            c = int(examined and rng.random() < true_a[u])
+            clicks.append(c)
+            examined = examined and not (c and rng.random() < true_s[u]) and rng.random() < 0.75
+        sessions.append((pairs, tuple(clicks)))
+        weights.append(float(0.5 ** rng.uniform(0, 2)))
+    ref_alpha, ref_sigma, ref_gamma = dbn_reference(sessions, weights, n_queries * k, ITER)
+    patterns = SessionPatterns(pairs=np.array([p for p, _ in sessions], dtype=np.int64),
+                               clicks=np.array([c for _, c in sessions], dtype=np.int8),
+                               weight=np.array(weights), count=np.ones(len(sessions), dtype=np.int64))
+    fit = dbn(patterns, n_queries * k, tol=0.0, max_iter=ITER, use_numba=use_numba)
+    assert fit.parameters["iterations"] == ITER
+    np.testing.assert_allclose(fit.attractiveness, ref_alpha, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(fit.satisfaction, ref_sigma, rtol=0, atol=1e-9)
+    assert abs(float(fit.parameters["gamma"]) - ref_gamma) <= 1e-6  # stored rounded to 6 digits
+
+
+def test_dbn_with_a_shorter_list_and_fixed_gamma_matches_the_reference():
+    """Lists shorter than the widest one (padding -1) and a fixed continuation probability."""
+    sessions = [((0, 1, 2), (1, 0, 1)), ((2, 0), (0, 0)), ((1, 2, 0), (0, 1, 0)), ((0, 2), (1, 1)), ((1,), (0,))]
+    weights = [1.0, 2.0, 0.5, 1.0, 1.5]
+    patterns = SessionPatterns(pairs=np.array([list(p) + [-1] * (3 - len(p)) for p, _ in sessions], dtype=np.int64),
+                               clicks=np.array([list(c) + [0] * (3 - len(c)) for _, c in sessions], dtype=np.int8),
+                               weight=np.array(weights), count=np.ones(5, dtype=np.int64))
+    fit = dbn(patterns, 3, gamma=0.9, tol=0.0, max_iter=1, use_numba=False)
+    alpha, sigma = [0.5] * 3, [0.5] * 3
+    a_num, a_den, s_num, s_den = [0.0] * 3, [0.0] * 3, [0.0] * 3, [0.0] * 3
+    for (pairs, clicks), w in zip(sessions, weights, strict=True):
+        configs = _configs(clicks)
+        probs = [_joint(pairs, e, a, s, alpha, sigma, 0.9) for e, a, s in configs]
+        for r, u in enumerate(pairs):
+            a_num[u] += w * sum(p for p, (_, a, _) in zip(probs, configs, strict=True) if a[r]) / sum(probs)
+            a_den[u] += w
+            if clicks[r]:
+                s_num[u] += w * sum(p for p, (_, _, s) in zip(probs, configs, strict=True) if s[r]) / sum(probs)
+                s_den[u] += w
+    np.testing.assert_allclose(fit.attractiveness, np.array(a_num) / np.array(a_den), atol=1e-12)
+    with np.errstate(invalid="ignore"):  # a pair never clicked has no satisfaction (NaN on both sides)
+        np.testing.assert_allclose(fit.satisfaction, np.array(s_num) / np.array(s_den), atol=1e-12)
+    assert fit.parameters["gamma"] == 0.9
