@@ -2,7 +2,7 @@
 
     .venv/bin/python data/make_behavior_log.py
 
-One row per impression of a served list of 10 documents, over the 4 weeks before 2026-11-30 (UTC):
+One row per impression of a served list of 10 documents, over the 4 weeks before 2025-11-30 (UTC):
 ``request_id,query_id,doc_id,position,clicked,ts,watch_ratio,arm``. Each request is one of the demo's
 40 queries, served by one arm: ``bm25``, ``dense`` or ``hybrid`` (that system's top 10 of
 ``runs/*.run``) or ``explore`` (a random order of the three systems' pooled top documents: the
@@ -25,7 +25,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 SEED = 20261130
 N_REQUESTS = 4_400
-END = 1_764_460_800  # 2026-11-30T00:00:00Z
+END = 1_764_460_800  # 2025-11-30T00:00:00Z
 DAYS = 28
 EXAMINATION = np.array([1.0, 0.82, 0.68, 0.56, 0.47, 0.4, 0.34, 0.29, 0.25, 0.22])
 ATTRACTIVENESS = np.array([0.04, 0.22, 0.5, 0.8])

@@ -6,21 +6,27 @@ Parameter names follow Chuklin, Markov & de Rijke, *Click Models for Web Search*
 :mod:`.dbn`). Every function takes :class:`~ndcg_labeling.behavior.counts.CellCounts`, so the decay
 weights enter as weighted counts and nothing else changes.
 
-EM stopping rule (all models): iterate until the largest absolute change of any parameter in one
-iteration is below ``tol`` (default :data:`TOLERANCE` = 1e-6), or ``max_iter`` iterations
-(default :data:`MAX_ITER`); the result says which (``converged``, ``iterations``).
+EM stopping rule: iterate until the largest absolute change of any parameter in one iteration is below
+``tol`` (default :data:`TOLERANCE` = 1e-6), or — PBM — the mean log-likelihood per (weighted) impression
+rose by less than ``ll_tol`` (:data:`LL_TOLERANCE` = 1e-9) in the last iteration (pairs whose
+attractiveness tends to 1 creep there for thousands of iterations while gaining nothing), or after
+``max_iter`` iterations (:data:`MAX_ITER`); the result says which (``converged``, ``iterations``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ndcg_labeling import _jit
 from ndcg_labeling.behavior.counts import CellCounts
 
 TOLERANCE = 1e-6
+LL_TOLERANCE = 1e-9
 MAX_ITER = 2000
 _EPS = 1e-12
 
@@ -90,7 +96,8 @@ def watch(cells: CellCounts) -> ModelFit:
     return ModelFit("watch", score, relative, "ctr relative to position 1", {})
 
 
-def pbm(cells: CellCounts, *, tol: float = TOLERANCE, max_iter: int = MAX_ITER) -> ModelFit:
+def pbm(cells: CellCounts, *, tol: float = TOLERANCE, max_iter: int = MAX_ITER, ll_tol: float = LL_TOLERANCE,
+        use_numba: bool | None = None) -> ModelFit:
     """The position-based model, ``P(C = 1) = gamma[r] * alpha[u]``, fitted by EM (Chuklin et al. 2015,
     section 4.2 and the EM updates of chapter 4):
 
@@ -100,27 +107,38 @@ def pbm(cells: CellCounts, *, tol: float = TOLERANCE, max_iter: int = MAX_ITER) 
       ``gamma[r]`` = the weighted mean of ``P(E = 1 | C)`` over the impressions at ``r``.
 
     The PBM is identified only up to a common factor (``gamma * c``, ``alpha / c`` click alike), so the
-    top position is taken as always examined: ``gamma[1] = 1`` is fixed, not estimated. Start:
-    ``alpha = 0.5``, ``gamma[r] = 0.5`` for r > 1. The score of a pair is its attractiveness.
+    top position is taken as always examined: ``gamma[1] = 1`` is fixed, not estimated. Start (close
+    to the optimum, so few iterations): ``gamma[r] = ctr[r] / ctr[1]`` (the position CTR relative to
+    the top, clipped to [1e-6, 1]) and ``alpha[u] = clicks[u] / sum_r impressions[u, r] gamma[r]``
+    (clipped to [1e-6, 1 - 1e-6]). The score of a pair is its attractiveness. ``use_numba``: None (the
+    compiled E-step where numba is available), True or False (NumPy).
     """
     r, k = _positions(cells)
     u = cells.pair
     n, c = cells.weight, cells.weighted_clicks
     not_clicked = np.maximum(n - c, 0.0)
-    alpha = np.full(cells.n_pairs, 0.5)
-    gamma = np.full(k, 0.5)
-    gamma[0] = 1.0
     n_pair = np.bincount(u, weights=n, minlength=cells.n_pairs)
     n_pos = np.bincount(r, weights=n, minlength=k)
+    gamma = np.clip(np.nan_to_num(position_ctr(cells) / max(float(position_ctr(cells)[0]), _EPS), nan=0.5), 1e-6, 1.0)
+    gamma[0] = 1.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        alpha = np.clip(np.bincount(u, weights=c, minlength=cells.n_pairs)
+                        / np.bincount(u, weights=n * gamma[r], minlength=cells.n_pairs), 1e-6, 1.0 - 1e-6)
+    alpha = np.nan_to_num(alpha, nan=0.5)
+    sums = _pbm_sums_function(use_numba)
     converged, it = False, 0
-    for it in range(1, max_iter + 1):
-        a, g = alpha[u], gamma[r]
-        denom = np.maximum(1.0 - g * a, _EPS)
-        post_a = c + not_clicked * a * (1.0 - g) / denom
-        post_e = c + not_clicked * g * (1.0 - a) / denom
+    total = max(float(n.sum()), _EPS)
+    last_ll = -np.inf
+    for it in range(1, max_iter + 1):  # noqa: B007 - the count is read after the loop
+        sum_a, sum_e = np.zeros(cells.n_pairs), np.zeros(k)
+        ll = float(sums(u, r, c, not_clicked, alpha, gamma, sum_a, sum_e)) / total
+        if it > 1 and ll - last_ll < ll_tol:  # the last update gained (almost) nothing: keep it and stop
+            converged = True
+            break
+        last_ll = ll
         with np.errstate(invalid="ignore", divide="ignore"):
-            new_alpha = np.where(n_pair > 0, np.bincount(u, weights=post_a, minlength=cells.n_pairs) / n_pair, alpha)
-            new_gamma = np.where(n_pos > 0, np.bincount(r, weights=post_e, minlength=k) / n_pos, gamma)
+            new_alpha = np.where(n_pair > 0, sum_a / np.maximum(n_pair, _EPS), alpha)
+            new_gamma = np.where(n_pos > 0, sum_e / np.maximum(n_pos, _EPS), gamma)
         new_gamma[0] = 1.0
         change = max(float(np.max(np.abs(new_alpha - alpha), initial=0.0)),
                      float(np.max(np.abs(new_gamma - gamma), initial=0.0)))
@@ -130,5 +148,40 @@ def pbm(cells: CellCounts, *, tol: float = TOLERANCE, max_iter: int = MAX_ITER) 
             break
     score = np.where(n_pair > 0, alpha, np.nan)
     bias = np.where(n_pos > 0, gamma, np.nan)
-    return ModelFit("pbm", score, bias, "examination", {"iterations": it, "converged": converged, "tolerance": tol},
+    return ModelFit("pbm", score, bias, "examination", {"iterations": it, "converged": converged, "tolerance": tol,
+                                                         "ll_tolerance": ll_tol, "log_likelihood": round(last_ll, 9)},
                     attractiveness=score)
+
+
+def _pbm_sums_numpy(u: Any, r: Any, c: Any, not_clicked: Any, alpha: Any, gamma: Any, sum_a: Any, sum_e: Any) -> float:
+    """PBM E-step in NumPy: adds the weighted ``P(A = 1 | C)`` per pair to ``sum_a`` and ``P(E = 1 | C)``
+    per position to ``sum_e`` (each cell: its clicks, plus its non-clicks times the posterior); returns
+    the weighted log-likelihood of the clicks at these parameters."""
+    a, g = alpha[u], gamma[r]
+    denom = np.maximum(1.0 - g * a, _EPS)
+    sum_a += np.bincount(u, weights=c + not_clicked * a * (1.0 - g) / denom, minlength=sum_a.size)
+    sum_e += np.bincount(r, weights=c + not_clicked * g * (1.0 - a) / denom, minlength=sum_e.size)
+    return float(np.sum(c * np.log(np.maximum(g * a, _EPS)) + not_clicked * np.log(denom)))
+
+
+def _pbm_sums_loop(u: Any, r: Any, c: Any, not_clicked: Any, alpha: Any, gamma: Any, sum_a: Any,
+                   sum_e: Any) -> float:  # pragma: no cover - compiled by numba; a test compares it with NumPy
+    """The same E-step one cell at a time (the body numba compiles)."""
+    ll = 0.0
+    for i in range(u.size):
+        a = alpha[u[i]]
+        g = gamma[r[i]]
+        d = max(1.0 - g * a, 1e-12)
+        sum_a[u[i]] += c[i] + not_clicked[i] * a * (1.0 - g) / d
+        sum_e[r[i]] += c[i] + not_clicked[i] * g * (1.0 - a) / d
+        ll += c[i] * np.log(max(g * a, 1e-12)) + not_clicked[i] * np.log(d)
+    return ll
+
+
+def _pbm_sums_function(use_numba: bool | None) -> Callable[..., float]:
+    if use_numba is not False and _jit.load_numba() is not None:
+        compiled: Callable[..., float] = _jit.compile_kernel(_pbm_sums_loop, {}, "pbm_sums_loop")
+        return compiled
+    if use_numba:
+        raise ValueError(f"pbm: numba is not available ({_jit.failure()})")
+    return _pbm_sums_numpy

@@ -39,7 +39,9 @@ class CellCounts:
 
     def per_pair(self, values: NDArray[np.floating] | NDArray[np.integer]) -> NDArray[np.float64]:
         """``values`` (one per cell) summed per pair."""
-        return np.bincount(self.pair, weights=np.asarray(values, dtype=np.float64), minlength=self.n_pairs)
+        out: NDArray[np.float64] = np.bincount(self.pair, weights=np.asarray(values, dtype=np.float64),
+                                               minlength=self.n_pairs).astype(np.float64)
+        return out
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,9 @@ def cells_from_impressions(pair: NDArray[np.int64], position: NDArray[np.int64],
     keys, inv = np.unique(pair * width + position, return_inverse=True)
     imp = np.bincount(inv)
     wr = np.full(pair.size, np.nan) if watch is None else np.asarray(watch, dtype=np.float64)
+    def sums(weights: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.bincount(inv, weights=weights).astype(np.float64)
+
     return CellCounts(pair=keys // width, position=keys % width, impressions=imp.astype(np.int64),
-                      clicks=np.bincount(inv, weights=clicked).astype(np.int64),
-                      weight=np.bincount(inv, weights=w), weighted_clicks=np.bincount(inv, weights=w * clicked),
-                      weighted_watch=np.bincount(inv, weights=w * wr), n_pairs=n)
+                      clicks=sums(clicked.astype(np.float64)).astype(np.int64), weight=sums(w),
+                      weighted_clicks=sums(w * clicked), weighted_watch=sums(w * wr), n_pairs=n)

@@ -19,8 +19,9 @@ M-step: ``alpha[u]`` = weighted mean of ``P(A = 1 | C)`` over the impressions of
 mean of ``P(S = 1 | C)`` over the clicks on ``u``; ``gamma`` = expected transitions ``E_r = 1, S_r = 0 ->
 E_{r+1} = 1`` over expected ``E_r = 1, S_r = 0`` (positions whose next position shows a result).
 
-The score of a pair is its relevance ``alpha * sigma`` (Chapelle & Zhang). Stops as the other models
-(:data:`~ndcg_labeling.behavior.click_models.TOLERANCE`). Start: alpha = sigma = 0.5, gamma = 0.9.
+The score of a pair is its relevance ``alpha * sigma`` (Chapelle & Zhang). Stops as the PBM: no parameter
+moved by ``tol`` or the log-likelihood per served list rose by less than ``ll_tol``
+(:data:`~ndcg_labeling.behavior.click_models.LL_TOLERANCE`). Start: alpha = sigma = 0.5, gamma = 0.9.
 """
 
 from __future__ import annotations
@@ -32,17 +33,20 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ndcg_labeling import _jit
-from ndcg_labeling.behavior.click_models import MAX_ITER, TOLERANCE, ModelFit
+from ndcg_labeling.behavior.click_models import LL_TOLERANCE, MAX_ITER, TOLERANCE, ModelFit
 from ndcg_labeling.behavior.counts import SessionPatterns
 
 _EPS = 1e-12
+_TINY = 1e-300
 
 
 def _sums_numpy(p: SessionPatterns, alpha: NDArray[np.float64], sigma: NDArray[np.float64], gamma: float,
-                sum_a: NDArray[np.float64], sum_s: NDArray[np.float64], sum_e: NDArray[np.float64]) -> tuple[float, float]:
+                sum_a: NDArray[np.float64], sum_s: NDArray[np.float64], sum_e: NDArray[np.float64]) -> tuple[
+                    float, float, float]:
     """The E-step in NumPy, vectorized over served lists: adds the weighted posteriors ``P(A=1|C)`` per
     pair to ``sum_a``, ``P(S=1|C)`` per pair to ``sum_s``, ``P(E=1|C)`` per position to ``sum_e``;
-    returns the weighted transition sums (numerator, denominator) of the gamma update."""
+    returns the weighted transition sums (numerator, denominator) of the gamma update and the weighted
+    log-likelihood of the clicks."""
     valid = p.pairs >= 0
     s_n, k = p.pairs.shape
     idx = np.where(valid, p.pairs, 0)
@@ -88,17 +92,26 @@ def _sums_numpy(p: SessionPatterns, alpha: NDArray[np.float64], sigma: NDArray[n
     sum_a += np.bincount(idx.ravel(), weights=(wv * post_a).ravel(), minlength=sum_a.size)
     sum_s += np.bincount(idx.ravel(), weights=(wv * post_s).ravel(), minlength=sum_s.size)
     sum_e += np.sum(wv * post_e, axis=0)
-    return float(np.sum(np.where(nxt, num, 0.0) * w)), float(np.sum(np.where(nxt, den, 0.0) * w))
+    # log P(C) of each list: before the last click every position was examined and passed on (clicked and
+    # not satisfied, or not clicked), then the last click and nothing after it; no click at all: Z_1
+    step = np.where(clicks, a * (1.0 - sg) * gamma, (1.0 - a) * gamma)
+    before_last = np.sum(np.where(pos < lcol, np.log(np.maximum(step, _TINY)), 0.0), axis=1)
+    a_last = a[rows, np.maximum(last, 0)]
+    lp = np.where(any_click, before_last + np.log(np.maximum(a_last, _TINY)) + np.log(d_last),
+                  np.log(np.maximum(z[:, 0], _TINY)))
+    return (float(np.sum(np.where(nxt, num, 0.0) * w)), float(np.sum(np.where(nxt, den, 0.0) * w)),
+            float(np.sum(p.weight * lp)))
 
 
 def _sums_loop(pairs: Any, clicks: Any, weight: Any, alpha: Any, sigma: Any, gamma: float, sum_a: Any, sum_s: Any,
-               sum_e: Any) -> tuple[float, float]:  # pragma: no cover - compiled by numba; a test runs it in Python too
+               sum_e: Any) -> tuple[float, float, float]:  # pragma: no cover - compiled by numba; a test runs it in Python too
     """The same E-step as :func:`_sums_numpy`, one served list at a time (the body numba compiles)."""
     n_s, k = pairs.shape
     z = np.ones(k + 1)
     pe = np.zeros(k + 1)
     num = 0.0
     den = 0.0
+    ll = 0.0
     for s in range(n_s):
         w = weight[s]
         last = -1
@@ -125,6 +138,16 @@ def _sums_loop(pairs: Any, clicks: Any, weight: Any, alpha: Any, sigma: Any, gam
             if u < 0:
                 pe[r] = 0.0
         pe[k] = 0.0
+        if last < 0:
+            ll += w * np.log(max(z[0], 1e-300))
+        else:
+            lp = np.log(max(alpha[pairs[s, last]], 1e-300)) + np.log(d_last)
+            for r in range(last):
+                u = pairs[s, r]
+                a = alpha[u] if u >= 0 else 0.0
+                step = a * (1.0 - sigma[u]) * gamma if clicks[s, r] != 0 and u >= 0 else (1.0 - a) * gamma
+                lp += np.log(max(step, 1e-300))
+            ll += w * lp
         for r in range(k):
             u = pairs[s, r]
             if u < 0:
@@ -147,16 +170,17 @@ def _sums_loop(pairs: Any, clicks: Any, weight: Any, alpha: Any, sigma: Any, gam
                 else:
                     num += w * pe[r + 1]
                     den += w * pe[r]
-    return num, den
+    return num, den, ll
 
 
-def _sums_function(use_numba: bool | None) -> Callable[..., tuple[float, float]]:
+def _sums_function(use_numba: bool | None) -> Callable[..., tuple[float, float, float]]:
     """The E-step to use: the compiled loop where numba is available (unless ``use_numba`` is False), else NumPy."""
     if use_numba is not False and _jit.load_numba() is not None:
         compiled = _jit.compile_kernel(_sums_loop, {}, "dbn_sums_loop")
 
-        def run(p: SessionPatterns, alpha: Any, sigma: Any, gamma: float, sa: Any, ss: Any, se: Any) -> tuple[float, float]:
-            out: tuple[float, float] = compiled(p.pairs, p.clicks, p.weight, alpha, sigma, gamma, sa, ss, se)
+        def run(p: SessionPatterns, alpha: Any, sigma: Any, gamma: float, sa: Any, ss: Any, se: Any) -> tuple[
+                float, float, float]:
+            out: tuple[float, float, float] = compiled(p.pairs, p.clicks, p.weight, alpha, sigma, gamma, sa, ss, se)
             return out
 
         return run
@@ -166,7 +190,7 @@ def _sums_function(use_numba: bool | None) -> Callable[..., tuple[float, float]]
 
 
 def dbn(patterns: SessionPatterns, n_pairs: int, *, gamma: float | None = None, tol: float = TOLERANCE,
-        max_iter: int = MAX_ITER, use_numba: bool | None = None) -> ModelFit:
+        max_iter: int = MAX_ITER, ll_tol: float = LL_TOLERANCE, use_numba: bool | None = None) -> ModelFit:
     """Fit the DBN by EM on ``patterns`` (see the module docstring); ``gamma`` fixed when given, else
     estimated. ``position_bias`` is the weighted mean posterior examination per position.
     ``use_numba``: None (the compiled E-step where numba is available), True or False."""
@@ -185,9 +209,14 @@ def dbn(patterns: SessionPatterns, n_pairs: int, *, gamma: float | None = None, 
     g = 0.9 if gamma is None else float(gamma)
     converged, it = False, 0
     sum_e = np.zeros(k)
-    for it in range(1, max_iter + 1):
+    total, last_ll = max(float(patterns.weight.sum()), _EPS), -np.inf
+    for it in range(1, max_iter + 1):  # noqa: B007 - the count is read after the loop
         sum_a, sum_s, sum_e = np.zeros(n_pairs), np.zeros(n_pairs), np.zeros(k)
-        num, den = sums(patterns, alpha, sigma, g, sum_a, sum_s, sum_e)
+        num, den, ll = sums(patterns, alpha, sigma, g, sum_a, sum_s, sum_e)
+        if it > 1 and ll / total - last_ll < ll_tol:  # the last update gained (almost) nothing: stop
+            converged = True
+            break
+        last_ll = ll / total
         with np.errstate(invalid="ignore", divide="ignore"):
             new_alpha = np.where(n_imp > 0, sum_a / np.maximum(n_imp, _EPS), alpha)
             new_sigma = np.where(n_click > 0, sum_s / np.maximum(n_click, _EPS), sigma)
@@ -203,6 +232,7 @@ def dbn(patterns: SessionPatterns, n_pairs: int, *, gamma: float | None = None, 
     seen = n_imp > 0
     score = np.where(seen, alpha * np.where(n_click > 0, sigma, 0.0), np.nan)
     return ModelFit("dbn", score, bias, "examination (mean posterior)",
-                    {"iterations": it, "converged": converged, "tolerance": tol, "gamma": round(float(g), 6),
+                    {"iterations": it, "converged": converged, "tolerance": tol, "ll_tolerance": ll_tol,
+                     "log_likelihood": round(last_ll, 9), "gamma": round(float(g), 6),
                      "gamma_fitted": gamma is None},
                     attractiveness=np.where(seen, alpha, np.nan), satisfaction=np.where(n_click > 0, sigma, np.nan))

@@ -10,7 +10,15 @@ import typer
 if TYPE_CHECKING:
     from rich.console import Console
 
-from ndcg_labeling.cli.common import DbOption, ForceOption, OutOption, check_out, handle_errors, open_session, write_output
+from ndcg_labeling.cli.common import (
+    DbOption,
+    ForceOption,
+    OutOption,
+    check_out,
+    handle_errors,
+    open_session,
+    write_output,
+)
 
 implicit_app = typer.Typer(help="Labels from behavior: click models and watch time over interaction logs.",
                            no_args_is_help=True)

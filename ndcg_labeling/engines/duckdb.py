@@ -90,9 +90,11 @@ class DuckDBEngine:
 
         groups = resolve_sources(request.sources)
         with tempfile.TemporaryDirectory(prefix="ndcg-duckdb-") as tmp:
+            # no DuckDB progress bar: it would print on stdout, into --format json (the CLI shows a spinner on stderr)
             con = duckdb.connect(config={"memory_limit": MEMORY_LIMIT, "temp_directory": tmp})
             try:
                 con.execute("SET TimeZone = 'UTC'")
+                con.execute("SET enable_progress_bar = false")
                 self._create_views(con, groups, request)
                 first, last, as_of = self._validate(con, groups, request)
                 return self._aggregate(con, request, groups, first, last, as_of)
@@ -121,13 +123,20 @@ class DuckDBEngine:
             if request.watch and names["watch_ratio"] not in types:
                 raise InputFileError(files[0], f"--model watch needs a column {names['watch_ratio']!r}")
             con.execute(f"CREATE TEMP VIEW src{i} AS SELECT * FROM {reader}")
-            parts.append(self._normalized(f"src{i}", fmt, names, types, request))
+            parts.append(self._normalized(f"src{i}", fmt, names, types, request, native_ids=len(groups) == 1))
         con.execute("CREATE TEMP VIEW logs AS " + " UNION ALL ".join(parts))
 
     def _normalized(self, src: str, fmt: str, names: dict[str, str], types: dict[str, str],
-                    request: LogRequest) -> str:
+                    request: LogRequest, *, native_ids: bool) -> str:
+        """One source's rows in our names and types, with ``problem`` (NULL for a good row). Ids keep
+        their own type when there is one source format (grouping integers is faster than text);
+        they become text in the pairs table."""
         def raw(col: str) -> str:
             return f"{src}.{_q(names[col])}" if names[col] in types else "NULL"
+
+        def ident(col: str) -> str:
+            keep = native_ids and not types.get(names[col], "VARCHAR").startswith("VARCHAR")
+            return raw(col) if keep else f"CAST({raw(col)} AS VARCHAR)"
 
         ts_type = types.get(names["ts"], "VARCHAR")
         if ts_type.startswith(_TIME_TYPES):
@@ -139,8 +148,12 @@ class DuckDBEngine:
         row = {"parquet": "file_row_number", "jsonl": "NULL", "csv": "NULL", "tsv": "NULL"}[fmt]
         pos, clk = f"TRY_CAST({raw('position')} AS DOUBLE)", f"TRY_CAST({raw('clicked')} AS DOUBLE)"
         wr = f"TRY_CAST({raw('watch_ratio')} AS DOUBLE)"
-        checks = [f"WHEN NULLIF(TRIM(CAST({raw(c)} AS VARCHAR)), '') IS NULL THEN {_lit(f'{names[c]} is empty')}"
-                  for c in ("request_id", "query_id", "doc_id")]
+        def empty(col: str) -> str:
+            if types.get(names[col], "VARCHAR").startswith("VARCHAR"):
+                return f"NULLIF(TRIM({raw(col)}), '') IS NULL"
+            return f"{raw(col)} IS NULL"
+
+        checks = [f"WHEN {empty(c)} THEN {_lit(f'{names[c]} is empty')}" for c in ("request_id", "query_id", "doc_id")]
         checks += [
             f"WHEN {pos} IS NULL OR NOT isfinite({pos}) OR {pos} < 1 OR {pos} <> floor({pos}) THEN "
             f"{_lit(names['position'] + ' ')} || {_shown(raw('position'))} || ' is not a whole number >= 1'",
@@ -165,8 +178,8 @@ class DuckDBEngine:
                           f"{_lit(names['dwell_ms'] + ' ')} || {_shown(raw('dwell_ms'))} || ' is not a number >= 0'")
         problem = "CASE " + " ".join(checks) + " END"
         return (f"SELECT filename AS _file, {row} AS _row, {_lit(fmt)} AS _fmt, {problem} AS problem, "
-                f"CAST({raw('request_id')} AS VARCHAR) AS request_id, CAST({raw('query_id')} AS VARCHAR) AS query_id, "
-                f"CAST({raw('doc_id')} AS VARCHAR) AS doc_id, TRY_CAST({pos} AS BIGINT) AS position, "
+                f"{ident('request_id')} AS request_id, {ident('query_id')} AS query_id, "
+                f"{ident('doc_id')} AS doc_id, TRY_CAST({pos} AS BIGINT) AS position, "
                 f"TRY_CAST({clk} AS INTEGER) AS clicked, {ts} AS ts, {wr} AS watch_ratio FROM {src}")
 
     # --- pass 1: validation ----------------------------------------------------------------------
@@ -229,9 +242,11 @@ class DuckDBEngine:
         con.execute("CREATE TEMP TABLE cells AS SELECT query_id, doc_id, position, count(*) AS n, "
                     "sum(clicked) AS c, sum(w) AS nw, sum(w * clicked) AS cw, sum(w * watch_ratio) AS ww "
                     "FROM win GROUP BY ALL")
-        con.execute("CREATE TEMP TABLE pairs AS SELECT CAST(row_number() OVER (ORDER BY query_id, doc_id) - 1 AS BIGINT) "
-                    "AS pair, query_id, doc_id FROM (SELECT DISTINCT query_id, doc_id FROM cells)")
-        ids = con.execute("SELECT query_id, doc_id FROM pairs ORDER BY pair").fetchall()
+        # pairs in the order of their ids as text (the order the other engines must give too)
+        con.execute("CREATE TEMP TABLE pairs AS SELECT CAST(row_number() OVER (ORDER BY CAST(query_id AS VARCHAR), "
+                    "CAST(doc_id AS VARCHAR)) - 1 AS BIGINT) AS pair, query_id, doc_id "
+                    "FROM (SELECT DISTINCT query_id, doc_id FROM cells)")
+        ids = con.execute("SELECT CAST(query_id AS VARCHAR), CAST(doc_id AS VARCHAR) FROM pairs ORDER BY pair").fetchall()
         arr = con.execute("SELECT p.pair, c.position, c.n, c.c, c.nw, c.cw, c.ww FROM cells c "
                           "JOIN pairs p USING (query_id, doc_id)").fetchnumpy()
         n_imp = int(np.sum(arr["n"])) if len(ids) else 0

@@ -24,8 +24,16 @@ ITER = 12
 
 
 def pbm_reference(pair, position, clicked, weight, n_pairs, k, iterations):  # noqa: ANN001, ANN201
-    alpha = [0.5] * n_pairs
-    gamma = [1.0] + [0.5] * (k - 1)  # gamma_1 = 1: the scale of the PBM is fixed by the top position
+    # the documented start: gamma from the position CTRs relative to the top (gamma_1 = 1 fixes the PBM's
+    # scale), alpha = clicks / expected examinations, both clipped away from 0 and 1
+    ctr = [sum(w * c for r2, c, w in zip(position, clicked, weight, strict=True) if r2 == r)
+           / sum(w for r2, w in zip(position, weight, strict=True) if r2 == r) for r in range(1, k + 1)]
+    gamma = [1.0] + [min(1.0, max(1e-6, ctr[r] / ctr[0])) for r in range(1, k)]
+    alpha = []
+    for v in range(n_pairs):
+        clicks = sum(w * c for u, c, w in zip(pair, clicked, weight, strict=True) if u == v)
+        seen = sum(w * gamma[r - 1] for u, r, w in zip(pair, position, weight, strict=True) if u == v)
+        alpha.append(min(1 - 1e-6, max(1e-6, clicks / seen)))
     for _ in range(iterations):
         a_num, a_den = [0.0] * n_pairs, [0.0] * n_pairs
         g_num, g_den = [0.0] * k, [0.0] * k
@@ -54,10 +62,34 @@ def test_pbm_em_matches_the_per_impression_reference():
     weight = 0.5 ** rng.uniform(0, 3, n)
     ref_alpha, ref_gamma = pbm_reference(pair.tolist(), position.tolist(), clicked.tolist(), weight.tolist(),
                                          n_pairs, k, ITER)
-    fit = pbm(cells_from_impressions(pair, position, clicked, weight=weight), tol=0.0, max_iter=ITER)
-    assert fit.parameters["iterations"] == ITER
-    np.testing.assert_allclose(fit.score, ref_alpha, rtol=0, atol=1e-9)
-    np.testing.assert_allclose(fit.position_bias, ref_gamma, rtol=0, atol=1e-9)
+    for use_numba in (False, True) if numba_available() else (False,):
+        fit = pbm(cells_from_impressions(pair, position, clicked, weight=weight), tol=0.0, ll_tol=-np.inf,
+                  max_iter=ITER, use_numba=use_numba)
+        assert fit.parameters["iterations"] == ITER
+        np.testing.assert_allclose(fit.score, ref_alpha, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(fit.position_bias, ref_gamma, rtol=0, atol=1e-9)
+
+
+def test_pbm_stops_when_the_likelihood_stops_rising():
+    """The documented stopping rule: the log-likelihood per impression (computed here) rose by less than
+    ll_tol in the last iteration, and it rose at every iteration before (EM never lowers it)."""
+    rng = np.random.default_rng(3)
+    n = 4000
+    pair, position = rng.integers(0, 20, n), rng.integers(1, 6, n)
+    clicked = (rng.random(n) < 0.7 ** position * (0.3 + 0.7 * (pair % 4) / 4)).astype(int)
+    cells = cells_from_impressions(pair, position, clicked)
+
+    def loglik(alpha: np.ndarray, gamma: np.ndarray) -> float:
+        p = alpha[pair] * gamma[position - 1]
+        return float(np.mean(clicked * np.log(p) + (1 - clicked) * np.log(1 - p)))
+
+    fit = pbm(cells, ll_tol=1e-7)
+    assert fit.parameters["converged"] and fit.parameters["iterations"] < 2000
+    before = pbm(cells, tol=0.0, ll_tol=-np.inf, max_iter=int(fit.parameters["iterations"]) - 2)
+    last = pbm(cells, tol=0.0, ll_tol=-np.inf, max_iter=int(fit.parameters["iterations"]) - 1)
+    gain = loglik(last.score, last.position_bias) - loglik(before.score, before.position_bias)
+    assert 0 <= gain < 1e-7
+    np.testing.assert_allclose(fit.score, last.score, atol=1e-12)
 
 
 def _configs(clicks: tuple[int, ...]) -> list[tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]]:
@@ -135,7 +167,7 @@ def test_dbn_em_matches_the_brute_force_reference(use_numba):
     patterns = SessionPatterns(pairs=np.array([p for p, _ in sessions], dtype=np.int64),
                                clicks=np.array([c for _, c in sessions], dtype=np.int8),
                                weight=np.array(weights), count=np.ones(len(sessions), dtype=np.int64))
-    fit = dbn(patterns, n_queries * k, tol=0.0, max_iter=ITER, use_numba=use_numba)
+    fit = dbn(patterns, n_queries * k, tol=0.0, ll_tol=-np.inf, max_iter=ITER, use_numba=use_numba)
     assert fit.parameters["iterations"] == ITER
     np.testing.assert_allclose(fit.attractiveness, ref_alpha, rtol=0, atol=1e-9)
     np.testing.assert_allclose(fit.satisfaction, ref_sigma, rtol=0, atol=1e-9)
@@ -149,7 +181,7 @@ def test_dbn_with_a_shorter_list_and_fixed_gamma_matches_the_reference():
     patterns = SessionPatterns(pairs=np.array([list(p) + [-1] * (3 - len(p)) for p, _ in sessions], dtype=np.int64),
                                clicks=np.array([list(c) + [0] * (3 - len(c)) for _, c in sessions], dtype=np.int8),
                                weight=np.array(weights), count=np.ones(5, dtype=np.int64))
-    fit = dbn(patterns, 3, gamma=0.9, tol=0.0, max_iter=1, use_numba=False)
+    fit = dbn(patterns, 3, gamma=0.9, tol=0.0, ll_tol=-np.inf, max_iter=1, use_numba=False)
     alpha, sigma = [0.5] * 3, [0.5] * 3
     a_num, a_den, s_num, s_den = [0.0] * 3, [0.0] * 3, [0.0] * 3, [0.0] * 3
     for (pairs, clicks), w in zip(sessions, weights, strict=True):
@@ -165,3 +197,24 @@ def test_dbn_with_a_shorter_list_and_fixed_gamma_matches_the_reference():
     with np.errstate(invalid="ignore"):  # a pair never clicked has no satisfaction (NaN on both sides)
         np.testing.assert_allclose(fit.satisfaction, np.array(s_num) / np.array(s_den), atol=1e-12)
     assert fit.parameters["gamma"] == 0.9
+
+
+@pytest.mark.parametrize("use_numba", [False, True])
+def test_dbn_log_likelihood_is_the_enumerated_probability_of_the_clicks(use_numba):
+    """The stopping rule's log-likelihood: sum of w * log P(clicks), P by enumerating every hidden state."""
+    if use_numba and not numba_available():
+        pytest.skip("numba is not installed")
+    from ndcg_labeling.behavior.dbn import _sums_function
+
+    sessions = [((0, 1, 2), (1, 0, 1)), ((2, 0, 1), (0, 0, 0)), ((1, 2, 0), (0, 1, 0)), ((0, 2, 1), (1, 1, 0)),
+                ((1, 0), (0, 1)), ((2,), (1,))]
+    weights = [1.0, 2.0, 0.5, 1.0, 1.5, 0.7]
+    alpha, sigma, gamma = [0.3, 0.6, 0.8], [0.2, 0.5, 0.9], 0.7
+    want = sum(w * np.log(sum(_joint(p, e, a, s, alpha, sigma, gamma) for e, a, s in _configs(c)))
+               for (p, c), w in zip(sessions, weights, strict=True))
+    patterns = SessionPatterns(pairs=np.array([list(p) + [-1] * (3 - len(p)) for p, _ in sessions], dtype=np.int64),
+                               clicks=np.array([list(c) + [0] * (3 - len(c)) for _, c in sessions], dtype=np.int8),
+                               weight=np.array(weights), count=np.ones(len(sessions), dtype=np.int64))
+    sums = _sums_function(use_numba)
+    _num, _den, ll = sums(patterns, np.array(alpha), np.array(sigma), gamma, np.zeros(3), np.zeros(3), np.zeros(3))
+    assert ll == pytest.approx(want, abs=1e-12)

@@ -169,3 +169,15 @@ def test_sessions_for_the_dbn(log, tmp_path):
     pq.write_table(pa.Table.from_pylist(rows), path)
     with pytest.raises(NdcgLabelingError, match="request 'r0' shows two documents at one position"):
         get_engine().aggregate(LogRequest(sources=(str(path),), sessions=True))
+
+
+def test_integer_ids_keep_the_text_order_of_pairs(tmp_path):
+    """Integer ids are grouped as integers, but pairs come in the order of their ids as text (9 after 10)."""
+    path = tmp_path / "ints.parquet"
+    pq.write_table(pa.table({"request_id": [1, 1, 2, 2], "query_id": [9, 9, 10, 10], "doc_id": [100, 20, 100, 3],
+                             "position": [1, 2, 1, 2], "clicked": [1, 0, 0, 1], "ts": [T0, T0, T0 + 1, T0 + 1]}), path)
+    agg = get_engine().aggregate(LogRequest(sources=(str(path),), sessions=True))
+    assert list(zip(agg.query_ids, agg.doc_ids, strict=True)) == [("10", "100"), ("10", "3"), ("9", "100"), ("9", "20")]
+    clicks = np.bincount(agg.cells.pair, weights=agg.cells.clicks, minlength=4)
+    assert clicks.tolist() == [0, 1, 1, 0]
+    assert agg.sessions is not None and sorted(agg.sessions.pairs.tolist()) == [[0, 1], [2, 3]]

@@ -161,6 +161,19 @@ def test_behavior_stays_out_of_agreement_unless_asked_and_fit_to_and_calibrate(r
     cons = json.loads(invoke(runner, db, "consensus", "--method", "median", "--include-behavior",
                              "--format", "json").stdout)
     assert cons["models_left_out"] == {}
+    rng = np.random.default_rng(4)
+    for s, quality in enumerate((0.2, 0.6, 1.0, 1.6, 2.5)):  # five systems, worst to best
+        lines = []
+        for q in range(N_QUERIES):
+            pairs = np.arange(q * N_DOCS, (q + 1) * N_DOCS)
+            score = quality * sim.truth[pairs] + rng.normal(0, 1, N_DOCS)
+            lines += [f"q{q:03d} Q0 d{p:04d} {rank} {score[i]:.4f} s{s}"
+                      for rank, i in enumerate(np.argsort(-score), start=1) for p in [pairs[i]]]
+        run = tmp_path / f"s{s}.run"
+        run.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        assert invoke(runner, db, "import", "run", str(run), "--system", f"s{s}").exit_code == 0
     report = json.loads(invoke(runner, db, "calibrate", "--judge", "clicks", "--format", "json").stdout)
-    assert report["rows"][0]["n"] == json.loads(fitted.stdout)["pairs_graded"]
-    assert report["rows"][0]["kappa"] >= 0.7
+    row = report["rows"][0]
+    assert row["n"] == json.loads(fitted.stdout)["pairs_graded"] and row["n_systems"] == 5
+    assert row["kappa"] >= 0.7 and row["tau"] >= 0.8
+    assert report["verdicts"][0].startswith("clicks agrees with people overall")

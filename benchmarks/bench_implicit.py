@@ -1,0 +1,145 @@
+"""Labels from behavior at scale: ``implicit derive``'s engine (DuckDB, out of core) and kernels (COEC, PBM)
+over N impressions in Parquet, with peak RSS, beside pandas ``groupby`` on 10M rows (same result).
+
+    .venv/bin/python benchmarks/bench_implicit.py                # 100M impressions (the issue's size)
+    .venv/bin/python benchmarks/bench_implicit.py --rows 10000000 --models coec,pbm,dbn
+
+The log is written first (Parquet files of 5M rows, integer ids: 20,000 queries x 10 documents =
+200,000 pairs, PBM clicks, 30 days of timestamps) into ``--folder`` (default: a temporary folder).
+Every measured run is a fresh process (``/usr/bin/time``-like: wall seconds and its own peak RSS):
+
+* ours: ``DuckDBEngine().aggregate`` (validate every row, then aggregate the window with a 14-day
+  half-life) and the model's fit, over all N rows;
+* pandas: ``read_parquet`` of the first 10M rows, ``groupby([query, doc, position])``, COEC from it;
+  ours over the same 10M rows, and the largest difference of the two COEC scores (must be ~1e-12).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _machine import child_env, cpu_name  # noqa: E402
+
+CHUNK = 5_000_000
+N_QUERIES, N_DOCS = 20_000, 10
+EXAMINATION = np.array([1.0, 0.85, 0.7, 0.58, 0.48, 0.4, 0.33, 0.28, 0.24, 0.2])
+
+
+def write_log(folder: Path, rows: int, seed: int = 1) -> list[Path]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(seed)
+    attractiveness = rng.choice([0.05, 0.25, 0.55, 0.85], size=N_QUERIES * N_DOCS, p=[0.4, 0.25, 0.2, 0.15])
+    files = []
+    for start in range(0, rows, CHUNK):
+        n_req = min(CHUNK, rows - start) // N_DOCS
+        query = rng.integers(0, N_QUERIES, n_req)
+        doc = np.argsort(rng.random((n_req, N_DOCS)), axis=1)
+        pair = query[:, None] * N_DOCS + doc
+        clicked = (rng.random(pair.shape) < EXAMINATION) & (rng.random(pair.shape) < attractiveness[pair])
+        ts = 1_760_000_000 + rng.integers(0, 30 * 86_400, n_req)
+        path = folder / f"part-{start // CHUNK:05d}.parquet"
+        pq.write_table(pa.table({
+            "request_id": np.repeat(np.arange(start // N_DOCS, start // N_DOCS + n_req, dtype=np.int64), N_DOCS),
+            "query_id": np.repeat(query, N_DOCS), "doc_id": pair.ravel(),
+            "position": np.tile(np.arange(1, N_DOCS + 1, dtype=np.int8), n_req),
+            "clicked": clicked.ravel().astype(np.int8), "ts": np.repeat(ts, N_DOCS)}), path)
+        files.append(path)
+    return files
+
+
+OURS = r"""
+import json, resource, sys, time
+from ndcg_labeling.engines import LogRequest, get_engine
+from ndcg_labeling.behavior.click_models import coec, pbm
+from ndcg_labeling.behavior.dbn import dbn
+files, model = json.loads(sys.argv[1]), sys.argv[2]
+t0 = time.perf_counter()
+agg = get_engine().aggregate(LogRequest(sources=tuple(files), half_life_s=None if model == "coec-check" else 14 * 86400.0,
+                                        sessions=model == "dbn"))
+t1 = time.perf_counter()
+fit = {"coec": coec, "coec-check": coec, "pbm": pbm}.get(model)
+fit = fit(agg.cells) if fit else dbn(agg.sessions, agg.cells.n_pairs)
+t2 = time.perf_counter()
+out = {"aggregate_s": t1 - t0, "fit_s": t2 - t1, "rows": agg.n_impressions, "pairs": agg.cells.n_pairs,
+       "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "iterations": fit.parameters.get("iterations")}
+if model == "coec-check":
+    out["scores"] = dict(zip([f"{q}/{d}" for q, d in zip(agg.query_ids, agg.doc_ids)], fit.score.tolist()))
+print(json.dumps(out))
+"""
+
+PANDAS = r"""
+import json, resource, sys, time
+import numpy as np, pandas as pd
+files = json.loads(sys.argv[1])
+t0 = time.perf_counter()
+df = pd.concat([pd.read_parquet(f, columns=["query_id", "doc_id", "position", "clicked"]) for f in files])
+cells = df.groupby(["query_id", "doc_id", "position"], sort=False)["clicked"].agg(["size", "sum"]).reset_index()
+ctr = cells.groupby("position")["sum"].sum() / cells.groupby("position")["size"].sum()
+cells["expected"] = cells["size"] * cells["position"].map(ctr)
+pairs = cells.groupby(["query_id", "doc_id"])[["sum", "expected"]].sum()
+score = pairs["sum"] / pairs["expected"]
+t1 = time.perf_counter()
+print(json.dumps({"s": t1 - t0, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "scores": {f"{q}/{d}": float(v) for (q, d), v in score.items()}}))
+"""
+
+
+def run(code: str, *args: str) -> tuple[dict, float]:
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=child_env(),
+                          timeout=3600)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(done.stderr)
+    return json.loads(done.stdout), wall
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", type=int, default=100_000_000, help="impressions in the Parquet log")
+    ap.add_argument("--pandas-rows", type=int, default=10_000_000, help="rows of the pandas comparison")
+    ap.add_argument("--models", default="coec,pbm", help="comma-separated: coec, pbm, dbn")
+    ap.add_argument("--folder", type=Path, default=None, help="write (or reuse) the log here")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-implicit-") as tmp:
+        folder = args.folder or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        t = time.perf_counter()
+        files = sorted(folder.glob("part-*.parquet"))
+        if sum(1 for _ in files) * CHUNK < args.rows:
+            files = write_log(folder, args.rows)
+        files = files[: -(-args.rows // CHUNK)]
+        print(f"machine: {cpu_name()}, {__import__('os').cpu_count()} CPUs; log: {args.rows:,} impressions in "
+              f"{len(files)} Parquet files ({sum(f.stat().st_size for f in files) / 1e6:.0f} MB), "
+              f"written in {time.perf_counter() - t:.1f} s")
+        print(f"{'what':<44} {'rows':>12} {'wall s':>8} {'engine s':>9} {'fit s':>7} {'peak RSS MB':>12}")
+        for model in args.models.split(","):
+            res, wall = run(OURS, json.dumps([str(f) for f in files]), model)
+            print(f"{'ours: implicit derive --model ' + model + ' (half-life 14d)':<44} {res['rows']:>12,} "
+                  f"{wall:>8.1f} {res['aggregate_s']:>9.1f} {res['fit_s']:>7.2f} {res['rss_mb']:>12.0f}")
+        small = [str(f) for f in files[: max(1, args.pandas_rows // CHUNK)]]
+        ours, wall_o = run(OURS, json.dumps(small), "coec-check")
+        theirs, wall_p = run(PANDAS, json.dumps(small))
+        common = ours["scores"].keys() & theirs["scores"].keys()
+        diff = max(abs(ours["scores"][k] - theirs["scores"][k]) for k in common)
+        same = len(common) == len(ours["scores"]) == len(theirs["scores"])
+        print(f"{'ours: COEC, no decay':<44} {ours['rows']:>12,} {wall_o:>8.1f} {ours['aggregate_s']:>9.1f} "
+              f"{ours['fit_s']:>7.2f} {ours['rss_mb']:>12.0f}")
+        print(f"{'pandas: read_parquet + groupby, COEC':<44} {ours['rows']:>12,} {wall_p:>8.1f} {theirs['s']:>9.1f} "
+              f"{'':>7} {theirs['rss_mb']:>12.0f}")
+        print(f"same result: {same and diff < 1e-9} ({len(common):,} pairs, largest COEC difference {diff:.1e})")
+
+
+if __name__ == "__main__":
+    main()
