@@ -79,9 +79,10 @@ def read_rows(spark: Any, path: str, kind: str) -> Any:
     """A DataFrame of :data:`ROWS_SCHEMA` (``kind``: run or qrels; ``problem`` set on bad lines)."""
     if is_parquet(path):
         return _parquet_rows(spark, path, kind)
-    if not Path(path).is_file():
+    remote = "://" in path  # s3a://, hdfs://...: Spark reads it, the driver cannot check it
+    if not remote and not Path(path).is_file():
         raise InputFileError(path, "no such file" if not Path(path).exists() else "not a regular file")
-    numbered = spark.sparkContext.textFile(str(Path(path).resolve())).zipWithIndex()
+    numbered = spark.sparkContext.textFile(path if remote else str(Path(path).resolve())).zipWithIndex()
     parsed = numbered.mapPartitions(lambda it: _parse_partition(kind, path, it))
     return spark.createDataFrame(parsed, ROWS_SCHEMA)
 
