@@ -1,3 +1,4 @@
+# ruff: noqa: F811 - the `spark` fixture is imported from spark_fixture and named as a parameter
 """``eval --engine spark`` prints exactly what the embedded ``eval`` prints (and trec_eval 10, whose own
 test outputs lie in tests/data/trec_eval): the same text, the same per-query values, the same errors;
 TREC or Parquet files."""
@@ -10,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from spark_fixture import spark  # noqa: F401 - the fixture
 from typer.testing import CliRunner
 
 from ndcg_labeling.cli import app

@@ -1,3 +1,4 @@
+# ruff: noqa: F811 - the `spark` fixture is imported from spark_fixture and named as a parameter
 """The Spark log engine against the DuckDB engine on the same logs: the same aggregates (the counts
 exactly, the decayed sums to 1e-12 relative), the same DBN patterns, the same Error line for a bad row,
 and ``implicit derive --engine spark`` == ``--engine duckdb`` grade for grade, model by model."""
@@ -10,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from spark_fixture import spark  # noqa: F401 - the fixture
 from sqlalchemy import text
 from typer.testing import CliRunner
 
@@ -114,7 +116,7 @@ def test_derive_on_spark_equals_duckdb_grade_for_grade(spark, log, tmp_path, mod
     outs = {}
     for name in ("duckdb", "spark"):
         result = runner.invoke(app, ["implicit", "derive", path, "--model", model, "--grader", f"by-{name}",
-                                     "--half-life", "7d", "--min-impressions", "5", "--format", "json",
+                                     "--min-impressions", "5", "--format", "json",
                                      "--engine", name, "--db", url], catch_exceptions=False)
         assert result.exit_code == 0, result.output
         outs[name] = json.loads(result.stdout)

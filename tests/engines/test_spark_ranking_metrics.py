@@ -1,3 +1,4 @@
+# ruff: noqa: F811 - the `spark` fixture is imported from spark_fixture and named as a parameter
 """Spark's own ``pyspark.mllib.evaluation.RankingMetrics.ndcgAt`` as a peer of ``eval``'s NDCG.
 
 Where the two definitions meet, the numbers agree (to 1e-12); where they part, the difference is shown
@@ -19,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from pyspark.mllib.evaluation import RankingMetrics
+from spark_fixture import spark  # noqa: F401 - the fixture
 
 from ndcg_labeling.pipeline.evaluate import evaluate_files
 

@@ -1,4 +1,5 @@
-"""One small local SparkSession for the Spark tests (``local[2]``, 2 shuffle partitions, no UI).
+"""One small local SparkSession for the Spark tests, imported by each test module (not a conftest.py:
+a second ``conftest`` module would shadow the one that tests/behavior imports by name) (``local[2]``, 2 shuffle partitions, no UI).
 
 PySpark is installed by the test set-up (the ``spark`` extra) and Java 17 by ``.ci/run``: these tests
 run in CI, they are not skipped. The session is started once (Spark's JVM takes tens of seconds to
