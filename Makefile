@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	# The CPU build of torch that lies on this machine's disk; a plain `torch` pulls a multi-GB CUDA build.
 	$(BIN)/python -m pip install -q "torch==2.13.0" || echo "torch 2.13.0 not available: torch tests will be skipped"
-	$(BIN)/python -m pip install -q -e ".[dev,postgres,torch]"
+	$(BIN)/python -m pip install -q -e ".[dev,postgres,torch,spark]"
 	# irrCAC (the peer for Gwet's AC1/AC2 in the tests) pins scipy==1.12 and coverage<7, which would
 	# hold numpy below 2 (breaking pyarrow) and break numba's import; its code runs fine on current ones.
 	$(BIN)/python -m pip install -q --no-deps "irrCAC==0.4.4"

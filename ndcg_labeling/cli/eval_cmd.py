@@ -88,6 +88,10 @@ def register(app: typer.Typer) -> None:
         fmt: Annotated[EvalFormat, typer.Option("--format", help="trec (4 decimals), csv or json (full precision).")]
         = EvalFormat.trec,
         out: Annotated[str | None, typer.Option("--out", "-o", help="Write to this file instead of stdout.")] = None,
+        engine: Annotated[str, typer.Option("--engine", help="embedded (this process) or spark (the same kernels on "
+                                            "Spark's executors; TREC or Parquet files; docs/scale.md).")] = "embedded",
+        spark_master: Annotated[str | None, typer.Option("--spark-master", help="Spark master URL for --engine "
+                                                         "spark (default local[*]).")] = None,
         force: Annotated[bool, typer.Option("--force", help="Overwrite the --out file if it exists.")] = False,
     ) -> None:
         """Evaluate a TREC run against qrels, a drop-in for trec_eval 10 (no database).
@@ -103,5 +107,6 @@ def register(app: typer.Typer) -> None:
             _refuse_unsupported(debug_level, zscore)
             result = evaluate_files(qrels, run, measure, complete=complete, relevance_level=relevance_level,
                                     max_docs=max_docs, judged_only=judged_only, num_docs_in_coll=num_docs,
-                                    rel_info_format=rel_info_format, results_format=results_format)
+                                    rel_info_format=rel_info_format, results_format=results_format,
+                                    engine=engine, spark_master=spark_master)
             write_output(render(result, fmt.value, per_query=per_query, summary=not no_summary), out, force)

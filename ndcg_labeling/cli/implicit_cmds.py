@@ -81,6 +81,8 @@ def derive(
     fmt: Annotated[DeriveFormat, typer.Option("--format", help="Output format.")] = DeriveFormat.table,
     out: OutOption = None, force: ForceOption = False,
     db: DbOption = None,
+    engine: Annotated[str, typer.Option("--engine", help="Log engine: duckdb (embedded) or spark (docs/scale.md).")] = "duckdb",
+    spark_master: Annotated[str | None, typer.Option("--spark-master", help="Spark master URL for --engine spark (default local[*]).")] = None,
 ) -> None:
     """Derive graded judgments from interaction logs and store them as a behavior grader's judgments."""
     from ndcg_labeling.pipeline.behavior import DeriveOptions, derive_labels, parse_duration, parse_time
@@ -96,7 +98,7 @@ def derive(
             since=parse_time(since, "--since") if since is not None else None,
             until=parse_time(until, "--until") if until is not None else None,
             min_impressions=min_impressions, thresholds=cuts, fit_to=fit_to, batch=batch, columns=cols,
-            replace=replace)
+            replace=replace, engine=engine, spark_master=spark_master)
     from contextlib import AbstractContextManager, nullcontext
 
     from ndcg_labeling.cli.common import err_console

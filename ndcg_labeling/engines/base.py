@@ -57,10 +57,14 @@ class LogEngine(Protocol):
         ...
 
 
-def get_engine(name: str = "duckdb") -> LogEngine:
-    """The engine called ``name``."""
+def get_engine(name: str = "duckdb", *, spark_master: str | None = None) -> LogEngine:
+    """The engine called ``name`` (``spark_master``: the Spark master URL of ``spark``)."""
     if name == "duckdb":
         from ndcg_labeling.engines.duckdb import DuckDBEngine
 
         return DuckDBEngine()
-    raise NdcgLabelingError(f"unknown engine {name!r}; use duckdb")
+    if name == "spark":
+        from ndcg_labeling.engines.spark import SparkEngine
+
+        return SparkEngine(master=spark_master)
+    raise NdcgLabelingError(f"unknown engine {name!r}; use duckdb or spark")

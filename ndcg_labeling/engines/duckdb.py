@@ -248,7 +248,7 @@ class DuckDBEngine:
                     "FROM (SELECT DISTINCT query_id, doc_id FROM cells)")
         ids = con.execute("SELECT CAST(query_id AS VARCHAR), CAST(doc_id AS VARCHAR) FROM pairs ORDER BY pair").fetchall()
         arr = con.execute("SELECT p.pair, c.position, c.n, c.c, c.nw, c.cw, c.ww FROM cells c "
-                          "JOIN pairs p USING (query_id, doc_id)").fetchnumpy()
+                          "JOIN pairs p USING (query_id, doc_id) ORDER BY p.pair, c.position").fetchnumpy()  # EM sums: fixed order
         n_imp = int(np.sum(arr["n"])) if len(ids) else 0
         ww = np.asarray(arr["ww"], dtype=np.float64) if len(ids) else np.zeros(0)
         cells = CellCounts(pair=np.asarray(arr["pair"], np.int64), position=np.asarray(arr["position"], np.int64),
@@ -262,7 +262,7 @@ class DuckDBEngine:
 
     def _sessions(self, con: Any) -> tuple[SessionPatterns, int]:
         con.execute(
-            "CREATE TEMP TABLE patterns AS SELECT CAST(row_number() OVER () - 1 AS BIGINT) AS sid, * FROM ("
+            "CREATE TEMP TABLE patterns AS SELECT CAST(row_number() OVER (ORDER BY lp, lpos, lc) - 1 AS BIGINT) AS sid, * FROM ("
             "SELECT lp, lpos, lc, sum(w) AS w, count(*) AS n, any_value(request_id) AS rid FROM ("
             "SELECT request_id, list(p.pair ORDER BY position) AS lp, list(position ORDER BY position) AS lpos, "
             "list(clicked ORDER BY position) AS lc, avg(w) AS w FROM win JOIN pairs p USING (query_id, doc_id) "

@@ -178,6 +178,7 @@ class DeriveOptions:
     columns: dict[str, str] = field(default_factory=dict)
     replace: bool = False
     engine: str = "duckdb"
+    spark_master: str | None = None
 
 
 def _check(options: DeriveOptions) -> Scale:
@@ -208,7 +209,7 @@ def derive_labels(sources: list[str], options: DeriveOptions, *, session: Sessio
     request = LogRequest(sources=tuple(sources), columns=dict(options.columns), since=options.since,
                          until=options.until, as_of=options.as_of, half_life_s=options.half_life_s,
                          watch=options.model == "watch", sessions=options.model == "dbn")
-    agg = get_engine(options.engine).aggregate(request)
+    agg = get_engine(options.engine, spark_master=options.spark_master).aggregate(request)
     if agg.cells.n_pairs == 0:
         raise NdcgLabelingError(f"{', '.join(sources)}: no impressions in the window; nothing to derive")
     fit = fit_model(options.model, agg)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -37,11 +38,17 @@ def evaluate_files(
     num_docs_in_coll: int = 0,
     rel_info_format: str = "qrels",
     results_format: str = "trec_results",
+    engine: str = "embedded",
+    spark_master: str | None = None,
+    spark: Any = None,
 ) -> EvalResult:
     """Evaluate a TREC run against TREC qrels, as ``trec_eval [-c] [-l N] [-M N] [-J] [-N N] -m ...``.
 
     ``measures``: trec_eval ``-m`` values (None: ``official``). ``run_path`` ``-`` reads standard input.
     ``rel_info_format`` / ``results_format``: trec_eval's ``-R`` / ``-T`` (``qrels``, ``trec_results``).
+    ``engine``: ``embedded`` (this process) or ``spark`` (the same kernels on Spark's executors,
+    :mod:`ndcg_labeling.engines.spark_eval`; ``spark``: a caller's SparkSession, else one started on
+    ``spark_master``, default ``local[*]``); both give the same values and the same text.
     """
     if results_format != "trec_results":
         raise NdcgLabelingError(f"-T: unknown results format {results_format!r}; known: trec_results")
@@ -55,6 +62,11 @@ def evaluate_files(
     if max_docs is not None and max_docs < 0:
         raise NdcgLabelingError(f"-M must be at least 0, got {max_docs}")
     options = Options(complete=complete, max_docs=max_docs, judged_only=judged_only)
+    if engine == "spark":
+        return _on_spark(str(qrels_path), str(run_path), columns, options, relevance_level, num_docs_in_coll,
+                         rel_info_format, spark_master, spark)
+    if engine != "embedded":
+        raise NdcgLabelingError(f"--engine: unknown engine {engine!r}; use embedded or spark")
     if rel_info_format == "qrels_jg":
         return _judgment_groups(str(qrels_path), str(run_path), columns, options, relevance_level)
     if rel_info_format in ("prefs", "qrels_prefs"):
@@ -64,17 +76,39 @@ def evaluate_files(
     joined = read_and_join(str(qrels_path), str(run_path), options)
     values = trec_measures.compute(columns, joined.lists, relevance_level=relevance_level,
                                    num_docs_in_coll=num_docs_in_coll)
-    if joined.missing.any():  # trec_eval's clean-up of the empty rankings -c adds
+    return _finish(columns, joined.query_ids, values, joined.missing, joined.run_id, joined.n_positive_judgments,
+                   options)
+
+
+def _on_spark(qrels_path: str, run_path: str, columns: list[Column], options: Options, relevance_level: int,
+              num_docs_in_coll: int, rel_info_format: str, spark_master: str | None, spark: Any) -> EvalResult:
+    """The per-query values from Spark's executors; the summary as the embedded path makes it."""
+    from ndcg_labeling.engines.spark_eval import per_query_values
+    from ndcg_labeling.engines.spark_session import get_session
+
+    if rel_info_format != "qrels":
+        raise NdcgLabelingError(f"--engine spark evaluates -R qrels only, not -R {rel_info_format}")
+    found = per_query_values(get_session(spark_master, spark), qrels_path, run_path, columns, options,
+                             relevance_level=relevance_level, num_docs_in_coll=num_docs_in_coll)
+    return _finish(columns, found.query_ids, found.values, found.missing, found.run_id, found.n_positive_judgments,
+                   options)
+
+
+def _finish(columns: list[Column], query_ids: list[str], values: dict[str, Any], missing: np.ndarray,
+            run_id: str, n_positive_judgments: int, options: Options) -> EvalResult:
+    """trec_eval's clean-up of the empty rankings ``-c`` adds, and the summary rows (both engines)."""
+    complete, judged_only, max_docs = options.complete, options.judged_only, options.max_docs
+    if missing.any():  # trec_eval's clean-up of the empty rankings -c adds
         for col in columns:
             if col.family == "utility":
-                values[col.name] = values[col.name] * ~joined.missing
+                values[col.name] = values[col.name] * ~missing
             elif col.family in ("iprec_at_recall", "11pt_avg") and not judged_only and max_docs != 0:
                 # trec_eval ranks one made-up unjudged document for such a query: 0, not 0/0 (unless
                 # -J or -M 0 drops it)
-                values[col.name] = np.where(joined.missing, 0.0, values[col.name])
-    summary = trec_measures.summarise(columns, values, run_id=joined.run_id,
-                                      num_rel_override=joined.n_positive_judgments if complete else None)
-    return EvalResult(columns, joined.query_ids, values, summary)
+                values[col.name] = np.where(missing, 0.0, values[col.name])
+    summary = trec_measures.summarise(columns, values, run_id=run_id,
+                                      num_rel_override=n_positive_judgments if complete else None)
+    return EvalResult(columns, query_ids, values, summary)
 
 
 def _check_format(columns: list[Column], rel_info_format: str) -> None:
