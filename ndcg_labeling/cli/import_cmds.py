@@ -24,7 +24,7 @@ from ndcg_labeling.cli.common import (
 import_app = typer.Typer(help="Import queries, documents, graders, system runs and judgments.", no_args_is_help=True)
 graders_app = typer.Typer(help="Add and list graders.", no_args_is_help=True)
 
-FileArg = Annotated[Path, typer.Argument(help="The file to import.", show_default=False)]
+FileArg = Annotated[Path, typer.Argument(help="The file to import.", show_default=False, readable=False)]
 InFormat = Annotated[str | None, typer.Option("--format", help="File format; default from the extension.")]
 JsonSummary = Annotated[bool, typer.Option("--json", help="Print the summary as a JSON object.")]
 KindOption = Annotated[str, typer.Option("--kind", help="Kind of new graders: human, or model (an automatic judge).")]

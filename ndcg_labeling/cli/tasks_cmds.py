@@ -121,7 +121,7 @@ def list_cmd(fmt: FormatOption = TableFormat.table, db: DbOption = None) -> None
 def export(
     batch: BatchArg,
     grader: GraderOption,
-    out: Annotated[Path, typer.Option("--out", "-o", help="The task file to write.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="The task file to write.", readable=False)],
     fmt: Annotated[TaskFileFormat | None, typer.Option("--format", help="Default: from the extension (.csv, .jsonl, .json = label-studio).")] = None,
     force: ForceOption = False,
     db: DbOption = None,
@@ -141,7 +141,7 @@ def export(
 
 @tasks_app.command("import")
 def import_cmd(
-    file: Annotated[Path, typer.Argument(help="The filled task file.", show_default=False)],
+    file: Annotated[Path, typer.Argument(help="The filled task file.", show_default=False, readable=False)],
     grader: GraderOption,
     fmt: Annotated[TaskFileFormat | None, typer.Option("--format", help="Default: from the extension (.csv, .jsonl, .json = label-studio).")] = None,
     batch: Annotated[str | None, typer.Option("--batch", help="The batch the file must belong to; default: the batch of its items.")] = None,

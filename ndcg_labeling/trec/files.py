@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ndcg_labeling.errors import InputFileError
-from ndcg_labeling.io.files import require_input_file  # the one rule for input files (docs/input-rules.md)
+from ndcg_labeling.io.files import require_input_file, unreadable  # the one rule for input files (docs/input-rules.md)
 
 STDIN = "-"
 RUN_FIELDS = "expected 6 whitespace-separated fields (query_id Q0 doc_id rank score tag), got {n}"
@@ -64,7 +64,7 @@ def read_bytes(path: str | Path) -> bytes:
         with open(path, "rb") as fh:
             return fh.read()
     except OSError as exc:
-        raise InputFileError(path, f"cannot read file: {exc.strerror or exc}") from None
+        raise unreadable(path, exc) from None
 
 
 def lines(path: str, data: bytes) -> Iterator[tuple[int, list[str]]]:
