@@ -327,11 +327,15 @@ def _json_constant(name: str) -> float:
     raise ValueError(f"{name} is not a JSON value")
 
 
-def _json_float(text: str) -> float:
-    value = float(text)
-    if value in (float("inf"), float("-inf")):
+class _JsonNumber(str):
+    """A JSON number with a fraction or an exponent, kept as the text the file wrote: a grade column
+    is read exactly (``1.9999999999999999`` is not 2), and an id column still refuses it as a number."""
+
+
+def _json_float(text: str) -> _JsonNumber:
+    if float(text) in (float("inf"), float("-inf")):
         raise ValueError(f"the number {_capped(text, '')} is too large")
-    return value
+    return _JsonNumber(text)
 
 
 def _json_object(pairs: list[tuple[str, object]]) -> dict[str, object]:
@@ -343,7 +347,8 @@ def _json_object(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return out
 
 
-_JSON_KINDS = {bool: "JSON boolean", int: "JSON number", float: "JSON number", dict: "JSON object", list: "JSON array"}
+_JSON_KINDS = {bool: "JSON boolean", int: "JSON number", float: "JSON number", _JsonNumber: "JSON number",
+               dict: "JSON object", list: "JSON array"}
 
 
 def _read_jsonl(path: str, text: str, non_text: dict[str, tuple[int | None, str]]) -> tuple[pd.DataFrame, list[int]]:
@@ -368,14 +373,17 @@ def _read_jsonl(path: str, text: str, non_text: dict[str, tuple[int | None, str]
             raise InputFileError(path, f"not a JSON object: got {type(record).__name__}", line=number)
         row: dict[str, str] = {}
         for k, v in record.items():
-            if isinstance(v, str):
+            if isinstance(v, str) and not isinstance(v, _JsonNumber):
                 if "\x00" in v:
                     raise InputFileError(path, f"NUL character (\\u0000) in the value of {_capped(k)!r}", line=number)
                 row[k] = v
                 continue
             if v is not None and k not in non_text:
-                non_text[k] = (len(records), f"{_JSON_KINDS.get(type(v), 'JSON value')} {_capped(json.dumps(v), '')}")
+                shown = str.__str__(v) if isinstance(v, _JsonNumber) else json.dumps(v)
+                non_text[k] = (len(records), f"{_JSON_KINDS.get(type(v), 'JSON value')} {_capped(shown, '')}")
             row[k] = "" if v is None else json.dumps(v) if isinstance(v, (dict, list)) else str(v)
+            if isinstance(v, _JsonNumber):
+                row[k] = str.__str__(v)
         records.append(row)
         lines.append(number)
     if not records:

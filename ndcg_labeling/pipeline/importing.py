@@ -380,7 +380,7 @@ def read_judgments_file(path: str, *, fmt: str | None, grader: str | None, scale
         from ndcg_labeling.trec import read_trec_qrels
 
         refuse_nul(path)  # also refuses anything but a regular file
-        qrels = read_trec_qrels(path)
+        qrels = read_trec_qrels(path, relevance_text=True)  # the grade parser reads the text exactly
         table = InputTable(path, "trec", pd.DataFrame({
             "query_id": qrels["query_id"].astype(str), "doc_id": qrels["doc_id"].astype(str),
             "grader": grader, "grade": qrels["relevance"].astype(str), "batch": ""}))
@@ -474,9 +474,13 @@ def _against_stored(table: InputTable, lines: _JudgmentLines, gid: NDArray[np.in
     if differs.any() and not replace:
         r = merged.iloc[int(np.flatnonzero(differs)[0])]
         ext = table.frame.iloc[int(r["_row"])]
-        raise table.error(int(r["_row"]), f"grader {ext['grader']!r} already graded ({ext['query_id']!r}, "
-                          f"{ext['doc_id']!r}) as {int(r['grade_old'])} on {r['scale_old']}, not {int(r['grade'])}; "
-                          f"use --replace to overwrite")
+        pair = f"({ext['query_id']!r}, {ext['doc_id']!r})"
+        if r["scale_old"] != scale:  # the scale differs: say so, whether or not the number does
+            raise table.error(int(r["_row"]), f"grader {ext['grader']!r} already graded {pair} on scale "
+                              f"{r['scale_old']} (as {int(r['grade_old'])}); this file is imported on scale {scale} "
+                              f"(as {int(r['grade'])}): a judgment keeps one scale; use --replace to regrade it on {scale}")
+        raise table.error(int(r["_row"]), f"grader {ext['grader']!r} already graded {pair} as {int(r['grade_old'])} "
+                          f"on {r['scale_old']}, not {int(r['grade'])}; use --replace to overwrite")
     if differs.any():
         ids = merged.loc[differs, "id_old"].astype(np.int64).tolist()
         for start in range(0, len(ids), 10_000):
