@@ -122,14 +122,15 @@ def graders_add(names: Annotated[list[str], typer.Argument(help="Grader names.")
 @graders_app.command("list")
 def graders_list(db: DbOption = None, fmt: FormatOption = TableFormat.table, out: OutOption = None,
                  force: ForceOption = False) -> None:
-    """List graders with their number of judgments."""
+    """List graders with their role, kind and number of judgments."""
     from ndcg_labeling.cli.common import open_connection
     from ndcg_labeling.pipeline.overview import list_graders  # Core reads: starts without the ORM
 
     check_out(out, force)
     with open_connection(db) as conn:
         rows = list_graders(session=conn)
-    text = render_rows(rows, fmt, title="graders", columns=["grader", "display_name", "active", "kind", "judgments"])
+    text = render_rows(rows, fmt, title="graders", columns=["grader", "display_name", "active", "role", "kind",
+                                                                      "judgments"])
     if text is not None:
         write_output(text, out, force)
 
