@@ -219,11 +219,13 @@ def render_rows(rows: Sequence[dict[str, Any]], fmt: TableFormat | str, *, title
         import csv
         import io
 
+        from ndcg_labeling.spreadsheet import cell
+
         buf = io.StringIO()
-        writer = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
+        writer = csv.DictWriter(buf, fieldnames=[cell(c) for c in cols], extrasaction="ignore", lineterminator="\n")
         writer.writeheader()
-        for r in rows:
-            writer.writerow({c: ("" if r.get(c) is None else r.get(c)) for c in cols})
+        for r in rows:  # text cells that a spreadsheet would run as a formula get a leading ' (OWASP)
+            writer.writerow({cell(c): ("" if r.get(c) is None else cell(r.get(c))) for c in cols})
         return buf.getvalue()
     if not sys.stdout.isatty():
         sys.stdout.write(plain_table(rows, cols, title))

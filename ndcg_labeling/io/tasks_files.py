@@ -2,7 +2,9 @@
 
 Formats:
 
-- ``csv``: header ``item_id,query,title,body,url,grade``; the grade column is empty on export.
+- ``csv``: header ``item_id,query,title,body,url,grade``; the grade column is empty on export. A cell
+  that a spreadsheet would run as a formula (``=...``, ``+...``, ``-...``, ``@...``) is written with a
+  leading ``'`` (:mod:`ndcg_labeling.spreadsheet`); reading the file back removes exactly that mark.
 - ``jsonl``: one object per line with the same keys.
 - ``label-studio``: on export, a Label Studio task-import JSON list
   ``[{"data": {"item_id": ..., "query": ..., "title": ..., "body": ..., "url": ...}}]``; on import,
@@ -26,6 +28,7 @@ from typing import Any
 from ndcg_labeling.errors import InputFileError
 from ndcg_labeling.io.files import open_output, require_input_file
 from ndcg_labeling.io.tables import read_table
+from ndcg_labeling.spreadsheet import neutralise
 
 TASK_COLUMNS = ("item_id", "query", "title", "body", "url", "grade")
 LABEL_STUDIO_FIELDS = ("item_id", "query", "title", "body", "url")
@@ -60,10 +63,15 @@ def write_tasks(rows: Sequence[dict[str, Any]], path: str | Path, fmt: str | Non
     fmt_n = task_format(path, fmt)
     clean = [{c: ("" if row.get(c) is None else str(row.get(c))) for c in TASK_COLUMNS} for row in rows]
     with open_output(path, force=force) as fh:
-        if fmt_n == "csv":
+        if fmt_n == "csv":  # opened in a spreadsheet: no cell may be a formula (ndcg_labeling.spreadsheet)
             writer = csv.DictWriter(fh, fieldnames=list(TASK_COLUMNS), lineterminator="\n")
+            # The csv module quotes a field with "\n" but not one with a lone "\r" (lineterminator is
+            # "\n"), which a reader would take for a line end: such a row is written fully quoted.
+            quoted = csv.DictWriter(fh, fieldnames=list(TASK_COLUMNS), lineterminator="\n", quoting=csv.QUOTE_ALL)
             writer.writeheader()
-            writer.writerows(clean)
+            for row in clean:
+                cells = {c: neutralise(v) for c, v in row.items()}
+                (quoted if any("\r" in v for v in cells.values()) else writer).writerow(cells)
         elif fmt_n == "jsonl":
             for row in clean:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")

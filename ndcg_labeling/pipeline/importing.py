@@ -48,6 +48,11 @@ BATCH_LENGTH = _width(m.Judgment.batch)
 MAX_RANK = 2**31 - 1  # ranking_entries.rank is a 32-bit INTEGER on PostgreSQL
 GRADER_KINDS = tuple(GraderKind)
 Progress = Callable[[int], None]
+# The columns trimmed of surrounding spaces (ids, and the query type, a label from a short list); every
+# other column of these files is free text, stored verbatim (docs/import.md).
+QUERY_TRIMMED = ("query_id", "query_type")
+DOCUMENT_TRIMMED = ("doc_id",)
+GRADER_TRIMMED = ("grader",)
 
 
 @dataclass
@@ -60,6 +65,8 @@ class ImportSummary:
     unchanged: int = 0
     updated: int = 0
     created: dict[str, int] = field(default_factory=dict)
+    trimmed: int = 0  # ids and query types whose surrounding spaces were trimmed (free text never is)
+    trimmed_what: str = ""
 
     def __str__(self) -> str:
         parts = [f"{self.new} new", f"{self.unchanged} unchanged"]
@@ -69,11 +76,13 @@ class ImportSummary:
         extra = [f"{n} {what} created without text" for what, n in self.created.items() if n]
         if extra:
             text += "; " + ", ".join(extra)
+        if self.trimmed:
+            text += f"; {self.trimmed} {self.trimmed_what} value(s) trimmed of surrounding spaces"
         return text
 
     def as_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "path": self.path, "new": self.new, "unchanged": self.unchanged,
-                "updated": self.updated, "created": dict(self.created)}
+                "updated": self.updated, "created": dict(self.created), "trimmed": self.trimmed}
 
 
 # --- shared row checks --------------------------------------------------------------------------
@@ -101,21 +110,27 @@ def _optional_text(table: InputTable, column: str) -> list[str | None]:
 
 
 def import_queries(path: str | Path, *, session: Session, fmt: str | None = None) -> ImportSummary:
-    """Import ``query_id,text,query_type``. Existing queries get the file's text and type."""
-    table = read_table(path, fmt)
+    """Import ``query_id,text,query_type``. Existing queries get the file's text and type.
+
+    The text is stored verbatim; spaces around ``query_id`` and ``query_type`` are trimmed and counted."""
+    table = read_table(path, fmt, trim=QUERY_TRIMMED)
     table.require_columns(["query_id", "text", "query_type"])
     ids = table.check_ids("query_id", MAX_ID_LENGTH)
     table.check_lengths("query_type", QUERY_TYPE_LENGTH)
     _check_unique(table, ["query_id"], "query_id")
     texts = _optional_text(table, "text")
     types = _optional_text(table, "query_type")
-    return _upsert_by_external_id(m.Query, "queries", table, ids.tolist(),
-                                  {"text": texts, "query_type": types}, session=session)
+    summary = _upsert_by_external_id(m.Query, "queries", table, ids.tolist(),
+                                     {"text": texts, "query_type": types}, session=session)
+    summary.trimmed, summary.trimmed_what = table.trimmed, "query_id/query_type"
+    return summary
 
 
 def import_documents(path: str | Path, *, session: Session, fmt: str | None = None) -> ImportSummary:
-    """Import ``doc_id,title`` and ``body`` and/or ``url``; other columns become free metadata."""
-    table = read_table(path, fmt)
+    """Import ``doc_id,title`` and ``body`` and/or ``url``; other columns become free metadata.
+
+    Every value but ``doc_id`` (trimmed and counted) is stored verbatim; an empty value is NULL."""
+    table = read_table(path, fmt, trim=DOCUMENT_TRIMMED)
     table.require_columns(["doc_id", "title"], optional=["body", "url"])
     if "body" not in table.frame.columns and "url" not in table.frame.columns:
         raise InputFileError(table.path, "missing column body or url: expected doc_id,title,body or doc_id,title,url",
@@ -132,7 +147,9 @@ def import_documents(path: str | Path, *, session: Session, fmt: str | None = No
         metas = [None] * len(table.frame)
     values = {"title": _optional_text(table, "title"), "body": _optional_text(table, "body"),
               "url": _optional_text(table, "url"), "meta": metas}
-    return _upsert_by_external_id(m.Document, "documents", table, ids.tolist(), values, session=session)
+    summary = _upsert_by_external_id(m.Document, "documents", table, ids.tolist(), values, session=session)
+    summary.trimmed, summary.trimmed_what = table.trimmed, "doc_id"
+    return summary
 
 
 def _upsert_by_external_id(model: Any, kind: str, table: InputTable, ids: list[str],
@@ -211,7 +228,7 @@ def add_graders(names: list[str], *, session: Session, role: str = "grader", kin
 def import_graders(path: str | Path, *, session: Session, fmt: str | None = None, kind: str = "human") -> ImportSummary:
     """Import ``grader[,display_name]``; new graders get ``kind`` (human or model)."""
     _check_kind(kind)
-    table = read_table(path, fmt)
+    table = read_table(path, fmt, trim=GRADER_TRIMMED)
     table.require_columns(["grader"], optional=["display_name"])
     names = table.check_ids("grader", GRADER_LENGTH)
     table.check_lengths("display_name", DISPLAY_NAME_LENGTH)
@@ -230,6 +247,7 @@ def import_graders(path: str | Path, *, session: Session, fmt: str | None = None
             grader.display_name = display
             summary.updated += 1
     session.flush()
+    summary.trimmed, summary.trimmed_what = table.trimmed, "grader"
     return summary
 
 

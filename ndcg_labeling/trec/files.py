@@ -21,7 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ndcg_labeling.errors import InputFileError
-from ndcg_labeling.io.files import require_input_file, unreadable  # the one rule for input files (docs/input-rules.md)
+from ndcg_labeling.io.files import (  # the one rule for input files (docs/input-rules.md)
+    require_input_file,
+    unreadable,
+)
 
 STDIN = "-"
 RUN_FIELDS = "expected 6 whitespace-separated fields (query_id Q0 doc_id rank score tag), got {n}"
