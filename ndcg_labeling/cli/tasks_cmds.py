@@ -147,13 +147,20 @@ def import_cmd(
     batch: Annotated[str | None, typer.Option("--batch", help="The batch the file must belong to; default: the batch of its items.")] = None,
     db: DbOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as a JSON object.")] = False,
+    overwrite_newer: Annotated[bool, typer.Option(
+        "--overwrite-newer", help="Replace grades made after the file was exported (refused and counted otherwise).")] = False,
 ) -> None:
-    """Import a filled task file (CSV/JSONL with item_id,grade or a Label Studio JSON export) as judgments."""
+    """Import a filled task file (CSV/JSONL with item_id,grade or a Label Studio JSON export) as judgments.
+
+    A row replaces a different stored grade only if the file was exported after that grade was made
+    (its exported_at column) or the grade came from this same file; other such rows are refused and
+    counted, unless --overwrite-newer."""
     from ndcg_labeling.pipeline.tasks import GradedFileError, import_graded
 
     with open_session(db) as session:
         try:
-            result = import_graded(file, grader=grader, session=session, fmt=fmt.value if fmt else None, batch=batch)
+            result = import_graded(file, grader=grader, session=session, fmt=fmt.value if fmt else None, batch=batch,
+                                   overwrite_newer=overwrite_newer)
         except GradedFileError as exc:
             for line in exc.lines:
                 err_console.print(f"Error: {line}", markup=False)

@@ -97,7 +97,7 @@ def save_grade(name: str, item_id: str, grade: int | str, *, grader: str, sessio
         session.add(m.Judgment(grader_id=grader_obj.id, query_id=item.query_id, document_id=item.document_id,
                                grade=value, scale=scale.name, batch=batch.name, source_file=source_file,
                                created_at=now))
-    else:
+    else:  # the grade is made now, here: what a stale task file is compared with (tasks import)
         judgment.grade = value
         judgment.scale = scale.name
         judgment.source_file = source_file
