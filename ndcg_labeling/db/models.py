@@ -290,3 +290,15 @@ class GoldAnswer(Base):
     grade: Mapped[int] = mapped_column(Integer)
     source_file: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+# --- revision 0008: server secrets ---------------------------------------------------------------------
+
+
+class ServerSecret(Base):
+    """A random key the server keeps (``login``: the HMAC key binding a sign-in form to its token)."""
+
+    __tablename__ = "server_secrets"
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    secret: Mapped[str] = mapped_column(String(128))
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)

@@ -2,7 +2,7 @@
 
 Formats:
 
-- ``csv``: header ``item_id,query,title,body,url,grade,exported_at``; the grade column is empty on
+- ``csv``: header ``item_id,query,title,body,url,exported_at,grade``; the grade column is empty on
   export; ``exported_at`` is the time of the export (UTC, ``2026-12-04T06:05:00.123456Z``), compared on
   import with the time each stored grade was made, so that a stale file never replaces newer work. A cell
   that a spreadsheet would run as a formula (``=...``, ``+...``, ``-...``, ``@...``) is written with a
@@ -33,7 +33,7 @@ from ndcg_labeling.io.files import open_output, require_input_file
 from ndcg_labeling.io.tables import read_table
 from ndcg_labeling.spreadsheet import neutralise
 
-TASK_COLUMNS = ("item_id", "query", "title", "body", "url", "grade", "exported_at")
+TASK_COLUMNS = ("item_id", "query", "title", "body", "url", "exported_at", "grade")  # grade last: the column a grader fills
 LABEL_STUDIO_FIELDS = ("item_id", "query", "title", "body", "url", "exported_at")
 STAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"  # exported_at: when the file was written, UTC to the microsecond
 TASK_FORMATS = ("csv", "jsonl", "label-studio")

@@ -57,7 +57,7 @@ def test_command_before_upgrade_leaves_no_empty_sqlite_file(runner, tmp_path):
 def test_db_upgrade_current_downgrade(runner, empty_db):
     assert invoke(runner, empty_db, "db", "upgrade").exit_code == 0
     result = invoke(runner, empty_db, "db", "current")
-    assert result.exit_code == 0 and "0006 (head 0006; at head)" in result.stdout
+    assert result.exit_code == 0 and "0008 (head 0008; at head)" in result.stdout
     assert invoke(runner, empty_db, "db", "downgrade", "0001").exit_code == 0
     assert "not at head" in invoke(runner, empty_db, "db", "current").stdout
     assert invoke(runner, empty_db, "db", "downgrade", "base").exit_code == 0
