@@ -34,15 +34,16 @@ QRELS_COLUMNS = ["query_id", "iteration", "doc_id", "relevance"]
 def read_trec_run(path: str | Path) -> pd.DataFrame:
     """Read a TREC run file.
 
-    Returns a DataFrame with columns ``query_id`` (str), ``doc_id`` (str), ``rank`` (int64),
-    ``score`` (float64) and ``tag`` (str), one row per line, in file order (the ``Q0`` column is
-    dropped). Raises :class:`~ndcg_labeling.errors.InputFileError` naming the file and line for an
-    unreadable or non-UTF-8 file, an empty file, a line with fewer than 6 fields, a rank that is not
-    an integer, or a score that is not a finite number.
+    Returns a DataFrame with columns ``query_id`` (str), ``doc_id`` (str), ``rank`` (str: the field as
+    written, never checked or used: the rank column is ignored, as trec_eval ignores it; documents are
+    ranked by score), ``score`` (float64) and ``tag`` (str), one row per line, in file order (the ``Q0``
+    column is dropped). Raises :class:`~ndcg_labeling.errors.InputFileError` naming the file and line
+    for an unreadable or non-UTF-8 file, an empty file, a line with fewer than 6 fields, or a score
+    that is not a finite number.
     """
     if _has_comments(path):
         run = files.read_run(path, full=True)
-        return pd.DataFrame({"query_id": run.query_id, "doc_id": run.doc_id, "rank": np.asarray(run.rank, np.int64),
+        return pd.DataFrame({"query_id": run.query_id, "doc_id": run.doc_id, "rank": run.rank,
                              "score": np.asarray(run.score, np.float64), "tag": run.tag})
     return _read_run(path, RUN_COLUMNS)[["query_id", "doc_id", "rank", "score", "tag"]]
 
@@ -103,16 +104,11 @@ def read_trec_qrels(path: str | Path, *, relevance_text: bool = False) -> pd.Dat
 def _read_run(path: str | Path, wanted: Sequence[str], categorical: bool = False) -> pd.DataFrame:
     path = str(path)
     frame = _read_table(
-        path, RUN_COLUMNS, wanted, {"score": "float64", "rank": "float64"}, _run_line_problem, 6, categorical
+        path, RUN_COLUMNS, wanted, {"score": "float64"}, _run_line_problem, 6, categorical
     )
     if "score" in frame:
         if not np.isfinite(frame["score"].to_numpy()).all():
             _raise_first_bad_line(path, _run_line_problem)
-    if "rank" in frame:
-        rank = frame["rank"].to_numpy()
-        if not (np.isfinite(rank) & (rank == np.round(rank))).all():
-            _raise_first_bad_line(path, _run_line_problem)
-        frame["rank"] = rank.astype(np.int64)
     return frame
 
 
@@ -183,9 +179,7 @@ def _run_line_problem(fields: list[str]) -> str | None:
         return (
             f"expected 6 whitespace-separated fields (query_id Q0 doc_id rank score tag), got {len(fields)}"
         )
-    if not _is_int(fields[3]):
-        return f"rank must be an integer, got {fields[3]!r}"
-    try:
+    try:  # fields[3], the rank, is ignored
         score = float(fields[4])
     except ValueError:
         return f"score must be a number, got {fields[4]!r}"

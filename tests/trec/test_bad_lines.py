@@ -33,7 +33,6 @@ BAD_RUNS = [
     ("score_word", "1 Q0 a 1 high t\n", 1, "score must be a number, got 'high'"),
     ("score_nan", "1 Q0 a 1 nan t\n", 1, "score must be a finite number, got 'nan'"),
     ("score_inf", "1 Q0 a 1 2 t\n1 Q0 b 2 -inf t\n", 2, "score must be a finite number, got '-inf'"),
-    ("rank_word", "1 Q0 a one 2.0 t\n", 1, "rank must be an integer, got 'one'"),
     ("latin1", b"1 Q0 a 1 2.0 t\n1 Q0 \xe9 2 1.0 t\n", 2, "the file is not UTF-8 text"),
 ]
 GOOD_QRELS = "1 0 a 1\n1 0 b 0\n"
