@@ -179,6 +179,16 @@ def _scoped(db: str | None, file: object, scope: Callable[[Any], AbstractContext
         try:
             with scope(engine) as handle:
                 yield handle
+        except KeyboardInterrupt as exc:
+            # Close in order: what the interrupted work still holds (a half-read cursor inside a
+            # generator) is released now, while its connection is open, not by the garbage collector
+            # after dispose() closed it ("sqlite3.ProgrammingError: Cannot operate on a closed database").
+            import gc
+            import traceback
+
+            traceback.clear_frames(exc.__traceback__)
+            gc.collect()
+            raise
         finally:
             engine.dispose()
 
