@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from decimal import Decimal
 
 
 @dataclass(frozen=True)
@@ -57,21 +58,50 @@ _GRADE_TEXT = re.compile(r"[+-]?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?", re.ASC
 def parse_grade(raw: object, scale: Scale) -> int:
     """Parse one grade given as text or number; ``ValueError`` says why it is not a grade of ``scale``.
 
-    The one grade parser of the tool (judgment files, task files). Accepts ``"2"``, ``2``, ``2.0``,
-    ``" 2 "``; refuses ``"2.5"``, ``"three"``, empty, booleans, digits other than ASCII 0-9
-    (``"٢"``, ``"２"``), ``"1_0"``, ``nan``/``inf``, and values outside the scale.
+    The one grade parser of the tool's files (judgment files, task files, gold files). The text is read
+    exactly, as a decimal number (never through a float, which would read ``1.9999999999999999`` as 2):
+    it is a grade only if its value is exactly one of the scale's grades. Accepts ``"2"``, ``2``,
+    ``"2.0"``, ``"2e0"``, ``" 2 "``; refuses ``"2.5"``, ``"1.9999999999999999"``, ``"three"``, empty,
+    booleans, digits other than ASCII 0-9 (``"٢"``, ``"２"``), ``"1_0"``, ``nan``/``inf``, and values
+    outside the scale (the message quotes the text as written: ``grade 1e20 is outside ...``).
     """
     if isinstance(raw, bool):
         raise ValueError(f"grade {raw!r} is not an integer")
-    text = str(raw).strip()
+    if isinstance(raw, float) and not raw.is_integer():  # a float a caller computed: never rounded
+        raise ValueError(f"grade {raw!r} is not an integer")
+    text = str(int(raw)) if isinstance(raw, float) else str(raw).strip()
     if text == "" or text.lower() in {"nan", "none", "null"}:
         raise ValueError("empty grade")
     if _GRADE_TEXT.fullmatch(text) is None:
         raise ValueError(f"grade {text[:40]!r} is not an integer")
-    value = float(text)
-    if value != value or value in (float("inf"), float("-inf")) or not value.is_integer():
+    value = Decimal(text)  # exact: the digits as written, any exponent
+    if value != value.to_integral_value():
         raise ValueError(f"grade {text[:40]!r} is not an integer")
-    grade = int(value)
-    if not scale.contains(grade):
-        raise ValueError(f"grade {grade} is outside the scale {scale.name} ({scale.min_grade}..{scale.max_grade})")
-    return grade
+    if not scale.min_grade <= value <= scale.max_grade:
+        shown = text if len(text) <= 40 else text[:40] + "..."
+        raise ValueError(f"grade {shown} is outside the scale {scale.name} ({scale.min_grade}..{scale.max_grade})")
+    return int(value)
+
+
+def parse_exact_grade(raw: object, scale: Scale, names: tuple[str, ...] | None = None) -> int:
+    """A grade as the web API takes it: a JSON integer, or text that is exactly one of the scale's
+    grades as :func:`str` writes it (``"2"``) or one of its names (any case). ``"+2"``, ``"02"``,
+    ``" 2 "``, ``"2.0"`` are refused: a client sends the scale's own values, so anything else is a bug
+    in the client rather than a spelling to guess at. ``ValueError`` otherwise, quoting the value."""
+    if isinstance(raw, bool) or not isinstance(raw, int | str):
+        raise ValueError(f"grade {raw!r} is not a number or a grade name")
+    if isinstance(raw, int):
+        if not scale.contains(raw):
+            raise ValueError(f"grade {raw} is outside the scale {scale.name} ({scale.min_grade}..{scale.max_grade})")
+        return raw
+    by_name = {n.lower(): scale.min_grade + i for i, n in enumerate(names or scale.names)}
+    by_text = {str(g): g for g in scale.values}
+    if raw in by_text:
+        return by_text[raw]
+    if raw.lower() in by_name:
+        return by_name[raw.lower()]
+    if re.fullmatch(r"-?[1-9][0-9]{0,20}", raw, re.ASCII):  # written as str writes an integer: just not on the scale
+        raise ValueError(f"grade {raw} is outside the scale {scale.name} ({scale.min_grade}..{scale.max_grade})")
+    shown = raw if len(raw) <= 40 else raw[:40] + "..."
+    raise ValueError(f"grade {shown!r} is not a grade of scale {scale.name}: send one of "
+                     f"{', '.join(by_text)} (a JSON number or exactly that text) or a grade name")

@@ -63,7 +63,7 @@ AREAS: dict[str, str] = {
     "io": "io", "trec": "trec", "db": "db", "reports": "reports",
     # the next areas (docs/layout.md): each a room with pure kernels and thin use cases of its own
     "behavior": "behavior", "judges": "judges", "online": "online", "budget": "budget", "engines": "engines",
-    "errors": "base", "scales": "base", "choices": "base", "guidelines": "base",
+    "errors": "base", "scales": "base", "choices": "base", "guidelines": "base", "spreadsheet": "base",
     "": "root", "__main__": "root",
 }
 BASE = {"base"}

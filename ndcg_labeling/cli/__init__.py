@@ -78,8 +78,17 @@ def _print_version(value: bool) -> None:
 def _root(
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.", is_eager=True,
                                           callback=_print_version)] = False,
+    db: Annotated[str | None, typer.Option("--db", help="Database URL for the command (as the command's own "
+                                                        "--db, which wins when both are given).",
+                                           show_default=False)] = None,
 ) -> None:
     """From human relevance grades to trustworthy NDCG numbers."""
+    if db is not None:
+        # The URL has one source chain (--db, else $NDCG_LABELING_DB, else the default): the root option
+        # fills the variable for this process, so a command's own --db still wins.
+        import os
+
+        os.environ["NDCG_LABELING_DB"] = db  # ndcg_labeling.db.session.ENV_VAR (not imported: sqlalchemy)
 
 
 def register(modules: Iterable[str] = MODULES) -> typer.Typer:
@@ -95,7 +104,10 @@ def register(modules: Iterable[str] = MODULES) -> typer.Typer:
 
 def modules_for(argv: Sequence[str]) -> tuple[str, ...]:
     """The modules a command line needs: those of its command (the first word that is not an option;
-    the root options, ``--version`` and ``--help``, take no value), else every module."""
+    of the root options only ``--db`` takes a value), else every module."""
+    argv = list(argv)
+    while argv[:1] == ["--db"] or (argv and argv[0].startswith("--db=")):  # the root's --db (with its value)
+        argv = argv[2:] if argv[0] == "--db" else argv[1:]
     command = next((arg for arg in argv if not arg.startswith("-")), None)
     if command is None or "--help" in argv[:argv.index(command)] or command not in COMMAND_MODULES:
         return MODULES

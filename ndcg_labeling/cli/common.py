@@ -179,6 +179,16 @@ def _scoped(db: str | None, file: object, scope: Callable[[Any], AbstractContext
         try:
             with scope(engine) as handle:
                 yield handle
+        except KeyboardInterrupt as exc:
+            # Close in order: what the interrupted work still holds (a half-read cursor inside a
+            # generator) is released now, while its connection is open, not by the garbage collector
+            # after dispose() closed it ("sqlite3.ProgrammingError: Cannot operate on a closed database").
+            import gc
+            import traceback
+
+            traceback.clear_frames(exc.__traceback__)
+            gc.collect()
+            raise
         finally:
             engine.dispose()
 
@@ -219,11 +229,13 @@ def render_rows(rows: Sequence[dict[str, Any]], fmt: TableFormat | str, *, title
         import csv
         import io
 
+        from ndcg_labeling.spreadsheet import cell
+
         buf = io.StringIO()
-        writer = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
+        writer = csv.DictWriter(buf, fieldnames=[cell(c) for c in cols], extrasaction="ignore", lineterminator="\n")
         writer.writeheader()
-        for r in rows:
-            writer.writerow({c: ("" if r.get(c) is None else r.get(c)) for c in cols})
+        for r in rows:  # text cells that a spreadsheet would run as a formula get a leading ' (OWASP)
+            writer.writerow({cell(c): ("" if r.get(c) is None else cell(r.get(c))) for c in cols})
         return buf.getvalue()
     if not sys.stdout.isatty():
         sys.stdout.write(plain_table(rows, cols, title))

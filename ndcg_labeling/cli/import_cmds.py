@@ -24,7 +24,7 @@ from ndcg_labeling.cli.common import (
 import_app = typer.Typer(help="Import queries, documents, graders, system runs and judgments.", no_args_is_help=True)
 graders_app = typer.Typer(help="Add and list graders.", no_args_is_help=True)
 
-FileArg = Annotated[Path, typer.Argument(help="The file to import.", show_default=False)]
+FileArg = Annotated[Path, typer.Argument(help="The file to import.", show_default=False, readable=False)]
 InFormat = Annotated[str | None, typer.Option("--format", help="File format; default from the extension.")]
 JsonSummary = Annotated[bool, typer.Option("--json", help="Print the summary as a JSON object.")]
 KindOption = Annotated[str, typer.Option("--kind", help="Kind of new graders: human, or model (an automatic judge).")]
@@ -122,14 +122,15 @@ def graders_add(names: Annotated[list[str], typer.Argument(help="Grader names.")
 @graders_app.command("list")
 def graders_list(db: DbOption = None, fmt: FormatOption = TableFormat.table, out: OutOption = None,
                  force: ForceOption = False) -> None:
-    """List graders with their number of judgments."""
+    """List graders with their role, kind and number of judgments."""
     from ndcg_labeling.cli.common import open_connection
     from ndcg_labeling.pipeline.overview import list_graders  # Core reads: starts without the ORM
 
     check_out(out, force)
     with open_connection(db) as conn:
         rows = list_graders(session=conn)
-    text = render_rows(rows, fmt, title="graders", columns=["grader", "display_name", "active", "kind", "judgments"])
+    text = render_rows(rows, fmt, title="graders", columns=["grader", "display_name", "active", "role", "kind",
+                                                                      "judgments"])
     if text is not None:
         write_output(text, out, force)
 

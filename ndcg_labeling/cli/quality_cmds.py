@@ -37,7 +37,7 @@ class CalibrateBy(StrEnum):
 
 @gold_app.command("import")
 def gold_import(
-    file: Annotated[Path, typer.Argument(help="query_id,doc_id,grade[,explanation]", show_default=False)],
+    file: Annotated[Path, typer.Argument(help="query_id,doc_id,grade[,explanation]", show_default=False, readable=False)],
     scale: Annotated[str, typer.Option("--scale", help="Grading scale: 0-3 or 0-4.")],
     fmt: Annotated[str | None, typer.Option("--format", help="File format; default from the extension.")] = None,
     db: DbOption = None,

@@ -145,7 +145,7 @@ def delete(batch: BatchArg, db: DbOption = None,
 def export(
     batch: BatchArg,
     grader: GraderOption,
-    out: Annotated[Path, typer.Option("--out", "-o", help="The task file to write.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="The task file to write.", readable=False)],
     fmt: Annotated[TaskFileFormat | None, typer.Option("--format", help="Default: from the extension (.csv, .jsonl, .json = label-studio).")] = None,
     force: ForceOption = False,
     db: DbOption = None,
@@ -165,19 +165,26 @@ def export(
 
 @tasks_app.command("import")
 def import_cmd(
-    file: Annotated[Path, typer.Argument(help="The filled task file.", show_default=False)],
+    file: Annotated[Path, typer.Argument(help="The filled task file.", show_default=False, readable=False)],
     grader: GraderOption,
     fmt: Annotated[TaskFileFormat | None, typer.Option("--format", help="Default: from the extension (.csv, .jsonl, .json = label-studio).")] = None,
     batch: Annotated[str | None, typer.Option("--batch", help="The batch the file must belong to; default: the batch of its items.")] = None,
     db: DbOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as a JSON object.")] = False,
+    overwrite_newer: Annotated[bool, typer.Option(
+        "--overwrite-newer", help="Replace grades made after the file was exported (refused and counted otherwise).")] = False,
 ) -> None:
-    """Import a filled task file (CSV/JSONL with item_id,grade or a Label Studio JSON export) as judgments."""
+    """Import a filled task file (CSV/JSONL with item_id,grade or a Label Studio JSON export) as judgments.
+
+    A row replaces a different stored grade only if the file was exported after that grade was made
+    (its exported_at column) or the grade came from this same file; other such rows are refused and
+    counted, unless --overwrite-newer."""
     from ndcg_labeling.pipeline.tasks import GradedFileError, import_graded
 
     with open_session(db) as session:
         try:
-            result = import_graded(file, grader=grader, session=session, fmt=fmt.value if fmt else None, batch=batch)
+            result = import_graded(file, grader=grader, session=session, fmt=fmt.value if fmt else None, batch=batch,
+                                   overwrite_newer=overwrite_newer)
         except GradedFileError as exc:
             for line in exc.lines:
                 err_console.print(f"Error: {line}", markup=False)

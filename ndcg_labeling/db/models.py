@@ -444,3 +444,14 @@ class BehaviorPair(Base):
     grade: Mapped[int] = mapped_column(Integer)
 
 from ndcg_labeling.db.online_models import IngestKey, OnlineEvent  # noqa: E402, F401  (online tables, migration 0012)
+
+# --- revision 0008: server secrets ---------------------------------------------------------------------
+
+
+class ServerSecret(Base):
+    """A random key the server keeps (``login``: the HMAC key binding a sign-in form to its token)."""
+
+    __tablename__ = "server_secrets"
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    secret: Mapped[str] = mapped_column(String(128))
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)

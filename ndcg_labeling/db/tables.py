@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 queries = table("queries", column("id", Integer), column("external_id", String))
 documents = table("documents", column("id", Integer), column("external_id", String))
 graders = table("graders", column("id", Integer), column("name", String), column("display_name", String),
-                column("active", Boolean), column("kind", String))
+                column("active", Boolean), column("role", String), column("kind", String))
 systems = table("systems", column("id", Integer))
 ranking_entries = table("ranking_entries", column("id", Integer))
 judgments = table("judgments", column("id", Integer), column("grader_id", Integer), column("query_id", Integer),

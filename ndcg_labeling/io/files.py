@@ -37,7 +37,7 @@ def require_input_file(path: str | Path) -> None:
     except NotADirectoryError:
         raise InputFileError(path_s, "no such file (a part of the path is not a folder)") from None
     except OSError as exc:
-        raise InputFileError(path_s, f"cannot read file: {exc.strerror or exc}") from None
+        raise unreadable(path_s, exc) from None
     if stat.S_ISDIR(mode):
         raise InputFileError(path_s, "is a folder, not a file")
     if not stat.S_ISREG(mode):
@@ -45,7 +45,15 @@ def require_input_file(path: str | Path) -> None:
                 else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
         raise InputFileError(path_s, f"is {kind}; give a regular file")
     if not os.access(path_s, os.R_OK):
-        raise InputFileError(path_s, "cannot read file: permission denied")
+        raise InputFileError(path_s, "cannot read it (permission denied)")
+
+
+def unreadable(path: str | Path, exc: OSError) -> InputFileError:
+    """The one line for a file that exists but cannot be read: ``FILE: cannot read it (why)``, the
+    same words from every reader (``permission denied`` for EACCES/EPERM)."""
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return InputFileError(str(path), "cannot read it (permission denied)")
+    return InputFileError(str(path), f"cannot read it ({(exc.strerror or str(exc)).lower()})")
 
 
 def estimated_lines(path: str | Path, sample: int = 1 << 16) -> int:

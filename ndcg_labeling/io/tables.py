@@ -1,7 +1,9 @@
 """Reading tabular input files (CSV, TSV, JSONL, Parquet) into pandas DataFrames of text columns.
 
-Every value is read as text (``str``), stripped of surrounding spaces, with no value turned into NaN
-by guessing; the importers validate and convert. A UTF-8 byte-order mark, CRLF line ends, quoted
+Every value is read as text (``str``), with no value turned into NaN by guessing; the importers
+validate and convert. Surrounding spaces are trimmed from the columns an importer names (ids, types,
+grades, numbers) and counted; free text (a query's text, a title, a body, a URL, a display name) is
+kept verbatim. A UTF-8 byte-order mark, CRLF line ends, quoted
 fields with commas or newlines and a trailing delimiter are accepted as spreadsheets write them.
 
 Errors are :class:`~ndcg_labeling.errors.InputFileError` naming the file and the 1-based line (the
@@ -21,7 +23,7 @@ import csv
 import io
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,7 +32,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ndcg_labeling.errors import InputFileError
-from ndcg_labeling.io.files import require_input_file
+from ndcg_labeling.io.files import require_input_file, unreadable
 from ndcg_labeling.io.ids import MAX_ID_LENGTH, first_bad_id
 from ndcg_labeling.scales import Scale, parse_grade
 
@@ -63,6 +65,7 @@ class InputTable:
     _row_lines: list[int] | None = field(default=None, repr=False)
     # column -> (first data row, or None for the whole column; what it was) of a value that was not text
     non_text: dict[str, tuple[int | None, str]] = field(default_factory=dict, repr=False)
+    trimmed: int = 0  # values whose surrounding spaces were trimmed (in the columns read with trimming)
 
     def line_of(self, row: int) -> int | None:
         """The 1-based file line where data row ``row`` (0-based) starts; None for Parquet."""
@@ -188,8 +191,14 @@ def _row_start_lines(path: str, fmt: str) -> list[int]:
     return starts
 
 
-def read_table(path: str | Path, fmt: str | None = None) -> InputTable:
-    """Read ``path`` as text columns. Raises InputFileError for unreadable, empty or malformed files."""
+def read_table(path: str | Path, fmt: str | None = None, *, trim: Collection[str] | None = None) -> InputTable:
+    """Read ``path`` as text columns. Raises InputFileError for unreadable, empty or malformed files.
+
+    Spaces and tabs around a value are trimmed in the columns named in ``trim`` (every column when
+    None: ids, grades, numbers), and :attr:`InputTable.trimmed` counts the values that changed; the
+    other columns keep their text verbatim (free text: a query's text, a title, a body). A CSV/TSV
+    cell carrying the spreadsheet mark of :mod:`ndcg_labeling.spreadsheet` (``'=...``) is read as the
+    text it marks, before any trimming."""
     path_s = str(path)
     fmt = detect_format(path_s, fmt)
     if fmt not in TABULAR_FORMATS:
@@ -198,10 +207,14 @@ def read_table(path: str | Path, fmt: str | None = None) -> InputTable:
     require_input_file(p)
     non_text: dict[str, tuple[int | None, str]] = {}
     row_lines: list[int] | None = None
+    data = b""
     if fmt == "parquet":
         frame = _read_parquet(path_s, non_text)
     else:
-        data = p.read_bytes()
+        try:
+            data = p.read_bytes()
+        except OSError as exc:
+            raise unreadable(path_s, exc) from None
         if not data.strip():
             raise InputFileError(path_s, "the file is empty")
         text = _decode_check(path_s, data)
@@ -219,13 +232,36 @@ def read_table(path: str | Path, fmt: str | None = None) -> InputTable:
         raise InputFileError(path_s, "the file has a header but no rows")
     if frame.empty:
         raise InputFileError(path_s, "the file has no rows")
+    frame = frame.reset_index(drop=True)
     if fmt in ("csv", "tsv"):
         _check_short_rows(path_s, text, "\t" if fmt == "tsv" else ",", frame)
-    if fmt in ("csv", "tsv") and not _may_have_edge_spaces(data, "\t" if fmt == "tsv" else ","):
-        return InputTable(path_s, fmt, frame.reset_index(drop=True))  # nothing to strip: skip the pass
+        restored = b"'" in data and _restore_marked(frame)
+        if not restored and not _may_have_edge_spaces(data, "\t" if fmt == "tsv" else ","):
+            return InputTable(path_s, fmt, frame)  # nothing to trim: skip the pass
+    trimmed = 0
     for c in frame.columns:
-        frame[c] = frame[c].astype(str).str.strip()
-    return InputTable(path_s, fmt, frame.reset_index(drop=True), row_lines, non_text)
+        if trim is not None and c not in trim:
+            continue
+        values = frame[c].astype(str)
+        frame[c] = values.str.strip()
+        trimmed += int((frame[c] != values).sum())
+    return InputTable(path_s, fmt, frame, row_lines, non_text, trimmed=trimmed)
+
+
+def _restore_marked(frame: pd.DataFrame) -> bool:
+    """Undo :func:`ndcg_labeling.spreadsheet.neutralise` in every cell that starts with its mark;
+    whether any cell changed."""
+    from ndcg_labeling.spreadsheet import restore
+
+    changed = False
+    for c in frame.columns:
+        col = frame[c].astype(str)
+        marked = col.str.startswith("'")
+        if marked.any():
+            fixed = col[marked].map(restore)
+            changed = changed or bool((fixed != col[marked]).any())
+            frame.loc[marked, c] = fixed
+    return changed
 
 
 def _allow_long_fields() -> None:
@@ -327,11 +363,15 @@ def _json_constant(name: str) -> float:
     raise ValueError(f"{name} is not a JSON value")
 
 
-def _json_float(text: str) -> float:
-    value = float(text)
-    if value in (float("inf"), float("-inf")):
+class _JsonNumber(str):
+    """A JSON number with a fraction or an exponent, kept as the text the file wrote: a grade column
+    is read exactly (``1.9999999999999999`` is not 2), and an id column still refuses it as a number."""
+
+
+def _json_float(text: str) -> _JsonNumber:
+    if float(text) in (float("inf"), float("-inf")):
         raise ValueError(f"the number {_capped(text, '')} is too large")
-    return value
+    return _JsonNumber(text)
 
 
 def _json_object(pairs: list[tuple[str, object]]) -> dict[str, object]:
@@ -343,7 +383,8 @@ def _json_object(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return out
 
 
-_JSON_KINDS = {bool: "JSON boolean", int: "JSON number", float: "JSON number", dict: "JSON object", list: "JSON array"}
+_JSON_KINDS = {bool: "JSON boolean", int: "JSON number", float: "JSON number", _JsonNumber: "JSON number",
+               dict: "JSON object", list: "JSON array"}
 
 
 def _read_jsonl(path: str, text: str, non_text: dict[str, tuple[int | None, str]]) -> tuple[pd.DataFrame, list[int]]:
@@ -368,14 +409,17 @@ def _read_jsonl(path: str, text: str, non_text: dict[str, tuple[int | None, str]
             raise InputFileError(path, f"not a JSON object: got {type(record).__name__}", line=number)
         row: dict[str, str] = {}
         for k, v in record.items():
-            if isinstance(v, str):
+            if isinstance(v, str) and not isinstance(v, _JsonNumber):
                 if "\x00" in v:
                     raise InputFileError(path, f"NUL character (\\u0000) in the value of {_capped(k)!r}", line=number)
                 row[k] = v
                 continue
             if v is not None and k not in non_text:
-                non_text[k] = (len(records), f"{_JSON_KINDS.get(type(v), 'JSON value')} {_capped(json.dumps(v), '')}")
+                shown = str.__str__(v) if isinstance(v, _JsonNumber) else json.dumps(v)
+                non_text[k] = (len(records), f"{_JSON_KINDS.get(type(v), 'JSON value')} {_capped(shown, '')}")
             row[k] = "" if v is None else json.dumps(v) if isinstance(v, (dict, list)) else str(v)
+            if isinstance(v, _JsonNumber):
+                row[k] = str.__str__(v)
         records.append(row)
         lines.append(number)
     if not records:

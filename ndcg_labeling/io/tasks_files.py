@@ -2,7 +2,11 @@
 
 Formats:
 
-- ``csv``: header ``item_id,query,title,body,url,grade``; the grade column is empty on export.
+- ``csv``: header ``item_id,query,title,body,url,exported_at,grade``; the grade column is empty on
+  export; ``exported_at`` is the time of the export (UTC, ``2026-12-04T06:05:00.123456Z``), compared on
+  import with the time each stored grade was made, so that a stale file never replaces newer work. A cell
+  that a spreadsheet would run as a formula (``=...``, ``+...``, ``-...``, ``@...``) is written with a
+  leading ``'`` (:mod:`ndcg_labeling.spreadsheet`); reading the file back removes exactly that mark.
 - ``jsonl``: one object per line with the same keys.
 - ``label-studio``: on export, a Label Studio task-import JSON list
   ``[{"data": {"item_id": ..., "query": ..., "title": ..., "body": ..., "url": ...}}]``; on import,
@@ -20,15 +24,18 @@ import csv
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from ndcg_labeling.errors import InputFileError
 from ndcg_labeling.io.files import open_output, require_input_file
 from ndcg_labeling.io.tables import read_table
+from ndcg_labeling.spreadsheet import neutralise
 
-TASK_COLUMNS = ("item_id", "query", "title", "body", "url", "grade")
-LABEL_STUDIO_FIELDS = ("item_id", "query", "title", "body", "url")
+TASK_COLUMNS = ("item_id", "query", "title", "body", "url", "exported_at", "grade")  # grade last: the column a grader fills
+LABEL_STUDIO_FIELDS = ("item_id", "query", "title", "body", "url", "exported_at")
+STAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"  # exported_at: when the file was written, UTC to the microsecond
 TASK_FORMATS = ("csv", "jsonl", "label-studio")
 _EXTENSIONS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "label-studio"}
 
@@ -60,10 +67,15 @@ def write_tasks(rows: Sequence[dict[str, Any]], path: str | Path, fmt: str | Non
     fmt_n = task_format(path, fmt)
     clean = [{c: ("" if row.get(c) is None else str(row.get(c))) for c in TASK_COLUMNS} for row in rows]
     with open_output(path, force=force) as fh:
-        if fmt_n == "csv":
+        if fmt_n == "csv":  # opened in a spreadsheet: no cell may be a formula (ndcg_labeling.spreadsheet)
             writer = csv.DictWriter(fh, fieldnames=list(TASK_COLUMNS), lineterminator="\n")
+            # The csv module quotes a field with "\n" but not one with a lone "\r" (lineterminator is
+            # "\n"), which a reader would take for a line end: such a row is written fully quoted.
+            quoted = csv.DictWriter(fh, fieldnames=list(TASK_COLUMNS), lineterminator="\n", quoting=csv.QUOTE_ALL)
             writer.writeheader()
-            writer.writerows(clean)
+            for row in clean:
+                cells = {c: neutralise(v) for c, v in row.items()}
+                (quoted if any("\r" in v for v in cells.values()) else writer).writerow(cells)
         elif fmt_n == "jsonl":
             for row in clean:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -87,6 +99,7 @@ class GradedRow:
     line: int | None
     item_id: str
     grade: str
+    exported_at: str = ""  # the export stamp of the row's file, as written ("" when the file has none)
 
 
 @dataclass
@@ -115,10 +128,27 @@ def read_graded(path: str | Path, fmt: str | None = None) -> GradedFile:
     out = GradedFile(path_s, fmt_n)
     items = table.frame["item_id"].tolist()
     grades = table.frame["grade"].tolist()
-    for i, (item, grade) in enumerate(zip(items, grades, strict=True)):
+    stamps = table.frame["exported_at"].tolist() if "exported_at" in table.frame.columns else [""] * len(items)
+    for i, (item, grade, stamp) in enumerate(zip(items, grades, stamps, strict=True)):
         line = table.line_of(i)
-        out.rows.append(GradedRow(i, f"row {i + 1}", line, item, grade))
+        out.rows.append(GradedRow(i, f"row {i + 1}", line, item, grade, stamp))
     return out
+
+
+def parse_stamp(text: str) -> datetime | None:
+    """An ``exported_at`` stamp as a naive UTC datetime (None for ""); ``ValueError`` if it is not one."""
+    if not text:
+        return None
+    try:
+        return datetime.strptime(text, STAMP_FORMAT)
+    except ValueError:
+        raise ValueError(f"exported_at {text[:40]!r} is not an export time (expected like "
+                         f"2026-12-04T06:05:00.123456Z)") from None
+
+
+def stamp_of(moment: datetime) -> str:
+    """The ``exported_at`` text of a naive UTC datetime."""
+    return moment.strftime(STAMP_FORMAT)
 
 
 def _read_label_studio(path: str) -> GradedFile:
@@ -154,7 +184,9 @@ def _read_label_studio(path: str) -> GradedFile:
         except ValueError as exc:
             out.problems.append((i, InputFileError(path, f"task {i + 1}: {exc}")))
             continue
-        out.rows.append(GradedRow(i, f"task {i + 1}", None, str(item).strip(), grade))
+        stamp = data.get("exported_at") if isinstance(data, dict) else None
+        out.rows.append(GradedRow(i, f"task {i + 1}", None, str(item).strip(), grade,
+                                  stamp.strip() if isinstance(stamp, str) else ""))
     return out
 
 

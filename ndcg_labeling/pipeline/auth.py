@@ -7,6 +7,12 @@
   stored as its sha256, that ends with its token (expiry, revocation) or at sign-out.
 * The **CSRF token** of a session is derived from the session value (sha256 with a fixed prefix), so
   it is known to the page but never stored, and cannot be computed from what the database holds.
+* The **sign-in form** is bound to its token: the page sets a random nonce in a cookie and puts
+  ``TIME.HMAC(key, sha256(token) | nonce | TIME)`` in the form (:func:`login_proof`), the key being a
+  server secret kept in the database (``server_secrets``, made by migration 0008). Signing in needs the
+  form's proof to match the token posted and the cookie's nonce, within :data:`LOGIN_FORM_SECONDS`: a
+  cookie planted by another site, with a nonce of its choosing, is not enough.
+* The session cookie lives as long as its sign-in token (:func:`start_session_until`), not longer.
 * Secrets are compared with :func:`hmac.compare_digest` (constant time).
 
 Every function takes the session as a keyword argument and never commits.
@@ -35,6 +41,8 @@ MAX_EXPIRES = timedelta(days=366)
 _DURATION = re.compile(r"^\s*(\d{1,6})\s*([dhm])\s*$")
 _UNITS = {"d": "days", "h": "hours", "m": "minutes"}
 _CSRF_PREFIX = b"ndcg-labeling csrf\0"
+LOGIN_FORM_SECONDS = 600  # how long a sign-in page may be posted (its nonce cookie lives as long)
+LOGIN_KEY = "login"
 
 
 class AuthenticationError(NdcgLabelingError):
@@ -217,6 +225,56 @@ def authenticate_session(cookie: str | None, *, session: Session) -> WebUser:
     if web.expires_at <= now or tok.revoked_at is not None or tok.expires_at <= now or not grader.active:
         raise AuthenticationError("your session has ended; open a new sign-in link")
     return _user(grader)
+
+
+def start_session_until(token: str | None, *, session: Session) -> tuple[str, WebUser, int]:
+    """:func:`start_session`, and the seconds the session has left: its token's, the cookie's Max-Age."""
+    tok, _grader = _valid_token(token, session=session)
+    cookie, user = start_session(token, session=session)
+    return cookie, user, max(0, int((tok.expires_at - m.utcnow()).total_seconds()))
+
+
+def server_key(name: str = LOGIN_KEY, *, session: Session) -> bytes:
+    """The server secret ``name`` (made by migration 0008; made here if it was deleted)."""
+    from sqlalchemy.exc import IntegrityError
+
+    row = session.get(m.ServerSecret, name)
+    if row is None:
+        try:
+            with session.begin_nested():  # another process may create it at the same moment: theirs wins
+                session.add(m.ServerSecret(name=name, secret=new_secret(), created_at=m.utcnow()))
+        except IntegrityError:
+            pass
+        row = session.get(m.ServerSecret, name)
+    if row is None:
+        raise NdcgLabelingError(f"no server secret {name!r}; run `ndcg-labeling db upgrade`")
+    return row.secret.encode("utf-8")
+
+
+def login_proof(token: str, nonce: str, *, session: Session, issued: int | None = None) -> str:
+    """The sign-in form's proof for ``token`` and the page's ``nonce``: ``TIME.HEX`` (TIME in epoch
+    seconds, HEX the HMAC-SHA256 of the token's sha256, the nonce and TIME under the server key)."""
+    import time
+
+    when = int(time.time()) if issued is None else issued
+    message = f"{sha256_hex(token)}\0{nonce}\0{when}".encode()
+    return f"{when}.{hmac.new(server_key(session=session), message, hashlib.sha256).hexdigest()}"
+
+
+def check_login_proof(token: str | None, nonce: str | None, proof: str | None, *, session: Session) -> None:
+    """PermissionDenied unless ``proof`` is :func:`login_proof` of this token and nonce, made within
+    :data:`LOGIN_FORM_SECONDS`."""
+    import time
+
+    when_text, _, _digest = (proof or "").partition(".")
+    expired = PermissionDenied("the sign-in form has expired; open the sign-in link again")
+    if not token or not nonce or not when_text.isdigit() or len(when_text) > 12:
+        raise expired
+    when = int(when_text)
+    if not 0 <= time.time() - when <= LOGIN_FORM_SECONDS:
+        raise expired
+    if not same_secret(proof, login_proof(token, nonce, session=session, issued=when)):
+        raise expired
 
 
 def end_session(cookie: str | None, *, session: Session) -> None:

@@ -190,16 +190,8 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
 
     result, recalibrated, changed = _recalibrated(sel, shifts, combine)
 
+    replaced = _delete_previous_labels(batch, session=session)
     label = m.ConsensusLabel
-    if batch is None:
-        stmt = delete(label)
-    else:
-        in_batch = exists().where(and_(m.Judgment.batch == batch, m.Judgment.query_id == label.query_id,
-                                       m.Judgment.document_id == label.document_id))
-        stmt = delete(label).where((label.batch == batch) | in_batch)
-    deleted = session.execute(stmt.execution_options(synchronize_session=False))
-    replaced = getattr(deleted, "rowcount", 0) or 0
-
     now = repo.db_datetime(session, m.utcnow())
     n = sel.n_items
     reasons = [r if r else None for r in result.reason.tolist()]
@@ -221,6 +213,20 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
                             exclude_undecided=rule.exclude_undecided,
                             exclusion_recorded=exclude_untrusted is None and rule.exclude_untrusted,
                             recalibrated=recalibrated, recalibration_changed=changed, judge_fill=fill)
+
+
+def _delete_previous_labels(batch: str | None, *, session: Session) -> int:
+    """Delete the scope's previous labels (every label; with ``batch``, the batch's and those of its
+    pairs); returns how many."""
+    label = m.ConsensusLabel
+    if batch is None:
+        stmt = delete(label)
+    else:
+        in_batch = exists().where(and_(m.Judgment.batch == batch, m.Judgment.query_id == label.query_id,
+                                       m.Judgment.document_id == label.document_id))
+        stmt = delete(label).where((label.batch == batch) | in_batch)
+    deleted = session.execute(stmt.execution_options(synchronize_session=False))
+    return int(getattr(deleted, "rowcount", 0) or 0)
 
 
 def _check_limits(min_graders: int, max_spread: int | None) -> None:

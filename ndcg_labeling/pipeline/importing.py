@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
-from sqlalchemy import delete, select, tuple_
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.choices import GraderKind
@@ -28,6 +28,7 @@ from ndcg_labeling.errors import ConflictError, InputFileError, NdcgLabelingErro
 from ndcg_labeling.io.files import estimated_lines
 from ndcg_labeling.io.tables import InputTable, read_table
 from ndcg_labeling.pipeline.import_columns import CodedIds, first_repeat, join_on_bytes, ranked_trec_run
+from ndcg_labeling.pipeline.judgments_stored import against_stored
 from ndcg_labeling.scales import Scale, get_scale
 
 MAX_ID_LENGTH = m.ID_LENGTH
@@ -48,6 +49,11 @@ BATCH_LENGTH = _width(m.Judgment.batch)
 MAX_RANK = 2**31 - 1  # ranking_entries.rank is a 32-bit INTEGER on PostgreSQL
 GRADER_KINDS = tuple(GraderKind)
 Progress = Callable[[int], None]
+# The columns trimmed of surrounding spaces (ids, and the query type, a label from a short list); every
+# other column of these files is free text, stored verbatim (docs/import.md).
+QUERY_TRIMMED = ("query_id", "query_type")
+DOCUMENT_TRIMMED = ("doc_id",)
+GRADER_TRIMMED = ("grader",)
 
 
 @dataclass
@@ -60,6 +66,8 @@ class ImportSummary:
     unchanged: int = 0
     updated: int = 0
     created: dict[str, int] = field(default_factory=dict)
+    trimmed: int = 0  # ids and query types whose surrounding spaces were trimmed (free text never is)
+    trimmed_what: str = ""
 
     def __str__(self) -> str:
         parts = [f"{self.new} new", f"{self.unchanged} unchanged"]
@@ -69,11 +77,13 @@ class ImportSummary:
         extra = [f"{n} {what} created without text" for what, n in self.created.items() if n]
         if extra:
             text += "; " + ", ".join(extra)
+        if self.trimmed:
+            text += f"; {self.trimmed} {self.trimmed_what} value(s) trimmed of surrounding spaces"
         return text
 
     def as_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "path": self.path, "new": self.new, "unchanged": self.unchanged,
-                "updated": self.updated, "created": dict(self.created)}
+                "updated": self.updated, "created": dict(self.created), "trimmed": self.trimmed}
 
 
 # --- shared row checks --------------------------------------------------------------------------
@@ -101,21 +111,27 @@ def _optional_text(table: InputTable, column: str) -> list[str | None]:
 
 
 def import_queries(path: str | Path, *, session: Session, fmt: str | None = None) -> ImportSummary:
-    """Import ``query_id,text,query_type``. Existing queries get the file's text and type."""
-    table = read_table(path, fmt)
+    """Import ``query_id,text,query_type``. Existing queries get the file's text and type.
+
+    The text is stored verbatim; spaces around ``query_id`` and ``query_type`` are trimmed and counted."""
+    table = read_table(path, fmt, trim=QUERY_TRIMMED)
     table.require_columns(["query_id", "text", "query_type"])
     ids = table.check_ids("query_id", MAX_ID_LENGTH)
     table.check_lengths("query_type", QUERY_TYPE_LENGTH)
     _check_unique(table, ["query_id"], "query_id")
     texts = _optional_text(table, "text")
     types = _optional_text(table, "query_type")
-    return _upsert_by_external_id(m.Query, "queries", table, ids.tolist(),
-                                  {"text": texts, "query_type": types}, session=session)
+    summary = _upsert_by_external_id(m.Query, "queries", table, ids.tolist(),
+                                     {"text": texts, "query_type": types}, session=session)
+    summary.trimmed, summary.trimmed_what = table.trimmed, "query_id/query_type"
+    return summary
 
 
 def import_documents(path: str | Path, *, session: Session, fmt: str | None = None) -> ImportSummary:
-    """Import ``doc_id,title`` and ``body`` and/or ``url``; other columns become free metadata."""
-    table = read_table(path, fmt)
+    """Import ``doc_id,title`` and ``body`` and/or ``url``; other columns become free metadata.
+
+    Every value but ``doc_id`` (trimmed and counted) is stored verbatim; an empty value is NULL."""
+    table = read_table(path, fmt, trim=DOCUMENT_TRIMMED)
     table.require_columns(["doc_id", "title"], optional=["body", "url"])
     if "body" not in table.frame.columns and "url" not in table.frame.columns:
         raise InputFileError(table.path, "missing column body or url: expected doc_id,title,body or doc_id,title,url",
@@ -132,7 +148,9 @@ def import_documents(path: str | Path, *, session: Session, fmt: str | None = No
         metas = [None] * len(table.frame)
     values = {"title": _optional_text(table, "title"), "body": _optional_text(table, "body"),
               "url": _optional_text(table, "url"), "meta": metas}
-    return _upsert_by_external_id(m.Document, "documents", table, ids.tolist(), values, session=session)
+    summary = _upsert_by_external_id(m.Document, "documents", table, ids.tolist(), values, session=session)
+    summary.trimmed, summary.trimmed_what = table.trimmed, "doc_id"
+    return summary
 
 
 def _upsert_by_external_id(model: Any, kind: str, table: InputTable, ids: list[str],
@@ -211,7 +229,7 @@ def add_graders(names: list[str], *, session: Session, role: str = "grader", kin
 def import_graders(path: str | Path, *, session: Session, fmt: str | None = None, kind: str = "human") -> ImportSummary:
     """Import ``grader[,display_name]``; new graders get ``kind`` (human or model)."""
     _check_kind(kind)
-    table = read_table(path, fmt)
+    table = read_table(path, fmt, trim=GRADER_TRIMMED)
     table.require_columns(["grader"], optional=["display_name"])
     names = table.check_ids("grader", GRADER_LENGTH)
     table.check_lengths("display_name", DISPLAY_NAME_LENGTH)
@@ -230,6 +248,7 @@ def import_graders(path: str | Path, *, session: Session, fmt: str | None = None
             grader.display_name = display
             summary.updated += 1
     session.flush()
+    summary.trimmed, summary.trimmed_what = table.trimmed, "grader"
     return summary
 
 
@@ -380,7 +399,7 @@ def read_judgments_file(path: str, *, fmt: str | None, grader: str | None, scale
         from ndcg_labeling.trec import read_trec_qrels
 
         refuse_nul(path)  # also refuses anything but a regular file
-        qrels = read_trec_qrels(path)
+        qrels = read_trec_qrels(path, relevance_text=True)  # the grade parser reads the text exactly
         table = InputTable(path, "trec", pd.DataFrame({
             "query_id": qrels["query_id"].astype(str), "doc_id": qrels["doc_id"].astype(str),
             "grader": grader, "grade": qrels["relevance"].astype(str), "batch": ""}))
@@ -437,7 +456,7 @@ def import_judgments(path: str | Path, *, scale: str, session: Session, fmt: str
     d_rows, new_d = external_row_ids(m.Document, lines.doc.ids, session=session, join=join_on_bytes)
     gid, qid, did = lines.grader.map_to(gmap), q_rows[lines.query.codes], d_rows[lines.doc.codes]
     summary = ImportSummary("judgments", path_s, created={"queries": new_q, "documents": new_d})
-    keep = _against_stored(table, lines, gid, qid, did, scale_obj.name, replace, summary, session=session)
+    keep = against_stored(table, lines, gid, qid, did, scale_obj.name, replace, summary, session=session)
     now = repo.db_datetime(session, m.utcnow())
     # Rows in (query, document, grader) order: the indexes then grow at a few places instead of at random
     # ones (a third faster on SQLite at 1M rows), and two writers take their keys in one order.
@@ -452,49 +471,3 @@ def import_judgments(path: str | Path, *, scale: str, session: Session, fmt: str
                      on_conflict=repo.JUDGMENT_UPSERT if replace else repo.JUDGMENT_SAME)
     summary.new = written - summary.updated
     return summary
-
-
-def _against_stored(table: InputTable, lines: _JudgmentLines, gid: NDArray[np.int64], qid: NDArray[np.int64],
-                    did: NDArray[np.int64], scale: str, replace: bool, summary: ImportSummary, *,
-                    session: Session) -> NDArray[np.bool_] | None:
-    """The file's judgments against the stored ones of the same key: the same grade and scale is
-    unchanged, another one a conflict (or, with ``replace``, deleted here and written again). Returns
-    the rows to write (None: all, nothing being stored) and counts ``summary``'s unchanged and updated."""
-    if session.execute(select(m.Judgment.id).limit(1)).first() is None:
-        return None
-    frame = pd.DataFrame({"gid": gid, "qid": qid, "did": did, "batch": lines.batch.values(), "grade": lines.grade,
-                          "_row": np.arange(len(gid))})
-    existing = _existing_judgments(frame, session=session)
-    if existing.empty:
-        return None
-    merged = frame.merge(existing, on=["gid", "qid", "did", "batch"], how="left", suffixes=("", "_old"))
-    seen = merged["id_old"].notna().to_numpy()
-    differs = seen & ((merged["grade_old"].to_numpy() != merged["grade"].to_numpy())
-                      | (merged["scale_old"].to_numpy() != scale))
-    if differs.any() and not replace:
-        r = merged.iloc[int(np.flatnonzero(differs)[0])]
-        ext = table.frame.iloc[int(r["_row"])]
-        raise table.error(int(r["_row"]), f"grader {ext['grader']!r} already graded ({ext['query_id']!r}, "
-                          f"{ext['doc_id']!r}) as {int(r['grade_old'])} on {r['scale_old']}, not {int(r['grade'])}; "
-                          f"use --replace to overwrite")
-    if differs.any():
-        ids = merged.loc[differs, "id_old"].astype(np.int64).tolist()
-        for start in range(0, len(ids), 10_000):
-            session.execute(delete(m.Judgment).where(m.Judgment.id.in_(ids[start : start + 10_000])))
-        summary.updated = int(differs.sum())
-    summary.unchanged = int((seen & ~differs).sum())
-    keep: NDArray[np.bool_] = ~(seen & ~differs)
-    return keep
-
-
-def _existing_judgments(frame: pd.DataFrame, *, session: Session) -> pd.DataFrame:
-    """Stored judgments of the file's graders that share a (query, document) with the file."""
-    cols = ["id_old", "gid", "qid", "did", "batch", "grade_old", "scale_old"]
-    graders = [int(g) for g in frame["gid"].unique()]
-    stmt = select(m.Judgment.id, m.Judgment.grader_id, m.Judgment.query_id, m.Judgment.document_id,
-                  m.Judgment.batch, m.Judgment.grade, m.Judgment.scale).where(m.Judgment.grader_id.in_(graders))
-    pairs = frame[["qid", "did"]].drop_duplicates()
-    if len(pairs) <= 5_000:
-        stmt = stmt.where(tuple_(m.Judgment.query_id, m.Judgment.document_id).in_(list(pairs.itertuples(index=False, name=None))))
-    out = pd.DataFrame(session.execute(stmt).all(), columns=cols)
-    return out.astype({"gid": np.int64, "qid": np.int64, "did": np.int64})

@@ -29,13 +29,13 @@ if TYPE_CHECKING:
 # --- graders ------------------------------------------------------------------------------------
 
 def list_graders(*, session: Reader) -> list[dict[str, Any]]:
-    """Every grader by name: display name, active flag, kind and number of judgments."""
+    """Every grader by name: display name, active flag, role (grader or lead), kind and number of judgments."""
     t.flush_pending(session)
     j, g = t.judgments, t.graders
     counts = {gid: n for gid, n in session.execute(select(j.c.grader_id, func.count()).group_by(j.c.grader_id))}
-    return [{"grader": r.name, "display_name": r.display_name, "active": r.active, "kind": r.kind,
+    return [{"grader": r.name, "display_name": r.display_name, "active": r.active, "role": r.role, "kind": r.kind,
              "judgments": counts.get(r.id, 0)}
-            for r in session.execute(select(g.c.id, g.c.name, g.c.display_name, g.c.active, g.c.kind)
+            for r in session.execute(select(g.c.id, g.c.name, g.c.display_name, g.c.active, g.c.role, g.c.kind)
                                      .order_by(g.c.name))]
 
 

@@ -231,13 +231,15 @@ def grade_item(batch: str, item_id: str, grade: Any, user: WebUser, *, session: 
     """Store the grader's grade of one of their items; returns their progress (and, in a batch created
     with ``--gold-feedback``, ``feedback``: None, or the reference grade after a gold item).
 
-    ``save_grade`` reads the grade with the parser of task files and the terminal (a number or a grade
-    name); :class:`InvalidInput` when it is not on the batch's scale.
+    ``save_grade`` reads the grade exactly as the scale writes it (a JSON integer, ``"2"`` or a grade
+    name; not ``"+2"``, ``"02"``, ``" 2 "``: :func:`ndcg_labeling.scales.parse_exact_grade`);
+    :class:`InvalidInput` when it is not one of the batch's grades.
     """
     if isinstance(grade, bool) or not isinstance(grade, int | str):
         raise InvalidInput(f"grade {grade!r} is not a number or a grade name")
     try:
-        _mine(batch, item_id, lambda: tasks.save_grade(batch, item_id, grade, grader=user.grader, session=session))
+        _mine(batch, item_id, lambda: tasks.save_grade(batch, item_id, grade, grader=user.grader, session=session,
+                                                                 exact=True))
     except NotFoundError:
         raise
     except NdcgLabelingError as exc:  # the grade parser's message: not a grade of the batch's scale

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ndcg_labeling.reports.model import grouping_phrase, headline_metric
+from ndcg_labeling.spreadsheet import cell
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -44,15 +45,16 @@ def _per_query_wanted(result: ReportResult) -> bool:
 
 def render_csv(result: ReportResult) -> str:
     """Long format: ``system,query_type,metric,value,n_queries,ci_low,ci_high`` (``all`` = overall), or with
-    per-query output ``system,query_id,query_type,metric,value``. Floats at full precision."""
+    per-query output ``system,query_id,query_type,metric,value``. Floats at full precision; a text cell
+    that a spreadsheet would run as a formula gets a leading ``'`` (:mod:`ndcg_labeling.spreadsheet`)."""
     per_query = _per_query_wanted(result)
     frame = result.per_query if per_query else result.summary
     columns = PER_QUERY_COLUMNS if per_query else SUMMARY_COLUMNS
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(columns)
-    for row in frame[columns].itertuples(index=False, name=None):
-        writer.writerow([_full(v) for v in row])
+    for row in frame[columns].itertuples(index=False, name=None):  # text that looks like a formula: a ' first
+        writer.writerow([cell(v) if isinstance(v, str) else _full(v) for v in row])
     return buf.getvalue()
 
 

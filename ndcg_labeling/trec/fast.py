@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ndcg_labeling.errors import InputFileError
-from ndcg_labeling.io.files import require_input_file
+from ndcg_labeling.io.files import require_input_file, unreadable
 from ndcg_labeling.metrics._trec_kernels import RankedLists, distinct
 from ndcg_labeling.trec.files import STDIN, read_bytes
 from ndcg_labeling.trec.join import Joined, Options, duplicate_error, evaluated_queries, level_counts
@@ -53,7 +53,7 @@ def _buffer(path: str) -> npt.NDArray[np.uint8]:
         with open(path, "rb") as fh:
             return np.frombuffer(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ), dtype=np.uint8)
     except OSError as exc:
-        raise InputFileError(path, f"cannot read file: {exc.strerror or exc}") from None
+        raise unreadable(path, exc) from None
 
 
 def read_and_join(qrels_path: str, run_path: str, options: Options) -> Joined | None:

@@ -21,7 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ndcg_labeling.errors import InputFileError
-from ndcg_labeling.io.files import require_input_file  # the one rule for input files (docs/input-rules.md)
+from ndcg_labeling.io.files import (  # the one rule for input files (docs/input-rules.md)
+    require_input_file,
+    unreadable,
+)
 
 STDIN = "-"
 RUN_FIELDS = "expected 6 whitespace-separated fields (query_id Q0 doc_id rank score tag), got {n}"
@@ -38,7 +41,7 @@ class RunColumns:
     score: list[float]
     line: list[int]
     run_id: str
-    rank: list[int] | None = None
+    rank: list[str] | None = None  # as written: the rank is ignored
     tag: list[str] | None = None
 
 
@@ -64,7 +67,7 @@ def read_bytes(path: str | Path) -> bytes:
         with open(path, "rb") as fh:
             return fh.read()
     except OSError as exc:
-        raise InputFileError(path, f"cannot read file: {exc.strerror or exc}") from None
+        raise unreadable(path, exc) from None
 
 
 def lines(path: str, data: bytes) -> Iterator[tuple[int, list[str]]]:
@@ -132,7 +135,7 @@ def check_nul(path: str, data: bytes) -> None:
 
 def read_run(path: str | Path, *, data: bytes | None = None, full: bool = False) -> RunColumns:
     """A run file's columns (``full``: also rank and tag); :class:`InputFileError` for a line with
-    fewer than 6 fields, a rank that is not an integer, a score that is not a finite number."""
+    fewer than 6 fields or a score that is not a finite number (the rank is never checked: ignored)."""
     path = str(path)
     data = read_bytes(path) if data is None else data
     check_nul(path, data)
@@ -145,9 +148,7 @@ def read_run(path: str | Path, *, data: bytes | None = None, full: bool = False)
     for number, fields in lines(path, data):
         if len(fields) < 6:
             raise InputFileError(path, RUN_FIELDS.format(n=len(fields)), number)
-        if not is_int(fields[3]):
-            raise InputFileError(path, f"rank must be an integer, got {fields[3]!r}", number)
-        q_append(fields[0])
+        q_append(fields[0])  # the rank (fields[3]) is ignored, whatever it holds, as trec_eval ignores it
         d_append(fields[2])
         try:
             score = float(fields[4])
@@ -159,7 +160,7 @@ def read_run(path: str | Path, *, data: bytes | None = None, full: bool = False)
         l_append(number)
         tag = fields[5]
         if out.rank is not None and out.tag is not None:
-            out.rank.append(int(float(fields[3])))
+            out.rank.append(fields[3])
             out.tag.append(tag)
     if not out.line:
         raise InputFileError(path, "the file is empty")
@@ -178,10 +179,9 @@ def _run_columns(data: bytes) -> RunColumns | None:
     try:
         data.decode("utf-8")
         scores = np.array(cols[4]).astype(np.float64)
-        ranks = np.array(cols[3]).astype(np.float64)
     except (UnicodeDecodeError, ValueError):
         return None
-    if not (np.isfinite(scores).all() and np.isfinite(ranks).all() and (ranks == np.round(ranks)).all()):
+    if not np.isfinite(scores).all():
         return None
     return RunColumns(list(map(bytes.decode, cols[0])), list(map(bytes.decode, cols[2])), scores.tolist(),
                       line_numbers, cols[5][-1].decode())

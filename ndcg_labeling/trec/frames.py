@@ -34,15 +34,16 @@ QRELS_COLUMNS = ["query_id", "iteration", "doc_id", "relevance"]
 def read_trec_run(path: str | Path) -> pd.DataFrame:
     """Read a TREC run file.
 
-    Returns a DataFrame with columns ``query_id`` (str), ``doc_id`` (str), ``rank`` (int64),
-    ``score`` (float64) and ``tag`` (str), one row per line, in file order (the ``Q0`` column is
-    dropped). Raises :class:`~ndcg_labeling.errors.InputFileError` naming the file and line for an
-    unreadable or non-UTF-8 file, an empty file, a line with fewer than 6 fields, a rank that is not
-    an integer, or a score that is not a finite number.
+    Returns a DataFrame with columns ``query_id`` (str), ``doc_id`` (str), ``rank`` (str: the field as
+    written, never checked or used: the rank column is ignored, as trec_eval ignores it; documents are
+    ranked by score), ``score`` (float64) and ``tag`` (str), one row per line, in file order (the ``Q0``
+    column is dropped). Raises :class:`~ndcg_labeling.errors.InputFileError` naming the file and line
+    for an unreadable or non-UTF-8 file, an empty file, a line with fewer than 6 fields, or a score
+    that is not a finite number.
     """
     if _has_comments(path):
         run = files.read_run(path, full=True)
-        return pd.DataFrame({"query_id": run.query_id, "doc_id": run.doc_id, "rank": np.asarray(run.rank, np.int64),
+        return pd.DataFrame({"query_id": run.query_id, "doc_id": run.doc_id, "rank": run.rank,
                              "score": np.asarray(run.score, np.float64), "tag": run.tag})
     return _read_run(path, RUN_COLUMNS)[["query_id", "doc_id", "rank", "score", "tag"]]
 
@@ -57,23 +58,43 @@ def _has_comments(path: str | Path) -> bool:
     return re.search(rb"(?m)^[ \t\r\f\v]*#", data) is not None
 
 
-def read_trec_qrels(path: str | Path) -> pd.DataFrame:
+def read_trec_qrels(path: str | Path, *, relevance_text: bool = False) -> pd.DataFrame:
     """Read a TREC qrels file.
 
     Returns a DataFrame with columns ``query_id`` (str), ``iteration`` (str), ``doc_id`` (str) and
     ``relevance`` (int64), one row per line, in file order. Raises
     :class:`~ndcg_labeling.errors.InputFileError` naming the file and line for an unreadable or
     non-UTF-8 file, an empty file, a line without exactly 4 fields, or a relevance that is not an
-    integer.
+    integer. With ``relevance_text`` the relevance is the file's text, unchecked (``import judgments``
+    reads it exactly with the grade parser, which quotes the value as written: never through a float).
     """
     path = str(path)
     if _has_comments(path):
+        if relevance_text:
+            rows = []
+            for number, fields in files.lines(path, files.read_bytes(path)):
+                problem = _qrels_text_problem(fields)
+                if problem is not None:
+                    raise InputFileError(path, problem, number)
+                rows.append(fields)
+            if not rows:
+                raise InputFileError(path, "the file is empty")
+            return pd.DataFrame(rows, columns=QRELS_COLUMNS, dtype=object)
         q = files.read_qrels(path)
         return pd.DataFrame({"query_id": q.query_id, "iteration": q.iteration, "doc_id": q.doc_id,
                              "relevance": np.asarray(q.relevance, np.int64)})
+    if relevance_text:
+        frame = _read_table(path, QRELS_COLUMNS, QRELS_COLUMNS, {}, _qrels_text_problem, 4, False)
+        rel = frame["relevance"].astype(str)
+        if not rel.str.fullmatch(_EXACT_NUMBER).all():
+            _raise_first_bad_line(path, _qrels_text_problem)
+        inexact = rel.str.contains(r"[.eE]")  # only these need the exact check
+        if inexact.any() and any(_qrels_text_problem(["", "", "", v]) for v in rel[inexact].unique()):
+            _raise_first_bad_line(path, _qrels_text_problem)
+        return frame
     frame = _read_table(path, QRELS_COLUMNS, QRELS_COLUMNS, {"relevance": "float64"}, _qrels_line_problem, 4, False)
     rel = frame["relevance"].to_numpy()
-    bad = ~np.isfinite(rel) | (rel != np.round(rel))
+    bad = ~np.isfinite(rel) | (rel != np.round(rel)) | (np.abs(rel) >= 2.0**63)
     if bad.any():
         _raise_first_bad_line(path, _qrels_line_problem)
     frame["relevance"] = rel.astype(np.int64)
@@ -83,16 +104,11 @@ def read_trec_qrels(path: str | Path) -> pd.DataFrame:
 def _read_run(path: str | Path, wanted: Sequence[str], categorical: bool = False) -> pd.DataFrame:
     path = str(path)
     frame = _read_table(
-        path, RUN_COLUMNS, wanted, {"score": "float64", "rank": "float64"}, _run_line_problem, 6, categorical
+        path, RUN_COLUMNS, wanted, {"score": "float64"}, _run_line_problem, 6, categorical
     )
     if "score" in frame:
         if not np.isfinite(frame["score"].to_numpy()).all():
             _raise_first_bad_line(path, _run_line_problem)
-    if "rank" in frame:
-        rank = frame["rank"].to_numpy()
-        if not (np.isfinite(rank) & (rank == np.round(rank))).all():
-            _raise_first_bad_line(path, _run_line_problem)
-        frame["rank"] = rank.astype(np.int64)
     return frame
 
 
@@ -135,6 +151,8 @@ def _read_table(
         raise  # pragma: no cover - the scan above always raises
     if frame.empty:
         raise InputFileError(path, "the file is empty")
+    if len(frame.columns) > len(names):  # every line has more fields than a qrels line (a 5th column)
+        _raise_first_bad_line(path, line_problem)
     frame.columns = [names[i] for i in frame.columns]
     if last not in frame.columns:  # every line too short (a file separated by ';' or ','): no such column
         _raise_first_bad_line(path, line_problem)
@@ -161,9 +179,7 @@ def _run_line_problem(fields: list[str]) -> str | None:
         return (
             f"expected 6 whitespace-separated fields (query_id Q0 doc_id rank score tag), got {len(fields)}"
         )
-    if not _is_int(fields[3]):
-        return f"rank must be an integer, got {fields[3]!r}"
-    try:
+    try:  # fields[3], the rank, is ignored
         score = float(fields[4])
     except ValueError:
         return f"score must be a number, got {fields[4]!r}"
@@ -177,6 +193,24 @@ def _qrels_line_problem(fields: list[str]) -> str | None:
         return f"expected 4 whitespace-separated fields (query_id iteration doc_id relevance), got {len(fields)}"
     if not _is_int(fields[3]):
         return f"relevance must be an integer, got {fields[3]!r}"
+    if abs(float(fields[3])) >= 2.0**63:
+        return f"relevance {fields[3]} is too large"
+    return None
+
+
+_EXACT_NUMBER = r"[+-]?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?"
+
+
+def _qrels_text_problem(fields: list[str]) -> str | None:
+    """A qrels line's problem for ``relevance_text``: four fields and a relevance whose exact decimal
+    value is an integer (the grade parser then checks the scale, quoting the text)."""
+    if len(fields) != 4:
+        return f"expected 4 whitespace-separated fields (query_id iteration doc_id relevance), got {len(fields)}"
+    from decimal import Decimal
+
+    text = fields[3]
+    if re.fullmatch(_EXACT_NUMBER, text, re.ASCII) is None or Decimal(text) != Decimal(text).to_integral_value():
+        return f"relevance must be an integer, got {text!r}"
     return None
 
 

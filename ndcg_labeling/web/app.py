@@ -95,6 +95,18 @@ def create_app(engine: Engine | str | None = None) -> FastAPI:
         return error_response(request, 503, "database error; try again")
 
     @app.middleware("http")
+    async def refuse_nul(request: Request, call_next: Any) -> Response:
+        # A NUL character cannot be in any name the database holds (PostgreSQL refuses it in text, which
+        # read as a 503 "try again"): a path with one names nothing (404), a query value with one is
+        # invalid (422), answered before any database is asked.
+        if "\x00" in request.url.path or "\x00" in request.scope.get("path", ""):
+            return error_response(request, 404, "not found: the address holds a NUL character")
+        if b"%00" in request.scope.get("query_string", b"").lower() or "\x00" in str(request.query_params):
+            return error_response(request, 422, "the query holds a NUL character")
+        response: Response = await call_next(request)
+        return response
+
+    @app.middleware("http")
     async def security_headers(request: Request, call_next: Any) -> Response:
         response: Response = await call_next(request)
         response.headers.setdefault("Content-Security-Policy", CSP)

@@ -7,10 +7,10 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import RedirectResponse, Response
 from sqlalchemy import Engine
+from sqlalchemy.orm import Session
 
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.pipeline import auth, workspace
-from ndcg_labeling.pipeline.auth import PermissionDenied
 from ndcg_labeling.web.deps import (
     LOGIN_COOKIE,
     SESSION_COOKIE,
@@ -48,28 +48,34 @@ def home(request: Request, caller: PageCaller, session: SessionDep) -> Response:
 
 @router.get("/login")
 def login_page(request: Request, engine: Annotated[Engine, Depends(get_engine)], token: str = "") -> Response:
-    """Check the link's token (nothing is written) and show a sign-in button; the POST signs in."""
+    """Check the link's token (nothing is written) and show a sign-in button; the POST signs in. The
+    form carries a proof bound to the token and to the nonce cookie (:func:`auth.login_proof`)."""
+    nonce = auth.new_secret()
     with session_scope(engine) as session:
         user = auth.authenticate_token(token, session=session)
-    nonce = auth.new_secret()
-    response = render(request, "login.html", {"who": user.grader, "token": token, "nonce": nonce})
-    response.set_cookie(LOGIN_COOKIE, nonce, max_age=600, path="/login", httponly=True, samesite="strict",
-                        secure=request.url.scheme == "https")
+        proof = auth.login_proof(token, nonce, session=session)
+    response = render(request, "login.html", {"who": user.grader, "token": token, "nonce": proof})
+    response.set_cookie(LOGIN_COOKIE, nonce, max_age=auth.LOGIN_FORM_SECONDS, path="/login", httponly=True,
+                        samesite="strict", secure=request.url.scheme == "https")
     return response
 
 
 @router.post("/login")
 def login(request: Request, writer: WriterDep, token: Annotated[str, Form()] = "",
           nonce: Annotated[str, Form()] = "") -> Response:
-    """Exchange the token for a session cookie (HttpOnly, SameSite=Strict); the form's nonce must match
-    the cookie the sign-in page set, so another site cannot sign a browser in."""
-    if not auth.same_secret(nonce, request.cookies.get(LOGIN_COOKIE)):
-        raise PermissionDenied("the sign-in form has expired; open the sign-in link again")
-    cookie, user = writer(lambda s: auth.start_session(token, session=s))
+    """Exchange the token for a session cookie (HttpOnly, SameSite=Strict, living as long as the token);
+    the form's proof must be the one the sign-in page made for this token and the cookie's nonce."""
+    cookie_nonce = request.cookies.get(LOGIN_COOKIE)
+
+    def sign_in(s: Session) -> tuple[str, auth.WebUser, int]:
+        auth.check_login_proof(token, cookie_nonce, nonce, session=s)
+        return auth.start_session_until(token, session=s)
+
+    cookie, _user, max_age = writer(sign_in)
     response = _see_other("/")
     response.delete_cookie(LOGIN_COOKIE, path="/login")
     response.set_cookie(SESSION_COOKIE, cookie, path="/", httponly=True, samesite="strict",
-                        secure=request.url.scheme == "https", max_age=366 * 24 * 3600)
+                        secure=request.url.scheme == "https", max_age=max_age)
     return response
 
 

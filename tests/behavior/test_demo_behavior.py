@@ -32,4 +32,10 @@ def test_demo_derives_and_calibrates_behavior_labels(tmp_path):
     curve = np.array(b.derived["position_bias"], dtype=float)
     assert np.max(np.abs(curve - generator().EXAMINATION)) <= 0.1  # 44k impressions: a looser bound than the tests'
     assert b.calibration["judge"] == "clicks-pbm" and b.calibration["rows"][0]["tau"] >= 0.8
-    assert any("clicks-pbm agrees with people overall" in v for v in b.calibration["verdicts"])
+    # the overall verdict is "agrees" only when every query type with enough pairs agrees (issue 35): on the
+    # demo's 10 queries a type, one swapped pair of systems (tau 0.33) is enough to say "do not use"
+    rows = b.calibration["rows"]
+    types_agree = all(r["kappa"] >= 0.6 and (r["tau"] is None or r["tau"] >= 0.8) for r in rows[1:] if r["n"] >= 20)
+    overall = b.calibration["verdicts"][0]
+    assert ("agrees with people" in overall) == types_agree
+    assert all(r["kappa"] >= 0.8 for r in rows)  # the labels themselves agree with people on every type

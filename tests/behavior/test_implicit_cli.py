@@ -13,9 +13,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from behavior_sim import N_DOCS, simulate_pbm
-from conftest import invoke
 from sklearn.metrics import cohen_kappa_score
 from sqlalchemy import text
+
+from tests.conftest import invoke
 
 N_QUERIES = 40
 T0 = 1_700_000_000.0

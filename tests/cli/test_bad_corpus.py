@@ -51,7 +51,7 @@ NEW_CORPUS: dict[str, tuple[list[str], str]] = {
     'judgments_duplicate_header.csv': (JUDG, ":1: the header names the column 'grade' twice"),
     'judgments_duplicate_header_batch.tsv': (JUDG, ":1: the header names the column 'batch' twice"),
     'judgments_grade_1e309.jsonl': (JUDG, ':1: not valid JSON: the number 1e309 is too large'),
-    'judgments_grade_1e400.csv': (JUDG, ":2: grade '1e400' is not an integer"),
+    'judgments_grade_1e400.csv': (JUDG, ":2: grade 1e400 is outside the scale 0-3 (0..3)"),  # exactly 10**400
     'judgments_grade_arabic_indic.csv': (JUDG, ":3: grade '٢' is not an integer"),
     'judgments_grade_bool.parquet': (JUDG, ": row 1: grade 'True' is not an integer"),
     'judgments_grade_fullwidth.csv': (JUDG, ":2: grade '２' is not an integer"),

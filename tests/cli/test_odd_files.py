@@ -1,6 +1,7 @@
 """Unusual but valid files (as spreadsheets and crowd platforms write them) import exactly like their
-plain twin: BOM, CRLF, quoted commas and newlines, spaces around ids and headers, SQL-like and
-non-Latin text (stored verbatim), trailing tabs."""
+plain twin: BOM, CRLF, quoted commas and newlines, spaces around ids, query types and headers (trimmed
+by rule; spaces around free text are kept: tests/edges/test_verbatim_text.py), SQL-like and non-Latin
+text (stored verbatim), trailing tabs."""
 
 from __future__ import annotations
 

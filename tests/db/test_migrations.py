@@ -111,4 +111,4 @@ def test_0007_adds_the_later_gold_grade_and_consensus_settings_and_removes_them(
     assert not {"later_grade", "n_later"} & {c["name"] for c in inspect(engine).get_columns("gold_answers")}
     assert "consensus_settings" not in inspect(engine).get_table_names()
     migrate.upgrade(engine)
-    assert migrate.current_revision(engine) == "0007"
+    assert migrate.current_revision(engine) == migrate.HEAD_REVISION

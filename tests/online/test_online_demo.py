@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from conftest import invoke
-
 from ndcg_labeling.pipeline.demo import DATA_DIR
 from ndcg_labeling.pipeline.online_demo import PLANTED, online_demo
+from tests.conftest import invoke
 
 
 def test_demo_online_headline(sqlite_db, runner, tmp_path):

@@ -7,7 +7,6 @@ import json
 
 import numpy as np
 import pytest
-from conftest import invoke
 from online_sim import simulate, write_labels, write_parquet
 from scipy import stats as sps
 
@@ -15,6 +14,7 @@ from ndcg_labeling.errors import NdcgLabelingError
 from ndcg_labeling.metrics import compute_metrics
 from ndcg_labeling.online import lists, stats
 from ndcg_labeling.online.sums import FIELDS, RequestValues, figures, group_sums, merge
+from tests.conftest import invoke
 
 
 @pytest.mark.parametrize("gain", ["exponential", "linear"])

@@ -9,7 +9,6 @@ import re
 
 import numpy as np
 import pytest
-from conftest import invoke
 from fastapi.testclient import TestClient
 from online_sim import simulate, write_labels, write_parquet
 from sqlalchemy import text
@@ -18,6 +17,7 @@ from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.pipeline import auth, importing
 from ndcg_labeling.pipeline.ingest_keys import add_key, revoke_key
 from ndcg_labeling.web.app import create_app
+from tests.conftest import invoke
 
 
 @pytest.fixture

@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 import pytrec_eval
 import statsmodels.api as sm
-from conftest import Database, invoke
 from online_sim import LIST_LEN, N_DOCS, did, qid, simulate, write_labels, write_parquet
 from scipy import stats as sps
 
 from ndcg_labeling.db import migrate
+from tests.conftest import Database, invoke
 
 DAY = 86400.0
 

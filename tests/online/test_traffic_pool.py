@@ -7,10 +7,10 @@ import json
 
 import numpy as np
 import pytest
-from conftest import invoke
 from sqlalchemy import text
 
 from ndcg_labeling.online.traffic import judged_share, pick_by_traffic, split_budget
+from tests.conftest import invoke
 
 HALF_LIFE_S = 2 * 86400.0
 

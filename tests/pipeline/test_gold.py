@@ -131,7 +131,8 @@ def test_gold_items_are_indistinguishable_in_every_graders_export(runner, sqlite
                 assert invoke(runner, sqlite_db, "tasks", "export", f"b{seed}", "--grader", grader, "--out",
                               str(out)).exit_code == 0
                 rows = _read_export(out)
-                assert {tuple(r.keys()) for r in rows} == {("item_id", "query", "title", "body", "url", "grade")}
+                assert {tuple(r.keys()) for r in rows} == {("item_id", "query", "title", "body", "url", "exported_at", "grade")}
+                assert len({r["exported_at"] for r in rows}) == 1  # one stamp per file: nothing marks a gold item
             is_gold = [r["item_id"] in gold_keys for r in rows]
             assert any(is_gold) and not all(is_gold)
             for r, g in zip(rows, is_gold, strict=True):

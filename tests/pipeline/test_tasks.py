@@ -291,7 +291,7 @@ def test_export_hides_rank_score_system_and_other_grades(db, tmp_path):
             assert all(list(r) == list(TASK_COLUMNS) and r["grade"] == "" for r in records)
         else:
             tasks = json.loads(text)
-            assert all(list(task) == ["data"] and list(task["data"]) == ["item_id", "query", "title", "body", "url"]
+            assert all(list(task) == ["data"] and list(task["data"]) == ["item_id", "query", "title", "body", "url", "exported_at"]
                        for task in tasks)
 
 

@@ -33,7 +33,6 @@ BAD_RUNS = [
     ("score_word", "1 Q0 a 1 high t\n", 1, "score must be a number, got 'high'"),
     ("score_nan", "1 Q0 a 1 nan t\n", 1, "score must be a finite number, got 'nan'"),
     ("score_inf", "1 Q0 a 1 2 t\n1 Q0 b 2 -inf t\n", 2, "score must be a finite number, got '-inf'"),
-    ("rank_word", "1 Q0 a one 2.0 t\n", 1, "rank must be an integer, got 'one'"),
     ("latin1", b"1 Q0 a 1 2.0 t\n1 Q0 \xe9 2 1.0 t\n", 2, "the file is not UTF-8 text"),
 ]
 GOOD_QRELS = "1 0 a 1\n1 0 b 0\n"
@@ -91,6 +90,8 @@ def test_import_judgments_bad_qrels_lines(sqlite_db, tmp_path, name, content, li
     before = sqlite_db.counts()
     result = invoke(CliRunner(), sqlite_db, "import", "judgments", qrels, "--format", "trec-qrels", "--grader", "nist",
                     "--scale", "0-3", "--create-graders")
+    if name == "infinite":  # read exactly, 1e400 is the integer 10**400: outside the scale (issue 34 item 1)
+        problem = "grade 1e400 is outside the scale 0-3 (0..3)"
     assert _one_line(result) == f"Error: {qrels}:{line}: {problem}"
     assert sqlite_db.counts() == before
 

@@ -7,6 +7,7 @@ a file is read or written, not when this module is imported.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,12 +61,16 @@ class GradesImported:
     unchanged: int = 0
     replaced: int = 0
     left_open: int = 0
+    refused_newer: int = 0  # rows not written: the stored grade was made after the file was exported
 
     def __str__(self) -> str:
         text = (f"grades from {self.path} (batch {self.batch}, grader {self.grader}): "
                 f"{self.new} new, {self.unchanged} unchanged")
         if self.replaced:
             text += f", {self.replaced} replaced (a different grade than before: the latest file wins)"
+        if self.refused_newer:
+            text += (f", {self.refused_newer} refused (graded after this file was exported; the newer grade is "
+                     f"kept: pass --overwrite-newer to replace it)")
         if self.left_open:
             text += f", {self.left_open} left open (empty grade)"
         return text
@@ -91,22 +96,27 @@ def export_tasks_file(name: str, *, grader: str, out: str | Path, session: Sessi
     """Write :func:`export_tasks` to ``out`` as csv, jsonl or label-studio (default by extension)."""
     rows = export_tasks(name, grader=grader, session=session)
     batch = require_batch(name, session=session)
-    from ndcg_labeling.io.tasks_files import write_tasks
+    from ndcg_labeling.io.tasks_files import stamp_of, write_tasks
 
+    stamp = stamp_of(m.utcnow())  # read before the file is written: no grade made after it is older
+    for row in rows:
+        row["exported_at"] = stamp
     written_fmt = write_tasks(rows, out, fmt, force=force)
     warnings = [guideline_warning(batch.name, batch.guideline_path, batch.guideline_version)] if _guideline_changed(batch) else []
     return TasksExported(batch.name, grader, str(out), written_fmt, len(rows), warnings)
 
 
 def import_graded(path: str | Path, *, grader: str, session: Session, fmt: str | None = None,
-                  batch: str | None = None) -> GradesImported:
+                  batch: str | None = None, overwrite_newer: bool = False) -> GradesImported:
     """Import a filled task file of ``grader`` (CSV/JSONL ``item_id,grade``, or a Label Studio export).
 
     Every item must be one of the grader's items, all in one batch (``batch`` when given, else the
     batch of the file's first item); every grade must be on the batch's scale (a number or a grade
     name). Each bad row is reported (:class:`GradedFileError`, one line per row) and then nothing is
     written. Rows with an empty grade are left open. The same grade again is unchanged; a different
-    grade replaces the stored one (the latest file wins).
+    grade replaces the stored one only if the row's file was exported after that grade was made (its
+    ``exported_at`` stamp) or the stored grade came from this same file (the grader correcting it);
+    otherwise the row is refused and counted (``refused_newer``), unless ``overwrite_newer``.
     """
     from ndcg_labeling.io.tasks_files import read_graded
 
@@ -135,7 +145,7 @@ def import_graded(path: str | Path, *, grader: str, session: Session, fmt: str |
     rest, answers = store_file_answers(checked.accepted, known, mine, path=path_s, session=session)
     if rest:
         _write_grades(summary, rest, known, mine, grader_id=grader_obj.id, batch=target.name,
-                      scale=scale.name, path=path_s, session=session)
+                      scale=scale.name, path=path_s, session=session, overwrite_newer=overwrite_newer)
     summary.new, summary.unchanged, summary.replaced = (summary.new + answers.new, summary.unchanged + answers.unchanged,
                                                         summary.replaced + answers.replaced)
     return summary
@@ -184,7 +194,7 @@ def _check_rows(path: str, rows: list[GradedRow], known: dict[str, tuple[int, in
                 mine: dict[int, tuple[int, str]], *, target: m.GradingBatch | None, scale: Scale | None,
                 guideline: Guideline | None, grader: str, session: Session) -> _CheckedRows:
     """Every row's item and grade checked: the accepted ``(row, grade)``, the problems, the open rows."""
-    from ndcg_labeling.io.tasks_files import row_error
+    from ndcg_labeling.io.tasks_files import parse_stamp, row_error
 
     batch_names = dict(session.execute(select(m.GradingBatch.id, m.GradingBatch.name)).all())
     out = _CheckedRows()
@@ -213,6 +223,7 @@ def _check_rows(path: str, rows: list[GradedRow], known: dict[str, tuple[int, in
             if scale is None:  # a known item has a batch, and a batch a scale
                 raise NdcgLabelingError(f"{path}: item {row.item_id!r} has no batch scale")
             try:
+                parse_stamp(row.exported_at)  # a stamp that is not one is a bad row, not "no stamp"
                 out.accepted.append((row, parse_task_grade(row.grade, scale, guideline)))
             except ValueError as exc:
                 problem = str(exc)
@@ -223,10 +234,13 @@ def _check_rows(path: str, rows: list[GradedRow], known: dict[str, tuple[int, in
 
 def _write_grades(summary: GradesImported, accepted: list[tuple[GradedRow, int]],
                   known: dict[str, tuple[int, int, int, int]], mine: dict[int, tuple[int, str]], *,
-                  grader_id: int, batch: str, scale: str, path: str, session: Session) -> None:
-    """Store the accepted grades (new, unchanged, replaced) and mark their assignments done."""
-    existing = {(qid, did): (jid, grade) for jid, qid, did, grade in session.execute(
-        select(m.Judgment.id, m.Judgment.query_id, m.Judgment.document_id, m.Judgment.grade)
+                  grader_id: int, batch: str, scale: str, path: str, session: Session,
+                  overwrite_newer: bool = False) -> None:
+    """Store the accepted grades (new, unchanged, replaced) and mark their assignments done; a row
+    older than the stored grade it would replace is refused and counted (:func:`_may_replace`)."""
+    existing = {(qid, did): (jid, grade, made, source) for jid, qid, did, grade, made, source in session.execute(
+        select(m.Judgment.id, m.Judgment.query_id, m.Judgment.document_id, m.Judgment.grade, m.Judgment.created_at,
+               m.Judgment.source_file)
         .where(m.Judgment.grader_id == grader_id, m.Judgment.batch == batch))}
     now = m.utcnow()
     inserts: list[tuple[Any, ...]] = []
@@ -240,8 +254,11 @@ def _write_grades(summary: GradesImported, accepted: list[tuple[GradedRow, int]]
             inserts.append((grader_id, qid, did, grade, scale, batch, path, repo.db_datetime(session, now)))
         elif old[1] == grade:
             summary.unchanged += 1
-        else:
+        elif overwrite_newer or _may_replace(row.exported_at, old[2], old[3], path):
             replacements.append({"id": old[0], "grade": grade, "source_file": path, "created_at": now})
+        else:
+            summary.refused_newer += 1
+            continue
         if status != "done":
             to_done.append({"id": aid, "status": "done", "skip_reason": None, "updated_at": now})
     if to_done:  # assignments before judgments, the order save_grade's flush writes them in: no deadlock
@@ -253,3 +270,20 @@ def _write_grades(summary: GradesImported, accepted: list[tuple[GradedRow, int]]
         summary.new = repo.bulk_insert(m.Judgment, ["grader_id", "query_id", "document_id", "grade", "scale", "batch",
                                                     "source_file", "created_at"], inserts, session=session,
                                        on_conflict=repo.JUDGMENT_UPSERT)
+
+
+def _may_replace(stamp: str, made: Any, source: str | None, path: str) -> bool:
+    """Whether a row of a file exported at ``stamp`` may replace a stored grade made at ``made`` from
+    ``source``: the file was exported after the grade was made, or the grade came from this same file
+    (the grader correcting the file they imported). A file without a stamp (hand-made, or written
+    before stamps) only replaces grades of its own."""
+    from ndcg_labeling.io.tasks_files import parse_stamp
+
+    if source == path:
+        return True
+    exported = parse_stamp(stamp)
+    if exported is None or made is None:
+        return False
+    if isinstance(made, str):  # SQLite through a Core select of a text column: never here, but be exact
+        made = datetime.fromisoformat(made)
+    return bool(made.replace(tzinfo=None) <= exported)

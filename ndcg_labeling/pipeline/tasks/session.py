@@ -14,7 +14,7 @@ from ndcg_labeling.pipeline import gold
 from ndcg_labeling.pipeline.lookups import require_grader
 from ndcg_labeling.pipeline.tasks._common import _item_rows, parse_task_grade, require_batch
 from ndcg_labeling.pipeline.tasks.status import GraderProgress
-from ndcg_labeling.scales import get_scale
+from ndcg_labeling.scales import get_scale, parse_exact_grade
 
 SESSION_SOURCE = "(grade session)"
 DEFAULT_SKIP_REASON = "cannot judge"
@@ -73,15 +73,17 @@ def next_item(name: str, *, grader: str, session: Session) -> GradingItem | None
 
 
 def save_grade(name: str, item_id: str, grade: int | str, *, grader: str, session: Session,
-               source_file: str = SESSION_SOURCE) -> int:
+               source_file: str = SESSION_SOURCE, exact: bool = False) -> int:
     """Store ``grader``'s grade of one item (a number or a grade name) and mark the item done.
 
-    A grade already stored for the item in this batch is replaced. Returns the grade stored.
+    A grade already stored for the item in this batch is replaced. Returns the grade stored. With
+    ``exact`` (the web) the grade must be written exactly as the scale writes it
+    (:func:`ndcg_labeling.scales.parse_exact_grade`: ``"2"`` or a name, not ``"+2"``, ``"02"``, ``" 2 "``).
     """
     batch, grader_obj, assignment, item = _grader_assignment(name, item_id, grader, session=session)
     scale = get_scale(batch.scale)
     try:
-        value = parse_task_grade(grade, scale)
+        value = parse_exact_grade(grade, scale) if exact else parse_task_grade(grade, scale)
     except ValueError as exc:
         raise NdcgLabelingError(str(exc)) from None
     if gold.gold_item_of(item.id, session=session) is not None:  # an answer, never a judgment
@@ -95,7 +97,7 @@ def save_grade(name: str, item_id: str, grade: int | str, *, grader: str, sessio
         session.add(m.Judgment(grader_id=grader_obj.id, query_id=item.query_id, document_id=item.document_id,
                                grade=value, scale=scale.name, batch=batch.name, source_file=source_file,
                                created_at=now))
-    else:
+    else:  # the grade is made now, here: what a stale task file is compared with (tasks import)
         judgment.grade = value
         judgment.scale = scale.name
         judgment.source_file = source_file
