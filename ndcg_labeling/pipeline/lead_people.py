@@ -70,7 +70,7 @@ def grader_activity(*, session: Session, batch: str | None = None) -> Activity:
     ``intervals`` (see the module docstring), ``skips`` (reason -> count, most frequent first) and the
     gold figures of ``graders quality``: ``n_gold``, ``gold_accuracy``, ``trusted``, ``drift``,
     ``drift_flagged`` (None where the grader has no gold answer)."""
-    from ndcg_labeling.pipeline.quality import graders_quality
+    from ndcg_labeling.pipeline.quality import TRUST_RULE, graders_quality
     from ndcg_labeling.pipeline.tasks import SESSION_SOURCE, require_batch
 
     a, b = m.Assignment, m.GradingBatch
@@ -115,4 +115,6 @@ def grader_activity(*, session: Session, batch: str | None = None) -> Activity:
                     "intervals": int(intervals[k]), "skips": dict(row["skips"].most_common()),
                     "n_gold": q.get("n_gold"), "gold_accuracy": q.get("gold_accuracy"), "trusted": q.get("trusted"),
                     "drift": q.get("drift"), "drift_flagged": q.get("drift_flagged")})
+    if quality:
+        notes.append(f"Trust and drift: {TRUST_RULE}.")  # the rule of graders quality, stated by its owner
     return Activity(batch, out, notes)

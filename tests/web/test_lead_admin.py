@@ -470,6 +470,8 @@ def test_activity_gold_figures_are_those_of_graders_quality(sqlite_db, tmp_path,
         drift = "—" if q["drift"] is None else f"{q['drift']:+.2f}" + (" (drifts)" if q["drift_flagged"] else "")
         assert cells["drift"] == drift
         assert cells["median seconds per item"] == "—"  # imported task files carry no per-item time
+    # the page states the rule of graders quality as the CLI's JSON does, not a rule of its own
+    assert " ".join(quality["rule"].split()) in " ".join(visible(page).split())
 
 
 def test_docs_describe_the_pages():
