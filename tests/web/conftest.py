@@ -121,3 +121,21 @@ def graded_two_ways(db, tmp_path):
                 t.save_grade("b1", item, grades[i % 3], grader=grader, session=session)
         run_consensus(session=session, batch="b1", method="median")
     return ws
+
+
+@pytest.fixture
+def serve(tmp_path):
+    """``start(db)`` runs ``ndcg-labeling serve`` on the database (tests/web/pages.py's Server); every
+    server started is stopped at the end."""
+    from tests.web.pages import Server
+
+    started: list[Server] = []
+
+    def start(db) -> Server:  # noqa: ANN001
+        server = Server(db.url, tmp_path / f"serve-{len(started)}.log")
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()

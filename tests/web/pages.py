@@ -73,6 +73,7 @@ class Server:
     def __init__(self, db_url: str, log: Path) -> None:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
+        self.log_path = log
         self.log = log.open("w")
         self.proc = subprocess.Popen([sys.executable, "-m", "ndcg_labeling", "serve", "--host", "127.0.0.1",
                                       "--port", str(self.port), "--db", db_url], cwd=ROOT,

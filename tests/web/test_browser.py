@@ -11,15 +11,9 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import httpx
 import pytest
 from sqlalchemy import select
 
@@ -27,64 +21,10 @@ from ndcg_labeling.db import models as m
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.pipeline import tasks as t
 from tests.web.conftest import build_workspace, grade_for, graded_two_ways
+from tests.web.pages import ARGS, CHROMIUM, Server
 
-ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="chromium is not installed (.ci/run installs it)")]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Server:
-    """``python -m ndcg_labeling serve`` on a free port of 127.0.0.1, stopped at the end."""
-
-    def __init__(self, db_url: str, log: Path) -> None:
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.log_path = log
-        self.log = log.open("w")
-        self.proc = subprocess.Popen([sys.executable, "-m", "ndcg_labeling", "serve", "--host", "127.0.0.1",
-                                      "--port", str(self.port), "--db", db_url], cwd=ROOT,
-                                     stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"serve exited with {self.proc.returncode}: {log.read_text()[-2000:]}")
-            try:
-                httpx.get(f"{self.base}/static/style.css", timeout=1)
-                return
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        raise RuntimeError("serve did not start within 60 s")
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-        self.log.close()
-
-
-@pytest.fixture
-def serve(tmp_path) -> Iterator:
-    started: list[Server] = []
-
-    def start(db) -> Server:
-        server = Server(db.url, tmp_path / f"serve-{len(started)}.log")
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -11,14 +11,8 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from sqlalchemy import func, select
 
@@ -26,12 +20,8 @@ from ndcg_labeling.db import models as m
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.pipeline import tasks as t
 from tests.web.conftest import Workspace, graded_two_ways
+from tests.web.pages import ARGS, AXE, CHROMIUM, Server
 
-ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
-AXE = ROOT / ".venv" / "node" / "node_modules" / "axe-core" / "axe.min.js"
 PAGES = {"create-batch": "/lead/create-batch", "data": "/lead/data", "graders": "/lead/graders",
          "activity": "/lead/activity", "consensus": "/lead/consensus", "downloads": "/lead/downloads"}
 pytestmark = [pytest.mark.slow,
@@ -56,57 +46,6 @@ BROKEN_WORDS = """() => { const out = [];
   return out; }"""
 AXE_RUN = """async () => (await axe.run(document, {resultTypes: ['violations']})).violations
   .filter(v => v.impact === 'serious' || v.impact === 'critical').map(v => v.id + ': ' + v.nodes[0].html)"""
-
-
-# The harness of tests/web/test_browser.py, kept here so that this file stands on its own.
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Server:
-    """``python -m ndcg_labeling serve`` on a free port of 127.0.0.1, stopped at the end."""
-
-    def __init__(self, db_url: str, log: Path) -> None:
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.log = log.open("w")
-        self.proc = subprocess.Popen([sys.executable, "-m", "ndcg_labeling", "serve", "--host", "127.0.0.1",
-                                      "--port", str(self.port), "--db", db_url], cwd=ROOT,
-                                     stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"serve exited with {self.proc.returncode}: {log.read_text()[-2000:]}")
-            try:
-                httpx.get(f"{self.base}/static/style.css", timeout=1)
-                return
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        raise RuntimeError("serve did not start within 60 s")
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-        self.log.close()
-
-
-@pytest.fixture
-def serve(tmp_path) -> Iterator:
-    started: list[Server] = []
-
-    def start(db) -> Server:
-        server = Server(db.url, tmp_path / f"serve-{len(started)}.log")
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        server.stop()
 
 
 def screenshot(page, tmp_path: Path, name: str) -> Path:
