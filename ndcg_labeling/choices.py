@@ -58,6 +58,15 @@ class ReportGrouping(StrEnum):
     none = "none"
 
 
+class ResultFormat(StrEnum):
+    """``--format`` of the commands whose result also has a page (``implicit derive``, ``online report``)."""
+
+    table = "table"
+    csv = "csv"
+    json = "json"
+    html = "html"
+
+
 class ReportFormat(StrEnum):
     table = "table"
     csv = "csv"

@@ -314,3 +314,14 @@ def row_progress(label: str) -> Iterator[Callable[[int], None]]:
                   disable=not err_console.is_terminal) as bar:
         task = bar.add_task(label, total=None)
         yield lambda n: bar.update(task, completed=n)
+
+
+def parse_columns(items: list[str]) -> dict[str, str]:
+    """``--column NAME=SOURCE`` options (the log readers' column mapping) as a dict."""
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, source = item.partition("=")
+        if not sep or not name.strip() or not source.strip():
+            raise typer.BadParameter(f"{item!r} is not NAME=SOURCE", param_hint="--column")
+        out[name.strip()] = source.strip()
+    return out

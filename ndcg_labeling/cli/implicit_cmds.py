@@ -10,6 +10,7 @@ import typer
 if TYPE_CHECKING:
     from rich.console import Console
 
+from ndcg_labeling.choices import ResultFormat
 from ndcg_labeling.cli.common import (
     DbOption,
     ForceOption,
@@ -17,6 +18,7 @@ from ndcg_labeling.cli.common import (
     check_out,
     handle_errors,
     open_session,
+    parse_columns,
     write_output,
 )
 
@@ -34,23 +36,6 @@ class Model(StrEnum):
 class ScaleName(StrEnum):
     s03 = "0-3"
     s04 = "0-4"
-
-
-class DeriveFormat(StrEnum):
-    table = "table"
-    csv = "csv"
-    json = "json"
-    html = "html"
-
-
-def _columns(items: list[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in items:
-        name, sep, source = item.partition("=")
-        if not sep or not name.strip() or not source.strip():
-            raise typer.BadParameter(f"{item!r} is not NAME=SOURCE", param_hint="--column")
-        out[name.strip()] = source.strip()
-    return out
 
 
 def _thresholds(text: str | None) -> tuple[float, ...] | None:
@@ -78,7 +63,7 @@ def derive(
     batch: Annotated[str, typer.Option("--batch", help="Store the judgments in this batch.")] = "",
     column: Annotated[list[str] | None, typer.Option("--column", help="NAME=SOURCE: read log column NAME from SOURCE (repeatable).")] = None,
     replace: Annotated[bool, typer.Option("--replace", help="Replace the grader's previous behavior judgments.")] = False,
-    fmt: Annotated[DeriveFormat, typer.Option("--format", help="Output format.")] = DeriveFormat.table,
+    fmt: Annotated[ResultFormat, typer.Option("--format", help="Output format.")] = ResultFormat.table,
     out: OutOption = None, force: ForceOption = False,
     db: DbOption = None,
     engine: Annotated[str, typer.Option("--engine", help="Log engine: duckdb (embedded) or spark (docs/scale.md).")] = "duckdb",
@@ -89,7 +74,7 @@ def derive(
     from ndcg_labeling.reports.behavior import render
 
     check_out(out, force)
-    cols, cuts = _columns(column or []), _thresholds(thresholds)
+    cols, cuts = parse_columns(column or []), _thresholds(thresholds)
     with handle_errors():
         options = DeriveOptions(
             model=model.value, grader=grader, scale=scale.value,

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from ndcg_labeling.choices import Gain, ResultFormat
 from ndcg_labeling.cli.common import (
     DbOption,
     ForceOption,
@@ -14,22 +15,11 @@ from ndcg_labeling.cli.common import (
     check_out,
     handle_errors,
     open_session,
+    parse_columns,
     write_output,
 )
 
 online_app = typer.Typer(help="Online experiments: NDCG per arm beside the business metrics.", no_args_is_help=True)
-
-
-class OnlineFormat(StrEnum):
-    table = "table"
-    csv = "csv"
-    json = "json"
-    html = "html"
-
-
-class Gain(StrEnum):
-    exponential = "exponential"
-    linear = "linear"
 
 
 class Cluster(StrEnum):
@@ -37,16 +27,6 @@ class Cluster(StrEnum):
     user = "user"
     session = "session"
     request = "request"
-
-
-def _columns(items: list[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in items:
-        name, sep, source = item.partition("=")
-        if not sep or not name.strip() or not source.strip():
-            raise typer.BadParameter(f"{item!r} is not NAME=SOURCE", param_hint="--column")
-        out[name.strip()] = source.strip()
-    return out
 
 
 @online_app.command("report")
@@ -59,7 +39,7 @@ def report(
     gain: Annotated[Gain, typer.Option("--gain", help="NDCG gain: 2^rel-1 (exponential) or rel (linear).")] = Gain.exponential,
     cluster: Annotated[Cluster, typer.Option("--cluster", help="Resampling unit: user, session, request; auto: user_id, else session_id, else request.")] = Cluster.auto,
     column: Annotated[list[str] | None, typer.Option("--column", help="NAME=SOURCE: read log column NAME from SOURCE (repeatable).")] = None,
-    fmt: Annotated[OnlineFormat, typer.Option("--format", help="Output format.")] = OnlineFormat.table,
+    fmt: Annotated[ResultFormat, typer.Option("--format", help="Output format.")] = ResultFormat.table,
     out: OutOption = None, force: ForceOption = False,
     db: DbOption = None,
 ) -> None:
@@ -68,7 +48,7 @@ def report(
     from ndcg_labeling.reports.online import render
 
     check_out(out, force)
-    cols = _columns(column or [])
+    cols = parse_columns(column or [])
     options = OnlineOptions(baseline=baseline, metric=metric, window=window, labels=labels, gain=gain.value,
                             cluster=cluster.value, columns=cols)
     with open_session(db, read_only=True) as session, handle_errors():
