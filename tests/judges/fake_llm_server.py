@@ -91,6 +91,9 @@ def _completion(content: str | None, refusal: str | None = None) -> bytes:
 def _handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # headers and body go out in separate writes: with Nagle's algorithm on, the body waits for the
+        # client's delayed ACK (~40 ms on loopback), a delay no real server adds
+        disable_nagle_algorithm = True
 
         def log_message(self, *args: Any) -> None:  # quiet
             pass
