@@ -34,24 +34,35 @@ N_QUERIES, N_DOCS = 20_000, 10
 EXAMINATION = np.array([1.0, 0.85, 0.7, 0.58, 0.48, 0.4, 0.33, 0.28, 0.24, 0.2])
 
 
-def write_log(folder: Path, rows: int, seed: int = 1) -> list[Path]:
+def write_log(folder: Path, rows: int, seed: int = 1, n_queries: int = N_QUERIES,
+              string_ids: bool = False) -> list[Path]:
+    """``string_ids``: query and document ids as text (``q-0012345``, a 40-hex-digit document id drawn
+    per pair, as a web collection's URL hashes), so the engine joins and groups strings as on real logs."""
+    import hashlib
+
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     rng = np.random.default_rng(seed)
-    attractiveness = rng.choice([0.05, 0.25, 0.55, 0.85], size=N_QUERIES * N_DOCS, p=[0.4, 0.25, 0.2, 0.15])
+    attractiveness = rng.choice([0.05, 0.25, 0.55, 0.85], size=n_queries * N_DOCS, p=[0.4, 0.25, 0.2, 0.15])
+    qnames = dnames = None
+    if string_ids:
+        qnames = pa.array([f"q-{q:07d}" for q in range(n_queries)])
+        dnames = pa.array([hashlib.sha1(f"doc {p} {seed}".encode()).hexdigest() for p in range(n_queries * N_DOCS)])
     files = []
     for start in range(0, rows, CHUNK):
         n_req = min(CHUNK, rows - start) // N_DOCS
-        query = rng.integers(0, N_QUERIES, n_req)
+        query = rng.integers(0, n_queries, n_req)
         doc = np.argsort(rng.random((n_req, N_DOCS)), axis=1)
         pair = query[:, None] * N_DOCS + doc
         clicked = (rng.random(pair.shape) < EXAMINATION) & (rng.random(pair.shape) < attractiveness[pair])
         ts = 1_760_000_000 + rng.integers(0, 30 * 86_400, n_req)
         path = folder / f"part-{start // CHUNK:05d}.parquet"
+        qcol = np.repeat(query, N_DOCS)
         pq.write_table(pa.table({
             "request_id": np.repeat(np.arange(start // N_DOCS, start // N_DOCS + n_req, dtype=np.int64), N_DOCS),
-            "query_id": np.repeat(query, N_DOCS), "doc_id": pair.ravel(),
+            "query_id": qnames.take(qcol) if qnames is not None else qcol,
+            "doc_id": dnames.take(pair.ravel()) if dnames is not None else pair.ravel(),
             "position": np.tile(np.arange(1, N_DOCS + 1, dtype=np.int8), n_req),
             "clicked": clicked.ravel().astype(np.int8), "ts": np.repeat(ts, N_DOCS)}), path)
         files.append(path)
@@ -111,6 +122,9 @@ def main() -> None:
     ap.add_argument("--pandas-rows", type=int, default=10_000_000, help="rows of the pandas comparison")
     ap.add_argument("--models", default="coec,pbm", help="comma-separated: coec, pbm, dbn")
     ap.add_argument("--folder", type=Path, default=None, help="write (or reuse) the log here")
+    ap.add_argument("--queries", type=int, default=N_QUERIES, help="distinct queries (x 10 documents = pairs)")
+    ap.add_argument("--string-ids", action="store_true",
+                    help="ids as text: q-NNNNNNN and a 40-hex-digit document id per pair (realistic joins)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-implicit-") as tmp:
         folder = args.folder or Path(tmp)
@@ -118,7 +132,7 @@ def main() -> None:
         t = time.perf_counter()
         files = sorted(folder.glob("part-*.parquet"))
         if sum(1 for _ in files) * CHUNK < args.rows:
-            files = write_log(folder, args.rows)
+            files = write_log(folder, args.rows, n_queries=args.queries, string_ids=args.string_ids)
         files = files[: -(-args.rows // CHUNK)]
         print(f"machine: {cpu_name()}, {__import__('os').cpu_count()} CPUs; log: {args.rows:,} impressions in "
               f"{len(files)} Parquet files ({sum(f.stat().st_size for f in files) / 1e6:.0f} MB), "
