@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import threading
@@ -33,7 +32,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _machine import cpu_name  # noqa: E402
-from bench_serve import DEFAULT_PG, free_port, schema_url  # noqa: E402
+from bench_serve import DEFAULT_PG, free_port, schema_url, start_server  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -88,26 +87,6 @@ def batches(n_events: int, batch: int, n_queries: int, seed: int = 2) -> list[tu
     if lines:
         out.append(("\n".join(lines).encode(), len(lines), pos_sum, clk_sum))
     return out
-
-
-def start_server(url: str, port: int, log: Path) -> subprocess.Popen[bytes]:
-    import httpx
-
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen([sys.executable, "-c", "from ndcg_labeling.web.app import create_app, run_server; "
-                             f"run_server(create_app({url!r}), host='127.0.0.1', port={port}, access_log=False)"],
-                            cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"serve exited: {log.read_text()[-2000:]}")
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/login", timeout=1)
-            return proc
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    proc.kill()
-    raise SystemExit("serve did not start within 60 s")
 
 
 def run(args: argparse.Namespace, base: str, lead: str, key: str, work: list[tuple[bytes, int, int, int]]) -> dict:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import glob
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -80,30 +82,39 @@ def _reader(fmt: str, files: list[str], names: list[str]) -> str:
     return f"read_json({listed}, format='newline_delimited', columns={cols}, filename=true)"
 
 
+@contextmanager
+def connection(groups: dict[str, list[str]]) -> Iterator[Any]:
+    """A DuckDB connection for reading the logs of ``groups``: within :data:`MEMORY_LIMIT`, spilling into
+    a temporary folder, in UTC, without DuckDB's progress bar (it would print on stdout, into
+    ``--format json``; the CLI shows a spinner on stderr). A DuckDB error inside becomes one
+    ``NdcgLabelingError`` naming the files and the error's first line."""
+    import duckdb
+
+    with tempfile.TemporaryDirectory(prefix="ndcg-duckdb-") as tmp:
+        con = duckdb.connect(config={"memory_limit": MEMORY_LIMIT, "temp_directory": tmp})
+        try:
+            con.execute("SET TimeZone = 'UTC'")
+            con.execute("SET enable_progress_bar = false")
+            yield con
+        except duckdb.Error as exc:
+            files = ", ".join(f for fs in groups.values() for f in fs)
+            detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise NdcgLabelingError(f"{files}: cannot read the log: {detail}") from None
+        finally:
+            con.close()
+
+
 class DuckDBEngine:
     """:class:`~ndcg_labeling.engines.base.LogEngine` over DuckDB."""
 
     name = "duckdb"
 
     def aggregate(self, request: LogRequest) -> LogAggregates:
-        import duckdb
-
         groups = resolve_sources(request.sources)
-        with tempfile.TemporaryDirectory(prefix="ndcg-duckdb-") as tmp:
-            # no DuckDB progress bar: it would print on stdout, into --format json (the CLI shows a spinner on stderr)
-            con = duckdb.connect(config={"memory_limit": MEMORY_LIMIT, "temp_directory": tmp})
-            try:
-                con.execute("SET TimeZone = 'UTC'")
-                con.execute("SET enable_progress_bar = false")
-                self._create_views(con, groups, request)
-                first, last, as_of = self._validate(con, groups, request)
-                return self._aggregate(con, request, groups, first, last, as_of)
-            except duckdb.Error as exc:
-                files = ", ".join(f for fs in groups.values() for f in fs)
-                detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                raise NdcgLabelingError(f"{files}: cannot read the log: {detail}") from None
-            finally:
-                con.close()
+        with connection(groups) as con:
+            self._create_views(con, groups, request)
+            first, last, as_of = self._validate(con, groups, request)
+            return self._aggregate(con, request, groups, first, last, as_of)
 
     # --- the normalized view -------------------------------------------------------------------
     def _create_views(self, con: Any, groups: dict[str, list[str]], request: LogRequest) -> None:

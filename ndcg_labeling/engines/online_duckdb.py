@@ -10,14 +10,13 @@ the rows ordered by ``request_id`` then ``position``, as NumPy arrays.
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ndcg_labeling.engines.base import LogRequest
-from ndcg_labeling.engines.duckdb import DuckDBEngine, _lit, _q, resolve_sources
+from ndcg_labeling.engines.duckdb import DuckDBEngine, _lit, _q, connection, resolve_sources
 from ndcg_labeling.errors import InputFileError, NdcgLabelingError
 
 
@@ -82,28 +81,17 @@ class _OnlineEngine(DuckDBEngine):
 def read_impressions(sources: list[str], columns: dict[str, str] | None = None) -> ImpressionRows:
     """Every valid impression row of ``sources`` (files, folders, globs), ordered by request then
     position; raises ``InputFileError`` for the first bad row (nothing is returned then)."""
-    import duckdb
-
     engine = _OnlineEngine()
     request = LogRequest(sources=tuple(sources), columns=dict(columns or {}))
     groups = resolve_sources(request.sources)
-    with tempfile.TemporaryDirectory(prefix="ndcg-online-") as tmp:
-        con = duckdb.connect(config={"memory_limit": "1GB", "temp_directory": tmp})
-        try:
-            con.execute("SET TimeZone = 'UTC'")
-            engine._create_views(con, groups, request)
-            engine._validate(con, groups, request)
-            present = {c: bool((con.execute(f"SELECT count({c}) FROM logs").fetchone() or (0,))[0]) for c in
-                       ("converted", "watch_ratio", "session_id", "user_id")}
-            arr = con.execute(
-                "SELECT request_id, query_id, doc_id, position, clicked, ts, arm, converted, watch_ratio, "
-                "session_id, user_id, _file FROM logs ORDER BY request_id, position, _file, _row").fetchnumpy()
-        except duckdb.Error as exc:
-            files = ", ".join(f for fs in groups.values() for f in fs)
-            detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise NdcgLabelingError(f"{files}: cannot read the log: {detail}") from None
-        finally:
-            con.close()
+    with connection(groups) as con:
+        engine._create_views(con, groups, request)
+        engine._validate(con, groups, request)
+        present = {c: bool((con.execute(f"SELECT count({c}) FROM logs").fetchone() or (0,))[0]) for c in
+                   ("converted", "watch_ratio", "session_id", "user_id")}
+        arr = con.execute(
+            "SELECT request_id, query_id, doc_id, position, clicked, ts, arm, converted, watch_ratio, "
+            "session_id, user_id, _file FROM logs ORDER BY request_id, position, _file, _row").fetchnumpy()
     return _rows(arr, present)
 
 
