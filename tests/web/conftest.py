@@ -139,3 +139,31 @@ def serve(tmp_path):
     yield start
     for server in started:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's chromium through Playwright, one per test module."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.web.pages import ARGS, CHROMIUM
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def axe_source() -> str:
+    """axe-core's script (make venv and .ci/run install it under .venv/node): skipped only where npm is
+    missing, a failure where npm exists but axe-core was not installed."""
+    import shutil
+
+    from tests.web.pages import AXE
+
+    if not AXE.exists():
+        if shutil.which("npm") is None:
+            pytest.skip("npm is missing: axe-core cannot be installed (make venv installs it where npm exists)")
+        pytest.fail(f"axe-core is missing at {AXE}: run `npm install --prefix .venv/node axe-core@4` (make venv)")
+    return AXE.read_text(encoding="utf-8")

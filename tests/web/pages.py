@@ -185,3 +185,13 @@ def main(out: str) -> None:
 
 if __name__ == "__main__":
     main(sys.argv[1] if len(sys.argv) > 1 else str(ROOT / "docs" / "img"))
+
+
+def sign_in(page, server: Server, ws, grader: str) -> str:  # noqa: ANN001
+    """Sign ``grader`` of the workspace ``ws`` in through the sign-in page; returns the token used."""
+    token = ws.token(grader)
+    page.goto(f"{server.base}/login?token={token}")
+    with page.expect_navigation():
+        page.click("#sign-in")
+    assert page.url == f"{server.base}/"
+    return token

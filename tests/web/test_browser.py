@@ -21,20 +21,10 @@ from ndcg_labeling.db import models as m
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.pipeline import tasks as t
 from tests.web.conftest import build_workspace, grade_for, graded_two_ways
-from tests.web.pages import ARGS, CHROMIUM, Server
+from tests.web.pages import ARGS, CHROMIUM, sign_in
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="chromium is not installed (.ci/run installs it)")]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 def screenshot(page, tmp_path: Path, name: str) -> Path:
@@ -46,15 +36,6 @@ def screenshot(page, tmp_path: Path, name: str) -> Path:
         shutil.copy(path, Path(extra) / name)
     assert path.stat().st_size > 10_000
     return path
-
-
-def sign_in(page, server: Server, ws, grader: str) -> str:
-    token = ws.token(grader)
-    page.goto(f"{server.base}/login?token={token}")
-    with page.expect_navigation():
-        page.click("#sign-in")
-    assert page.url == f"{server.base}/"
-    return token
 
 
 def press(page, key: str) -> None:

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.web.pages import ARGS, AXE, CHROMIUM, PAGES, ROOT, WIDTHS, Server, build_world, open_page, page_url
+from tests.web.pages import CHROMIUM, PAGES, ROOT, WIDTHS, Server, build_world, open_page, page_url
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="chromium is not installed (.ci/run installs it)")]
@@ -62,25 +61,6 @@ def cli_json(db_url: str, *args: str) -> object:
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
-
-
-@pytest.fixture(scope="module")
-def axe_source() -> str:
-    if not AXE.exists():
-        if shutil.which("npm") is None:
-            pytest.skip("npm is missing: axe-core cannot be installed (make venv installs it where npm exists)")
-        pytest.fail(f"axe-core is missing at {AXE}: run `npm install --prefix .venv/node axe-core@4` (make venv)")
-    return AXE.read_text(encoding="utf-8")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 def row_texts(page, selector: str) -> list[list[str]]:
