@@ -131,7 +131,7 @@ def test_every_admin_page_at_desktop_and_phone_width(browser, axe_source, serve,
     with page.expect_navigation():
         page.click("#preview-button")
     for width in (1280, 390):
-        check_page(page, tmp_path, "create-batch-preview", width)
+        check_page(page, tmp_path, "create-batch-preview", width, axe_source)
     page.close()
 
 
