@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from ndcg_labeling.errors import NdcgLabelingError
+from ndcg_labeling.errors import BackendError
 
 ENV_VAR = "NDCG_LABELING_BACKEND"
 
@@ -59,10 +59,6 @@ PARALLEL_MODES = ("auto", "on", "off", "load")
 TENSOR_ROUTES = ("kernels", "torch")
 GRAMMAR = (f"KIND[,parallel=MODE][,tensors=ROUTE] with KIND one of {', '.join(KINDS)}; MODE one of "
            f"{', '.join(PARALLEL_MODES)}; ROUTE one of {', '.join(TENSOR_ROUTES)}")
-
-
-class BackendError(NdcgLabelingError, ValueError):
-    """An invalid backend policy, or ``numba`` asked for where it cannot be imported."""
 
 
 @dataclass(frozen=True)

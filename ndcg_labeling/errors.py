@@ -1,4 +1,5 @@
-"""The project's exceptions: one base, a few named subclasses.
+"""The project's exceptions, every one of them: one base, its named subclasses, and the two
+``ValueError`` subclasses of the kernels (:class:`AnswerError`, :class:`PrefsError`).
 
 The CLI turns every :class:`NdcgLabelingError` into ``Error: <message>`` and exit code 1.
 Kernels (metrics, agreement, consensus) raise plain ``ValueError`` for bad arrays, as numpy and
@@ -59,3 +60,61 @@ class GradedFileError(NdcgLabelingError):
 
 class TooManyRetries(NdcgLabelingError):
     """A transaction collided with concurrent writers more often than allowed."""
+
+
+class JudgeRequestError(NdcgLabelingError):
+    """The endpoint refused a request or kept failing; the run stops (answers stored so far stay)."""
+
+
+class AnswerError(ValueError):
+    """An answer that is not exactly ``{"grade": N}`` on the scale; ``str()`` says why."""
+
+
+class BackendError(NdcgLabelingError, ValueError):
+    """An invalid backend policy, or ``numba`` asked for where it cannot be imported."""
+
+
+class InvalidGrade(NdcgLabelingError):
+    """A final grade that is not a whole number (HTTP 422)."""
+
+
+class AuthenticationError(NdcgLabelingError):
+    """No credentials, or a token or session that is unknown, expired or revoked (HTTP 401)."""
+
+
+class PermissionDenied(NdcgLabelingError):
+    """The signed-in grader's role does not allow this (HTTP 403)."""
+
+
+class AdjudicationConflict(ConflictError):
+    """Another decision was recorded since the adjudicator looked (HTTP 409): ``by`` set ``grade``;
+    ``version`` is that decision's, for a confirmed retry."""
+
+    def __init__(self, message: str, *, by: str, grade: float, note: str | None, version: int) -> None:
+        super().__init__(message)
+        self.by, self.grade, self.note, self.version = by, grade, note, version
+
+
+class InvalidInput(NdcgLabelingError):
+    """A grade outside the scale, or a skip reason that is too long (HTTP 422)."""
+
+
+class EventError(NdcgLabelingError):
+    """A posted batch with a bad row (HTTP 422); nothing of the batch was stored."""
+
+
+class DatabaseUrlError(NdcgLabelingError):
+    """The database URL cannot be used: not a URL, an unknown dialect, or a driver not installed."""
+
+
+class OutputFileError(NdcgLabelingError):
+    """An output file cannot be written as asked (exists, is a link, folder missing...)."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        self.path = str(path)
+        self.problem = problem
+        super().__init__(f"{self.path}: {problem}")
+
+
+class PrefsError(ValueError):
+    """Preferences trec_eval refuses for a query (it stops with "Can't calculate measure")."""

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from ndcg_labeling import backend
-from ndcg_labeling.backend import BackendError, Policy
-from ndcg_labeling.errors import NdcgLabelingError
+from ndcg_labeling.backend import Policy
+from ndcg_labeling.errors import BackendError, NdcgLabelingError
 from ndcg_labeling.metrics import _kernels, batch_ndcg, compute_metrics, numba_available
 from ndcg_labeling.metrics import warm_up as metrics_warm_up
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 
-from ndcg_labeling.errors import NdcgLabelingError
+from ndcg_labeling.errors import DatabaseUrlError
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
@@ -31,10 +31,6 @@ def resolve_url(url: str | None = None) -> str:
     if url:
         return url
     return os.environ.get(ENV_VAR) or DEFAULT_URL
-
-
-class DatabaseUrlError(NdcgLabelingError):
-    """The database URL cannot be used: not a URL, an unknown dialect, or a driver not installed."""
 
 
 def parse_url(url: str | None = None) -> URL:

@@ -15,16 +15,7 @@ import stat
 from pathlib import Path
 from typing import IO
 
-from ndcg_labeling.errors import InputFileError, NdcgLabelingError
-
-
-class OutputFileError(NdcgLabelingError):
-    """An output file cannot be written as asked (exists, is a link, folder missing...)."""
-
-    def __init__(self, path: str, problem: str) -> None:
-        self.path = str(path)
-        self.problem = problem
-        super().__init__(f"{self.path}: {problem}")
+from ndcg_labeling.errors import InputFileError, OutputFileError
 
 
 def require_input_file(path: str | Path) -> None:

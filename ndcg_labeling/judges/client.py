@@ -27,13 +27,9 @@ from typing import Any
 
 import httpx
 
-from ndcg_labeling.errors import NdcgLabelingError
+from ndcg_labeling.errors import JudgeRequestError, NdcgLabelingError
 
 RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
-
-
-class JudgeRequestError(NdcgLabelingError):
-    """The endpoint refused a request or kept failing; the run stops (answers stored so far stay)."""
 
 
 def prompt_sha256(messages: list[dict[str, str]]) -> str:

@@ -14,9 +14,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-
-class AnswerError(ValueError):
-    """An answer that is not exactly ``{"grade": N}`` on the scale; ``str()`` says why."""
+from ndcg_labeling.errors import AnswerError
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

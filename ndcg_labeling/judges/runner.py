@@ -7,7 +7,7 @@ thread, in arrival order, while the workers go on sending: each call gets the ou
 while the previous one was being stored (one short transaction each). Ctrl+C waits until every
 outcome in hand is stored, so it loses only the requests in flight; a kill loses those and the
 outcomes waiting for the writer (those of one commit at most). A failed store stops the run. A request error that
-outlasts the client's retries (:class:`~ndcg_labeling.judges.client.JudgeRequestError`) stops the
+outlasts the client's retries (:class:`~ndcg_labeling.errors.JudgeRequestError`) stops the
 run: jobs not started are not sent, the error is raised after the outcomes in hand are stored.
 """
 
@@ -22,8 +22,9 @@ from typing import Any
 
 import httpx
 
+from ndcg_labeling.errors import AnswerError
 from ndcg_labeling.judges.client import ChatAnswer, ChatClient, Endpoint
-from ndcg_labeling.judges.parser import AnswerError, parse_answer
+from ndcg_labeling.judges.parser import parse_answer
 
 GRADED, UNPARSEABLE, REFUSED = "graded", "unparseable", "refused"
 

@@ -20,11 +20,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ndcg_labeling.errors import PrefsError
+
 Pref = tuple[str, str, float, str]  # judgment group, subgroup, relevance level, document id
-
-
-class PrefsError(ValueError):
-    """Preferences trec_eval refuses for a query (it stops with "Can't calculate measure")."""
 
 
 @dataclass

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ndcg_labeling.engines.online_duckdb import ImpressionRows
-from ndcg_labeling.errors import NdcgLabelingError
+from ndcg_labeling.errors import EventError, NdcgLabelingError
 from ndcg_labeling.online.lists import EXACT_FAMILIES, ideal_dcg
 from ndcg_labeling.online.requests import request_values
 from ndcg_labeling.online.sums import FIELDS, Key, figures, window_start
@@ -31,10 +31,6 @@ COLUMNS = ("request_id", "query_id", "doc_id", "position", "clicked", "ts", "arm
            "dwell_ms", "session_id", "user_id")
 _IDS = ("request_id", "query_id", "doc_id", "arm")
 MAX_ID = 512
-
-
-class EventError(NdcgLabelingError):
-    """A posted batch with a bad row (HTTP 422); nothing of the batch was stored."""
 
 
 def _number(value: Any) -> float | None:

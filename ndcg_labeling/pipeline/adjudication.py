@@ -16,13 +16,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
-from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
+from ndcg_labeling.errors import InvalidGrade, NotFoundError
 from ndcg_labeling.pipeline.auth import WebUser
 from ndcg_labeling.pipeline.overview import flagged_items
-
-
-class InvalidGrade(NdcgLabelingError):
-    """A final grade that is not a whole number (HTTP 422)."""
 
 
 def _when(value: Any) -> str:

@@ -33,7 +33,7 @@ from sqlalchemy.orm import Session
 
 from ndcg_labeling.choices import GraderRole
 from ndcg_labeling.db import models as m
-from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
+from ndcg_labeling.errors import AuthenticationError, NdcgLabelingError, NotFoundError, PermissionDenied
 
 ROLES = tuple(GraderRole)
 DEFAULT_EXPIRES = "30d"
@@ -43,14 +43,6 @@ _UNITS = {"d": "days", "h": "hours", "m": "minutes"}
 _CSRF_PREFIX = b"ndcg-labeling csrf\0"
 LOGIN_FORM_SECONDS = 600  # how long a sign-in page may be posted (its nonce cookie lives as long)
 LOGIN_KEY = "login"
-
-
-class AuthenticationError(NdcgLabelingError):
-    """No credentials, or a token or session that is unknown, expired or revoked (HTTP 401)."""
-
-
-class PermissionDenied(NdcgLabelingError):
-    """The signed-in grader's role does not allow this (HTTP 403)."""
 
 
 @dataclass(frozen=True)

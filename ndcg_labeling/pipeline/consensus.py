@@ -30,7 +30,7 @@ from ndcg_labeling.consensus import consensus
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import reads
 from ndcg_labeling.db import repository as repo
-from ndcg_labeling.errors import ConflictError, NdcgLabelingError, NotFoundError
+from ndcg_labeling.errors import AdjudicationConflict, NdcgLabelingError, NotFoundError
 from ndcg_labeling.pipeline.agreement import left_out_judgments, load_grades
 from ndcg_labeling.pipeline.overview import flagged_items as flagged_items  # Core reads, no ORM (issue 17)
 from ndcg_labeling.scales import get_scale
@@ -308,15 +308,6 @@ class AdjudicationRecord:
         before = "no label" if self.previous is None else f"{self.previous:g}"
         return (f"adjudicated ({self.query_id}, {self.doc_id}) = {self.grade} on scale {self.scale} by "
                 f"{self.adjudicator} (was {before}; {self.history} adjudication(s) on record)")
-
-
-class AdjudicationConflict(ConflictError):
-    """Another decision was recorded since the adjudicator looked (HTTP 409): ``by`` set ``grade``;
-    ``version`` is that decision's, for a confirmed retry."""
-
-    def __init__(self, message: str, *, by: str, grade: float, note: str | None, version: int) -> None:
-        super().__init__(message)
-        self.by, self.grade, self.note, self.version = by, grade, note, version
 
 
 def _check_version(query_id: str, doc_id: str, grade: int, newest: Any, seen: int) -> None:

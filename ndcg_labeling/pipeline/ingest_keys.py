@@ -12,8 +12,8 @@ from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db.online_models import IngestKey
-from ndcg_labeling.errors import ConflictError, NdcgLabelingError, NotFoundError
-from ndcg_labeling.pipeline.auth import AuthenticationError, new_secret, same_secret, sha256_hex
+from ndcg_labeling.errors import AuthenticationError, ConflictError, NdcgLabelingError, NotFoundError
+from ndcg_labeling.pipeline.auth import new_secret, same_secret, sha256_hex
 
 ROLES = ("ingest",)
 PREFIX = "ndcgk_"

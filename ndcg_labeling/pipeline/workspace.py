@@ -23,7 +23,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
-from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
+from ndcg_labeling.errors import InvalidInput, NdcgLabelingError, NotFoundError
 from ndcg_labeling.guidelines import (
     Guideline,
     guideline_changed,
@@ -36,10 +36,6 @@ from ndcg_labeling.pipeline.auth import WebUser
 from ndcg_labeling.scales import get_scale
 
 MAX_SKIP_REASON = 500
-
-
-class InvalidInput(NdcgLabelingError):
-    """A grade outside the scale, or a skip reason that is too long (HTTP 422)."""
 
 
 # --- what a grader sees ---------------------------------------------------------------------------

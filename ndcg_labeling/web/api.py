@@ -12,6 +12,7 @@ from fastapi import APIRouter
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr
 
+from ndcg_labeling.errors import InvalidInput
 from ndcg_labeling.pipeline import tasks, workspace
 from ndcg_labeling.web.deps import ApiLead, ApiUser, SessionDep, WriterDep
 
@@ -45,7 +46,7 @@ def next_item(batch: str, user: ApiUser, session: SessionDep) -> dict[str, Any] 
 @router.post("/batches/{batch:path}/items/{item_id}/grade")
 def grade(batch: str, item_id: str, body: GradeIn, user: ApiUser, writer: WriterDep) -> dict[str, Any]:
     if (body.grade is None) == (body.skip is None):
-        raise workspace.InvalidInput('send either {"grade": N} or {"skip": "reason"}')
+        raise InvalidInput('send either {"grade": N} or {"skip": "reason"}')
     if body.skip is not None:
         reason = body.skip
         return writer(lambda s: workspace.skip(batch, item_id, reason, user, session=s))  # type: ignore[no-any-return]

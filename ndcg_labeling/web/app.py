@@ -14,11 +14,16 @@ from fastapi.staticfiles import StaticFiles
 from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
 
-from ndcg_labeling.errors import ConflictError, NdcgLabelingError, NotFoundError
-from ndcg_labeling.pipeline.adjudication import InvalidGrade
-from ndcg_labeling.pipeline.auth import AuthenticationError, PermissionDenied
-from ndcg_labeling.pipeline.transactions import TooManyRetries
-from ndcg_labeling.pipeline.workspace import InvalidInput
+from ndcg_labeling.errors import (
+    AuthenticationError,
+    ConflictError,
+    InvalidGrade,
+    InvalidInput,
+    NdcgLabelingError,
+    NotFoundError,
+    PermissionDenied,
+    TooManyRetries,
+)
 from ndcg_labeling.web.render import render
 
 STATIC = Path(__file__).resolve().parent / "static"

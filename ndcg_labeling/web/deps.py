@@ -18,8 +18,9 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.db.session import read_only, session_scope
+from ndcg_labeling.errors import AuthenticationError
 from ndcg_labeling.pipeline import auth
-from ndcg_labeling.pipeline.auth import AuthenticationError, WebUser
+from ndcg_labeling.pipeline.auth import WebUser
 from ndcg_labeling.pipeline.transactions import run_in_transaction
 
 T = TypeVar("T")

@@ -9,10 +9,10 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from ndcg_labeling.errors import AdjudicationConflict
 from ndcg_labeling.pipeline import tasks, workspace
 from ndcg_labeling.pipeline.adjudication import Decision, adjudication_item, adjudication_queue
 from ndcg_labeling.pipeline.adjudication import adjudicate as set_decision
-from ndcg_labeling.pipeline.consensus import AdjudicationConflict
 from ndcg_labeling.web.deps import LeadCaller, SessionDep, WriterDep, check_form_csrf
 from ndcg_labeling.web.render import render
 

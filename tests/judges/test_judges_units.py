@@ -11,10 +11,10 @@ from email.utils import format_datetime
 import httpx
 import pytest
 
-from ndcg_labeling.errors import InputFileError
+from ndcg_labeling.errors import AnswerError, InputFileError
 from ndcg_labeling.guidelines import load_guideline
 from ndcg_labeling.judges import client as chat
-from ndcg_labeling.judges.parser import AnswerError, parse_answer
+from ndcg_labeling.judges.parser import parse_answer
 from ndcg_labeling.judges.prompts import ItemText, load_template, render, umbrela
 
 VALUES = (0, 1, 2, 3)

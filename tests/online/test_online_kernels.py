@@ -101,7 +101,8 @@ def test_report_on_each_backend(db, runner, tmp_path):
 
 
 def test_parse_events_fast_and_row_by_row_paths_agree():
-    from ndcg_labeling.online.live import EventError, parse_events
+    from ndcg_labeling.errors import EventError
+    from ndcg_labeling.online.live import parse_events
 
     plain = [{"request_id": "r1", "query_id": "q", "doc_id": "d", "position": 2, "clicked": 1, "ts": 1700000000,
               "arm": "a", "converted": 0, "watch_ratio": 0.5, "user_id": "u"}]

@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import text
 
 from ndcg_labeling.db.session import session_scope
+from ndcg_labeling.errors import AuthenticationError
 from ndcg_labeling.pipeline import auth
 from tests.conftest import invoke
 
@@ -54,7 +55,7 @@ def test_revoke_ends_tokens_and_sessions(runner, db):
     result = invoke(runner, db, "graders", "revoke", "ann")
     assert result.exit_code == 0
     assert result.output.strip() == "ann: 1 sign-in token(s) revoked, 1 browser session(s) ended"
-    with session_scope(db.engine) as session, pytest.raises(auth.AuthenticationError):
+    with session_scope(db.engine) as session, pytest.raises(AuthenticationError):
         auth.authenticate_token(token, session=session)
 
 

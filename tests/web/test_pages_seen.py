@@ -170,7 +170,7 @@ def adjudications(ws) -> list[tuple[float, str]]:
 
 
 def test_a_decision_over_a_different_one_made_meanwhile_is_refused_unless_confirmed(sqlite_db, tmp_path):
-    from ndcg_labeling.pipeline.consensus import AdjudicationConflict
+    from ndcg_labeling.errors import AdjudicationConflict
 
     ws, (q, d) = two_leads(sqlite_db, tmp_path)
     with session_scope(ws.db.engine) as session:  # both leads saw no decision (version 0); max decides first
