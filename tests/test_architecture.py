@@ -63,17 +63,19 @@ AREAS: dict[str, str] = {
     "io": "io", "trec": "trec", "db": "db", "reports": "reports",
     # the next areas (docs/layout.md): each a room with pure kernels and thin use cases of its own
     "behavior": "behavior", "judges": "judges", "online": "online", "budget": "budget", "engines": "engines",
+    # the result types the pipeline builds and the renderers format (neither imports the other's internals)
+    "results": "results",
     "errors": "base", "scales": "base", "choices": "base", "guidelines": "base", "spreadsheet": "base",
     "": "root", "__main__": "root",
 }
 BASE = {"base"}
-FRONT = {"cli", "web", "pipeline", "reports", "db", "io", "root"} | BASE
+FRONT = {"cli", "web", "pipeline", "reports", "results", "db", "io", "root"} | BASE
 LAYERS: dict[str, set[str]] = {
     "root": set(AREAS.values()),  # __main__ starts the CLI; __init__ only re-exports lazily
     "cli": FRONT,                 # thin: options -> session -> one pipeline call -> render
     "web": FRONT,                 # like the CLI
-    "pipeline": {"pipeline", "kernels", "io", "trec", "db", "reports", "behavior", "judges", "online", "budget",
-                 "engines"} | BASE,
+    "pipeline": {"pipeline", "kernels", "io", "trec", "db", "reports", "results", "behavior", "judges", "online",
+                 "budget", "engines"} | BASE,
     # the new rooms: their kernels and use cases may use the kernels, io and one another's kernels, never
     # the db layer or the pipeline (a use case that needs the database lives in pipeline/)
     "behavior": {"behavior", "kernels", "io", "engines"} | BASE,
@@ -85,7 +87,8 @@ LAYERS: dict[str, set[str]] = {
     "io": {"io"} | BASE,
     "trec": {"trec", "io", "kernels"} | BASE,
     "db": {"db"} | BASE,          # never the kernels or the pipeline
-    "reports": {"reports", "kernels", "trec"} | BASE,  # never the pipeline or the db layer
+    "reports": {"reports", "results", "kernels", "trec"} | BASE,  # never the pipeline or the db layer
+    "results": {"results", "kernels"} | BASE,  # plain data: no db, no pipeline, no renderer
     "base": BASE,
 }
 

@@ -11,7 +11,7 @@ from ndcg_labeling.cli.common import console, err_console, handle_errors
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ndcg_labeling.reports.model import ReportResult
+    from ndcg_labeling.results import ReportResult
 
 
 def demo(
@@ -25,8 +25,8 @@ def demo(
     from rich.table import Table
 
     from ndcg_labeling.pipeline.demo import STEPS, run_demo
-    from ndcg_labeling.reports.model import headline_metric
     from ndcg_labeling.reports.text import render_comparison_metric, render_notes, render_overview
+    from ndcg_labeling.results import headline_metric
 
     with handle_errors(), Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                                    TextColumn("{task.completed}/{task.total} steps"), TimeElapsedColumn(),

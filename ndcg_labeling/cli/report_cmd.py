@@ -48,8 +48,9 @@ def report(
     """Score systems against the consensus labels: a headline, means with 95% bootstrap intervals, paired
     tests, label-quality caveats and the queries that moved; with --gate, exit 3 on a significant drop."""
     from ndcg_labeling.pipeline.report import build_report, gate_metrics
-    from ndcg_labeling.reports.headline import gate_verdict
-    from ndcg_labeling.reports.model import DEFAULT_METRICS, ReportOptions
+    from ndcg_labeling.pipeline.report_gate import decide_gate
+    from ndcg_labeling.reports.headline import gate_line
+    from ndcg_labeling.results import DEFAULT_METRICS, ReportOptions
 
     check_out(out, force)
     with handle_errors():
@@ -62,14 +63,13 @@ def report(
     with open_session(db, read_only=True) as session:  # seconds of reads: graders keep grading meanwhile
         result = build_report(session=session, options=options)
         named = system[0] if system and len(system) == 1 else None
-        verdict = (gate_verdict(result, gate, max_drop, named, by_group=by is By.query_type)
-                   if gate is not None else None)
-    if not (quiet and verdict is not None):
+        decision = (decide_gate(result, gate, max_drop, named, by_group=by is By.query_type)
+                    if gate is not None else None)
+    if not (quiet and decision is not None):
         _render(result, fmt, out, force)
-    if verdict is not None:
-        failed, line = verdict
-        err_console.print(line, markup=False, highlight=False)
-        if failed:
+    if decision is not None:
+        err_console.print(gate_line(decision), markup=False, highlight=False)
+        if decision.failed:
             raise typer.Exit(3)
 
 

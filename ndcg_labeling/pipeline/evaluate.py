@@ -2,7 +2,7 @@
 
 The use case only: read both files and join them (:mod:`ndcg_labeling.trec`), compute the measures
 (:mod:`ndcg_labeling.metrics.trec_measures`), hand back an
-:class:`~ndcg_labeling.reports.trec_eval.EvalResult` for the renderers. trec_eval 10's rules and where
+:class:`~ndcg_labeling.results.EvalResult` for the renderers. trec_eval 10's rules and where
 we differ from it are in ``docs/eval.md``.
 """
 
@@ -17,7 +17,7 @@ import numpy as np
 from ndcg_labeling.errors import NdcgLabelingError
 from ndcg_labeling.metrics import trec_measures
 from ndcg_labeling.metrics.trec_measures import Column
-from ndcg_labeling.reports.trec_eval import EvalResult
+from ndcg_labeling.results import EvalResult
 from ndcg_labeling.trec import read_and_join
 from ndcg_labeling.trec.join import Options
 

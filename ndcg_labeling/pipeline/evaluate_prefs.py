@@ -12,7 +12,7 @@ import numpy as np
 from ndcg_labeling.errors import NdcgLabelingError
 from ndcg_labeling.metrics import _trec_prefs, trec_measures
 from ndcg_labeling.metrics.trec_measures import Column
-from ndcg_labeling.reports.trec_eval import EvalResult
+from ndcg_labeling.results import EvalResult
 from ndcg_labeling.trec.join import Options
 from ndcg_labeling.trec.prefs import ranked_runs, read_prefs
 

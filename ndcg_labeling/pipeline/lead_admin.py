@@ -225,8 +225,8 @@ REPORT_MEDIA = {"html": "text/html", "csv": "text/csv", "json": "application/jso
 def report_text(fmt: str, *, session: Session) -> str:
     """``report --format html|csv|json`` with the default options: the document the CLI writes."""
     from ndcg_labeling.pipeline.report import build_report
-    from ndcg_labeling.reports.model import ReportOptions
     from ndcg_labeling.reports.render import render_report
+    from ndcg_labeling.results import ReportOptions
 
     if fmt not in REPORT_MEDIA:
         raise NdcgLabelingError(f"unknown report format {fmt!r}; use {', '.join(REPORT_MEDIA)}")

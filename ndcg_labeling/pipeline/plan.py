@@ -82,7 +82,7 @@ def plan_queries(*, session: Session | None, options: PlanOptions) -> list[dict[
     if session is None:
         raise NdcgLabelingError("a database is needed to measure the sd (or give --sd)")
     from ndcg_labeling.pipeline.report import build_report
-    from ndcg_labeling.reports.model import ALL, ReportOptions
+    from ndcg_labeling.results import ALL, ReportOptions
 
     systems = tuple(s for s in (options.baseline, options.system) if s is not None)
     if options.system is not None and options.baseline is None:

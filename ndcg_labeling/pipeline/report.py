@@ -40,7 +40,8 @@ from ndcg_labeling.choices import EmptyQueries, Gain, MissingRuns, ReportGroupin
 from ndcg_labeling.db import reads
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
 from ndcg_labeling.pipeline.report_caveats import agreement_by_query_type
-from ndcg_labeling.reports.model import (
+from ndcg_labeling.reports.model import report_as_dict
+from ndcg_labeling.results import (
     ALL,
     DEFAULT_METRICS,
     POWER,
@@ -51,7 +52,6 @@ from ndcg_labeling.reports.model import (
     ReportOptions,
     ReportResult,
     headline_metric,
-    report_as_dict,
 )
 from ndcg_labeling.stats import TIE_EPS as _EPS
 from ndcg_labeling.stats import (

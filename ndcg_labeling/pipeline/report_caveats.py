@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import reads
 from ndcg_labeling.errors import NdcgLabelingError
-from ndcg_labeling.reports.model import ALL, UNTYPED, LabelCaveats
+from ndcg_labeling.results import ALL, UNTYPED, LabelCaveats
 
 _SPAN = np.int64(1) << np.int64(31)  # (query, document) row ids as one int64 key; ids are 32-bit integers
 

@@ -1,4 +1,4 @@
-"""Renderers of a :class:`~ndcg_labeling.reports.model.ReportResult`: Rich tables, CSV, JSON,
+"""Renderers of a :class:`~ndcg_labeling.results.ReportResult`: Rich tables, CSV, JSON,
 Markdown and a self-contained HTML page with embedded plots.
 
 They take the finished result and only format it; nothing here touches the database.

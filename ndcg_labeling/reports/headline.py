@@ -1,13 +1,13 @@
-"""What a lead reads first: the headline, the label-quality caveats and the CI gate's verdict.
+"""What a lead reads first: the headline, the label-quality caveats and the CI gate's verdict in words.
 
-Pure functions of a finished :class:`~ndcg_labeling.reports.model.ReportResult` (no database).
+Pure functions of a finished :class:`~ndcg_labeling.results.ReportResult` (no database).
 
 * :func:`headline_items`: per query group (``all`` first), the best system on the headline metric and
   every difference to the baseline in words — "hybrid beats bm25 on ndcg@10 by +0.138 [+0.09, +0.18],
   p < 0.001, 29/3/8 of 40 queries" — or, when the Holm-corrected p is not below 0.05, "no detectable
   difference (MDE ±0.05 at 80% power)"; then a warning line per label-quality problem.
 * :func:`caveat_rows`: alpha, items pending adjudication and top-k holes per query type.
-* :func:`gate_verdict`: the ``report --gate`` decision and its one-line reason.
+* :func:`gate_line`: the ``report --gate`` decision (taken by the pipeline) in one line.
 
 **One test decides every line**: the paired t-test, Holm-corrected over the systems compared with the
 baseline; the interval shown is the t-test's 95% interval of the mean difference and the MDE is the same
@@ -22,14 +22,13 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from ndcg_labeling.errors import NdcgLabelingError
-from ndcg_labeling.reports.model import ALL, POWER, SIGNIFICANCE, headline_metric
+from ndcg_labeling.results import ALL, POWER, SIGNIFICANCE, headline_metric
 from ndcg_labeling.stats import MIN_TEST_QUERIES
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ndcg_labeling.reports.model import ReportResult
+    from ndcg_labeling.results import GateDecision, ReportResult
 
 #: Krippendorff's alpha below which conclusions from the labels are tentative (Krippendorff 2004)
 ALPHA_TENTATIVE = 0.667
@@ -227,57 +226,28 @@ def caveat_warnings(result: ReportResult) -> list[str]:
     return out
 
 
-def gate_verdict(result: ReportResult, metric: str, max_drop: float, system: str | None = None,
-                 by_group: bool = False) -> tuple[bool, str]:
-    """``(failed, one line)`` of ``report --gate``.
-
-    Each gated (system, group) row is tested one-sided: is the true difference (system - baseline)
-    below ``-max_drop``? (paired t-test of the per-query differences against ``-max_drop``, as
-    ``scipy.stats.ttest_1samp(d + max_drop, 0, alternative="less")``). The p-values are Holm-corrected
-    over every gated row; the gate fails when one is below 0.05, or when a gated row has fewer than
-    :data:`~ndcg_labeling.stats.MIN_TEST_QUERIES` queries (nothing can be shown either way). Rows: the
-    overall group, and every query type with ``by_group``; ``system`` (else every compared system).
-    The pass message gives each row's MDE: the drop beyond ``max_drop`` the test finds with 80% power
-    at the strictest Holm level. Raises :class:`NdcgLabelingError` when there is nothing to compare.
-    """
-    import numpy as np
-
-    from ndcg_labeling.stats import holm, minimum_detectable_effect, paired_t_p_below
-
-    if not (math.isfinite(max_drop) and max_drop >= 0):
-        raise NdcgLabelingError(f"--max-drop must be a non-negative number, got {max_drop:g}")
-    c = result.comparisons
-    if system is not None and system == result.baseline:
-        raise NdcgLabelingError(f"--system {system} is the baseline; name the system to gate")
-    if result.baseline is None or c.empty:
-        raise NdcgLabelingError("the gate compares systems with a baseline: score at least two systems")
-    rows = c[(c["metric"] == metric) & (c["query_type"].isin(groups(result) if by_group else [ALL]))]
-    if system is not None:
-        rows = rows[rows["system"] == system]
-    rows = rows[rows["n_queries"] > 0]
-    if rows.empty:
-        raise NdcgLabelingError(f"nothing to gate: no queries scored by both the baseline and the system on {metric}")
-    n, diff, sd = (rows[k].to_numpy(np.float64) for k in ("n_queries", "diff", "diff_sd"))
-    p_holm = holm(paired_t_p_below(n, diff, sd, -max_drop))
-    level = SIGNIFICANCE / len(rows)  # Holm's first (strictest) step
-    mde = minimum_detectable_effect(n, sd, alpha=min(2 * level, 0.999), power=POWER)
+def gate_line(decision: GateDecision) -> str:
+    """``report --gate``'s decision (:func:`ndcg_labeling.pipeline.report_gate.decide_gate`) in one line:
+    the failed rows, or each passed row with the drop it would have found (80% power)."""
     failed, passed = [], []
-    for i, (_, r) in enumerate(rows.iterrows()):
-        what = (f"{r['system']} vs {result.baseline} on {metric} ({_group_name(str(r['query_type']))}): "
-                f"{r['diff']:+.3f} {_ci(r.get('t_ci_low'), r.get('t_ci_high'), True)}")
-        if int(r["n_queries"]) < MIN_TEST_QUERIES:
-            failed.append(f"{what}, {too_few(int(r['n_queries']))}")
-        elif p_holm[i] < SIGNIFICANCE:
-            failed.append(f"{what}, one-sided {_p(p_holm[i])} (Holm), {int(r['n_queries'])} queries")
+    max_drop = decision.max_drop
+    for r in decision.rows:
+        what = (f"{r.system} vs {decision.baseline} on {decision.metric} ({_group_name(r.query_type)}): "
+                f"{r.diff:+.3f} {_ci(r.ci_low, r.ci_high, True)}")
+        if r.outcome == "too few":
+            failed.append(f"{what}, {too_few(r.n_queries)}")
+        elif r.outcome == "drop":
+            failed.append(f"{what}, one-sided {_p(r.p_holm)} (Holm), {r.n_queries} queries")
         else:
-            found = "n/a" if not math.isfinite(mde[i]) else f"{max_drop + mde[i]:.3f}"
-            passed.append(f"{what}, one-sided {_p(p_holm[i])} (Holm), {int(r['n_queries'])} queries; a drop "
-                          f"larger than {found} would be found with {POWER:.0%} power (MDE ±{mde[i]:.3f})")
-    scope = f"over {len(rows)} gated rows, Holm-corrected" if len(rows) > 1 else "one gated row"
+            found = "n/a" if not math.isfinite(r.mde) else f"{max_drop + r.mde:.3f}"
+            passed.append(f"{what}, one-sided {_p(r.p_holm)} (Holm), {r.n_queries} queries; a drop "
+                          f"larger than {found} would be found with {POWER:.0%} power (MDE ±{r.mde:.3f})")
+    n = len(decision.rows)
+    scope = f"over {n} gated rows, Holm-corrected" if n > 1 else "one gated row"
     if failed:
-        return True, (f"gate failed (a drop significantly larger than {max_drop:g}, or too few queries to tell; "
-                      f"{scope}): " + "; ".join(failed))
-    return False, f"gate passed (no drop significantly larger than {max_drop:g}; {scope}): " + "; ".join(passed)
+        return (f"gate failed (a drop significantly larger than {max_drop:g}, or too few queries to tell; "
+                f"{scope}): " + "; ".join(failed))
+    return f"gate passed (no drop significantly larger than {max_drop:g}; {scope}): " + "; ".join(passed)
 
 
 def render_headline_table(result: ReportResult, console: Console) -> None:

@@ -30,7 +30,7 @@ from ndcg_labeling.reports.text import P_LEGEND, comparison_cells, coverage_cell
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from ndcg_labeling.reports.model import ReportResult
+    from ndcg_labeling.results import ReportResult
 
 Array = NDArray[Any]
 

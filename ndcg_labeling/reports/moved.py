@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ndcg_labeling.reports.model import headline_metric
+from ndcg_labeling.results import headline_metric
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ndcg_labeling.reports.model import ReportResult
+    from ndcg_labeling.results import ReportResult
 
 KINDS = (("losses", "largest losses"), ("gains", "largest gains"))
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ndcg_labeling.reports.model import ReportResult
+    from ndcg_labeling.results import ReportResult
 
 #: the formats :func:`render_report` knows; ``table`` prints Rich tables, the others return text
 REPORT_FORMATS = ("table", "csv", "json", "md", "html")

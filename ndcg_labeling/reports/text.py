@@ -10,13 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ndcg_labeling.reports.model import grouping_phrase, headline_metric
+from ndcg_labeling.reports.model import grouping_phrase
+from ndcg_labeling.results import headline_metric
 from ndcg_labeling.spreadsheet import cell
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ndcg_labeling.reports.model import ReportResult
+    from ndcg_labeling.results import ReportResult
 
 SUMMARY_COLUMNS = ["system", "query_type", "metric", "value", "n_queries", "ci_low", "ci_high"]
 PER_QUERY_COLUMNS = ["system", "query_id", "query_type", "metric", "value"]

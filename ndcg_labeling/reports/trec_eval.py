@@ -1,4 +1,5 @@
-"""The result of ``eval`` and its renderers: trec_eval's layout (4 decimals), CSV and JSON.
+"""The renderers of ``eval``'s result (:class:`~ndcg_labeling.results.EvalResult`): trec_eval's layout
+(4 decimals), CSV and JSON.
 
 trec_eval's layout: ``measure<TAB>query<TAB>value`` with the measure left-justified in 22 characters;
 per-query rows (``-q``) query by query in the evaluated order, then the summary rows (query ``all``;
@@ -11,44 +12,10 @@ import csv
 import io
 import json
 import math
-from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
-from ndcg_labeling.metrics.trec_measures import FAMILIES, Column
-
-
-@dataclass
-class EvalResult:
-    """Per-query values of each column (``values[name]``: float array over ``query_ids``, or a list
-    of strings for relstring) and the summary row of each (None: the measure has none)."""
-
-    columns: list[Column]
-    query_ids: list[str]
-    values: dict[str, Any]
-    summary: dict[str, Any] = field(default_factory=dict)
-
-    def table(self) -> npt.NDArray[np.float64]:
-        """``(queries, numeric columns)`` per-query values (relstring and runid left out)."""
-        cols = [c for c in self.columns if FAMILIES[c.family].form != "string"]
-        if not cols:
-            return np.zeros((len(self.query_ids), 0))
-        return np.column_stack([np.asarray(self.values[c.name], dtype=np.float64) for c in cols])
-
-    def rows(self, per_query: bool, summary: bool = True) -> list[tuple[str, str, Any]]:
-        """``(measure, query_id, value)`` rows in trec_eval's order."""
-        out: list[tuple[str, str, Any]] = []
-        if per_query:
-            shown = [c for c in self.columns if FAMILIES[c.family].per_query]
-            series = [(c, self.values[c.name]) for c in shown]
-            per = [v.tolist() if isinstance(v, np.ndarray) else v for _, v in series]
-            for i, q in enumerate(self.query_ids):
-                out.extend((c.name, q, vals[i]) for (c, _), vals in zip(series, per, strict=True))
-        if summary:
-            out.extend((c.name, "all", self.summary[c.name]) for c in self.columns if self.summary.get(c.name) is not None)
-        return out
+from ndcg_labeling.metrics.trec_measures import FAMILIES
+from ndcg_labeling.results import EvalResult
 
 
 def _trec_value(family: str, value: Any) -> str:
