@@ -100,13 +100,26 @@ def module_name(path: Path, root: Path) -> str:
     return ".".join(parts)
 
 
-def resolved_imports(path: Path, root: Path) -> set[str]:
+def _type_checking_only(tree: ast.AST) -> set[int]:
+    """The ids of the import nodes under ``if TYPE_CHECKING:`` (never run)."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            out.update(id(n) for stmt in node.body for n in ast.walk(stmt))
+    return out
+
+
+def resolved_imports(path: Path, root: Path, runtime: bool = False) -> set[str]:
     """The package modules ``path`` imports, relative imports resolved, ``from pkg import module``
-    read as the module."""
+    read as the module; ``runtime``: leave out the imports under ``if TYPE_CHECKING:``."""
     me = module_name(path, root)
     package = me.split(".") if path.name == "__init__.py" else me.split(".")[:-1]
     out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip = _type_checking_only(tree) if runtime else set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
         if isinstance(node, ast.Import):
             out.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -166,3 +179,117 @@ def test_every_area_of_the_table_has_its_rule():
     assert "pipeline" not in LAYERS["reports"] and "db" not in LAYERS["reports"]
     assert "kernels" not in LAYERS["db"] and "pipeline" not in LAYERS["db"]
     assert LAYERS["web"] == LAYERS["cli"]
+
+
+# --- fronts, private modules, circles ---------------------------------------------------------------
+#: the one import between the two fronts: ``serve`` starts the web app (create_app, run_server, server_engine)
+FRONT_BRIDGE = {("ndcg_labeling.cli.serve_cmd", "ndcg_labeling.web.app")}
+#: import circles another change removes (issue 32: the _jit.py shims and the torch kernels' back import);
+#: empty this once it has landed
+PENDING_CIRCLES: set[frozenset[str]] = {
+    frozenset({"ndcg_labeling._jit", "ndcg_labeling.backend"}),
+    frozenset({"ndcg_labeling.metrics._core", "ndcg_labeling.metrics._torch"}),
+}
+
+
+def _graph(root: Path = PKG, runtime: bool = False) -> dict[str, set[str]]:
+    return {module_name(p, root): resolved_imports(p, root, runtime) for p in sorted(root.rglob("*.py"))}
+
+
+def front_violations(root: Path = PKG) -> list[str]:
+    """Imports between ``cli`` and ``web`` (either way) other than :data:`FRONT_BRIDGE`."""
+    out = []
+    for me, targets in _graph(root).items():
+        for target in sorted(targets):
+            pair = {area_of(me), area_of(target)}
+            if pair == {"cli", "web"} and (me, target) not in FRONT_BRIDGE:
+                out.append(f"{me} imports {target}")
+    return out
+
+
+def private_violations(root: Path = PKG) -> list[str]:
+    """Imports of a private module (``_x``, not a dunder) from outside the package that holds it."""
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        me = module_name(path, root)
+        home = me if path.name == "__init__.py" else me.rpartition(".")[0]
+        for target in sorted(resolved_imports(path, root)):
+            parts = target.split(".")
+            for i, part in enumerate(parts):
+                if part.startswith("_") and not part.startswith("__"):
+                    owner = ".".join(parts[:i])
+                    if home != owner and not home.startswith(owner + "."):
+                        out.append(f"{me} imports the private {target}")
+                    break
+    return out
+
+
+def import_circles(root: Path = PKG) -> list[frozenset[str]]:
+    """The strongly connected components (more than one module) of the run-time import graph:
+    imports inside functions count, those under ``if TYPE_CHECKING:`` do not (Tarjan's algorithm)."""
+    graph = _graph(root, runtime=True)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[frozenset[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in graph:
+                continue
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                circles.append(frozenset(component))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return circles
+
+
+def test_cli_and_web_never_import_each_other():
+    assert front_violations() == []
+
+
+def test_no_private_module_is_imported_from_outside_its_package():
+    assert private_violations() == []
+
+
+def test_no_import_circles():
+    assert [sorted(c) for c in import_circles() if c not in PENDING_CIRCLES] == []
+
+
+def test_the_front_private_and_circle_checks_catch_a_violation(tmp_path):
+    copy = tmp_path / "ndcg_labeling"
+    shutil.copytree(PKG, copy, ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
+    web = copy / "web" / "text.py"
+    web.write_text(web.read_text(encoding="utf-8") + "\nfrom ndcg_labeling.cli import common as _common\n",
+                   encoding="utf-8")
+    cli = copy / "cli" / "eval_cmd.py"
+    cli.write_text(cli.read_text(encoding="utf-8") + "\nfrom ndcg_labeling.pipeline.tasks import _common\n",
+                   encoding="utf-8")
+    scales = copy / "scales.py"  # a new circle: scales -> errors -> scales (the second inside a function)
+    scales.write_text(scales.read_text(encoding="utf-8") + "\nimport ndcg_labeling.errors\n", encoding="utf-8")
+    errors = copy / "errors.py"
+    errors.write_text(errors.read_text(encoding="utf-8") + "\n\ndef _f():\n    from ndcg_labeling import scales\n",
+                      encoding="utf-8")
+    assert front_violations(copy) == ["ndcg_labeling.web.text imports ndcg_labeling.cli.common"]
+    assert private_violations(copy) == ["ndcg_labeling.cli.eval_cmd imports the private "
+                                        "ndcg_labeling.pipeline.tasks._common"]
+    assert frozenset({"ndcg_labeling.errors", "ndcg_labeling.scales"}) in import_circles(copy)

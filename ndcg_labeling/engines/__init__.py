@@ -6,12 +6,28 @@
 (and, for the DBN, the served lists' click patterns) that every model of :mod:`ndcg_labeling.behavior`
 takes. DuckDB (:mod:`.duckdb`, embedded, out of core) and Spark (:mod:`.spark`, a cluster) have the
 same ``aggregate``; the kernels do not change. ``eval --engine spark`` lives in :mod:`.spark_eval`.
+:func:`get_engine` picks one by name (it imports the implementations, which import only :mod:`.base`).
 """
 
 from __future__ import annotations
 
-from ndcg_labeling.engines.base import LogAggregates, LogEngine, LogRequest, get_engine
+from ndcg_labeling.engines.base import LogAggregates, LogEngine, LogRequest
+from ndcg_labeling.errors import NdcgLabelingError
 
 ENGINES = ("duckdb", "spark")
+
+
+def get_engine(name: str = "duckdb", *, spark_master: str | None = None) -> LogEngine:
+    """The engine called ``name`` (``spark_master``: the Spark master URL of ``spark``)."""
+    if name == "duckdb":
+        from ndcg_labeling.engines.duckdb import DuckDBEngine
+
+        return DuckDBEngine()
+    if name == "spark":
+        from ndcg_labeling.engines.spark import SparkEngine
+
+        return SparkEngine(master=spark_master)
+    raise NdcgLabelingError(f"unknown engine {name!r}; use duckdb or spark")
+
 
 __all__ = ["ENGINES", "LogAggregates", "LogEngine", "LogRequest", "get_engine"]

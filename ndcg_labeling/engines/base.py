@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ndcg_labeling.behavior.counts import CellCounts, SessionPatterns
-from ndcg_labeling.errors import NdcgLabelingError
 
 #: the log schema: required columns, then optional ones (docs/behavior.md)
 REQUIRED_COLUMNS = ("request_id", "query_id", "doc_id", "position", "clicked", "ts")
@@ -55,16 +54,3 @@ class LogEngine(Protocol):
     def aggregate(self, request: LogRequest) -> LogAggregates:
         """Validate every row (raising ``InputFileError`` for the first bad one) and aggregate."""
         ...
-
-
-def get_engine(name: str = "duckdb", *, spark_master: str | None = None) -> LogEngine:
-    """The engine called ``name`` (``spark_master``: the Spark master URL of ``spark``)."""
-    if name == "duckdb":
-        from ndcg_labeling.engines.duckdb import DuckDBEngine
-
-        return DuckDBEngine()
-    if name == "spark":
-        from ndcg_labeling.engines.spark import SparkEngine
-
-        return SparkEngine(master=spark_master)
-    raise NdcgLabelingError(f"unknown engine {name!r}; use duckdb or spark")

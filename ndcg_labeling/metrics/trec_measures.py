@@ -26,10 +26,11 @@ from ndcg_labeling.metrics._trec_kernels import (
     Context,
     FloatArray,
     RankedLists,
+    distinct,
     ranked_lists_from_scores,
 )
 
-__all__ = ["FAMILIES", "JUDGMENT_GROUP_FAMILIES", "NICKNAMES", "PREFERENCE_FAMILIES", "average_groups", "NONPOOL", "UNJUDGED", "Column", "MeasureSet", "RankedLists", "compute",
+__all__ = ["FAMILIES", "JUDGMENT_GROUP_FAMILIES", "NICKNAMES", "PREFERENCE_FAMILIES", "average_groups", "NONPOOL", "UNJUDGED", "Column", "MeasureSet", "RankedLists", "compute", "distinct",
            "parse_measures", "ranked_lists_from_scores", "registry_name", "trec_column_for"]
 
 CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -86,7 +87,7 @@ FAMILIES: dict[str, Family] = {
     "set_map": Family("none"),
     "set_F": Family("p_double", (1.0,)),
     "num_nonrel_judged_ret": Family("none", form="long", summary="sum"),
-    # -R prefs / qrels_prefs only (metrics/_trec_prefs.py)
+    # -R prefs / qrels_prefs only (metrics/trec_prefs.py)
     "prefs_num_prefs_poss": Family("none", form="long", summary="sum"),
     "prefs_num_prefs_ful": Family("none", form="long", summary="sum"),
     "prefs_num_prefs_ful_ret": Family("none", form="long", summary="sum"),

@@ -1,7 +1,7 @@
 """``eval -R prefs`` / ``-R qrels_prefs``: trec_eval's preference measures (``prefs_*``) of a run.
 
 The use case: read the preferences and the run (:mod:`ndcg_labeling.trec.prefs`), count each query's
-preferences and compute the measures (:mod:`ndcg_labeling.metrics._trec_prefs`), summarise as
+preferences and compute the measures (:mod:`ndcg_labeling.metrics.trec_prefs`), summarise as
 trec_eval does (counts summed, ratios averaged over the queries).
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ndcg_labeling.errors import NdcgLabelingError
-from ndcg_labeling.metrics import _trec_prefs, trec_measures
+from ndcg_labeling.metrics import trec_measures, trec_prefs
 from ndcg_labeling.metrics.trec_measures import Column
 from ndcg_labeling.results import EvalResult
 from ndcg_labeling.trec.join import Options
@@ -29,11 +29,11 @@ def evaluate_prefs(prefs_path: str, run_path: str, columns: list[Column], option
     counted = []
     for q in query_ids:
         try:
-            counted.append(_trec_prefs.form_prefs_counts(runs.get(q, []), prefs[q]))
-        except _trec_prefs.PrefsError as exc:
+            counted.append(trec_prefs.form_prefs_counts(runs.get(q, []), prefs[q]))
+        except trec_prefs.PrefsError as exc:
             raise NdcgLabelingError(f"{prefs_path}: query {q}: {exc}") from None
     names = [c.name for c in columns if c.family in trec_measures.PREFERENCE_FAMILIES]
-    values = _trec_prefs.values(counted, names)
+    values = trec_prefs.values(counted, names)
     for col in columns:
         if col.family == "num_q":
             values[col.name] = np.ones(len(query_ids))

@@ -380,8 +380,7 @@ def gold_feedback(batch: str, item_id: str, *, grader: str, session: Session) ->
     """The expected grade and explanation of ``item_id`` after ``grader`` graded it, when the batch
     was created with ``--gold-feedback`` and the item is gold; else None (also for an ordinary item, so
     the caller's code path is the same for every item)."""
-    from ndcg_labeling.pipeline.lookups import require_grader
-    from ndcg_labeling.pipeline.tasks import require_batch
+    from ndcg_labeling.pipeline.lookups import require_batch, require_grader
 
     batch_obj = require_batch(batch, session=session)
     if not batch_obj.gold_feedback:

@@ -22,8 +22,7 @@ from ndcg_labeling.db import reads
 from ndcg_labeling.errors import NdcgLabelingError
 from ndcg_labeling.pipeline.agreement import NO_QUERY_TYPE, GradeSelection
 from ndcg_labeling.pipeline.calibration import agreeing_query_types
-from ndcg_labeling.pipeline.lookups import require_grader
-from ndcg_labeling.pipeline.tasks._common import require_batch
+from ndcg_labeling.pipeline.lookups import require_batch, require_grader
 
 
 @dataclass

@@ -31,7 +31,7 @@ from ndcg_labeling.judges.parser import response_format
 from ndcg_labeling.judges.prompts import ItemText, PromptTemplate, load_template, render
 from ndcg_labeling.judges.runner import Job, Outcome, run_jobs
 from ndcg_labeling.pipeline import judging_store as store
-from ndcg_labeling.pipeline.tasks._common import require_batch
+from ndcg_labeling.pipeline.lookups import require_batch
 from ndcg_labeling.pipeline.transactions import run_in_transaction
 from ndcg_labeling.scales import get_scale
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
@@ -10,6 +11,7 @@ from ndcg_labeling.errors import NotFoundError
 from ndcg_labeling.pipeline.overview import (
     list_graders as list_graders,  # a Core read: `graders list` starts fast
 )
+from ndcg_labeling.pipeline.overview import unknown_batch
 
 
 def require_grader(name: str, *, session: Session) -> m.Grader:
@@ -18,3 +20,11 @@ def require_grader(name: str, *, session: Session) -> m.Grader:
     if grader is None:
         raise NotFoundError(f"unknown grader {name!r}; add it with `ndcg-labeling graders add {name}`")
     return grader
+
+
+def require_batch(name: str, *, session: Session) -> m.GradingBatch:
+    """The grading batch called ``name``; :class:`NotFoundError` (naming the batches there are) otherwise."""
+    batch = session.execute(select(m.GradingBatch).where(m.GradingBatch.name == name)).scalar_one_or_none()
+    if batch is None:
+        raise unknown_batch(name, session=session)
+    return batch

@@ -337,13 +337,6 @@ def agreement_view(batch: str | None, *, session: Session) -> AgreementView:
     return view
 
 
-def adjudication_queue(batch: str | None, *, session: Session) -> list[dict[str, Any]]:
-    """The lead's queue: :func:`ndcg_labeling.pipeline.adjudication.adjudication_queue`."""
-    from ndcg_labeling.pipeline.adjudication import adjudication_queue as queue
-
-    return queue(batch, session=session)
-
-
 @dataclass
 class LiveReport:
     """The live report's HTML, or (``html`` None) what is missing before there can be one, in plain words."""

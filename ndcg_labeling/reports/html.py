@@ -11,10 +11,8 @@ One file, no network: the page opens from disk anywhere. Plots (matplotlib, Agg 
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import html
-import io
 import math
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -22,13 +20,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ndcg_labeling.reports.figures import png, pyplot
 from ndcg_labeling.reports.headline import headline_html
 from ndcg_labeling.reports.model import grouping_phrase
 from ndcg_labeling.reports.moved import render_moved_html
 from ndcg_labeling.reports.text import P_LEGEND, comparison_cells, coverage_cells, summary_cells
 
 if TYPE_CHECKING:
-    from matplotlib.figure import Figure
 
     from ndcg_labeling.results import ReportResult
 
@@ -48,26 +46,8 @@ table.moved td{white-space:normal;vertical-align:top;text-align:left}img{max-wid
 """
 
 
-def _png(fig: Figure) -> str:
-    import matplotlib.pyplot as plt
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
-    plt.close(fig)
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
-
-
 def _img(src: str, alt: str) -> str:
     return f'<img src="{src}" alt="{html.escape(alt)}">'
-
-
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 @contextlib.contextmanager
@@ -144,7 +124,7 @@ def _grouped_points(ax: Any, groups: Sequence[str], series: dict[str, tuple[Arra
 
 
 def metric_plot(result: ReportResult) -> str:
-    plt = _pyplot()
+    plt = pyplot()
     metrics = [mt for mt in result.metrics if not mt.startswith("judged")] or result.metrics
     groups = result.query_types + ["all"]
     cols = min(3, len(metrics))
@@ -163,11 +143,11 @@ def metric_plot(result: ReportResult) -> str:
     handles, names = axes.ravel()[0].get_legend_handles_labels()
     fig.tight_layout(rect=(0, 0, 1, 0.94))
     fig.legend(handles, names, loc="upper center", ncol=len(names), fontsize=9, frameon=False)
-    return _png(fig)
+    return png(fig)
 
 
 def coverage_plot(result: ReportResult) -> str:
-    plt = _pyplot()
+    plt = pyplot()
     groups = result.query_types + ["all"]
     cov = result.coverage.set_index(["system", "query_type"]).sort_index()
     fig, ax = plt.subplots(figsize=(8, 3.4))
@@ -179,12 +159,12 @@ def coverage_plot(result: ReportResult) -> str:
     ax.axhline(0.9, color="red", linestyle="--", linewidth=1, label="0.9: below, comparisons are unsafe")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
-    return _png(fig)
+    return png(fig)
 
 
 def grade_plot(result: ReportResult) -> tuple[str, list[list[str]]]:
     """Share of labels at each (rounded) grade per query type: the plot and the count table rows."""
-    plt = _pyplot()
+    plt = pyplot()
     labels = result.labels.assign(grade=np.round(result.labels["value"].to_numpy(float)).astype(int))
     table = labels.groupby(["query_type", "grade"]).size().unstack(fill_value=0).sort_index()
     grades = list(table.columns)
@@ -205,11 +185,11 @@ def grade_plot(result: ReportResult) -> tuple[str, list[list[str]]]:
     rows = [[str(qt)] + [str(int(table.loc[qt, g])) for g in grades] + [str(int(table.loc[qt].sum()))]
             for qt in table.index]
     header = ["query type"] + [f"grade {g}" for g in grades] + ["labels"]
-    return _png(fig), [header, *rows]
+    return png(fig), [header, *rows]
 
 
 def agreement_plot(rows: Sequence[dict[str, Any]]) -> str:
-    plt = _pyplot()
+    plt = pyplot()
     names = [str(r["scope"]) for r in rows]
     alpha = np.array([np.nan if r.get("alpha") is None else float(r["alpha"]) for r in rows])
     fig, ax = plt.subplots(figsize=(8, 3.2))
@@ -219,7 +199,7 @@ def agreement_plot(rows: Sequence[dict[str, Any]]) -> str:
     ax.set_title("Krippendorff's alpha (ordinal) per query type")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    return _png(fig)
+    return png(fig)
 
 
 def _two_lines(cell: str) -> str:

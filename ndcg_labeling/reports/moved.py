@@ -97,7 +97,7 @@ def _html_table(header: list[str], rows: list[list[str]]) -> str:
 def difference_plot(result: ReportResult, system: str) -> str | None:
     """PNG (data URL) of ``system - baseline`` per query on the headline metric, sorted; None when
     there is nothing to plot. The y-axis follows the data (symmetric around 0)."""
-    from ndcg_labeling.reports.html import _png, _pyplot
+    from ndcg_labeling.reports.figures import png, pyplot
 
     metric = headline_metric(result.metrics, result.options)
     pq = result.per_query[result.per_query["metric"] == metric]
@@ -108,7 +108,7 @@ def difference_plot(result: ReportResult, system: str) -> str | None:
     if diff.size == 0:
         return None
     diff.sort()
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(8, 3.0))
     colors = np.where(diff > 0, "#2a9d55", np.where(diff < 0, "#c0392b", "#999999"))
     ax.bar(np.arange(diff.size), diff, width=1.0, color=colors)
@@ -122,7 +122,7 @@ def difference_plot(result: ReportResult, system: str) -> str | None:
     ax.set_title(f"per-query difference: {system} − {result.baseline} on {metric}")
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
-    return _png(fig)
+    return png(fig)
 
 
 def render_moved_html(result: ReportResult) -> str:

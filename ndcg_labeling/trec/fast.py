@@ -15,7 +15,7 @@ import numpy.typing as npt
 
 from ndcg_labeling.errors import InputFileError
 from ndcg_labeling.io.files import require_input_file, unreadable
-from ndcg_labeling.metrics._trec_kernels import RankedLists, distinct
+from ndcg_labeling.metrics.trec_measures import RankedLists, distinct
 from ndcg_labeling.trec.files import STDIN, read_bytes
 from ndcg_labeling.trec.join import Joined, Options, duplicate_error, evaluated_queries, level_counts
 

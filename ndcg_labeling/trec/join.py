@@ -9,8 +9,8 @@ trec_eval's rules (``form_res_rels.c``, ``trec_eval.c``):
   is ignored;
 * ``max_docs`` (``-M``) keeps the first N ranked documents; the same document twice among them is an
   error; ``judged_only`` (``-J``) then drops documents without a judgment (label >= 0), keeping order;
-* each ranked document gets its label, :data:`~ndcg_labeling.metrics._trec_kernels.NONPOOL` when the
-  qrels do not name it, :data:`~ndcg_labeling.metrics._trec_kernels.UNJUDGED` when its label is
+* each ranked document gets its label, :data:`~ndcg_labeling.metrics.trec_measures.NONPOOL` when the
+  qrels do not name it, :data:`~ndcg_labeling.metrics.trec_measures.UNJUDGED` when its label is
   negative.
 """
 
@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ndcg_labeling.errors import InputFileError, NdcgLabelingError
-from ndcg_labeling.metrics._trec_kernels import NONPOOL, UNJUDGED, RankedLists, distinct
+from ndcg_labeling.metrics.trec_measures import NONPOOL, UNJUDGED, RankedLists, distinct
 from ndcg_labeling.trec.files import QrelsColumns, RunColumns
 
 

@@ -27,7 +27,7 @@ import numpy.typing as npt
 
 from ndcg_labeling.errors import InputFileError
 from ndcg_labeling.io.byte_ids import hash_rows
-from ndcg_labeling.metrics._trec_kernels import NONPOOL, UNJUDGED, RankedLists, distinct
+from ndcg_labeling.metrics.trec_measures import NONPOOL, UNJUDGED, RankedLists, distinct
 from ndcg_labeling.trec.join import (
     Joined,
     Options,

@@ -1,6 +1,6 @@
 """trec_eval's preference files for ``-R prefs`` (``query jg jsg doc_id rel_level``) and ``-R
 qrels_prefs`` (a qrels file read as preferences: the iteration column is the judgment group, one
-subgroup, the label the level), grouped by query for :mod:`ndcg_labeling.metrics._trec_prefs`.
+subgroup, the label the level), grouped by query for :mod:`ndcg_labeling.metrics.trec_prefs`.
 
 Lines come from the shared line splitter (:func:`ndcg_labeling.trec.files.lines`) and
 :func:`~ndcg_labeling.trec.files.read_qrels`; the run from :func:`~ndcg_labeling.trec.files.read_run`.

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr
 
 from ndcg_labeling.errors import InvalidInput
 from ndcg_labeling.pipeline import tasks, workspace
+from ndcg_labeling.pipeline.adjudication import adjudication_queue
 from ndcg_labeling.web.deps import ApiLead, ApiUser, SessionDep, WriterDep
 
 router = APIRouter(prefix="/api")
@@ -98,4 +99,4 @@ def lead_adjudicate(body: AdjudicationIn, user: ApiLead, writer: WriterDep) -> d
 
 @router.get("/lead/adjudication")
 def lead_adjudication(user: ApiLead, session: SessionDep, batch: str | None = None) -> list[dict[str, Any]]:
-    return workspace.adjudication_queue(batch, session=session)
+    return adjudication_queue(batch, session=session)

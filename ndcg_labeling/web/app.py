@@ -14,29 +14,14 @@ from fastapi.staticfiles import StaticFiles
 from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
 
-from ndcg_labeling.errors import (
-    AuthenticationError,
-    ConflictError,
-    InvalidGrade,
-    InvalidInput,
-    NdcgLabelingError,
-    NotFoundError,
-    PermissionDenied,
-    TooManyRetries,
-)
+from ndcg_labeling.errors import NdcgLabelingError
+from ndcg_labeling.web.deps import status_of
 from ndcg_labeling.web.render import render
 
 STATIC = Path(__file__).resolve().parent / "static"
 # Scripts only from this server: an injected <script> or on* attribute cannot run even if escaping failed.
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; "
        "base-uri 'none'; frame-ancestors 'none'; form-action 'self'")
-STATUS: list[tuple[type[NdcgLabelingError], int]] = [
-    (AuthenticationError, 401), (PermissionDenied, 403), (NotFoundError, 404), (ConflictError, 409),
-    (InvalidInput, 422), (InvalidGrade, 422), (TooManyRetries, 503)]
-
-
-def status_of(exc: NdcgLabelingError) -> int:
-    return next((code for cls, code in STATUS if isinstance(exc, cls)), 400)
 
 
 def one_line(text: str, limit: int = 500) -> str:

@@ -18,7 +18,16 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.db.session import read_only, session_scope
-from ndcg_labeling.errors import AuthenticationError
+from ndcg_labeling.errors import (
+    AuthenticationError,
+    ConflictError,
+    InvalidGrade,
+    InvalidInput,
+    NdcgLabelingError,
+    NotFoundError,
+    PermissionDenied,
+    TooManyRetries,
+)
 from ndcg_labeling.pipeline import auth
 from ndcg_labeling.pipeline.auth import WebUser
 from ndcg_labeling.pipeline.transactions import run_in_transaction
@@ -110,3 +119,13 @@ PageCaller = Annotated[Caller, Depends(page_caller)]
 LeadCaller = Annotated[Caller, Depends(lead_caller)]
 ApiUser = Annotated[WebUser, Depends(api_user)]
 ApiLead = Annotated[WebUser, Depends(api_lead)]
+
+
+#: the HTTP status of each error a handler lets through (400 for any other NdcgLabelingError)
+STATUS: list[tuple[type[NdcgLabelingError], int]] = [
+    (AuthenticationError, 401), (PermissionDenied, 403), (NotFoundError, 404), (ConflictError, 409),
+    (InvalidInput, 422), (InvalidGrade, 422), (TooManyRetries, 503)]
+
+
+def status_of(exc: NdcgLabelingError) -> int:
+    return next((code for cls, code in STATUS if isinstance(exc, cls)), 400)

@@ -20,8 +20,8 @@ from ndcg_labeling.errors import NdcgLabelingError
 from ndcg_labeling.pipeline import lead_admin as admin
 from ndcg_labeling.pipeline import tasks
 from ndcg_labeling.web import lead_admin_data, lead_admin_people
-from ndcg_labeling.web.deps import LeadCaller, SessionDep, WriterDep, check_form_csrf
-from ndcg_labeling.web.render import render
+from ndcg_labeling.web.deps import LeadCaller, SessionDep, WriterDep, check_form_csrf, status_of
+from ndcg_labeling.web.render import admin_page
 
 router = APIRouter(prefix="/lead")
 router.include_router(lead_admin_data.router)
@@ -29,18 +29,6 @@ router.include_router(lead_admin_people.router)
 CsrfField = Annotated[str | None, Form()]
 REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'"
 SCALES = ("0-3", "0-4")
-
-
-def page(request: Request, caller: LeadCaller, name: str, status_code: int = 200, **values: Any) -> Response:
-    """Render ``lead_admin_NAME.html`` for the lead (``error``/``done`` lines default to none)."""
-    ctx = {"user": caller.user, "csrf": caller.csrf, "error": None, "done": None, **values}
-    return render(request, f"lead_admin_{name}.html", ctx, status_code=status_code)
-
-
-def failed(exc: NdcgLabelingError) -> int:
-    from ndcg_labeling.web.app import status_of
-
-    return status_of(exc)
 
 
 # --- batches --------------------------------------------------------------------------------------------
@@ -62,7 +50,7 @@ def _form(**values: Any) -> dict[str, Any]:
 
 @router.get("/create-batch")
 def create_form(request: Request, caller: LeadCaller, session: SessionDep, done: str | None = None) -> Response:
-    return page(request, caller, "create", form=_form(), plan=None, done=done, **_batch_choices(session))
+    return admin_page(request, caller, "create", form=_form(), plan=None, done=done, **_batch_choices(session))
 
 
 def _options(form: dict[str, Any]) -> dict[str, Any]:
@@ -89,10 +77,10 @@ def create(request: Request, caller: LeadCaller, writer: WriterDep, session: Ses
             return RedirectResponse(f"/lead/create-batch?{urlencode({'done': str(created)})}", status_code=303)
         plan = writer(lambda s: admin.plan_batch(batch, session=s, seed=seed, **_options(form)))
     except NdcgLabelingError as exc:
-        return page(request, caller, "create", failed(exc), form=form, plan=None, error=str(exc),
+        return admin_page(request, caller, "create", status_of(exc), form=form, plan=None, error=str(exc),
                     **_batch_choices(session))
     form["seed"] = plan.created.seed
-    return page(request, caller, "create", form=form, plan=plan, **_batch_choices(session))
+    return admin_page(request, caller, "create", form=form, plan=plan, **_batch_choices(session))
 
 
 @router.post("/delete-batch")
@@ -105,7 +93,7 @@ def delete(request: Request, caller: LeadCaller, writer: WriterDep, session: Ses
             raise NdcgLabelingError(f"type the batch name {batch!r} to confirm the deletion")
         deleted = writer(lambda s: admin.delete_batch(batch, session=s))
     except NdcgLabelingError as exc:
-        return page(request, caller, "create", failed(exc), form=_form(), plan=None, error=str(exc),
+        return admin_page(request, caller, "create", status_of(exc), form=_form(), plan=None, error=str(exc),
                     **_batch_choices(session))
     return RedirectResponse(f"/lead/create-batch?{urlencode({'done': str(deleted)})}", status_code=303)
 
@@ -115,7 +103,7 @@ def delete(request: Request, caller: LeadCaller, writer: WriterDep, session: Ses
 
 def _consensus_page(request: Request, caller: LeadCaller, session: Any, status_code: int = 200,
                     **values: Any) -> Response:
-    return page(request, caller, "consensus", status_code, state=admin.consensus_state(session=session),
+    return admin_page(request, caller, "consensus", status_code, state=admin.consensus_state(session=session),
                 batches=admin.batch_names(session=session), methods=list(choices.ConsensusMethod),
                 ties=list(choices.TieRule), points=list(choices.DawidSkenePoint), **values)
 
@@ -142,7 +130,7 @@ def consensus(request: Request, caller: LeadCaller, writer: WriterDep, session: 
             point=point, include_models=include_models, exclude_untrusted=exclude_untrusted,
             min_accuracy=min_accuracy))
     except NdcgLabelingError as exc:
-        return _consensus_page(request, caller, session, failed(exc), summary=None, batch=batch, error=str(exc))
+        return _consensus_page(request, caller, session, status_of(exc), summary=None, batch=batch, error=str(exc))
     return _consensus_page(request, caller, session, summary=summary, batch=batch, done=str(summary))
 
 
@@ -153,7 +141,7 @@ def _downloads_page(request: Request, caller: LeadCaller, session: Any, status_c
                     **values: Any) -> Response:
     from ndcg_labeling.pipeline.lead_people import graders_overview
 
-    return page(request, caller, "downloads", status_code, batches=admin.batch_names(session=session),
+    return admin_page(request, caller, "downloads", status_code, batches=admin.batch_names(session=session),
                 graders=graders_overview(session=session), roundings=list(choices.QrelsRounding),
                 task_formats=list(choices.TaskFileFormat), **values)
 
@@ -177,7 +165,7 @@ def qrels(request: Request, caller: LeadCaller, session: SessionDep, rounding: s
     try:
         result = export_qrels(session=session, rounding=rounding or None, keep_fraction=keep_fraction)  # type: ignore[arg-type]
     except NdcgLabelingError as exc:
-        return _downloads_page(request, caller, session, failed(exc), error=str(exc))
+        return _downloads_page(request, caller, session, status_of(exc), error=str(exc))
     return attachment(result.text, "qrels.txt", "text/plain; charset=utf-8")
 
 
@@ -187,7 +175,7 @@ def report(request: Request, fmt: str, caller: LeadCaller, session: SessionDep) 
     try:
         text = admin.report_text(fmt, session=session)
     except NdcgLabelingError as exc:
-        return _downloads_page(request, caller, session, failed(exc), error=str(exc))
+        return _downloads_page(request, caller, session, status_of(exc), error=str(exc))
     headers = {"Content-Security-Policy": REPORT_CSP} if fmt == "html" else {}
     return attachment(text, f"report.{fmt}", f"{admin.REPORT_MEDIA[fmt]}; charset=utf-8", **headers)
 
@@ -199,6 +187,6 @@ def task_file(request: Request, caller: LeadCaller, session: SessionDep, batch: 
     try:
         result = admin.task_file(batch, grader=grader, fmt=fmt, session=session)
     except NdcgLabelingError as exc:
-        return _downloads_page(request, caller, session, failed(exc), error=str(exc))
+        return _downloads_page(request, caller, session, status_of(exc), error=str(exc))
     media = {"csv": "text/csv", "jsonl": "application/x-ndjson"}.get(result.fmt, "application/json")
     return attachment(result.content, result.filename, f"{media}; charset=utf-8")

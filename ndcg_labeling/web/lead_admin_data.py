@@ -12,17 +12,16 @@ from fastapi.responses import RedirectResponse, Response
 
 from ndcg_labeling.errors import NdcgLabelingError
 from ndcg_labeling.pipeline import lead_admin as admin
-from ndcg_labeling.web.deps import LeadCaller, SessionDep, WriterDep, check_form_csrf
+from ndcg_labeling.web.deps import LeadCaller, SessionDep, WriterDep, check_form_csrf, status_of
+from ndcg_labeling.web.render import admin_page
 
 router = APIRouter()
 SCALES = ("0-3", "0-4")
 
 
 def _data_page(request: Request, caller: LeadCaller, session: Any, status_code: int = 200, **values: Any) -> Response:
-    from ndcg_labeling.web.lead_admin import page
-
     values.setdefault("kind", "")
-    return page(request, caller, "data", status_code, kinds=admin.upload_kinds(), scales=SCALES,
+    return admin_page(request, caller, "data", status_code, kinds=admin.upload_kinds(), scales=SCALES,
                 systems=admin.system_names(session=session), **values)
 
 
@@ -39,8 +38,6 @@ def upload(request: Request, kind: str, caller: LeadCaller, writer: WriterDep, s
            create_graders: Annotated[bool, Form()] = False, description: Annotated[str, Form()] = "",
            grader_kind: Annotated[str, Form()] = "human", csrf: Annotated[str | None, Form()] = None) -> Response:
     """Import the uploaded file as ``kind`` with the CLI's importer and options."""
-    from ndcg_labeling.web.lead_admin import failed
-
     check_form_csrf(request, csrf)
     options: dict[str, Any] = {"scale": scale, "system": system, "grader": grader, "fmt": fmt, "replace": replace,
                "create_graders": create_graders, "description": description, "grader_kind": grader_kind}
@@ -48,5 +45,5 @@ def upload(request: Request, kind: str, caller: LeadCaller, writer: WriterDep, s
         with admin.saved_upload(file.file, file.filename) as saved:
             summary = writer(lambda s: admin.import_upload(kind, saved, session=s, **options))
     except NdcgLabelingError as exc:
-        return _data_page(request, caller, session, failed(exc), kind=kind, error=f"Error: {exc}")
+        return _data_page(request, caller, session, status_of(exc), kind=kind, error=f"Error: {exc}")
     return RedirectResponse(f"/lead/data?{urlencode({'done': summary})}", status_code=303)

@@ -13,7 +13,8 @@ from ndcg_labeling import choices
 from ndcg_labeling.errors import NdcgLabelingError
 from ndcg_labeling.pipeline import auth, importing, lead_people
 from ndcg_labeling.pipeline import lead_admin as admin
-from ndcg_labeling.web.deps import LeadCaller, SessionDep, WriterDep, check_form_csrf
+from ndcg_labeling.web.deps import LeadCaller, SessionDep, WriterDep, check_form_csrf, status_of
+from ndcg_labeling.web.render import admin_page
 
 router = APIRouter()
 CsrfField = Annotated[str | None, Form()]
@@ -21,10 +22,8 @@ CsrfField = Annotated[str | None, Form()]
 
 def _graders_page(request: Request, caller: LeadCaller, session: Any, status_code: int = 200,
                   **values: Any) -> Response:
-    from ndcg_labeling.web.lead_admin import page
-
     values.setdefault("issued", None)
-    return page(request, caller, "graders", status_code, graders=lead_people.graders_overview(session=session),
+    return admin_page(request, caller, "graders", status_code, graders=lead_people.graders_overview(session=session),
                 roles=list(choices.GraderRole), kinds=list(choices.GraderKind), **values)
 
 
@@ -43,13 +42,11 @@ def graders(request: Request, caller: LeadCaller, session: SessionDep, done: str
 
 def _run(request: Request, caller: LeadCaller, session: Any, csrf: str | None, work: Any) -> Response:
     """Check the form's CSRF token, run ``work()`` (a message, or a page); an error is shown on the page."""
-    from ndcg_labeling.web.lead_admin import failed
-
     check_form_csrf(request, csrf)
     try:
         result = work()
     except NdcgLabelingError as exc:
-        return _graders_page(request, caller, session, failed(exc), error=str(exc))
+        return _graders_page(request, caller, session, status_of(exc), error=str(exc))
     return result if isinstance(result, Response) else _done(str(result))
 
 
@@ -97,7 +94,5 @@ def role(request: Request, caller: LeadCaller, writer: WriterDep, session: Sessi
 @router.get("/activity")
 def activity(request: Request, caller: LeadCaller, session: SessionDep, batch: str = "") -> Response:
     """Per grader: what they graded, median seconds per item, skip reasons, gold accuracy and drift."""
-    from ndcg_labeling.web.lead_admin import page
-
     view = lead_people.grader_activity(session=session, batch=batch or None)
-    return page(request, caller, "activity", view=view, batch=batch, batches=admin.batch_names(session=session))
+    return admin_page(request, caller, "activity", view=view, batch=batch, batches=admin.batch_names(session=session))

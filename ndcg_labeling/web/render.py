@@ -45,3 +45,10 @@ def render(request: Request, name: str, context: dict[str, Any], *, status_code:
     base = {"user": None, "csrf": None, "request_path": request.url.path}
     html = environment().get_template(name).render({**base, **context})
     return HTMLResponse(html, status_code=status_code)
+
+
+def admin_page(request: Request, caller: Any, name: str, status_code: int = 200, **values: Any) -> HTMLResponse:
+    """Render ``lead_admin_NAME.html`` for the lead (``caller``: the signed-in lead, a
+    :class:`~ndcg_labeling.web.deps.Caller`; ``error``/``done`` lines default to none)."""
+    ctx = {"user": caller.user, "csrf": caller.csrf, "error": None, "done": None, **values}
+    return render(request, f"lead_admin_{name}.html", ctx, status_code=status_code)

@@ -207,8 +207,8 @@ def test_javascript_urls_are_not_links(sqlite_db, tmp_path):
 
 
 def workspace_queue(session):
+    from ndcg_labeling.pipeline.adjudication import adjudication_queue
     from ndcg_labeling.pipeline.consensus import flagged_items
-    from ndcg_labeling.pipeline.workspace import adjudication_queue
 
     rows = adjudication_queue("b1", session=session)
     assert [{k: v for k, v in r.items() if k not in ("query", "title", "note", "version")} for r in rows] == flagged_items(

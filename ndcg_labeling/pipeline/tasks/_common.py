@@ -11,18 +11,14 @@ from sqlalchemy.orm import Session
 from ndcg_labeling.db import models as m
 from ndcg_labeling.errors import NotFoundError
 from ndcg_labeling.guidelines import Guideline
-from ndcg_labeling.pipeline.overview import guideline_changed, unknown_batch
+from ndcg_labeling.pipeline.lookups import (
+    require_batch as require_batch,  # tasks' modules import it from here
+)
+from ndcg_labeling.pipeline.overview import guideline_changed
 from ndcg_labeling.pipeline.overview import guideline_warning as guideline_warning
 from ndcg_labeling.scales import Scale, parse_grade
 
 _IN_CHUNK = 10_000
-
-
-def require_batch(name: str, *, session: Session) -> m.GradingBatch:
-    batch = session.execute(select(m.GradingBatch).where(m.GradingBatch.name == name)).scalar_one_or_none()
-    if batch is None:
-        raise unknown_batch(name, session=session)
-    return batch
 
 
 def _guideline_changed(batch: m.GradingBatch) -> bool:
