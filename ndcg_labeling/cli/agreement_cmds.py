@@ -149,7 +149,7 @@ def adjudicate_set(
     query_id: Annotated[str, typer.Argument(help="External query id.")],
     doc_id: Annotated[str, typer.Argument(help="External document id.")],
     grade: Annotated[int, typer.Argument(help="The final grade, on the item's scale.")],
-    by: Annotated[str, typer.Option("--by", help="Name of the adjudicator.")],
+    adjudicator: Annotated[str, typer.Option("--adjudicator", help="Name of the adjudicator.")],
     note: Annotated[str | None, typer.Option("--note", help="Why.")] = None,
     db: DbOption = None,
 ) -> None:
@@ -157,7 +157,7 @@ def adjudicate_set(
     from ndcg_labeling.pipeline.consensus import set_adjudication
 
     with open_session(db) as session:
-        record = set_adjudication(query_id, doc_id, grade, adjudicator=by, note=note, session=session)
+        record = set_adjudication(query_id, doc_id, grade, adjudicator=adjudicator, note=note, session=session)
     typer.echo(str(record))
 
 

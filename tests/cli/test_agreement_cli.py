@@ -102,7 +102,7 @@ def test_round_trip_import_agreement_consensus_export(runner, db, tmp_path):
     assert db.counts()["consensus_labels"] == 5
 
     # adjudication overrides the consensus in the export
-    out = ok(invoke(runner, db, "adjudicate", "set", "q1", "d3", "2", "--by", "dana", "--note", "doc is relevant"))
+    out = ok(invoke(runner, db, "adjudicate", "set", "q1", "d3", "2", "--adjudicator", "dana", "--note", "doc is relevant"))
     assert out.strip() == "adjudicated (q1, d3) = 2 on scale 0-3 by dana (was 0; 1 adjudication(s) on record)"
     assert ok(invoke(runner, db, "export", "qrels")) == EXPECTED_QRELS.replace("q1 0 d3 0", "q1 0 d3 2")
 
@@ -122,7 +122,7 @@ def test_min_graders_and_spread_flags(runner, db, tmp_path):
 def test_adjudicate_list_shows_grades_and_adjudication(runner, db, tmp_path):
     setup_round_trip(runner, db, tmp_path)
     ok(invoke(runner, db, "consensus", "--method", "median"))
-    ok(invoke(runner, db, "adjudicate", "set", "q2", "d2", "0", "--by", "dana"))
+    ok(invoke(runner, db, "adjudicate", "set", "q2", "d2", "0", "--adjudicator", "dana"))
     rows = json.loads(ok(invoke(runner, db, "adjudicate", "list", "--format", "json")))
     assert [(r["query_id"], r["doc_id"]) for r in rows] == [("q1", "d3"), ("q2", "d2")]
     assert rows[1]["grades"] == "carol: 1" and rows[1]["adjudicated"] == 0.0 and rows[1]["adjudicator"] == "dana"
@@ -131,11 +131,11 @@ def test_adjudicate_list_shows_grades_and_adjudication(runner, db, tmp_path):
 def test_adjudicate_set_errors(runner, db, tmp_path):
     setup_round_trip(runner, db, tmp_path)
     before = db.counts()
-    assert error(invoke(runner, db, "adjudicate", "set", "nope", "d1", "2", "--by", "dana")) == \
+    assert error(invoke(runner, db, "adjudicate", "set", "nope", "d1", "2", "--adjudicator", "dana")) == \
         "Error: unknown query 'nope'"
-    assert error(invoke(runner, db, "adjudicate", "set", "q1", "nope", "2", "--by", "dana")) == \
+    assert error(invoke(runner, db, "adjudicate", "set", "q1", "nope", "2", "--adjudicator", "dana")) == \
         "Error: unknown document 'nope'"
-    assert error(invoke(runner, db, "adjudicate", "set", "q1", "d1", "7", "--by", "dana")) == \
+    assert error(invoke(runner, db, "adjudicate", "set", "q1", "d1", "7", "--adjudicator", "dana")) == \
         "Error: grade 7 is outside the scale 0-3 (0..3) of (q1, d1)"
     assert db.counts() == before
 

@@ -12,10 +12,10 @@ def test_adjudicate_list_title_counts_what_is_still_open(runner, db, tmp_path):
     setup_round_trip(runner, db, tmp_path)
     ok(invoke(runner, db, "consensus", "--method", "median"))  # q1/d3 and q2/d2 flagged
     assert "2 items flagged for adjudication" in ok(invoke(runner, db, "adjudicate", "list"))
-    ok(invoke(runner, db, "adjudicate", "set", "q1", "d3", "2", "--by", "dana"))
+    ok(invoke(runner, db, "adjudicate", "set", "q1", "d3", "2", "--adjudicator", "dana"))
     out = ok(invoke(runner, db, "adjudicate", "list"))
     assert "2 items flagged for adjudication: 1 open, 1 adjudicated" in out
-    ok(invoke(runner, db, "adjudicate", "set", "q2", "d2", "1", "--by", "dana"))
+    ok(invoke(runner, db, "adjudicate", "set", "q2", "d2", "1", "--adjudicator", "dana"))
     out = ok(invoke(runner, db, "adjudicate", "list"))
     assert "2 flagged items, all adjudicated" in out and "2 items flagged for adjudication" not in out
 

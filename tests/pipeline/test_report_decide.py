@@ -77,7 +77,7 @@ def test_caveats_match_the_data(runner, db, tmp_path):
 
     # adjudicating one flagged item takes it off the pending count
     q, d = sorted(flagged)[0]
-    assert invoke(runner, db, "adjudicate", "set", q, d, "2", "--by", "lead").exit_code == 0
+    assert invoke(runner, db, "adjudicate", "set", q, d, "2", "--adjudicator", "lead").exit_code == 0
     again = json.loads(invoke(runner, db, "report", "--format", "json", "--metric", "ndcg@10").stdout)
     assert again["caveats"]["by_query_type"]["all"]["pending"] == len(flagged) - 1
 
