@@ -58,21 +58,18 @@ class ReportGrouping(StrEnum):
     none = "none"
 
 
-class ResultFormat(StrEnum):
-    """``--format`` of the commands whose result also has a page (``implicit derive``, ``online report``)."""
+class OutputFormat(StrEnum):
+    """``--format`` of every command that writes a result (one vocabulary; each command offers the formats
+    that fit it and its help lists them): a terminal ``table`` or plain ``text``, ``csv``, ``json``,
+    Markdown (``md``), a self-contained ``html`` page, or trec_eval's layout (``trec``)."""
 
     table = "table"
-    csv = "csv"
-    json = "json"
-    html = "html"
-
-
-class ReportFormat(StrEnum):
-    table = "table"
+    text = "text"
     csv = "csv"
     json = "json"
     md = "md"
     html = "html"
+    trec = "trec"
 
 
 class ConsensusMethod(StrEnum):

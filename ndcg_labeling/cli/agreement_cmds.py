@@ -8,12 +8,12 @@ from typing import Annotated, Any
 import typer
 
 from ndcg_labeling import choices
+from ndcg_labeling.choices import OutputFormat
 from ndcg_labeling.cli.common import (
     DbOption,
     ForceOption,
     FormatOption,
     OutOption,
-    TableFormat,
     err_console,
     open_session,
     render_rows,
@@ -50,7 +50,7 @@ def agreement(
     level: Annotated[Level, typer.Option("--level", help="Level of measurement for alpha.")] = Level.ordinal,
     include_models: IncludeModels = False,
     include_behavior: IncludeBehavior = False,
-    fmt: FormatOption = TableFormat.table,
+    fmt: FormatOption = OutputFormat.table,
     out: OutOption = None, force: ForceOption = False,
     db: DbOption = None,
 ) -> None:
@@ -62,9 +62,9 @@ def agreement(
                                   level=level.value, include_models=include_models,
                                   include_behavior=include_behavior)
     columns = list(report.columns)
-    if fmt is TableFormat.json and report.by == "grader":
+    if fmt is OutputFormat.json and report.by == "grader":
         columns.append("kappa")
-    if fmt is TableFormat.table:  # narrower: the notes are printed under the table instead
+    if fmt is OutputFormat.table:  # narrower: the notes are printed under the table instead
         columns = list(GRADER_TABLE_COLUMNS if report.by == "grader" else TABLE_COLUMNS)
     scope = f"batch {report.batch}" if report.batch is not None else "all judgments"
     text = render_rows(report.rows, fmt, columns=columns,
@@ -90,7 +90,7 @@ def consensus_cmd(
     recalibrate: Annotated[bool, typer.Option("--recalibrate", help="Shift a consistently biased grader's grades by the ordinal offset their gold answers show (e.g. -1 for one grade too lenient), instead of leaving them out.")] = False,
     min_accuracy: Annotated[float | None, typer.Option("--min-accuracy", help="Gold accuracy a trusted grader needs (0..1); default: as recorded (0.7).")] = None,
     judge_fills: Annotated[str | None, typer.Option("--judge-fills", help="A model judge fills items with fewer human grades than the batch's overlap, on the query types its calibration says agree (needs --batch).")] = None,
-    fmt: FormatOption = TableFormat.table,
+    fmt: FormatOption = OutputFormat.table,
     db: DbOption = None,
 ) -> None:
     """Write one consensus label per (query, document), replacing the previous ones of the scope."""
@@ -103,10 +103,10 @@ def consensus_cmd(
                                 exclude_untrusted=exclude_untrusted, min_accuracy=min_accuracy,
                                 exclude_undecided=exclude_undecided, recalibrate=recalibrate,
                                 judge_fills=judge_fills, include_behavior=include_behavior)
-    if fmt is TableFormat.json:
+    if fmt is OutputFormat.json:
         typer.echo(json.dumps(summary.as_dict()))
         return
-    if fmt is TableFormat.table:
+    if fmt is OutputFormat.table:
         typer.echo(str(summary))
     text = render_rows(summary.as_rows(), fmt, columns=["reason", "items"], title="consensus labels")
     if text is not None:
@@ -126,7 +126,7 @@ def flagged_title(rows: list[dict[str, Any]]) -> str:
 
 
 @adjudicate_app.command("list")
-def adjudicate_list(batch: BatchOption = None, fmt: FormatOption = TableFormat.table, out: OutOption = None,
+def adjudicate_list(batch: BatchOption = None, fmt: FormatOption = OutputFormat.table, out: OutOption = None,
                    force: ForceOption = False, db: DbOption = None) -> None:
     """Items flagged for adjudication, with every grade (grader: grade) and the current consensus."""
     from ndcg_labeling.cli.common import open_connection
@@ -136,7 +136,7 @@ def adjudicate_list(batch: BatchOption = None, fmt: FormatOption = TableFormat.t
         rows = flagged_items(session=conn, batch=batch)
     columns = ["query_id", "doc_id", "batch", "consensus", "method", "n_graders", "spread", "reason", "grades",
                "adjudicated", "adjudicator"]
-    if not rows and fmt is TableFormat.table:
+    if not rows and fmt is OutputFormat.table:
         typer.echo("no items flagged for adjudication")
         return
     text = render_rows(rows, fmt, columns=columns, title=flagged_title(rows))

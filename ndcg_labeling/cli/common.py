@@ -11,7 +11,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from enum import Enum
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # sqlalchemy loads when a command opens a database, not for `
     from sqlalchemy.engine import Connection
     from sqlalchemy.orm import Session
 
+from ndcg_labeling.choices import OutputFormat
 from ndcg_labeling.errors import NdcgLabelingError
 
 T = TypeVar("T")
@@ -30,20 +31,40 @@ DbOption = Annotated[
     str | None,
     typer.Option("--db", help="Database URL; else $NDCG_LABELING_DB; else sqlite:///ndcg_labeling.db.", show_default=False),
 ]
-OutOption = Annotated[
-    str | None, typer.Option("--out", "-o", help="Write the output to this file instead of the terminal.")
-]
+# --out and --force, declared here once: the optional output file of most commands, the file a command
+# must write (tasks export) and the folder of the demo, all spelled --out/-o
+_OUT = ("--out", "-o")
+OutOption = Annotated[str | None, typer.Option(*_OUT, help="Write the output to this file instead of the terminal.")]
+OutFileOption = Annotated[Path, typer.Option(*_OUT, help="The file to write.", readable=False)]
+OutFolderOption = Annotated[str, typer.Option(*_OUT, help="Folder for the database, task files and report.html.")]
 ForceOption = Annotated[bool, typer.Option("--force", help="Overwrite the --out file if it exists.")]
 MESSAGE_LIMIT = 1_000  # characters of one error line; longer messages are cut with a note
 
 
-class TableFormat(str, Enum):
-    table = "table"
-    csv = "csv"
-    json = "json"
+def format_option(*offered: OutputFormat, help: str = "Output format.") -> Any:
+    """The ``--format`` option of a command that writes ``offered`` (members of the one vocabulary,
+    :class:`~ndcg_labeling.choices.OutputFormat`): its help shows only those, and another one is a usage
+    error (exit 2), as a choice outside an enum is."""
+    names = [f.value for f in offered]
+
+    def check(value: OutputFormat | None) -> OutputFormat | None:
+        if value is not None and value not in offered:
+            raise typer.BadParameter(f"{value.value!r} is not one of {', '.join(repr(n) for n in names)}.")
+        return value
+
+    return typer.Option("--format", metavar="[" + "|".join(names) + "]", help=help, callback=check)
 
 
-FormatOption = Annotated[TableFormat, typer.Option("--format", help="Output format.")]
+#: ``--format`` of the commands that print rows: table, csv or json
+FormatOption = Annotated[OutputFormat, format_option(OutputFormat.table, OutputFormat.csv, OutputFormat.json)]
+#: ``--format`` of the commands that print a one-line summary: text, or the summary as a JSON object
+SummaryFormatOption = Annotated[OutputFormat, format_option(
+    OutputFormat.text, OutputFormat.json, help="text, or json: the summary as a JSON object.")]
+
+
+def print_summary(summary: Any, fmt: OutputFormat) -> None:
+    """A command's summary: its one line (``str()``), or ``as_dict()`` as one JSON object."""
+    typer.echo(json.dumps(summary.as_dict()) if fmt is OutputFormat.json else str(summary))
 
 _consoles: dict[str, Console] = {}
 
@@ -217,15 +238,15 @@ def write_output(text: str, out: str | None, force: bool = False) -> None:
             sys.stdout.write("\n")
 
 
-def render_rows(rows: Sequence[dict[str, Any]], fmt: TableFormat | str, *, title: str | None = None,
+def render_rows(rows: Sequence[dict[str, Any]], fmt: OutputFormat | str, *, title: str | None = None,
                 columns: Sequence[str] | None = None) -> str | None:
     """Render a list of flat dicts as csv / json text; for ``table`` print it and return None: a Rich table
     on a terminal, :func:`plain_table` elsewhere (a pipe, a file)."""
-    fmt = TableFormat(fmt)
+    fmt = OutputFormat(fmt)
     cols = list(columns) if columns is not None else (list(rows[0].keys()) if rows else [])
-    if fmt is TableFormat.json:
+    if fmt is OutputFormat.json:
         return json.dumps([{c: r.get(c) for c in cols} for r in rows], indent=2, default=str)
-    if fmt is TableFormat.csv:
+    if fmt is OutputFormat.csv:
         import csv
         import io
 

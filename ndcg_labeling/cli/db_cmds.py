@@ -3,22 +3,16 @@
 from __future__ import annotations
 
 import json
-from enum import Enum
 from typing import Annotated
 
 import typer
 
+from ndcg_labeling.choices import OutputFormat
 from ndcg_labeling.cli import common
-from ndcg_labeling.cli.common import DbOption, engine_for, handle_errors, open_connection
+from ndcg_labeling.cli.common import DbOption, FormatOption, engine_for, handle_errors, open_connection
 from ndcg_labeling.errors import NdcgLabelingError
 
 db_app = typer.Typer(help="Create and migrate the database schema (Alembic).", no_args_is_help=True)
-
-
-class StatusFormat(str, Enum):
-    table = "table"
-    json = "json"
-    csv = "csv"
 
 
 @db_app.command("upgrade")
@@ -71,15 +65,15 @@ def current(db: DbOption = None) -> None:
 
 
 def status(db: DbOption = None,
-           fmt: Annotated[StatusFormat, typer.Option("--format", help="Output format.")] = StatusFormat.table) -> None:
+           fmt: FormatOption = OutputFormat.table) -> None:
     """Counts of queries, documents, graders, systems, rankings, judgments and consensus labels."""
     from ndcg_labeling.pipeline.status import database_status
 
     with open_connection(db) as conn:
         counts = database_status(session=conn)
-    if fmt is StatusFormat.json:
+    if fmt is OutputFormat.json:
         typer.echo(json.dumps(counts))
-    elif fmt is StatusFormat.csv:
+    elif fmt is OutputFormat.csv:
         typer.echo("table,count")
         for key, value in counts.items():
             typer.echo(f"{key},{value}")

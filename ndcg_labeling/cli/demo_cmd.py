@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ndcg_labeling.cli.common import console, err_console, handle_errors
+from ndcg_labeling.cli.common import OutFolderOption, console, err_console, handle_errors
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 def demo(
     db: Annotated[str | None, typer.Option("--db", help="A fresh database URL; default sqlite:///<out>/demo.db.")] = None,
-    out: Annotated[str, typer.Option("--out", "-o", help="Folder for the database, task files and report.html.")] = "demo-out",
+    out: OutFolderOption = "demo-out",
 ) -> None:
     """Run import, pooling, grading (simulated graders), agreement, consensus and report on the demo set."""
     from rich import box

@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated
 
 import typer
 
-from ndcg_labeling.cli.common import handle_errors, write_output
-
-
-class EvalFormat(StrEnum):
-    trec = "trec"
-    csv = "csv"
-    json = "json"
+from ndcg_labeling.choices import OutputFormat
+from ndcg_labeling.cli.common import ForceOption, OutOption, format_option, handle_errors, write_output
 
 
 def _print_version(value: bool | None) -> None:
@@ -85,14 +79,15 @@ def register(app: typer.Typer) -> None:
             bool | None, typer.Option("-v", "--version", is_eager=True, callback=_print_version,
                                       help="Print the version and exit (as trec_eval -v).")
         ] = None,
-        fmt: Annotated[EvalFormat, typer.Option("--format", help="trec (4 decimals), csv or json (full precision).")]
-        = EvalFormat.trec,
-        out: Annotated[str | None, typer.Option("--out", "-o", help="Write to this file instead of stdout.")] = None,
+        fmt: Annotated[OutputFormat, format_option(OutputFormat.trec, OutputFormat.csv, OutputFormat.json,
+                                                   help="trec (4 decimals), csv or json (full precision).")]
+        = OutputFormat.trec,
+        out: OutOption = None,
         engine: Annotated[str, typer.Option("--engine", help="embedded (this process) or spark (the same kernels on "
                                             "Spark's executors; TREC or Parquet files; docs/scale.md).")] = "embedded",
         spark_master: Annotated[str | None, typer.Option("--spark-master", help="Spark master URL for --engine "
                                                          "spark (default local[*]).")] = None,
-        force: Annotated[bool, typer.Option("--force", help="Overwrite the --out file if it exists.")] = False,
+        force: ForceOption = False,
     ) -> None:
         """Evaluate a TREC run against qrels, a drop-in for trec_eval 10 (no database).
 

@@ -5,21 +5,14 @@ The commands join the ``graders`` group that :mod:`ndcg_labeling.cli.import_cmds
 
 from __future__ import annotations
 
-import json
-from enum import StrEnum
 from typing import Annotated
 
 import typer
 
-from ndcg_labeling.choices import GraderRole
-from ndcg_labeling.cli.common import DbOption, open_session
+from ndcg_labeling.choices import GraderRole, OutputFormat
+from ndcg_labeling.cli.common import DbOption, format_option, open_session, print_summary
 
 NameArg = Annotated[str, typer.Argument(help="The grader's name.", show_default=False)]
-
-
-class TokenFormat(StrEnum):
-    text = "text"
-    json = "json"
 
 
 def token(
@@ -27,7 +20,8 @@ def token(
     expires: Annotated[str, typer.Option("--expires", help="How long the link is valid: 30d, 12h or 90m.")] = "30d",
     host: Annotated[str, typer.Option("--host", help="Host name of the server in the link.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port of the server in the link.")] = 8000,
-    fmt: Annotated[TokenFormat, typer.Option("--format", help="text, or json: {grader, token, url, expires}.")] = TokenFormat.text,
+    fmt: Annotated[OutputFormat, format_option(OutputFormat.text, OutputFormat.json,
+                                               help="text, or json: {grader, token, url, expires}.")] = OutputFormat.text,
     db: DbOption = None,
 ) -> None:
     """Print a sign-in link http://HOST:PORT/login?token=TOKEN for the web workspace (stored hashed)."""
@@ -35,7 +29,7 @@ def token(
 
     with open_session(db) as session:
         issued = issue_token(name, session=session, expires=expires, host=host, port=port)
-    typer.echo(json.dumps(issued.as_dict()) if fmt is TokenFormat.json else str(issued))
+    print_summary(issued, fmt)
 
 
 def revoke(name: NameArg, db: DbOption = None) -> None:

@@ -10,12 +10,13 @@ import typer
 if TYPE_CHECKING:
     from rich.console import Console
 
-from ndcg_labeling.choices import ResultFormat
+from ndcg_labeling.choices import OutputFormat
 from ndcg_labeling.cli.common import (
     DbOption,
     ForceOption,
     OutOption,
     check_out,
+    format_option,
     handle_errors,
     open_session,
     parse_columns,
@@ -63,7 +64,8 @@ def derive(
     batch: Annotated[str, typer.Option("--batch", help="Store the judgments in this batch.")] = "",
     column: Annotated[list[str] | None, typer.Option("--column", help="NAME=SOURCE: read log column NAME from SOURCE (repeatable).")] = None,
     replace: Annotated[bool, typer.Option("--replace", help="Replace the grader's previous behavior judgments.")] = False,
-    fmt: Annotated[ResultFormat, typer.Option("--format", help="Output format.")] = ResultFormat.table,
+    fmt: Annotated[OutputFormat, format_option(OutputFormat.table, OutputFormat.csv, OutputFormat.json,
+                                               OutputFormat.html)] = OutputFormat.table,
     out: OutOption = None, force: ForceOption = False,
     db: DbOption = None,
     engine: Annotated[str, typer.Option("--engine", help="Log engine: duckdb (embedded) or spark (docs/scale.md).")] = "duckdb",

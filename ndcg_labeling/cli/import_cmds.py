@@ -8,12 +8,12 @@ from typing import Annotated
 
 import typer
 
+from ndcg_labeling.choices import OutputFormat
 from ndcg_labeling.cli.common import (
     DbOption,
     ForceOption,
     FormatOption,
     OutOption,
-    TableFormat,
     check_out,
     open_session,
     render_rows,
@@ -120,7 +120,7 @@ def graders_add(names: Annotated[list[str], typer.Argument(help="Grader names.")
 
 
 @graders_app.command("list")
-def graders_list(db: DbOption = None, fmt: FormatOption = TableFormat.table, out: OutOption = None,
+def graders_list(db: DbOption = None, fmt: FormatOption = OutputFormat.table, out: OutOption = None,
                  force: ForceOption = False) -> None:
     """List graders with their role, kind and number of judgments."""
     from ndcg_labeling.cli.common import open_connection

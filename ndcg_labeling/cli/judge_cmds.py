@@ -10,11 +10,11 @@ from typing import Annotated, Any
 
 import typer
 
+from ndcg_labeling.choices import OutputFormat
 from ndcg_labeling.cli import common
 from ndcg_labeling.cli.common import (
     DbOption,
     FormatOption,
-    TableFormat,
     engine_for,
     handle_errors,
     inert,
@@ -83,7 +83,7 @@ def judge_run(
     price_in: Annotated[float | None, typer.Option("--price-in", help="Price per million prompt tokens.")] = None,
     price_out: Annotated[float | None, typer.Option("--price-out", help="Price per million completion tokens.")]
     = None,
-    fmt: FormatOption = TableFormat.table,
+    fmt: FormatOption = OutputFormat.table,
     db: DbOption = None,
 ) -> None:
     """Grade the batch's items with a model, as grader NAME of kind model (cached, resumable)."""
@@ -101,7 +101,7 @@ def judge_run(
                 summary = run_judge(engine=engine, settings=settings, progress=progress)
         finally:
             engine.dispose()
-    if dry_run and fmt is TableFormat.table:
+    if dry_run and fmt is OutputFormat.table:
         _print_prompt(summary.first_prompt)
     _render(summary, fmt)
     for note in summary.notes:
@@ -110,10 +110,10 @@ def judge_run(
         raise typer.Exit(130)
 
 
-def _render(summary: Any, fmt: TableFormat) -> None:
+def _render(summary: Any, fmt: OutputFormat) -> None:
     from ndcg_labeling.pipeline.judging import SUMMARY_COLUMNS
 
-    if fmt is TableFormat.json:
+    if fmt is OutputFormat.json:
         typer.echo(json.dumps(summary.as_dict(), indent=2))
         return
     text = render_rows(summary.as_rows(), fmt, columns=list(SUMMARY_COLUMNS), title="judge run")

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-import json
 from enum import StrEnum
 from typing import Annotated
 
 import typer
 
-from ndcg_labeling.cli.common import DbOption, FormatOption, TableFormat, open_session, render_rows
+from ndcg_labeling.choices import OutputFormat
+from ndcg_labeling.cli.common import (
+    DbOption,
+    FormatOption,
+    SummaryFormatOption,
+    open_session,
+    print_summary,
+    render_rows,
+)
 
 keys_app = typer.Typer(help="Ingest keys for posting events to a running server.", no_args_is_help=True)
 
@@ -20,14 +27,14 @@ class Role(StrEnum):
 @keys_app.command("add")
 def add(name: Annotated[str, typer.Argument(help="A name for the key (who or what posts with it).")],
         role: Annotated[Role, typer.Option("--role", help="What the key may do.")] = Role.ingest,
-        as_json: Annotated[bool, typer.Option("--json", help="Print the key as JSON.")] = False,
+        fmt: SummaryFormatOption = OutputFormat.text,
         db: DbOption = None) -> None:
     """Create a key; it is printed once (only its sha256 is stored)."""
     from ndcg_labeling.pipeline.ingest_keys import add_key
 
     with open_session(db) as session:
         issued = add_key(name, role.value, session=session)
-    typer.echo(json.dumps(issued.as_dict()) if as_json else str(issued))
+    print_summary(issued, fmt)
 
 
 @keys_app.command("revoke")
@@ -40,7 +47,7 @@ def revoke(name: Annotated[str, typer.Argument(help="The key's name.")], db: DbO
 
 
 @keys_app.command("list")
-def list_(fmt: FormatOption = TableFormat.table, db: DbOption = None) -> None:
+def list_(fmt: FormatOption = OutputFormat.table, db: DbOption = None) -> None:
     """The keys (never the keys themselves): name, role, created, revoked."""
     from ndcg_labeling.pipeline.ingest_keys import list_keys
 

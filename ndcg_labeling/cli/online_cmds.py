@@ -7,12 +7,13 @@ from typing import Annotated
 
 import typer
 
-from ndcg_labeling.choices import Gain, ResultFormat
+from ndcg_labeling.choices import Gain, OutputFormat
 from ndcg_labeling.cli.common import (
     DbOption,
     ForceOption,
     OutOption,
     check_out,
+    format_option,
     handle_errors,
     open_session,
     parse_columns,
@@ -39,7 +40,8 @@ def report(
     gain: Annotated[Gain, typer.Option("--gain", help="NDCG gain: 2^rel-1 (exponential) or rel (linear).")] = Gain.exponential,
     cluster: Annotated[Cluster, typer.Option("--cluster", help="Resampling unit: user, session, request; auto: user_id, else session_id, else request.")] = Cluster.auto,
     column: Annotated[list[str] | None, typer.Option("--column", help="NAME=SOURCE: read log column NAME from SOURCE (repeatable).")] = None,
-    fmt: Annotated[ResultFormat, typer.Option("--format", help="Output format.")] = ResultFormat.table,
+    fmt: Annotated[OutputFormat, format_option(OutputFormat.table, OutputFormat.csv, OutputFormat.json,
+                                               OutputFormat.html)] = OutputFormat.table,
     out: OutOption = None, force: ForceOption = False,
     db: DbOption = None,
 ) -> None:

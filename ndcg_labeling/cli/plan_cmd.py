@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from ndcg_labeling.cli.common import DbOption, FormatOption, TableFormat, console, handle_errors, open_session
+from ndcg_labeling.choices import OutputFormat
+from ndcg_labeling.cli.common import DbOption, FormatOption, console, handle_errors, open_session
 
 
 def plan(
@@ -18,7 +19,7 @@ def plan(
     baseline: Annotated[str | None, typer.Option("--baseline", help="Measure the sd against this system; default: the report's baseline.")] = None,
     system: Annotated[str | None, typer.Option("--system", help="Measure the sd for this system; default: every other system.")] = None,
     sd: Annotated[float | None, typer.Option("--sd", help="Standard deviation of per-query differences (no database needed).")] = None,
-    fmt: FormatOption = TableFormat.table,
+    fmt: FormatOption = OutputFormat.table,
     db: DbOption = None,
 ) -> None:
     """Queries needed for a paired two-sided t-test to detect --mde, from the sd of per-query differences."""
@@ -32,7 +33,7 @@ def plan(
     else:
         with open_session(db) as session:
             rows = plan_queries(session=session, options=options)
-    if fmt is not TableFormat.table:
+    if fmt is not OutputFormat.table:
         write_output(render_rows(rows, fmt, columns=PLAN_COLUMNS) or "", None)
         return
     from ndcg_labeling.reports.plan import render_plan_table

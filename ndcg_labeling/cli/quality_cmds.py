@@ -12,12 +12,12 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from ndcg_labeling.choices import OutputFormat
 from ndcg_labeling.cli.common import (
     DbOption,
     ForceOption,
     FormatOption,
     OutOption,
-    TableFormat,
     console,
     open_session,
     render_rows,
@@ -54,7 +54,7 @@ def gold_import(
 @gold_app.command("list")
 def gold_list(
     scale: Annotated[str | None, typer.Option("--scale", help="Only gold items of this scale.")] = None,
-    fmt: FormatOption = TableFormat.table,
+    fmt: FormatOption = OutputFormat.table,
     out: OutOption = None, force: ForceOption = False,
     db: DbOption = None,
 ) -> None:
@@ -63,7 +63,7 @@ def gold_list(
 
     with open_session(db) as session:
         rows = list_gold(session=session, scale=scale)
-    if not rows and fmt is TableFormat.table:
+    if not rows and fmt is OutputFormat.table:
         typer.echo("no gold items; import some with `ndcg-labeling gold import FILE --scale 0-3`")
         return
     columns = ["query_id", "doc_id", "scale", "grade", "explanation", "batches", "answers", "accuracy"]
@@ -75,7 +75,7 @@ def gold_list(
 def graders_quality(
     batch: BatchOption = None,
     min_accuracy: MinAccuracy = 0.7,
-    fmt: FormatOption = TableFormat.table,
+    fmt: FormatOption = OutputFormat.table,
     out: OutOption = None, force: ForceOption = False,
     db: DbOption = None,
 ) -> None:
@@ -85,11 +85,11 @@ def graders_quality(
 
     with open_session(db) as session:
         report = run(session=session, batch=batch, min_accuracy=min_accuracy)
-    if fmt is TableFormat.json:
+    if fmt is OutputFormat.json:
         write_output(json.dumps(report.as_dict(), indent=2), out, force)
         return
     scope = f"batch {batch}" if batch else "all batches"
-    columns = QUALITY_COLUMNS if fmt is TableFormat.csv else TABLE_COLUMNS
+    columns = QUALITY_COLUMNS if fmt is OutputFormat.csv else TABLE_COLUMNS
     text = render_rows(report.rows, fmt, columns=columns,
                        title=f"grader quality on gold items ({scope}; threshold {min_accuracy:g})")
     if text is not None:
@@ -105,7 +105,7 @@ def calibrate(
     batch: BatchOption = None,
     by: Annotated[CalibrateBy | None, typer.Option("--by", help="Also one row per query type.")] = None,
     metric: Annotated[str, typer.Option("--metric", help="Metric of the system ranking comparison.")] = "ndcg@10",
-    fmt: FormatOption = TableFormat.table,
+    fmt: FormatOption = OutputFormat.table,
     out: OutOption = None, force: ForceOption = False,
     db: DbOption = None,
 ) -> None:
@@ -119,10 +119,10 @@ def calibrate(
 
     with open_session(db) as session:
         report = run(session=session, judge=judge, batch=batch, by=by.value if by else None, metric=metric)
-    if fmt is TableFormat.json:
+    if fmt is OutputFormat.json:
         write_output(json.dumps(report.as_dict(), indent=2), out, force)
         return
-    if fmt is TableFormat.csv:
+    if fmt is OutputFormat.csv:
         write_output(render_rows(report.rows, fmt, columns=CALIBRATION_COLUMNS) or "", out, force)
         return
     columns = [c for c in CALIBRATION_COLUMNS if c not in ("verdict", "max_rank_change_system")]

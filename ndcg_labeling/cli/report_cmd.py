@@ -14,17 +14,19 @@ from ndcg_labeling.cli.common import (
     check_out,
     console,
     err_console,
+    format_option,
     handle_errors,
     open_session,
     write_output,
 )
 
 # The vocabularies live in ndcg_labeling.choices; these names keep the signature below short.
-ReportFormat = choices.ReportFormat
 By = choices.ReportGrouping
 Gain = choices.Gain
 Empty = choices.EmptyQueries
 Missing = choices.MissingRuns
+OutputFormat = choices.OutputFormat
+REPORT_FORMATS = (OutputFormat.table, OutputFormat.csv, OutputFormat.json, OutputFormat.md, OutputFormat.html)
 
 
 def report(
@@ -37,7 +39,7 @@ def report(
     relevant_threshold: Annotated[float, typer.Option("--relevant-threshold", help="A label >= this is relevant (mrr, map, p, and empty queries).")] = 1.0,
     empty: Annotated[Empty, typer.Option("--empty", help="Queries without a relevant document: leave out (skip) or score as 0.")] = Empty.skip,
     missing: Annotated[Missing, typer.Option("--missing", help="Judged queries a system returned nothing for: 0 or leave out (trec_eval).")] = Missing.zero,
-    fmt: Annotated[ReportFormat, typer.Option("--format", help="Output format.")] = ReportFormat.table,
+    fmt: Annotated[OutputFormat, format_option(*REPORT_FORMATS)] = OutputFormat.table,
     gate: Annotated[str | None, typer.Option("--gate", help="CI gate on this metric (e.g. ndcg@10): exit 3 when a system is significantly worse than the baseline by more than --max-drop.")] = None,
     max_drop: Annotated[float, typer.Option("--max-drop", help="With --gate: the largest drop (system - baseline) allowed; the gate fails when the drop is significantly larger (one-sided).")] = 0.0,
     quiet: Annotated[bool, typer.Option("--quiet", help="With --gate: print only the verdict, not the report.")] = False,
@@ -73,10 +75,10 @@ def report(
             raise typer.Exit(3)
 
 
-def _render(result: Any, fmt: ReportFormat, out: str | None, force: bool) -> None:
+def _render(result: Any, fmt: OutputFormat, out: str | None, force: bool) -> None:
     from ndcg_labeling.reports.render import TABLE_WIDTH, render_report
 
-    if fmt is ReportFormat.table:
+    if fmt is OutputFormat.table:
         from rich.console import Console
 
         if out:
@@ -87,12 +89,12 @@ def _render(result: Any, fmt: ReportFormat, out: str | None, force: bool) -> Non
         else:  # piped: wide enough for the metric columns
             render_report(result, "table", console=console if console.is_terminal else None)
         return
-    if fmt in (ReportFormat.csv, ReportFormat.json):
+    if fmt in (OutputFormat.csv, OutputFormat.json):
         for warning in result.warnings:
             err_console.print(f"Warning: {warning}", markup=False)
         for n in result.notes:
             err_console.print(f"note: {n}", markup=False)
-    if fmt is ReportFormat.csv:  # json carries the headline in its data
+    if fmt is OutputFormat.csv:  # json carries the headline in its data
         from ndcg_labeling.reports.headline import headline_items
 
         for item in headline_items(result):

@@ -9,14 +9,17 @@ from typing import Annotated
 import typer
 
 from ndcg_labeling import choices
+from ndcg_labeling.choices import OutputFormat
 from ndcg_labeling.cli.common import (
     DbOption,
     ForceOption,
     FormatOption,
-    TableFormat,
+    OutFileOption,
+    SummaryFormatOption,
     console,
     err_console,
     open_session,
+    print_summary,
     render_rows,
     write_output,
 )
@@ -54,7 +57,7 @@ def create(
     by: Annotated[str, typer.Option("--by", help="With --from-traffic: pair (heaviest first) or query-type (budget split by traffic).")] = "pair",
     half_life: Annotated[str, typer.Option("--half-life", help="With --from-traffic: impressions halve in weight every this long.")] = "14d",
     db: DbOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as a JSON object.")] = False,
+    fmt: SummaryFormatOption = OutputFormat.text,
 ) -> None:
     """Pool the top-K documents of the systems, leave out pairs already judged N times, and give each
     item to N graders, load-balanced, in each grader's own random order."""
@@ -66,7 +69,7 @@ def create(
 
         create_from_traffic(batch, list(from_traffic), budget=budget, by=by, half_life=half_life, scale=scale,
                             overlap=overlap, graders=names, seed=seed, gold_rate=gold_rate,
-                            gold_feedback=gold_feedback, depth=depth, db=db, as_json=as_json)
+                            gold_feedback=gold_feedback, depth=depth, db=db, fmt=fmt)
         return
     if depth is None:
         raise typer.BadParameter("--depth is required (or pool with --from-traffic)", param_hint="--depth")
@@ -74,11 +77,11 @@ def create(
         result = create_batch(batch, scale=scale, depth=depth, overlap=overlap, graders=names, session=session,
                               systems=system, query_types=query_type, query_ids=query_id, seed=seed,
                               gold_rate=gold_rate, gold_feedback=gold_feedback)
-    typer.echo(json.dumps(result.as_dict()) if as_json else str(result))
+    print_summary(result, fmt)
 
 
 @tasks_app.command("status")
-def status(batch: BatchArg, fmt: FormatOption = TableFormat.table, db: DbOption = None) -> None:
+def status(batch: BatchArg, fmt: FormatOption = OutputFormat.table, db: DbOption = None) -> None:
     """Progress of a batch: per grader done/skipped/total; items with all N grades; items still open."""
     from ndcg_labeling.cli.common import open_connection
     from ndcg_labeling.pipeline.overview import batch_status  # Core reads: starts without the ORM
@@ -86,7 +89,7 @@ def status(batch: BatchArg, fmt: FormatOption = TableFormat.table, db: DbOption 
     with open_connection(db) as conn:
         result = batch_status(batch, session=conn)
     _warn(result.warnings)
-    if fmt is TableFormat.json:
+    if fmt is OutputFormat.json:
         typer.echo(json.dumps(result.as_dict()))
         return
     rows: list[dict[str, object]] = [
@@ -98,7 +101,7 @@ def status(batch: BatchArg, fmt: FormatOption = TableFormat.table, db: DbOption 
     rows.append({"grader": "(all)", "done": done, "skipped": skipped, "open": total - done - skipped, "total": total,
                  "complete_items": result.complete_items, "open_items": result.open_items, "items": result.items})
     columns = ["grader", "done", "skipped", "open", "total"]
-    if fmt is TableFormat.csv:
+    if fmt is OutputFormat.csv:
         write_output(render_rows(rows, fmt, columns=[*columns, "items", "complete_items", "open_items"]) or "", None)
         return
     render_rows(rows, fmt, title=f"batch {result.batch} (scale {result.scale}, overlap {result.overlap})", columns=columns)
@@ -107,7 +110,7 @@ def status(batch: BatchArg, fmt: FormatOption = TableFormat.table, db: DbOption 
 
 
 @tasks_app.command("list")
-def list_cmd(fmt: FormatOption = TableFormat.table, db: DbOption = None) -> None:
+def list_cmd(fmt: FormatOption = OutputFormat.table, db: DbOption = None) -> None:
     """List grading batches with their scale, size and progress."""
     from ndcg_labeling.cli.common import open_connection
     from ndcg_labeling.pipeline.overview import list_batches  # Core reads: starts without the ORM
@@ -116,7 +119,7 @@ def list_cmd(fmt: FormatOption = TableFormat.table, db: DbOption = None) -> None
         rows = list_batches(session=conn)
     columns = ["batch", "scale", "items", "graders", "overlap", "done", "total", "progress", "guideline_version",
                "guideline_changed", "created_at"]
-    if fmt is TableFormat.table:
+    if fmt is OutputFormat.table:
         if not rows:
             typer.echo("no grading batches yet; create one with `ndcg-labeling tasks create`")
             return
@@ -131,21 +134,20 @@ def list_cmd(fmt: FormatOption = TableFormat.table, db: DbOption = None) -> None
 
 
 @tasks_app.command("delete")
-def delete(batch: BatchArg, db: DbOption = None,
-           as_json: Annotated[bool, typer.Option("--json", help="Print the summary as a JSON object.")] = False) -> None:
+def delete(batch: BatchArg, db: DbOption = None, fmt: SummaryFormatOption = OutputFormat.text) -> None:
     """Delete a batch nobody has graded yet (its items and assignments); refused once anyone graded or skipped."""
     from ndcg_labeling.pipeline.lead_admin import delete_batch
 
     with open_session(db) as session:
         result = delete_batch(batch, session=session)
-    typer.echo(json.dumps(result.as_dict()) if as_json else str(result))
+    print_summary(result, fmt)
 
 
 @tasks_app.command("export")
 def export(
     batch: BatchArg,
     grader: GraderOption,
-    out: Annotated[Path, typer.Option("--out", "-o", help="The task file to write.", readable=False)],
+    out: OutFileOption,
     fmt: Annotated[TaskFileFormat | None, typer.Option("--format", help="Default: from the extension (.csv, .jsonl, .json = label-studio).")] = None,
     force: ForceOption = False,
     db: DbOption = None,

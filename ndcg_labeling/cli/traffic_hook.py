@@ -6,12 +6,13 @@ import json
 
 import typer
 
+from ndcg_labeling.choices import OutputFormat
 from ndcg_labeling.cli.common import open_session
 
 
 def create_from_traffic(batch: str, logs: list[str], *, budget: int | None, by: str, half_life: str, scale: str,
                         overlap: int, graders: list[str], seed: int | None, gold_rate: float, gold_feedback: bool,
-                        depth: int | None, db: str | None, as_json: bool) -> None:
+                        depth: int | None, db: str | None, fmt: OutputFormat) -> None:
     """Pool by traffic and create the batch in one transaction; print both summaries."""
     from ndcg_labeling.pipeline.traffic_pool import create_batch_from_traffic
 
@@ -24,4 +25,4 @@ def create_from_traffic(batch: str, logs: list[str], *, budget: int | None, by: 
         result, found = create_batch_from_traffic(batch, logs, budget=budget, by=by, half_life=half_life, scale=scale,
                                                   overlap=overlap, graders=graders, session=session, seed=seed,
                                                   gold_rate=gold_rate, gold_feedback=gold_feedback)
-    typer.echo(json.dumps({**result.as_dict(), "traffic": found.as_dict()}) if as_json else f"{result}\n{found}")
+    typer.echo(json.dumps({**result.as_dict(), "traffic": found.as_dict()}) if fmt is OutputFormat.json else f"{result}\n{found}")

@@ -151,7 +151,7 @@ def test_tasks_create_with_gold_and_feedback_in_the_grading_terminal(runner, sql
         load_quality_data(session=session)
     created = invoke(runner, sqlite_db, "tasks", "create", "t", "--scale", "0-3", "--depth", "8", "--overlap", "1",
                      "--graders", "ana,ben,chloe,dev,emma", "--seed", "9", "--gold-rate", "0.25", "--gold-feedback",
-                     "--json")
+                     "--format", "json")
     assert created.exit_code == 0
     summary = json.loads(created.stdout)
     assert summary["gold_rate"] == 0.25 and summary["gold_feedback"] is True

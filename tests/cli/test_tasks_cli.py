@@ -34,7 +34,7 @@ def test_create_prints_a_summary(runner, db, tmp_path):
                                      "guidelines/relevance-0-3.md version 1.0")
     result = create(runner, db, "week1-json", "--scale", "0-4", "--depth", "1", "--overlap", "1",
                     "--graders", "ann", "--system", "bm25", "--query-type", "navigational", "--query-id", "q000",
-                    "--json")
+                    "--format", "json")
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     assert (summary["items"], summary["scale"], summary["systems"], summary["graders"]) == (1, "0-4", ["bm25"], ["ann"])

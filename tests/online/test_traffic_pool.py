@@ -73,7 +73,7 @@ def test_tasks_create_from_traffic(db, runner, tmp_path):
     before = sum(w for k, w in weight.items() if k in judged) / total
     after = before + sum(weight[k] for k in want) / total
     result = invoke(runner, db, "tasks", "create", "traffic", "--from-traffic", str(log), "--budget", "7",
-                    "--half-life", "2d", "--scale", "0-3", "--overlap", "1", "--graders", "ann", "--json")
+                    "--half-life", "2d", "--scale", "0-3", "--overlap", "1", "--graders", "ann", "--format", "json")
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)["traffic"]
     assert out["pairs_pooled"] == 7 and out["pairs_unjudged"] == len(unjudged)

@@ -120,7 +120,7 @@ def test_preview_stores_nothing_and_create_stores_what_tasks_create_does(pair, r
     assert web.db.counts() == before  # the preview rolled its savepoint back
     assert_clean(preview.text)
     out = invoke(runner, cli.db, "tasks", "create", "wk2", "--scale", "0-3", "--depth", "3", "--overlap", "2",
-                 "--graders", "ann,bob", "--system", "bm25zeta", "--seed", "77", "--json")
+                 "--graders", "ann,bob", "--system", "bm25zeta", "--seed", "77", "--format", "json")
     made = json.loads(out.stdout)
     shown = visible(preview.text)
     assert f"{made['items']} items to grade" in shown and f"{made['assignments']} assignments" in shown
