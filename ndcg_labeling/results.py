@@ -99,6 +99,8 @@ class LabelCaveats:
     top_k_pending: dict[str, int] = field(default_factory=dict)
     untrusted_graders: list[str] | None = None
     agreement_rows: list[dict[str, Any]] | None = None
+    #: why ``agreement_rows`` is None or what it left out (the agreement pipeline's note), else None
+    agreement_note: str | None = None
     notes: list[str] = field(default_factory=list)
     judge_filled: dict[str, int] = field(default_factory=dict)
 

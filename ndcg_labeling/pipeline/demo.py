@@ -39,7 +39,7 @@ OVERLAP = 3
 SEED = 7
 SYSTEMS = ("bm25", "dense", "hybrid")
 STEPS = ("create the database", "import queries, documents, graders and runs", "pool a grading batch",
-         "grade the batch (simulated graders)", "agreement", "consensus (median)", "report",
+         "grade the batch (simulated graders)", "consensus (median)", "report (with agreement per query type)",
          "gold items, grader quality and a judge's calibration")
 
 
@@ -128,7 +128,7 @@ def run_demo(*, db: str | None = None, out: str | Path = "demo-out", data_dir: P
     """
     from ndcg_labeling.db import migrate
     from ndcg_labeling.db.session import make_engine, session_scope
-    from ndcg_labeling.pipeline.report import ReportOptions, agreement_by_query_type, build_report
+    from ndcg_labeling.pipeline.report import ReportOptions, build_report
     from ndcg_labeling.pipeline.tasks import create_batch
     from ndcg_labeling.reports import render_csv, render_html
 
@@ -164,19 +164,18 @@ def run_demo(*, db: str | None = None, out: str | Path = "demo-out", data_dir: P
         with session_scope(engine) as session:
             batch_summary += "; " + _play_graders(folder, out_dir, session=session)
         step(4)
-        with session_scope(engine) as session:
-            agreement, agreement_note = agreement_by_query_type(session=session)
-        step(5)
         from ndcg_labeling.pipeline.consensus import run_consensus
 
         with session_scope(engine) as session:
             consensus_summary = str(run_consensus(session=session, method="median"))
-        step(6)
+        step(5)
         with session_scope(engine) as session:
             report = build_report(session=session, options=ReportOptions())
+        # agreement per query type was measured once, with the report's label caveats
+        caveats = report.caveats
+        agreement, agreement_note = (caveats.agreement_rows, caveats.agreement_note) if caveats else (None, None)
         html_path = out_dir / "report.html"
-        html_path.write_text(render_html(report, agreement=agreement, agreement_note=agreement_note,
-                                         title="ndcg-labeling demo report"), encoding="utf-8")
+        html_path.write_text(render_html(report, title="ndcg-labeling demo report"), encoding="utf-8")
         csv_path = out_dir / "report.csv"
         csv_path.write_text(render_csv(report), encoding="utf-8")
         step(len(STEPS) - 1)

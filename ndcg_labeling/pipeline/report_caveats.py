@@ -159,7 +159,7 @@ def label_caveats(*, session: Session, labels: reads.EffectiveLabelRows, rank_ro
 
     contributed, excluded = untrusted_graders(session=session)
     rows, note = agreement_by_query_type(session=session, exclude_graders=list(excluded))
-    caveats.agreement_rows = rows
+    caveats.agreement_rows, caveats.agreement_note = rows, note
     if rows is not None:
         caveats.alpha = {str(r["scope"]): (None if r.get("alpha") is None or not np.isfinite(r["alpha"])
                                            else float(r["alpha"])) for r in rows}

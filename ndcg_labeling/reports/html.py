@@ -222,8 +222,8 @@ def render_html(result: ReportResult, *, agreement: Sequence[dict[str, Any]] | N
     """One self-contained HTML page. ``agreement``: rows with ``scope`` and ``alpha`` (and optionally
     ``percent_agreement``, ``ac1``, ``n_items``) per query type, the ``all`` row included; None leaves
     the agreement section out with ``agreement_note`` saying why."""
-    if agreement is None and result.caveats is not None and result.caveats.agreement_rows is not None:
-        agreement = result.caveats.agreement_rows  # measured once, with the caveats
+    if agreement is None and result.caveats is not None:  # measured once, with the caveats
+        agreement, agreement_note = result.caveats.agreement_rows, agreement_note or result.caveats.agreement_note
     with _plain_text():
         return _render_html(result, agreement=agreement, agreement_note=agreement_note, title=title)
 
