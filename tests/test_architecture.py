@@ -293,3 +293,10 @@ def test_the_front_private_and_circle_checks_catch_a_violation(tmp_path):
     assert private_violations(copy) == ["ndcg_labeling.cli.eval_cmd imports the private "
                                         "ndcg_labeling.pipeline.tasks._common"]
     assert frozenset({"ndcg_labeling.errors", "ndcg_labeling.scales"}) in import_circles(copy)
+
+
+def test_docs_layout_names_every_package_and_top_level_module():
+    text = (PKG.parent / "docs" / "layout.md").read_text(encoding="utf-8")
+    names = sorted([f"{p.name}/" for p in PKG.iterdir() if (p / "__init__.py").is_file()]
+                   + [p.name for p in PKG.glob("*.py")])
+    assert [n for n in names if n not in text] == []
