@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndcg_labeling.errors import NdcgLabelingError
+from ndcg_labeling.errors import NdcgLabelingError, PrefsError
 from ndcg_labeling.metrics import trec_measures, trec_prefs
 from ndcg_labeling.metrics.trec_measures import Column
 from ndcg_labeling.results import EvalResult
@@ -30,7 +30,7 @@ def evaluate_prefs(prefs_path: str, run_path: str, columns: list[Column], option
     for q in query_ids:
         try:
             counted.append(trec_prefs.form_prefs_counts(runs.get(q, []), prefs[q]))
-        except trec_prefs.PrefsError as exc:
+        except PrefsError as exc:
             raise NdcgLabelingError(f"{prefs_path}: query {q}: {exc}") from None
     names = [c.name for c in columns if c.family in trec_measures.PREFERENCE_FAMILIES]
     values = trec_prefs.values(counted, names)

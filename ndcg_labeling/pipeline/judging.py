@@ -24,7 +24,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
-from ndcg_labeling.errors import NdcgLabelingError
+from ndcg_labeling.errors import JudgeRequestError, NdcgLabelingError
 from ndcg_labeling.guidelines import Guideline, load_guideline
 from ndcg_labeling.judges import client as chat
 from ndcg_labeling.judges.parser import response_format
@@ -261,8 +261,8 @@ def _send(engine: Engine, settings: JudgeSettings, plan: _Plan, todo: list[Job],
         finished = True
     except KeyboardInterrupt:
         summary.interrupted = True
-    except chat.JudgeRequestError as exc:
-        raise chat.JudgeRequestError(f"{exc}; {stored[0]} answers of run {run_id} are stored: a rerun resumes") from None
+    except JudgeRequestError as exc:
+        raise JudgeRequestError(f"{exc}; {stored[0]} answers of run {run_id} are stored: a rerun resumes") from None
     finally:
         fields = {"n_items": summary.items, "n_cached": summary.from_cache, "n_sent": summary.sent}
         usage = run_in_transaction(engine, lambda s: store.finish_run(

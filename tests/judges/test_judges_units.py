@@ -11,7 +11,7 @@ from email.utils import format_datetime
 import httpx
 import pytest
 
-from ndcg_labeling.errors import AnswerError, InputFileError
+from ndcg_labeling.errors import AnswerError, InputFileError, JudgeRequestError
 from ndcg_labeling.guidelines import load_guideline
 from ndcg_labeling.judges import client as chat
 from ndcg_labeling.judges.parser import parse_answer
@@ -108,7 +108,7 @@ def _complete(responses: list, monkeypatch, **endpoint) -> tuple[chat.ChatAnswer
 
     try:
         return asyncio.run(go()), waits, calls[0]
-    except chat.JudgeRequestError as exc:
+    except JudgeRequestError as exc:
         return exc, waits, calls[0]
 
 
@@ -126,9 +126,9 @@ def test_retry_after_is_honoured_and_backoff_doubles(monkeypatch):
 
 def test_retries_end_and_a_refused_key_stops_at_once_without_the_key(monkeypatch):
     failed, waits, calls = _complete([httpx.Response(500)] * 3, monkeypatch, max_retries=2)
-    assert isinstance(failed, chat.JudgeRequestError) and "HTTP 500 after 3 attempts" in str(failed) and calls == 3
+    assert isinstance(failed, JudgeRequestError) and "HTTP 500 after 3 attempts" in str(failed) and calls == 3
     refused, _, calls = _complete([httpx.Response(401, json={"error": {"message": "bad key k-123"}})], monkeypatch)
-    assert isinstance(refused, chat.JudgeRequestError) and calls == 1 and "k-123" not in str(refused)
+    assert isinstance(refused, JudgeRequestError) and calls == 1 and "k-123" not in str(refused)
     unknown, _, _ = _complete([httpx.Response(404, json={"error": {"message": "model m not found for k-123"}})],
                               monkeypatch)
     assert "HTTP 404: model m not found for [key]" in str(unknown)
