@@ -52,7 +52,7 @@ def format_option(*offered: OutputFormat, help: str = "Output format.") -> Any:
             raise typer.BadParameter(f"{value.value!r} is not one of {', '.join(repr(n) for n in names)}.")
         return value
 
-    return typer.Option("--format", metavar="[" + "|".join(names) + "]", help=help, callback=check)
+    return typer.Option("--format", metavar="<" + "|".join(names) + ">", help=help, callback=check)
 
 
 #: ``--format`` of the commands that print rows: table, csv or json
