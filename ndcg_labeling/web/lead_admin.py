@@ -78,7 +78,7 @@ def create(request: Request, caller: LeadCaller, writer: WriterDep, session: Ses
         plan = writer(lambda s: admin.plan_batch(batch, session=s, seed=seed, **_options(form)))
     except NdcgLabelingError as exc:
         return admin_page(request, caller, "create", status_of(exc), form=form, plan=None, error=str(exc),
-                    **_batch_choices(session))
+                          **_batch_choices(session))
     form["seed"] = plan.created.seed
     return admin_page(request, caller, "create", form=form, plan=plan, **_batch_choices(session))
 
@@ -94,7 +94,7 @@ def delete(request: Request, caller: LeadCaller, writer: WriterDep, session: Ses
         deleted = writer(lambda s: admin.delete_batch(batch, session=s))
     except NdcgLabelingError as exc:
         return admin_page(request, caller, "create", status_of(exc), form=_form(), plan=None, error=str(exc),
-                    **_batch_choices(session))
+                          **_batch_choices(session))
     return RedirectResponse(f"/lead/create-batch?{urlencode({'done': str(deleted)})}", status_code=303)
 
 
@@ -104,8 +104,8 @@ def delete(request: Request, caller: LeadCaller, writer: WriterDep, session: Ses
 def _consensus_page(request: Request, caller: LeadCaller, session: Any, status_code: int = 200,
                     **values: Any) -> Response:
     return admin_page(request, caller, "consensus", status_code, state=admin.consensus_state(session=session),
-                batches=admin.batch_names(session=session), methods=list(choices.ConsensusMethod),
-                ties=list(choices.TieRule), points=list(choices.DawidSkenePoint), **values)
+                      batches=admin.batch_names(session=session), methods=list(choices.ConsensusMethod),
+                      ties=list(choices.TieRule), points=list(choices.DawidSkenePoint), **values)
 
 
 @router.get("/consensus")
@@ -142,8 +142,8 @@ def _downloads_page(request: Request, caller: LeadCaller, session: Any, status_c
     from ndcg_labeling.pipeline.lead_people import graders_overview
 
     return admin_page(request, caller, "downloads", status_code, batches=admin.batch_names(session=session),
-                graders=graders_overview(session=session), roundings=list(choices.QrelsRounding),
-                task_formats=list(choices.TaskFileFormat), **values)
+                      graders=graders_overview(session=session), roundings=list(choices.QrelsRounding),
+                      task_formats=list(choices.TaskFileFormat), **values)
 
 
 def attachment(content: str | bytes, filename: str, media: str, **headers: str) -> Response:

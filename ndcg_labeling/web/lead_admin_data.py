@@ -22,7 +22,7 @@ SCALES = ("0-3", "0-4")
 def _data_page(request: Request, caller: LeadCaller, session: Any, status_code: int = 200, **values: Any) -> Response:
     values.setdefault("kind", "")
     return admin_page(request, caller, "data", status_code, kinds=admin.upload_kinds(), scales=SCALES,
-                systems=admin.system_names(session=session), **values)
+                      systems=admin.system_names(session=session), **values)
 
 
 @router.get("/data")

@@ -24,7 +24,7 @@ def _graders_page(request: Request, caller: LeadCaller, session: Any, status_cod
                   **values: Any) -> Response:
     values.setdefault("issued", None)
     return admin_page(request, caller, "graders", status_code, graders=lead_people.graders_overview(session=session),
-                roles=list(choices.GraderRole), kinds=list(choices.GraderKind), **values)
+                      roles=list(choices.GraderRole), kinds=list(choices.GraderKind), **values)
 
 
 def _done(message: str) -> Response:
