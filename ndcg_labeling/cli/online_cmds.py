@@ -40,6 +40,8 @@ def report(
     cluster: Annotated[Cluster, typer.Option("--cluster", help="Resampling unit: user, session, request; auto: user_id, else session_id, else request.")] = Cluster.auto,
     column: Annotated[list[str] | None, typer.Option("--column", help="NAME=SOURCE: read log column NAME from SOURCE (repeatable).")] = None,
     fmt: Annotated[ResultFormat, typer.Option("--format", help="Output format.")] = ResultFormat.table,
+    engine: Annotated[str, typer.Option("--engine", help="Log engine: duckdb (embedded) or spark (docs/scale.md).")] = "duckdb",
+    spark_master: Annotated[str | None, typer.Option("--spark-master", help="Spark master URL for --engine spark (default local[*]).")] = None,
     out: OutOption = None, force: ForceOption = False,
     db: DbOption = None,
 ) -> None:
@@ -50,7 +52,7 @@ def report(
     check_out(out, force)
     cols = parse_columns(column or [])
     options = OnlineOptions(baseline=baseline, metric=metric, window=window, labels=labels, gain=gain.value,
-                            cluster=cluster.value, columns=cols)
+                            cluster=cluster.value, columns=cols, engine=engine, spark_master=spark_master)
     with open_session(db, read_only=True) as session, handle_errors():
         result = online_report(list(logs), options, session=session)
     write_output(render(result, fmt.value), out, force)
