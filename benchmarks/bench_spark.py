@@ -9,6 +9,7 @@ master, workers and executors together), sampled from /proc every 0.2 s.
 
     python benchmarks/bench_spark.py                      # 10M run lines, 100M impressions (long)
     python benchmarks/bench_spark.py --lines 1000000 --rows 2000000   # a reduced size
+    python benchmarks/bench_spark.py --rows 5e6,2e7 --data /work/bench_spark --out r.json  # two log sizes
 
 The 1B-line estimate uses the measured throughput per Spark task (lines per second per core, the
 scoring stage alone) and assumes the same per-core speed on 10 nodes of ``--node-cores`` cores, plus the
@@ -96,10 +97,13 @@ class PeakMemory:
 
 # --- data -------------------------------------------------------------------------------------------
 def make_trec(folder: Path, lines: int, per_query: int = 1000, judged: int = 100) -> tuple[Path, Path]:
+    """A run of ``lines`` lines (``per_query`` per query) and its qrels, reused when already there."""
     rng = np.random.default_rng(0)
     n_q = max(lines // per_query, 1)
-    run, qrels = folder / "run.txt", folder / "qrels.txt"
-    with open(run, "w") as fr, open(qrels, "w") as fq:
+    run, qrels = folder / f"run-{lines}.txt", folder / f"qrels-{lines}.txt"
+    if run.exists() and qrels.exists():
+        return qrels, run
+    with open(str(run) + ".tmp", "w") as fr, open(str(qrels) + ".tmp", "w") as fq:
         for start in range(0, n_q, 200):
             qs = np.arange(start, min(start + 200, n_q))
             q = np.repeat(qs, per_query)
@@ -111,13 +115,18 @@ def make_trec(folder: Path, lines: int, per_query: int = 1000, judged: int = 100
             keep = ~pd.DataFrame({"q": qj, "d": dj}).duplicated().to_numpy()
             g = rng.choice([0, 0, 1, 2, 3], qj.size)
             fq.write("".join(f"q{a} 0 d{b} {c}\n" for a, b, c in zip(qj[keep], dj[keep], g[keep], strict=True)))
+    os.replace(str(run) + ".tmp", run)
+    os.replace(str(qrels) + ".tmp", qrels)
     return qrels, run
 
 
 def make_log(folder: Path, rows: int, n_queries: int = 2000, depth: int = 10) -> Path:
+    """``rows`` impressions in Parquet files of 2M rows (a folder), reused when already there."""
     rng = np.random.default_rng(1)
-    out = folder / "log"
-    out.mkdir()
+    out = folder / f"log-{rows}"
+    if (out / "DONE").exists():
+        return out
+    out.mkdir(exist_ok=True)
     chunk = 2_000_000
     for i, start in enumerate(range(0, rows, chunk)):
         n = min(chunk, rows - start)
@@ -128,6 +137,7 @@ def make_log(folder: Path, rows: int, n_queries: int = 2000, depth: int = 10) ->
         pd.DataFrame({"request_id": req.astype(str), "query_id": np.char.add("q", q.astype(str)),
                       "doc_id": np.char.add("d", rng.integers(0, 50, n).astype(str)), "position": pos,
                       "clicked": clicked, "ts": 1.7e9 + req.astype(np.float64)}).to_parquet(out / f"part-{i:04d}.parquet")
+    (out / "DONE").write_text("")
     return out
 
 
@@ -182,59 +192,139 @@ def _timed(fn, roots: list[int]):  # noqa: ANN001, ANN202
     return value, elapsed, mem.peak
 
 
-def bench(args: argparse.Namespace) -> dict[str, object]:
+def executor_seconds(ui: str, app_id: str) -> float:
+    """Task time summed over every stage so far (``executorRunTime``, Spark's REST API): the core-seconds
+    the executors spent, without the driver's share or the time tasks waited for a core."""
+    import urllib.request
+
+    with urllib.request.urlopen(f"{ui}/api/v1/applications/{app_id}/stages?status=complete", timeout=30) as r:
+        stages = json.load(r)
+    return sum(st.get("executorRunTime", 0) for st in stages) / 1000.0
+
+
+def _say(results: dict[str, object], out: Path | None, text: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
+    if out is not None:
+        out.write_text(json.dumps(results, indent=2))
+
+
+def _embedded(args: argparse.Namespace, data: dict[str, object], results: dict[str, object], out: Path | None) -> None:
+    from ndcg_labeling.engines import LogRequest, get_engine
+    from ndcg_labeling.pipeline.evaluate import evaluate_files
+
+    me = [os.getpid()]
+    if "eval" in args.jobs:
+        qrels, run = data["trec"]  # type: ignore[misc]
+        emb, t, m = _timed(lambda: evaluate_files(qrels, run, MEASURES), me)
+        data["eval_embedded"] = emb
+        results["embedded_eval"] = {"lines": args.lines, "s": t, "peak_bytes": m}
+        _say(results, out, f"embedded eval {args.lines:,} lines: {t:.1f} s, {m / 2**20:.0f} MB")
+    for rows, log in data["logs"]:  # type: ignore[attr-defined]
+        agg, t, m = _timed(lambda log=log: get_engine("duckdb").aggregate(LogRequest(sources=(str(log),))), me)
+        data[f"logs_embedded_{rows}"] = agg
+        results[f"embedded_logs_{rows}"] = {"rows": rows, "s": t, "peak_bytes": m}
+        _say(results, out, f"embedded logs {rows:,} impressions: {t:.1f} s, {m / 2**20:.0f} MB")
+
+
+def _on_spark(args: argparse.Namespace, data: dict[str, object], results: dict[str, object], out: Path | None) -> None:
     from pyspark.sql import SparkSession
 
-    from ndcg_labeling.engines import LogRequest, get_engine
+    from ndcg_labeling.engines import LogRequest
     from ndcg_labeling.engines.spark import SparkEngine
     from ndcg_labeling.pipeline.evaluate import evaluate_files
 
-    folder = Path(tempfile.mkdtemp(prefix="bench-spark-"))
-    t0 = time.perf_counter()
-    qrels, run = make_trec(folder, args.lines)
-    log = make_log(folder, args.rows)
-    results: dict[str, object] = {"lines": args.lines, "rows": args.rows, "make_data_s": time.perf_counter() - t0}
-    me = [os.getpid()]
-    measures = ["ndcg_cut.10", "map", "P.10"]
-    emb, t_emb, m_emb = _timed(lambda: evaluate_files(qrels, run, measures), me)
-    agg_d, t_duck, m_duck = _timed(lambda: get_engine("duckdb").aggregate(LogRequest(sources=(str(log),))), me)
-    results["embedded"] = {"eval_s": t_emb, "eval_peak_bytes": m_emb, "logs_s": t_duck, "logs_peak_bytes": m_duck}
     with Cluster(args.worker_memory) as cluster:
         t_start = time.perf_counter()
         os.environ["PYSPARK_PYTHON"] = sys.executable  # the executors' Python: this venv's
+        ui_port = free_port()
         spark = (SparkSession.builder.master(cluster.url).appName("bench-spark")
                  .config("spark.executor.memory", args.worker_memory).config("spark.driver.memory", "2g")
-                 .config("spark.sql.shuffle.partitions", str(args.partitions)).config("spark.ui.enabled", "false")
+                 .config("spark.sql.shuffle.partitions", str(args.partitions)).config("spark.ui.port", str(ui_port))
+                 .config("spark.ui.showConsoleProgress", "false")
                  .config("spark.sql.execution.arrow.pyspark.enabled", "true").getOrCreate())
         spark.sparkContext.setLogLevel("ERROR")
-        startup = time.perf_counter() - t_start
+        ui, app_id = f"http://127.0.0.1:{ui_port}", spark.sparkContext.applicationId
+        results["spark_startup_s"] = time.perf_counter() - t_start
         roots = [os.getpid(), *[p.pid for p in cluster.procs]]
-        got, t_sp, m_sp = _timed(lambda: evaluate_files(qrels, run, measures, engine="spark", spark=spark), roots)
-        agg_s, t_sl, m_sl = _timed(lambda: SparkEngine(spark=spark).aggregate(LogRequest(sources=(str(log),))), roots)
+        if "eval" in args.jobs:
+            qrels, run = data["trec"]  # type: ignore[misc]
+            before = executor_seconds(ui, app_id)
+            got, t, m = _timed(lambda: evaluate_files(qrels, run, MEASURES, engine="spark", spark=spark), roots)
+            task_s = executor_seconds(ui, app_id) - before
+            emb = data["eval_embedded"]
+            same = got.query_ids == emb.query_ids and np.array_equal(got.table(), emb.table(), equal_nan=True)  # type: ignore[attr-defined]
+            results["spark_eval"] = {"lines": args.lines, "s": t, "peak_bytes": m, "task_s": task_s, "same": bool(same)}
+            _say(results, out, f"spark eval {args.lines:,} lines: {t:.1f} s ({task_s:.0f} task-s), "
+                 f"{m / 2**20:.0f} MB, same={same}")
+        for rows, log in data["logs"]:  # type: ignore[attr-defined]
+            before = executor_seconds(ui, app_id)
+            agg, t, m = _timed(lambda log=log: SparkEngine(spark=spark).aggregate(LogRequest(sources=(str(log),))), roots)
+            task_s = executor_seconds(ui, app_id) - before
+            ref = data[f"logs_embedded_{rows}"]
+            same = ((agg.query_ids, agg.doc_ids) == (ref.query_ids, ref.doc_ids)  # type: ignore[attr-defined]
+                    and np.array_equal(agg.cells.impressions, ref.cells.impressions)  # type: ignore[attr-defined]
+                    and np.array_equal(agg.cells.clicks, ref.cells.clicks))  # type: ignore[attr-defined]
+            results[f"spark_logs_{rows}"] = {"rows": rows, "s": t, "peak_bytes": m, "task_s": task_s, "same": bool(same)}
+            _say(results, out, f"spark logs {rows:,} impressions: {t:.1f} s ({task_s:.0f} task-s), "
+                 f"{m / 2**20:.0f} MB, same={same}")
         spark.stop()
-    same_eval = got.query_ids == emb.query_ids and np.array_equal(got.table(), emb.table(), equal_nan=True)
-    same_logs = (agg_s.query_ids, agg_s.doc_ids) == (agg_d.query_ids, agg_d.doc_ids) and \
-        int(agg_s.cells.impressions.sum()) == int(agg_d.cells.impressions.sum())
-    results["spark"] = {"startup_s": startup, "eval_s": t_sp, "eval_peak_bytes": m_sp, "logs_s": t_sl,
-                        "logs_peak_bytes": m_sl, "same_eval": bool(same_eval), "same_logs": bool(same_logs)}
-    cores = 2  # two workers of one core each
-    per_core_eval = args.lines / (t_sp * cores)
-    per_core_logs = args.rows / (t_sl * cores)
-    cluster_cores = 10 * args.node_cores
-    results["estimate_10_nodes_1B_lines"] = {
-        "assumes": f"10 nodes x {args.node_cores} cores at this machine's measured per-core speed, fixed cost "
-                   f"= the startup measured here",
-        "eval_lines_per_core_s": per_core_eval, "logs_rows_per_core_s": per_core_logs,
-        "eval_s": 1e9 / (per_core_eval * cluster_cores) + startup,
-        "logs_s": 1e9 / (per_core_logs * cluster_cores) + startup,
-        "embedded_eval_1B_s_linear": t_emb * 1e9 / args.lines, "embedded_logs_1B_s_linear": t_duck * 1e9 / args.rows}
+
+
+MEASURES = ["ndcg_cut.10", "map", "P.10"]
+
+
+def estimate(results: dict[str, object], node_cores: int) -> dict[str, object]:
+    """1B lines on 10 nodes: the measured task time per line spread over ``10 * node_cores`` cores, plus
+    the part of the measured wall time that no task accounts for (driver work, scheduling: kept as it
+    is, although the driver's collect grows with the number of queries / cells)."""
+    cores, out = 10 * node_cores, {}
+    for job in ("eval", *sorted((k.removeprefix("spark_") for k in results if k.startswith("spark_logs_")),
+                                key=lambda k: int(k.rsplit("_", 1)[1]))):
+        sp = results.get(f"spark_{job}")
+        if not isinstance(sp, dict):
+            continue
+        n = sp.get("lines", sp.get("rows"))
+        per_core = n / sp["task_s"]
+        overhead = max(sp["s"] - sp["task_s"] / 2, 0.0)  # the wall time beyond the 2 cores' task time
+        emb = results.get(f"embedded_{job}")
+        out[job] = {"per_core_per_s": per_core, "overhead_s": overhead,
+                    "est_10_nodes_1B_s": 1e9 / (per_core * cores) + overhead + float(results["spark_startup_s"]),  # type: ignore[arg-type]
+                    "embedded_1B_s_linear": emb["s"] * 1e9 / n if isinstance(emb, dict) else None,
+                    "crossover_cores": (sp["task_s"] / emb["s"]) if isinstance(emb, dict) else None}
+    return out
+
+
+def bench(args: argparse.Namespace) -> dict[str, object]:
+    folder = Path(args.data)
+    folder.mkdir(parents=True, exist_ok=True)
+    out = Path(args.out) if args.out else None
+    results: dict[str, object] = {"lines": args.lines, "rows": args.rows, "jobs": args.jobs,
+                                  "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
+    t0 = time.perf_counter()
+    data: dict[str, object] = {"logs": [(r, make_log(folder, r)) for r in args.rows] if "logs" in args.jobs else []}
+    if "eval" in args.jobs:
+        data["trec"] = make_trec(folder, args.lines)
+    results["make_data_s"] = time.perf_counter() - t0
+    _say(results, out, f"data ready in {results['make_data_s']:.0f} s under {folder}")
+    _embedded(args, data, results, out)
+    _on_spark(args, data, results, out)
+    results["estimate_10_nodes_1B"] = estimate(results, args.node_cores)
+    _say(results, out, "done")
     return results
+
+
+def _sizes(text: str) -> list[int]:
+    return [int(float(x)) for x in text.split(",") if x.strip()]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lines", type=int, default=10_000_000, help="run lines (1,000 per query)")
-    parser.add_argument("--rows", type=int, default=100_000_000, help="log impressions")
+    parser.add_argument("--rows", type=_sizes, default=[100_000_000], help="log impressions (comma-separated sizes)")
+    parser.add_argument("--jobs", default="eval,logs", help="eval, logs or both")
+    parser.add_argument("--data", default=str(Path(tempfile.gettempdir()) / "bench_spark"),
+                        help="where the generated data is kept (reused when there)")
+    parser.add_argument("--out", default=None, help="write the results as JSON here, after each step")
     parser.add_argument("--partitions", type=int, default=8, help="spark.sql.shuffle.partitions")
     parser.add_argument("--worker-memory", default="2g")
     parser.add_argument("--node-cores", type=int, default=16, help="cores per node of the estimated cluster")
@@ -244,20 +334,23 @@ def main() -> None:
     if args.json:
         print(json.dumps(r, indent=2))
         return
-    emb, sp, est = r["embedded"], r["spark"], r["estimate_10_nodes_1B_lines"]
-    assert isinstance(emb, dict) and isinstance(sp, dict) and isinstance(est, dict)
     mb = 1 / 2**20
-    print(f"{args.lines:,} run lines, {args.rows:,} impressions; Spark: standalone, 1 master + 2 workers x 1 core")
-    print(f"{'job':<28}{'embedded s':>12}{'peak MB':>10}{'spark s':>10}{'peak MB':>10}  same")
-    print(f"{'eval ndcg_cut.10,map,P.10':<28}{emb['eval_s']:>12.1f}{emb['eval_peak_bytes'] * mb:>10.0f}"
-          f"{sp['eval_s']:>10.1f}{sp['eval_peak_bytes'] * mb:>10.0f}  {sp['same_eval']}")
-    print(f"{'logs aggregate (duckdb)':<28}{emb['logs_s']:>12.1f}{emb['logs_peak_bytes'] * mb:>10.0f}"
-          f"{sp['logs_s']:>10.1f}{sp['logs_peak_bytes'] * mb:>10.0f}  {sp['same_logs']}")
-    print(f"Spark session start-up: {sp['startup_s']:.1f} s")
-    print(f"1B lines on 10 nodes x {args.node_cores} cores (estimate): eval {est['eval_s']:.0f} s "
-          f"({est['eval_lines_per_core_s']:,.0f} lines/s/core), logs {est['logs_s']:.0f} s "
-          f"({est['logs_rows_per_core_s']:,.0f} rows/s/core); embedded, linear: eval "
-          f"{est['embedded_eval_1B_s_linear']:.0f} s, logs {est['embedded_logs_1B_s_linear']:.0f} s (if it fit)")
+    print(f"Spark: standalone, 1 master + 2 workers x 1 core; session start-up {r['spark_startup_s']:.1f} s")
+    print(f"{'job':<36}{'embedded s':>12}{'peak MB':>10}{'spark s':>10}{'task s':>9}{'peak MB':>10}  same")
+    jobs = [("eval", f"eval {args.lines:,} lines")] if "eval" in args.jobs else []
+    jobs += [(f"logs_{n}", f"logs {n:,} impressions") for n in args.rows]
+    for key, name in jobs:
+        e, s = r[f"embedded_{key}"], r[f"spark_{key}"]
+        assert isinstance(e, dict) and isinstance(s, dict)
+        print(f"{name:<36}{e['s']:>12.1f}{e['peak_bytes'] * mb:>10.0f}{s['s']:>10.1f}{s['task_s']:>9.0f}"
+              f"{s['peak_bytes'] * mb:>10.0f}  {s['same']}")
+    est = r["estimate_10_nodes_1B"]
+    assert isinstance(est, dict)
+    for job, e in est.items():
+        print(f"1B on 10 nodes x {args.node_cores} cores, {job}: ~{e['est_10_nodes_1B_s']:.0f} s "
+              f"({e['per_core_per_s']:,.0f} /s per core in tasks, {e['overhead_s']:.0f} s beyond the tasks); "
+              f"embedded, linear: ~{e['embedded_1B_s_linear']:.0f} s; Spark matches the embedded path from "
+              f"~{e['crossover_cores']:.0f} cores")
 
 
 if __name__ == "__main__":

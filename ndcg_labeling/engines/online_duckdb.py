@@ -92,7 +92,7 @@ def read_impressions(sources: list[str], columns: dict[str, str] | None = None) 
         arr = con.execute(
             "SELECT request_id, query_id, doc_id, position, clicked, ts, arm, converted, watch_ratio, "
             "session_id, user_id, _file FROM logs ORDER BY request_id, position, _file, _row").fetchnumpy()
-    return _rows(arr, present)
+    return impression_rows(arr, present)
 
 
 def _strings(values: Any) -> np.ndarray:
@@ -107,7 +107,10 @@ def _floats(values: Any, present: bool) -> np.ndarray:
     return out
 
 
-def _rows(arr: dict[str, Any], present: dict[str, bool]) -> ImpressionRows:
+def impression_rows(arr: dict[str, Any], present: dict[str, bool]) -> ImpressionRows:
+    """:class:`ImpressionRows` of columns ``arr`` (the reader's names; ``_file``: the row's file), sorted
+    by request then position; ``present``: whether the whole log has ``converted``, ``watch_ratio``,
+    ``session_id``, ``user_id`` (the Spark reader gives its partitions the whole log's answer)."""
     return ImpressionRows(
         request_id=_strings(arr["request_id"]), query_id=_strings(arr["query_id"]), doc_id=_strings(arr["doc_id"]),
         position=np.asarray(arr["position"], dtype=np.int64), clicked=np.asarray(arr["clicked"], dtype=np.int64),

@@ -73,11 +73,26 @@ class SparkEngine:
                     raise InputFileError(files[0], f"no column {names[col]!r}{hint}")
             if request.watch and names["watch_ratio"] not in df.columns:
                 raise InputFileError(files[0], f"--model watch needs a column {names['watch_ratio']!r}")
-            frames.append(_normalized(df, names, request))
+            first, extra = self.frame_hook(df, names, files)
+            frames.append(_normalized(df, names, request, first=first, extra=extra))
         out = frames[0]
         for f in frames[1:]:
             out = out.unionByName(f)
         return out
+
+    def frame_hook(self, df: Any, names: dict[str, str], files: list[str]) -> tuple[list[tuple[Any, Any]], list[Any]]:
+        """The public hook of a subclass (``online report``'s reader): per source, ``(condition,
+        message)`` checks placed before the log checks, and extra columns of the normalized frame
+        (``df``: the source as read, ``names``: our column -> its column, ``files``: the source's
+        files). None here."""
+        return [], []
+
+    def reread(self, file: str, request: LogRequest) -> None:
+        """Read ``file`` on the driver with the embedded engine, to raise the ``InputFileError`` that
+        names its first bad line (a hook: a subclass reads with its own embedded reader)."""
+        from ndcg_labeling.engines.duckdb import DuckDBEngine
+
+        DuckDBEngine().aggregate(LogRequest(sources=(file,), columns=request.columns, watch=request.watch))
 
     @staticmethod
     def _read(spark: Any, fmt: str, files: list[str]) -> Any:
@@ -108,13 +123,10 @@ class SparkEngine:
             raise self._first_bad(logs, str(row["bad_file"]), int(row["bad"]), request)
         return row["first"], row["last"]
 
-    @staticmethod
-    def _first_bad(logs: Any, file: str, n_bad: int, request: LogRequest) -> InputFileError:
+    def _first_bad(self, logs: Any, file: str, n_bad: int, request: LogRequest) -> InputFileError:
         """The DuckDB engine's message for the first bad file (its line); else the file and the problem."""
-        from ndcg_labeling.engines.duckdb import DuckDBEngine
-
         try:
-            DuckDBEngine().aggregate(LogRequest(sources=(file,), columns=request.columns, watch=request.watch))
+            self.reread(file, request)
         except InputFileError as exc:
             more = f" ({n_bad} bad rows in all; nothing was stored)"
             problem = exc.problem.split(" (", 1)[0] if "bad rows in all" in exc.problem else exc.problem
@@ -169,8 +181,10 @@ def _window(request: LogRequest, as_of: float | None) -> Any:
     return cond
 
 
-def _normalized(df: Any, names: dict[str, str], request: LogRequest) -> Any:
-    """The DuckDB engine's normalized view, in Spark: typed columns and a ``problem`` per row."""
+def _normalized(df: Any, names: dict[str, str], request: LogRequest, *, first: list[tuple[Any, Any]] | None = None,
+                extra: list[Any] | None = None) -> Any:
+    """The DuckDB engine's normalized view, in Spark: typed columns and a ``problem`` per row (``first``:
+    checks before the log's own, ``extra``: more columns; :meth:`SparkEngine.frame_hook`)."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import DateType, NumericType, TimestampType
 
@@ -217,13 +231,15 @@ def _normalized(df: Any, names: dict[str, str], request: LogRequest) -> Any:
         v = num("dwell_ms")
         checks.append(raw("dwell_ms").isNotNull() & (v.isNull() | ~finite(v) | (v < 0)))
         msgs.append(F.concat(F.lit(names["dwell_ms"] + " "), shown(raw("dwell_ms")), F.lit(" is not a number >= 0")))
+    checks = [c for c, _ in first or []] + checks
+    msgs = [m for _, m in first or []] + msgs
     problem = F.when(checks[0], msgs[0])
     for c, m in zip(checks[1:], msgs[1:], strict=True):
         problem = problem.when(c, m)
     return df.select(F.col("_file"), problem.alias("problem"), raw("request_id").cast("string").alias("request_id"),
                      raw("query_id").cast("string").alias("query_id"), raw("doc_id").cast("string").alias("doc_id"),
                      pos.cast("long").alias("position"), clk.cast("int").alias("clicked"), ts.alias("ts"),
-                     wr.alias("watch_ratio"))
+                     wr.alias("watch_ratio"), *(extra or []))
 
 
 def _sessions(win: Any, keys: list[tuple[str, str]]) -> tuple[SessionPatterns, int]:

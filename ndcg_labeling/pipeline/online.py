@@ -3,11 +3,14 @@
 A thin use case: the log rows come from :func:`ndcg_labeling.engines.online_duckdb.read_impressions`,
 the labels from the label store (:func:`load_online_labels`), the served lists are rebuilt and scored
 by :mod:`ndcg_labeling.online.requests`, and :func:`ndcg_labeling.online.analysis.analyse` does the rest.
+With ``engine="spark"`` the rows stay on Spark (:class:`ndcg_labeling.engines.online_spark.SparkImpressions`):
+the same scoring function runs on the executors over whole requests, and only its per-request values
+reach this process, in the embedded path's order, so the report is the same to the last digit.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -20,6 +23,7 @@ from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
 from ndcg_labeling.metrics import parse_metric
 from ndcg_labeling.online.analysis import AnalysisOptions, analyse
 from ndcg_labeling.online.requests import request_values
+from ndcg_labeling.online.sums import RequestValues
 from ndcg_labeling.pipeline.behavior import parse_duration
 
 CONSENSUS = "consensus"
@@ -37,6 +41,8 @@ class OnlineOptions:
     columns: dict[str, str] = field(default_factory=dict)
     n_resamples: int = 1000
     seed: int = 0
+    engine: str = "duckdb"
+    spark_master: str | None = None
 
 
 @dataclass
@@ -98,25 +104,56 @@ def row_labels(rows: ImpressionRows, labels: OnlineLabels) -> np.ndarray:
                        dtype=np.float64, count=len(rows))
 
 
-def online_report(logs: list[str], options: OnlineOptions, *, session: Session) -> dict[str, Any]:
-    """The report as plain data (``arms``, ``windows``, ``agreement``, ``headline``, ``warnings`` ...)."""
+#: the per-request values as Spark columns (:class:`~ndcg_labeling.online.sums.RequestValues`' fields)
+SPARK_SCHEMA = {"arm": "string", "query_type": "string", "ts": "double", "cluster": "string", "metric": "double",
+                "judged": "bigint", "scored": "bigint", "clicked": "bigint", "converted": "double", "watch": "double"}
+
+
+def score_requests(rows: ImpressionRows, shared: tuple[OnlineLabels, Any, OnlineOptions]) -> dict[str, Any]:
+    """The per-request values of ``rows`` (whole requests) as columns: what the executors run."""
+    labels, metric, options = shared
+    values = request_values(rows, row_labels(rows, labels), labels.query_types, labels.by_query, metric,
+                            gain=options.gain, relevant_threshold=options.relevant_threshold,
+                            cluster_by=options.cluster)
+    return {f.name: getattr(values, f.name) for f in fields(values)}
+
+
+def _check(logs: list[str], n_rows: int, arms: set[str], options: OnlineOptions) -> None:
+    if n_rows == 0:
+        raise NdcgLabelingError(f"{', '.join(logs)}: no impression rows")
+    if options.baseline not in arms:
+        raise NdcgLabelingError(f"--baseline: no arm {options.baseline!r} in the logs (arms: {', '.join(sorted(arms))})")
+
+
+def _values(logs: list[str], labels: OnlineLabels, metric: Any, options: OnlineOptions,
+            spark: Any) -> tuple[RequestValues, int]:
+    """The per-request values and the number of rows, on the engine of ``options``."""
+    if options.engine == "duckdb" and spark is None:
+        rows = read_impressions(logs, options.columns)
+        _check(logs, len(rows), set(rows.arm.tolist()), options)
+        return RequestValues(**score_requests(rows, (labels, metric, options))), len(rows)
+    if options.engine not in ("duckdb", "spark"):
+        raise NdcgLabelingError(f"--engine: unknown engine {options.engine!r}; use duckdb or spark")
+    from ndcg_labeling.engines.online_spark import SparkImpressions
+
+    with SparkImpressions(logs, options.columns, master=options.spark_master, spark=spark) as log:
+        _check(logs, log.n_rows, log.arms, options)
+        cols = log.per_request(score_requests, SPARK_SCHEMA, (labels, metric, options))
+    return RequestValues(**{name: cols[name] for name in SPARK_SCHEMA}), log.n_rows
+
+
+def online_report(logs: list[str], options: OnlineOptions, *, session: Session, spark: Any = None) -> dict[str, Any]:
+    """The report as plain data (``arms``, ``windows``, ``agreement``, ``headline``, ``warnings`` ...);
+    ``spark``: a caller's SparkSession (implies the Spark engine)."""
     try:
         metric = parse_metric(options.metric)
     except ValueError as exc:
         raise NdcgLabelingError(f"--metric: {str(exc).removeprefix('parse_metric: ')}") from None
     window_s = None if options.window is None else parse_window(options.window, "--window")
     labels = load_online_labels(options.labels, session=session)
-    rows = read_impressions(logs, options.columns)
-    if len(rows) == 0:
-        raise NdcgLabelingError(f"{', '.join(logs)}: no impression rows")
-    arms = set(rows.arm.tolist())
-    if options.baseline not in arms:
-        raise NdcgLabelingError(f"--baseline: no arm {options.baseline!r} in the logs (arms: {', '.join(sorted(arms))})")
-    values = request_values(rows, row_labels(rows, labels), labels.query_types, labels.by_query, metric,
-                            gain=options.gain, relevant_threshold=options.relevant_threshold,
-                            cluster_by=options.cluster)
+    values, n_rows = _values(logs, labels, metric, options, spark)
     result = analyse(values, AnalysisOptions(metric=metric.name, baseline=options.baseline, window_s=window_s,
                                              n_resamples=options.n_resamples, seed=options.seed))
     result.update(metric=metric.name, baseline=options.baseline, labels=labels.source, window=options.window,
-                  window_s=window_s, cluster=options.cluster, n_rows=len(rows), n_requests=int(values.metric.size))
+                  window_s=window_s, cluster=options.cluster, n_rows=n_rows, n_requests=int(values.metric.size))
     return result
