@@ -1,0 +1,120 @@
+"""``tasks create --strategy S --budget N`` and ``tasks extend`` through the CLI on SQLite and PostgreSQL:
+the batch holds the budget's pairs of the depth-K pool, the design rows are stored apart from the items,
+a round added by ``extend`` goes after each grader's current items, the task files show nothing of the
+strategy, and refusals leave the database unchanged."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from sqlalchemy import select
+
+from ndcg_labeling.db import models as m
+from ndcg_labeling.db.session import session_scope
+from tests.conftest import invoke
+from tests.pipeline.test_tasks import assignments, make_corpus, top_k
+
+BASE = ["--scale", "0-3", "--depth", "5", "--overlap", "2", "--graders", "ann,bob,cat", "--seed", "3"]
+
+
+def designs(db, name: str) -> pd.DataFrame:
+    with db.engine.connect() as conn:
+        rows = conn.execute(select(m.Query.external_id, m.Document.external_id, m.BatchItemDesign.round,
+                                   m.BatchItemDesign.stratum, m.BatchItemDesign.inclusion)
+                            .join(m.BatchItem, m.BatchItem.id == m.BatchItemDesign.item_id)
+                            .join(m.GradingBatch, m.GradingBatch.id == m.BatchItem.batch_id)
+                            .join(m.Query, m.Query.id == m.BatchItem.query_id)
+                            .join(m.Document, m.Document.id == m.BatchItem.document_id)
+                            .where(m.GradingBatch.name == name)).all()
+    return pd.DataFrame(rows, columns=["query", "doc", "round", "stratum", "inclusion"])
+
+
+@pytest.mark.parametrize("strategy", ["depth", "mtf", "bandit", "sample"])
+def test_create_takes_the_budget_from_the_pool(runner, db, tmp_path, strategy):
+    runs = make_corpus(db, tmp_path)
+    pool = top_k(runs["bm25"], 5) | top_k(runs["dense"], 5)
+    result = invoke(runner, db, "tasks", "create", "b1", *BASE, "--strategy", strategy, "--budget", "12")
+    assert result.exit_code == 0, result.output
+    assert f"strategy {strategy}: 12 of {len(pool)} pooled pairs" in result.stdout
+    got = assignments(db, "b1")
+    items = set(got[["query", "doc"]].itertuples(index=False, name=None))
+    assert len(items) == 12 and items <= pool
+    assert got.groupby("grader").size().max() - got.groupby("grader").size().min() <= 1
+    d = designs(db, "b1")
+    assert len(d) == 12 and set(d["round"]) == {1}
+    if strategy == "sample":
+        assert ((d["inclusion"] > 0) & (d["inclusion"] <= 1)).all()
+    else:
+        assert d["inclusion"].isna().all()
+
+
+def grade_all(db, name: str) -> None:
+    """Every open assignment of the batch graded: grade 3 for even document numbers, 0 for odd."""
+    with session_scope(db.engine) as session:
+        rows = session.execute(select(m.Assignment.id, m.Assignment.grader_id, m.BatchItem.query_id,
+                                      m.BatchItem.document_id, m.Document.external_id)
+                               .join(m.BatchItem, m.BatchItem.id == m.Assignment.item_id)
+                               .join(m.Document, m.Document.id == m.BatchItem.document_id)
+                               .join(m.GradingBatch, m.GradingBatch.id == m.Assignment.batch_id)
+                               .where(m.GradingBatch.name == name, m.Assignment.status == "open")).all()
+        for aid, grader, qid, did, ext in rows:
+            session.add(m.Judgment(grader_id=grader, query_id=qid, document_id=did, scale="0-3", batch=name,
+                                   grade=3 if int(ext[1:]) % 2 == 0 else 0))
+            session.get(m.Assignment, aid).status = "done"
+
+
+@pytest.mark.parametrize("strategy", ["mtf", "sample"])
+def test_extend_adds_a_round_after_each_graders_items(runner, db, tmp_path, strategy):
+    runs = make_corpus(db, tmp_path)
+    pool = top_k(runs["bm25"], 5) | top_k(runs["dense"], 5)
+    assert invoke(runner, db, "tasks", "create", "b1", *BASE, "--strategy", strategy, "--budget", "8").exit_code == 0
+    before = assignments(db, "b1")
+    grade_all(db, "b1")
+    result = invoke(runner, db, "tasks", "extend", "b1", "--budget", "6")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(f"batch b1: round 2 ({strategy}) added 6 items, 12 assignments; 14 of "
+                                    f"{len(pool)} pooled pairs now in the batch")
+    after = assignments(db, "b1")
+    items = set(after[["query", "doc"]].itertuples(index=False, name=None))
+    assert len(items) == 14 and items <= pool
+    new = after[~after["item_key"].isin(before["item_key"])]
+    for grader, rows in new.groupby("grader"):
+        old = before[before["grader"] == grader]
+        assert rows["position"].min() > (old["position"].max() if len(old) else -1)
+    assert (after.groupby(["grader", "position"]).size() == 1).all()
+    d = designs(db, "b1")
+    assert sorted(d["round"].value_counts().items()) == [(1, 8), (2, 6)]
+    if strategy == "sample":
+        # the inclusion probability of every item is that of its stratum now: same stratum, same value
+        assert (d.groupby("stratum")["inclusion"].nunique() == 1).all()
+
+
+def test_task_files_do_not_tell_the_strategy(runner, db, tmp_path):
+    make_corpus(db, tmp_path)
+    assert invoke(runner, db, "tasks", "create", "plain", *BASE).exit_code == 0
+    assert invoke(runner, db, "tasks", "create", "sampled", *BASE, "--strategy", "sample", "--budget", "9").exit_code == 0
+    cols = []
+    for name in ("plain", "sampled"):
+        out = tmp_path / f"{name}.csv"
+        assert invoke(runner, db, "tasks", "export", name, "--grader", "ann", "--out", str(out)).exit_code == 0
+        cols.append(list(pd.read_csv(out).columns))
+    assert cols[0] == cols[1]
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["tasks", "create", "b2", *BASE, "--strategy", "greedy", "--budget", "5"],
+     "Error: unknown strategy 'greedy'; choose one of depth, mtf, bandit, sample"),
+    (["tasks", "create", "b2", *BASE, "--strategy", "mtf"], "Error: --budget must be a number of pairs >= 1, got None"),
+    (["tasks", "extend", "plain", "--budget", "5"],
+     "Error: batch 'plain' was made by depth pooling without --strategy; only a batch made with "
+     "`tasks create --strategy S --budget N` can be extended"),
+    (["tasks", "extend", "nope", "--budget", "5"], "Error: no batch 'nope'"),
+])
+def test_refusals_leave_the_database_unchanged(runner, db, tmp_path, argv, message):
+    make_corpus(db, tmp_path)
+    assert invoke(runner, db, "tasks", "create", "plain", *BASE).exit_code == 0
+    before = db.counts()
+    result = invoke(runner, db, *argv)
+    assert result.exit_code == 1, result.output
+    assert [line for line in result.stderr.splitlines() if line.strip()] == [message]
+    assert db.counts() == before
