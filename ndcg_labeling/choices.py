@@ -67,6 +67,22 @@ class ResultFormat(StrEnum):
     html = "html"
 
 
+class Estimator(StrEnum):
+    """``report --estimator``: plain (unjudged = not relevant) or inferred (infNDCG from a sampled batch)."""
+
+    plain = "plain"
+    inferred = "inferred"
+
+
+class PoolStrategy(StrEnum):
+    """``tasks create --strategy``: which pairs of the depth-K pool to judge (docs/budget.md)."""
+
+    depth = "depth"
+    mtf = "mtf"
+    bandit = "bandit"
+    sample = "sample"
+
+
 class ReportFormat(StrEnum):
     table = "table"
     csv = "csv"

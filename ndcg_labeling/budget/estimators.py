@@ -72,7 +72,8 @@ class Inferred:
 
     ``ndcg`` (systems, queries): the estimates; ``variance`` (systems, queries): their sampling variance;
     ``linear`` (systems, pairs): each judged pair's value in the linearised estimator (0 elsewhere);
-    ``strata`` and ``judged`` (pairs,): the design, kept for the variance of differences.
+    ``strata``, ``judged`` and ``groups`` (pairs,): the design (strata numbered from 0) and each pair's
+    query, kept for the variance of differences.
     """
 
     ndcg: FloatArray
@@ -80,6 +81,7 @@ class Inferred:
     linear: FloatArray
     strata: IntArray
     judged: npt.NDArray[np.bool_]
+    groups: IntArray
 
 
 def _ideal_from_counts(counts: FloatArray, values: FloatArray, k: int, gain: str) -> FloatArray:
@@ -119,7 +121,8 @@ def inferred_ndcg(
     _check_k(pool, k, "inferred_ndcg")
     g = np.asarray(grades, dtype=np.float64)
     pi = np.asarray(inclusion, dtype=np.float64)
-    st = np.asarray(strata, dtype=np.int64)
+    # numbered 0 .. n-1 whatever the caller's numbering (stratum ids may be large: query row ids)
+    st = np.unique(np.asarray(strata, dtype=np.int64), return_inverse=True)[1].astype(np.int64).ravel()
     judged = ~np.isnan(g)
     if (judged & ~(pi > 0)).any():
         raise ValueError("inferred_ndcg: every judged pair needs an inclusion probability > 0")
@@ -148,8 +151,8 @@ def inferred_ndcg(
     denom = np.where(ok, ideal, 1.0)[pool.query]
     linear = np.where(judged[None, :] & ok[pool.query][None, :],
                       (u_dcg - ndcg[:, pool.query] * z[None, :]) / denom[None, :], 0.0)
-    variance = _per_query(design_variance(linear, st, judged), st, pool, n_q)
-    return Inferred(ndcg=ndcg, variance=variance, linear=linear, strata=st, judged=judged)
+    variance = _per_query(design_variance(linear, st, judged, pool.query), st, pool, n_q)
+    return Inferred(ndcg=ndcg, variance=variance, linear=linear, strata=st, judged=judged, groups=pool.query)
 
 
 def _discounts(pool: Pool, k: int) -> FloatArray:
@@ -170,22 +173,37 @@ def _dcg_ht(pool: Pool, gains: FloatArray, weight: FloatArray, k: int) -> tuple[
     return dcg, _discounts(pool, k) * gains[None, :]
 
 
-def design_variance(values: FloatArray, strata: IntArray, judged: npt.NDArray[np.bool_]) -> FloatArray:
+def design_variance(values: FloatArray, strata: IntArray, judged: npt.NDArray[np.bool_],
+                    groups: IntArray | None = None) -> FloatArray:
     """(rows, strata) variance of the Horvitz-Thompson total of ``values`` (rows, pairs) under stratified
     simple random sampling: ``N_h^2 (1 - n_h / N_h) s_h^2 / n_h`` with ``s_h^2`` the sample variance of the
-    judged pairs' values in stratum ``h`` (0 where fewer than two were judged)."""
+    judged pairs' values in stratum ``h``. A stratum with one judged pair has no variance of its own: it
+    takes the sample variance of the judged pairs of its group (``groups``, the query: collapsed strata,
+    Cochran 1977 section 5A.12), 0 without groups. Strata are numbered ``0 .. max``."""
     n_strata = int(strata.max(initial=-1)) + 1
     size = np.bincount(strata, minlength=n_strata).astype(np.float64)
     n = np.bincount(strata, weights=judged.astype(np.float64), minlength=n_strata)
     w = judged.astype(np.float64)
+    group_of = np.zeros(n_strata, dtype=np.int64)
+    if groups is not None:
+        group_of[strata] = groups
     out = np.zeros((values.shape[0], n_strata))
     for r in range(values.shape[0]):
-        s1 = np.bincount(strata, weights=values[r] * w, minlength=n_strata)
-        s2 = np.bincount(strata, weights=values[r] ** 2 * w, minlength=n_strata)
+        s_sq = _sample_variance(values[r], w, strata, n_strata)
+        if groups is not None:
+            n_groups = int(groups.max(initial=-1)) + 1
+            s_sq = np.where(n == 1, _sample_variance(values[r], w, groups, n_groups)[group_of], s_sq)
         with np.errstate(invalid="ignore", divide="ignore"):
-            s_sq = np.where(n >= 2, (s2 - s1 ** 2 / np.maximum(n, 1)) / np.maximum(n - 1, 1), 0.0)
-            out[r] = np.where(n >= 1, size ** 2 * (1 - n / size) * np.maximum(s_sq, 0.0) / np.maximum(n, 1), 0.0)
+            out[r] = np.where(n >= 1, size ** 2 * (1 - n / size) * s_sq / np.maximum(n, 1), 0.0)
     return out
+
+
+def _sample_variance(v: FloatArray, w: FloatArray, labels: IntArray, n_labels: int) -> FloatArray:
+    n = np.bincount(labels, weights=w, minlength=n_labels)
+    s1 = np.bincount(labels, weights=v * w, minlength=n_labels)
+    s2 = np.bincount(labels, weights=v ** 2 * w, minlength=n_labels)
+    var = np.where(n >= 2, (s2 - s1 ** 2 / np.maximum(n, 1)) / np.maximum(n - 1, 1), 0.0)
+    return np.maximum(var, 0.0)
 
 
 def _per_query(by_stratum: FloatArray, strata: IntArray, pool: Pool, n_q: int) -> FloatArray:
@@ -209,7 +227,7 @@ def difference_halfwidth(est: Inferred, a: int, b: int, z: float = 1.96) -> floa
     variance comes from the difference of the linearised values, not from the two variances."""
     diff = (est.linear[a] - est.linear[b])[None, :]
     n_q = est.ndcg.shape[1]
-    return float(z * np.sqrt(design_variance(diff, est.strata, est.judged).sum()) / n_q)
+    return float(z * np.sqrt(design_variance(diff, est.strata, est.judged, est.groups).sum()) / n_q)
 
 
 def inferred_ap(ranked: npt.ArrayLike, num_rel: npt.ArrayLike, *, relevant: float = 1.0) -> FloatArray:

@@ -32,8 +32,9 @@ import numpy as np
 import numpy.typing as npt
 
 from ndcg_labeling.budget.pool import FloatArray, IntArray, Pool
+from ndcg_labeling.choices import PoolStrategy
 
-STRATEGIES = ("depth", "mtf", "bandit", "sample")
+STRATEGIES = tuple(s.value for s in PoolStrategy)  # depth, mtf, bandit, sample
 # best-rank strata of the sampling design: [1], [2], [3,4], [5,7], [8,10], [11,15], [16,20], [21, ...)
 DEFAULT_EDGES = (1, 2, 3, 5, 8, 11, 16, 21)
 BoolArray = npt.NDArray[np.bool_]
@@ -186,7 +187,7 @@ def stratum_ids(pool: Pool, edges: tuple[int, ...] = DEFAULT_EDGES) -> IntArray:
 def inclusion_probabilities(strata: npt.ArrayLike, judged: npt.ArrayLike) -> FloatArray:
     """(pairs,): the inclusion probability of each pair under stratified simple random sampling: the
     number judged in its stratum over the stratum's size (0 in a stratum where nothing was judged)."""
-    st = np.asarray(strata, dtype=np.int64)
+    st = np.unique(np.asarray(strata, dtype=np.int64), return_inverse=True)[1].ravel()
     jd = np.asarray(judged, dtype=bool)
     size = np.bincount(st)
     hit = np.bincount(st, weights=jd.astype(np.float64), minlength=size.size)

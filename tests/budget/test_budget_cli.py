@@ -5,6 +5,8 @@ strategy, and refusals leave the database unchanged."""
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 from sqlalchemy import select
@@ -118,3 +120,54 @@ def test_refusals_leave_the_database_unchanged(runner, db, tmp_path, argv, messa
     assert result.exit_code == 1, result.output
     assert [line for line in result.stderr.splitlines() if line.strip()] == [message]
     assert db.counts() == before
+
+
+def test_report_inferred_equals_plain_when_the_whole_pool_is_sampled(runner, db, tmp_path):
+    runs = make_corpus(db, tmp_path, docs=12)
+    pool = top_k(runs["bm25"], 10) | top_k(runs["dense"], 10)
+    args = ["--scale", "0-3", "--depth", "10", "--overlap", "1", "--graders", "ann,bob", "--seed", "2"]
+    assert invoke(runner, db, "tasks", "create", "all", *args, "--strategy", "sample",
+                  "--budget", str(len(pool))).exit_code == 0
+    grade_all(db, "all")
+    result = invoke(runner, db, "report", "--estimator", "inferred", "--batch", "all", "--format", "json")
+    assert result.exit_code == 0, result.output
+    got = json.loads(result.stdout)
+    assert (got["judged"], got["pool_pairs"], got["metric"]) == (len(pool), len(pool), "ndcg@10")
+    for row in got["rows"]:
+        # every pair judged: each inclusion probability is 1, the estimate is the plain value, no sampling error
+        assert row["inferred"] == pytest.approx(row["plain"], abs=1e-12)
+        assert row["half_width"] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_report_inferred_on_a_quarter_of_the_pool(runner, db, tmp_path):
+    runs = make_corpus(db, tmp_path, queries=6, docs=20)
+    pool = top_k(runs["bm25"], 10) | top_k(runs["dense"], 10)
+    args = ["--scale", "0-3", "--depth", "10", "--overlap", "1", "--graders", "ann,bob", "--seed", "2"]
+    budget = len(pool) // 4
+    assert invoke(runner, db, "tasks", "create", "part", *args, "--strategy", "sample",
+                  "--budget", str(budget)).exit_code == 0
+    grade_all(db, "part")
+    result = invoke(runner, db, "report", "--estimator", "inferred", "--batch", "part")
+    assert result.exit_code == 0, result.output
+    assert (f"estimator: inferred (ndcg@10, Horvitz-Thompson over the stratified sample of batch part); {budget} of "
+            f"{len(pool)} pooled pairs judged") in result.stdout
+    got = json.loads(invoke(runner, db, "report", "--estimator", "inferred", "--batch", "part",
+                            "--format", "json").stdout)
+    assert [r["system"] for r in got["rows"]] == ["bm25", "dense"]
+    assert all(r["half_width"] > 0 for r in got["rows"]) and got["rows"][1]["diff_half_width"] > 0
+
+
+def test_report_inferred_refuses_a_batch_without_a_sample(runner, db, tmp_path):
+    make_corpus(db, tmp_path)
+    assert invoke(runner, db, "tasks", "create", "m1", *BASE, "--strategy", "mtf", "--budget", "5").exit_code == 0
+    result = invoke(runner, db, "report", "--estimator", "inferred", "--batch", "m1")
+    assert result.exit_code == 1
+    assert result.stderr.strip() == ("Error: the inferred estimator needs a batch made with `tasks create --strategy "
+                                     "sample`; batch 'm1' was made with mtf")
+
+
+def test_strategies_are_one_vocabulary():
+    from ndcg_labeling import choices
+    from ndcg_labeling.budget.strategies import STRATEGIES
+
+    assert STRATEGIES == tuple(s.value for s in choices.PoolStrategy) == ("depth", "mtf", "bandit", "sample")

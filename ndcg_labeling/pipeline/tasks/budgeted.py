@@ -21,7 +21,13 @@ from sqlalchemy.orm import Session
 
 from ndcg_labeling.assignment import balanced_assignment, grader_orders
 from ndcg_labeling.budget.pool import Pool, build_pool
-from ndcg_labeling.budget.strategies import STRATEGIES, inclusion_probabilities, select_next, stratum_ids
+from ndcg_labeling.budget.strategies import (
+    DEFAULT_EDGES,
+    STRATEGIES,
+    inclusion_probabilities,
+    select_next,
+    stratum_ids,
+)
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import repository as repo
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
@@ -45,7 +51,7 @@ def _check(strategy: str, budget: int | None) -> int:
     return budget
 
 
-def _runs(*, session: Session, depth: int, system_ids: list[int], pairs: set[tuple[int, int]],
+def stored_pool(*, session: Session, depth: int, system_ids: list[int], pairs: set[tuple[int, int]],
           query_ids: list[int]) -> Pool:
     """The kernel's pool of the stored rankings: documents coded by their row id, those outside ``pairs``
     (already judged enough) left out."""
@@ -107,7 +113,7 @@ def create_budgeted(name: str, *, strategy: str, budget: int | None, scale: str,
         raise NdcgLabelingError(f"nothing to pool: no unjudged pair with rank <= {depth} for the chosen systems "
                                 f"and queries")
     queries = sorted(set(left["qid"].tolist()))
-    pool = _runs(session=session, depth=depth, system_ids=system_ids,
+    pool = stored_pool(session=session, depth=depth, system_ids=system_ids,
                  pairs=set(zip(left["qid"].tolist(), left["did"].tolist(), strict=True)), query_ids=queries)
     seed = secrets.randbelow(2**31) if seed is None else seed
     picks = select_next(pool, strategy, budget, np.full(pool.n_pairs, np.nan),
@@ -127,6 +133,13 @@ def create_budgeted(name: str, *, strategy: str, budget: int | None, scale: str,
     return created
 
 
+def global_strata(pool: Pool, queries: list[int]) -> np.ndarray:
+    """(pairs,) the sampling stratum of each pair named by the query's row id and the rank band, so a
+    stratum keeps its number whichever queries a later round's pool lists."""
+    band = stratum_ids(pool) % len(DEFAULT_EDGES)
+    return np.asarray(queries, dtype=np.int64)[pool.query] * len(DEFAULT_EDGES) + band
+
+
 def _store_design(batch_id: int, pool: Pool, queries: list[int], picks: np.ndarray, round_: int, strategy: str, *,
                   session: Session) -> None:
     """Insert the design rows of this round's items and, for ``sample``, bring every item's inclusion
@@ -134,7 +147,7 @@ def _store_design(batch_id: int, pool: Pool, queries: list[int], picks: np.ndarr
     item_of = {(q, d): i for i, q, d in session.execute(
         select(m.BatchItem.id, m.BatchItem.query_id, m.BatchItem.document_id)
         .where(m.BatchItem.batch_id == batch_id)).all()}
-    strata = stratum_ids(pool)
+    strata = global_strata(pool, queries)
     rows = [(item_of[(queries[int(pool.query[p])], int(pool.code[p]))], round_,
              int(strata[p]) if strategy == "sample" else None, None) for p in picks.tolist()]
     repo.bulk_insert(m.BatchItemDesign, ["item_id", "round", "stratum", "inclusion"], rows, session=session)
@@ -170,7 +183,7 @@ def extend_batch(name: str, *, budget: int | None, session: Session) -> BatchExt
     in_batch = {(q, d) for _, q, d in items}
     left = _drop_judged(full, scale=batch.scale, overlap=batch.overlap, session=session)
     pairs = set(zip(left["qid"].tolist(), left["did"].tolist(), strict=True)) | in_batch
-    pool = _runs(session=session, depth=batch.depth, system_ids=system_ids, pairs=pairs, query_ids=queries)
+    pool = stored_pool(session=session, depth=batch.depth, system_ids=system_ids, pairs=pairs, query_ids=queries)
     mean_grade = dict(((q, d), float(g)) for q, d, g in session.execute(
         select(m.Judgment.query_id, m.Judgment.document_id, func.avg(m.Judgment.grade))
         .where(m.Judgment.batch == batch.name).group_by(m.Judgment.query_id, m.Judgment.document_id)).all())
