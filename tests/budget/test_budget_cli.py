@@ -171,3 +171,26 @@ def test_strategies_are_one_vocabulary():
     from ndcg_labeling.budget.strategies import STRATEGIES
 
     assert STRATEGIES == tuple(s.value for s in choices.PoolStrategy) == ("depth", "mtf", "bandit", "sample")
+
+
+def test_plan_budget_widths_fall_with_the_budget(runner, db, tmp_path):
+    runs = make_corpus(db, tmp_path, queries=6, docs=20)
+    pool = top_k(runs["bm25"], 10) | top_k(runs["dense"], 10)
+    args = ["--scale", "0-3", "--depth", "10", "--overlap", "1", "--graders", "ann,bob", "--seed", "2"]
+    assert invoke(runner, db, "tasks", "create", "part", *args, "--strategy", "sample", "--budget", "30").exit_code == 0
+    grade_all(db, "part")
+    for source in (["--batch", "part"], ["--depth", "10"]):
+        result = invoke(runner, db, "plan", "--budget", "20", "--budget", "60", "--budget", str(len(pool)), *source,
+                        "--format", "json")
+        assert result.exit_code == 0, result.output
+        rows = json.loads(result.stdout)
+        assert [(r["budget"], r["system"]) for r in rows] == [
+            (b, s) for b in (20, 60, len(pool)) for s in ("bm25", "dense")]
+        width = {(r["budget"], r["system"]): r["halfwidth"] for r in rows}
+        assert width[(20, "bm25")] > width[(60, "bm25")] > width[(len(pool), "bm25")] == 0.0
+        assert rows[1]["diff_halfwidth"] > 0 and rows[0]["diff_halfwidth"] is None
+    result = invoke(runner, db, "plan", "--budget", "20", "--batch", "part")
+    assert result.exit_code == 0 and "expected interval widths" in result.stdout
+    result = invoke(runner, db, "plan", "--budget", str(len(pool) + 1), "--batch", "part")
+    assert result.exit_code == 1
+    assert result.stderr.strip() == f"Error: --budget must be between 1 and the {len(pool)} pooled pairs, got {len(pool) + 1}"

@@ -142,3 +142,35 @@ def test_infap_is_trec_evals(seed):
     ours = inferred_ap(np.array(ranked), np.array(num_rel), relevant=2)
     for q in range(6):
         assert ours[q] == pytest.approx(peer[f"q{q}"]["infAP"], abs=1e-12)
+
+
+def test_planned_widths_match_the_spread_of_the_estimates():
+    """plan --budget's expected half-width (grades all known: the simulation's oracle is the truth) against
+    1.96 x the standard deviation of infNDCG@10 over 300 independent designs of the same budget."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from dl_world import make_world
+
+    from ndcg_labeling.budget.estimators import inferred_ndcg, system_means
+    from ndcg_labeling.budget.plan import expected_halfwidths
+    from ndcg_labeling.budget.simulate import simulate
+
+    w = make_world("dl19")
+    pool = build_pool(w.runs[:, :12, :20], 20)
+    oracle = np.array([w.grades_by_code[q][c] for q, c in zip(pool.query, pool.code, strict=True)])
+    budget = pool.n_pairs // 4
+    planned, planned_diff = expected_halfwidths(pool, [budget, pool.n_pairs // 2, pool.n_pairs], oracle, repeats=10)
+    assert np.all(planned[0] > planned[1]) and np.allclose(planned[2], 0.0)
+    strata = stratum_ids(pool)
+    estimates = []
+    for seed in range(300):
+        grades, inclusion = simulate(pool, "sample", budget, oracle, rng=np.random.default_rng(1000 + seed))
+        estimates.append(system_means(inferred_ndcg(pool, grades, np.nan_to_num(inclusion), strata))[0])
+    est = np.array(estimates)
+    spread = 1.96 * est.std(axis=0, ddof=1)
+    ratio = planned[0] / spread
+    assert 0.85 <= ratio.mean() <= 1.15, ratio  # measured 0.95-1.04 per system
+    spread_diff = 1.96 * (est[:, 1:] - est[:, :1]).std(axis=0, ddof=1)
+    assert 0.85 <= (planned_diff[0, 1:] / spread_diff).mean() <= 1.15  # measured 0.91-1.07
