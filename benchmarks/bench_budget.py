@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from ndcg_labeling.budget.estimators import inferred_ndcg, plain_ndcg, system_means  # noqa: E402
 from ndcg_labeling.budget.pool import build_pool  # noqa: E402
 from ndcg_labeling.budget.simulate import simulate  # noqa: E402
-from ndcg_labeling.budget.strategies import STRATEGIES, stratum_ids  # noqa: E402
+from ndcg_labeling.budget.strategies import STRATEGIES  # noqa: E402
 from tests.budget.dl_world import make_world  # noqa: E402
 
 DEPTH = 20
@@ -73,11 +73,11 @@ def measure(pool, oracle, fractions, repeats):  # type: ignore[no-untyped-def]
             got = []
             for seed in range(repeats if strategy in ("depth", "sample") else 1):
                 t0 = time.perf_counter()
-                grades, inclusion = simulate(pool, strategy, budget, oracle, rng=np.random.default_rng(seed))
+                grades, inclusion, strata = simulate(pool, strategy, budget, oracle, rng=np.random.default_rng(seed))
                 plain = plain_ndcg(pool, grades).mean(axis=1)
                 rec = [kendalltau(full, plain)[0], float(np.sqrt(np.mean((plain - full) ** 2)))]
                 if strategy == "sample":
-                    est = inferred_ndcg(pool, grades, np.nan_to_num(inclusion), stratum_ids(pool))
+                    est = inferred_ndcg(pool, grades, np.nan_to_num(inclusion), strata)
                     mean, half = system_means(est)
                     rec += [kendalltau(full, mean)[0], float(np.sqrt(np.mean((mean - full) ** 2))),
                             float(half.mean()), float(np.mean(np.abs(mean - full) <= half))]

@@ -4,8 +4,8 @@ Revision ID: 0013
 Revises: 0012
 Create Date: 2026-12-04
 
-``grading_batches.strategy`` (NULL: depth-k pooling, as before) and ``budget`` (pairs asked for, over all
-rounds); ``batch_item_designs``, one row per item of a batch made with ``--strategy``: ``round`` (1 for the
+``grading_batches.strategy`` (NULL: depth-k pooling, as before), ``budget`` (pairs asked for, over all
+rounds) and ``strata_edges`` (the best-rank bands of a ``sample`` batch's strata, fixed by its first round); ``batch_item_designs``, one row per item of a batch made with ``--strategy``: ``round`` (1 for the
 items of ``tasks create``, 2, 3, ... for each ``tasks extend``), ``stratum`` (the sampling stratum of a
 ``sample`` batch) and ``inclusion`` (the item's inclusion probability under the design, kept current when
 the batch grows; NULL where the strategy has none). A table of its own, not columns of ``batch_items``: what
@@ -27,6 +27,7 @@ def upgrade() -> None:
     with op.batch_alter_table("grading_batches") as batch:
         batch.add_column(sa.Column("strategy", sa.String(16), nullable=True))
         batch.add_column(sa.Column("budget", sa.Integer(), nullable=True))
+        batch.add_column(sa.Column("strata_edges", sa.JSON(), nullable=True))
     op.create_table(
         "batch_item_designs",
         sa.Column("item_id", sa.Integer(), nullable=False),
@@ -42,5 +43,6 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_table("batch_item_designs")
     with op.batch_alter_table("grading_batches") as batch:
+        batch.drop_column("strata_edges")
         batch.drop_column("budget")
         batch.drop_column("strategy")

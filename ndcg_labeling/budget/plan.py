@@ -16,7 +16,13 @@ import numpy.typing as npt
 
 from ndcg_labeling.budget.estimators import difference_halfwidth, inferred_ndcg, system_means
 from ndcg_labeling.budget.pool import FloatArray, Pool
-from ndcg_labeling.budget.strategies import DEFAULT_EDGES, inclusion_probabilities, select_next, stratum_ids
+from ndcg_labeling.budget.strategies import (
+    DEFAULT_EDGES,
+    design_edges,
+    inclusion_probabilities,
+    select_next,
+    stratum_ids,
+)
 
 
 def _complete(pool: Pool, known: FloatArray, rng: np.random.Generator, max_grade: int) -> FloatArray:
@@ -55,13 +61,14 @@ def expected_halfwidths(
                          f"got {b.tolist()}")
     grades_known = np.full(pool.n_pairs, np.nan) if known is None else np.asarray(known, dtype=np.float64)
     rng = np.random.default_rng(seed)
-    strata = stratum_ids(pool)
     per_system = np.zeros((b.size, pool.n_systems))
     per_diff = np.zeros((b.size, pool.n_systems))
     for _ in range(repeats):
         oracle = _complete(pool, grades_known, rng, max_grade)
         for i, budget in enumerate(b.tolist()):
-            picks = select_next(pool, "sample", budget, np.full(pool.n_pairs, np.nan), rng=rng, k=k)
+            edges = design_edges(pool, budget)
+            strata = stratum_ids(pool, edges)
+            picks = select_next(pool, "sample", budget, np.full(pool.n_pairs, np.nan), rng=rng, k=k, edges=edges)
             judged = np.zeros(pool.n_pairs, dtype=bool)
             judged[picks] = True
             est = inferred_ndcg(pool, np.where(judged, oracle, np.nan), inclusion_probabilities(strata, judged),

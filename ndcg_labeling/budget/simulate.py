@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from ndcg_labeling.budget.pool import FloatArray, Pool
-from ndcg_labeling.budget.strategies import DEFAULT_EDGES, inclusion_probabilities, select_next, stratum_ids
+from ndcg_labeling.budget.pool import FloatArray, IntArray, Pool
+from ndcg_labeling.budget.strategies import design_edges, inclusion_probabilities, select_next, stratum_ids
 
 
 def simulate(
@@ -19,15 +19,16 @@ def simulate(
     *,
     step: int | None = None,
     rng: np.random.Generator | None = None,
-    edges: tuple[int, ...] = DEFAULT_EDGES,
+    edges: tuple[int, ...] | None = None,
     k: int = 10,
-) -> tuple[FloatArray, FloatArray]:
+) -> tuple[FloatArray, FloatArray, IntArray]:
     """Judge ``budget`` pairs of ``pool`` with ``strategy``, grades taken from ``oracle`` (pairs,).
 
     ``step``: pairs per round (default: one per query, so the adaptive strategies see every grade before
-    their next pick in that query). Returns ``(grades, inclusion)``: the grades learnt (NaN where not
-    judged) and each judged pair's inclusion probability (the design's for ``sample``, 1 otherwise, NaN
-    where not judged).
+    their next pick in that query); ``edges``: the sample's strata (default :func:`design_edges` of the
+    budget). Returns ``(grades, inclusion, strata)``: the grades learnt (NaN where not judged), each judged
+    pair's inclusion probability (the design's for ``sample``, 1 otherwise, NaN where not judged) and each
+    pair's stratum.
     """
     truth = np.asarray(oracle, dtype=np.float64)
     if truth.shape != (pool.n_pairs,) or np.isnan(truth).any():
@@ -35,6 +36,8 @@ def simulate(
     rng = rng if rng is not None else np.random.default_rng(0)
     budget = min(max(budget, 0), pool.n_pairs)
     grades = np.full(pool.n_pairs, np.nan)
+    edges = edges if edges is not None else design_edges(pool, budget)
+    strata = stratum_ids(pool, edges)
     adaptive = strategy in ("mtf", "bandit")
     step = step if step is not None else (max(pool.n_queries, 1) if adaptive else budget)
     judged = 0
@@ -46,7 +49,7 @@ def simulate(
         judged += picks.size
     done = ~np.isnan(grades)
     if strategy == "sample":
-        inclusion = np.where(done, inclusion_probabilities(stratum_ids(pool, edges), done), np.nan)
+        inclusion = np.where(done, inclusion_probabilities(strata, done), np.nan)
     else:
         inclusion = np.where(done, 1.0, np.nan)
-    return grades, inclusion
+    return grades, inclusion, strata

@@ -37,6 +37,9 @@ from ndcg_labeling.choices import PoolStrategy
 STRATEGIES = tuple(s.value for s in PoolStrategy)  # depth, mtf, bandit, sample
 # best-rank strata of the sampling design: [1], [2], [3,4], [5,7], [8,10], [11,15], [16,20], [21, ...)
 DEFAULT_EDGES = (1, 2, 3, 5, 8, 11, 16, 21)
+# coarser designs for smaller budgets: a stratum left without a sampled pair would have inclusion probability 0
+# and drop out of every estimate, so the finest set that still gives each stratum two pairs is used
+EDGE_SETS = (DEFAULT_EDGES, (1, 3, 8, 16), (1, 11), (1,))
 BoolArray = npt.NDArray[np.bool_]
 
 
@@ -51,12 +54,14 @@ def select_next(
     relevant: float = 1.0,
     max_grade: float = 3.0,
     k: int = 10,
-    edges: tuple[int, ...] = DEFAULT_EDGES,
+    edges: tuple[int, ...] | None = None,
 ) -> IntArray:
     """The next ``n`` pairs to judge (fewer when the pool runs out), as pair indices in the order chosen.
 
     ``relevant``: the grade from which a document counts as relevant for ``mtf``; ``max_grade``: the top
-    grade (``bandit``'s reward scale); ``k``: the NDCG cut-off the ``sample`` design serves. Raises
+    grade (``bandit``'s reward scale); ``k``: the NDCG cut-off the ``sample`` design serves; ``edges``: its
+    strata (default :func:`design_edges` of the pairs taken after this call; a batch grown in rounds must
+    pass the edges of its first round). Raises
     ``ValueError`` for an unknown strategy, a negative ``n`` or arrays that do not fit the pool.
     """
     if strategy not in STRATEGIES:
@@ -74,7 +79,7 @@ def select_next(
         return _depth(pool, n, taken, rng)
     quotas = _quotas(pool, n, taken)
     picks: list[int] = []
-    strata = stratum_ids(pool, edges)
+    strata = stratum_ids(pool, edges if edges is not None else design_edges(pool, int(taken.sum()) + n))
     for q in np.nonzero(quotas)[0]:
         m = int(quotas[q])
         if strategy == "mtf":
@@ -172,6 +177,21 @@ def _bandit(pool: Pool, q: int, m: int, g: FloatArray, busy: BoolArray, max_grad
         picks.append(best_pair)
         busy[best_pair] = True
     return picks
+
+
+def design_edges(pool: Pool, budget: int) -> tuple[int, ...]:
+    """The finest of :data:`EDGE_SETS` whose strata can each get two sampled pairs at ``budget``: a query's
+    share of the budget (in proportion to its pool) must be at least twice its number of strata, for the
+    median query; a single stratum per query below that."""
+    if pool.n_queries == 0:
+        return EDGE_SETS[-1]
+    share = float(np.median(budget * pool.query_sizes() / max(pool.n_pairs, 1)))
+    for edges in EDGE_SETS:
+        bands = np.unique(np.searchsorted(np.asarray(edges), pool.min_rank, side="right") - 1)
+        per_query = bands.size
+        if share >= 2 * per_query:
+            return edges
+    return EDGE_SETS[-1]
 
 
 def stratum_ids(pool: Pool, edges: tuple[int, ...] = DEFAULT_EDGES) -> IntArray:

@@ -33,12 +33,13 @@ def plan(
 
         with open_session(db, read_only=True) as session:
             rows = plan_budget(list(budget), session=session, batch=batch, depth=depth)
-        columns = ["budget", "share", "pool_pairs", "system", "halfwidth", "baseline", "diff_halfwidth"]
+        columns = ["budget", "share", "pool_pairs", "queries", "system", "halfwidth", "baseline", "diff_halfwidth"]
         if fmt is not TableFormat.table:
             write_output(render_rows(rows, fmt, columns=columns) or "", None)
             return
+        few = "n/a: < 2 pairs per query"
         shown = [{"judgments": f"{r['budget']:,} ({r['share']:.0%} of {r['pool_pairs']:,})", "system": r["system"],
-                  "infndcg@10 95% ±": f"{r['halfwidth']:.3f}",
+                  "infndcg@10 95% ±": few if r["halfwidth"] is None else f"{r['halfwidth']:.3f}",
                   f"diff vs {r['baseline']} 95% ±": "" if r["diff_halfwidth"] is None else f"{r['diff_halfwidth']:.3f}"}
                  for r in rows]
         render_rows(shown, fmt, title="expected interval widths (simulated, docs/budget.md)")

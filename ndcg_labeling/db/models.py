@@ -174,6 +174,7 @@ class GradingBatch(Base):
     # revision 0013: the pooling strategy (None: depth-k, as before) and the pairs asked for over all rounds
     strategy: Mapped[str | None] = mapped_column(String(16))
     budget: Mapped[int | None] = mapped_column(Integer)
+    strata_edges: Mapped[list[int] | None] = mapped_column(JSON)
 
 
 class BatchItem(Base):

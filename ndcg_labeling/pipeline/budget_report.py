@@ -22,7 +22,7 @@ from ndcg_labeling.budget.pool import Pool
 from ndcg_labeling.budget.strategies import inclusion_probabilities
 from ndcg_labeling.db import models as m
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
-from ndcg_labeling.pipeline.tasks.budgeted import global_strata, stored_pool
+from ndcg_labeling.pipeline.tasks.budgeted import batch_edges, global_strata, stored_pool
 from ndcg_labeling.pipeline.tasks.create import _chosen_systems, _pool
 
 
@@ -100,7 +100,7 @@ def inferred_report(batch_name: str, *, session: Session, k: int = 10, gain: str
     graded = ~np.isnan(grades)
     if not graded.any():
         raise NdcgLabelingError(f"batch {batch_name!r} has no graded pair yet")
-    strata = global_strata(pool, queries)
+    strata = global_strata(pool, queries, batch_edges(batch))
     est = inferred_ndcg(pool, grades, inclusion_probabilities(strata, graded), strata, k, gain=gain)
     means, half = system_means(est)
     plain = plain_ndcg(pool, grades, k, gain=gain).mean(axis=1)
@@ -119,7 +119,8 @@ def plan_budget(budgets: list[int], *, session: Session, batch: str | None = Non
     """``plan --budget``: for each number of judgments, the expected 95% half-width of each system's
     infNDCG@10 and of its difference from the first system by name (:func:`expected_halfwidths`). The pool
     is the batch's (its grades so far inform the simulation) or, without ``batch``, the top ``depth`` of the
-    stored rankings of ``systems`` (all when None) with no grades (a uniform prior)."""
+    stored rankings of ``systems`` (all when None) with no grades (a uniform prior). A budget below two
+    pairs per query gets no widths (None)."""
     if batch is not None:
         _, names, pool, _, grades = _batch_pool(batch, session=session, need_sample=False)
     else:
@@ -138,12 +139,18 @@ def plan_budget(budgets: list[int], *, session: Session, batch: str | None = Non
     bad = [b for b in budgets if not 1 <= b <= pool.n_pairs]
     if bad:
         raise NdcgLabelingError(f"--budget must be between 1 and the {pool.n_pairs} pooled pairs, got {bad[0]}")
-    per_system, per_diff = expected_halfwidths(pool, budgets, grades, repeats=repeats, seed=seed)
+    # below two pairs per query a query's sample has no variance of its own and some queries none at all:
+    # no width is given there rather than a falsely narrow one
+    usable = [b for b in budgets if b >= 2 * pool.n_queries]
+    if usable:
+        per_system, per_diff = expected_halfwidths(pool, usable, grades, repeats=repeats, seed=seed)
     rows: list[dict[str, Any]] = []
-    for i, b in enumerate(budgets):
+    for b in budgets:
+        i = usable.index(b) if b in usable else None
         for s, name in enumerate(names):
             rows.append({"budget": b, "share": round(b / pool.n_pairs, 4), "pool_pairs": pool.n_pairs,
-                         "system": name, "halfwidth": round(float(per_system[i, s]), 4),
+                         "queries": pool.n_queries, "system": name,
+                         "halfwidth": None if i is None else round(float(per_system[i, s]), 4),
                          "baseline": names[0],
-                         "diff_halfwidth": None if s == 0 else round(float(per_diff[i, s]), 4)})
+                         "diff_halfwidth": None if i is None or s == 0 else round(float(per_diff[i, s]), 4)})
     return rows

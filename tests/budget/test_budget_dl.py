@@ -15,7 +15,6 @@ from scipy.stats import kendalltau
 from ndcg_labeling.budget.estimators import inferred_ndcg, plain_ndcg, system_means
 from ndcg_labeling.budget.pool import build_pool
 from ndcg_labeling.budget.simulate import simulate
-from ndcg_labeling.budget.strategies import stratum_ids
 
 FRACTION = 0.25
 
@@ -24,9 +23,9 @@ def scores(year: str, strategy: str, seed: int = 0, inferred: bool = False) -> t
     w = make_world(year)
     full = plain_ndcg(w.pool, w.oracle).mean(axis=1)
     budget = int(round(FRACTION * w.pool.n_pairs))
-    grades, inclusion = simulate(w.pool, strategy, budget, w.oracle, rng=np.random.default_rng(seed))
+    grades, inclusion, strata = simulate(w.pool, strategy, budget, w.oracle, rng=np.random.default_rng(seed))
     if inferred:
-        est = system_means(inferred_ndcg(w.pool, grades, np.nan_to_num(inclusion), stratum_ids(w.pool)))[0]
+        est = system_means(inferred_ndcg(w.pool, grades, np.nan_to_num(inclusion), strata))[0]
     else:
         est = plain_ndcg(w.pool, grades).mean(axis=1)
     return float(kendalltau(full, est)[0]), float(np.sqrt(np.mean((est - full) ** 2)))
@@ -64,12 +63,11 @@ def monte_carlo() -> dict[str, np.ndarray]:
     w = make_world("dl19")
     pool = build_pool(w.runs[:, :12, :20], 20)
     oracle = np.array([w.grades_by_code[q][c] for q, c in zip(pool.query, pool.code, strict=True)])
-    strata = stratum_ids(pool)
     full = plain_ndcg(pool, oracle).mean(axis=1)
     budget = int(round(FRACTION * pool.n_pairs))
     dcgs, ndcgs, rels, covered = [], [], [], []
     for seed in range(1000):
-        grades, inclusion = simulate(pool, "sample", budget, oracle, rng=np.random.default_rng(seed))
+        grades, inclusion, strata = simulate(pool, "sample", budget, oracle, rng=np.random.default_rng(seed))
         pi = np.nan_to_num(inclusion)
         mean, half = system_means(inferred_ndcg(pool, grades, pi, strata))
         ndcgs.append(mean)

@@ -11,7 +11,14 @@ import pytrec_eval
 
 from ndcg_labeling.budget.estimators import inferred_ap, plain_ndcg
 from ndcg_labeling.budget.pool import build_pool
-from ndcg_labeling.budget.strategies import STRATEGIES, inclusion_probabilities, select_next, stratum_ids
+from ndcg_labeling.budget.strategies import (
+    EDGE_SETS,
+    STRATEGIES,
+    design_edges,
+    inclusion_probabilities,
+    select_next,
+    stratum_ids,
+)
 from ndcg_labeling.metrics import batch_ndcg
 
 
@@ -85,12 +92,14 @@ def test_bandit_reads_the_best_run(good):
 
 def test_sample_inclusion_probabilities_are_the_frequencies():
     pool = build_pool(random_runs(3, n_sys=6, n_q=2, docs=30), depth=10)
-    strata = stratum_ids(pool)
     budget, draws = 20, 3000
+    edges = design_edges(pool, budget)
+    strata = stratum_ids(pool, edges)
     hits = np.zeros(pool.n_pairs)
     recorded = None
     for seed in range(draws):
-        picks = select_next(pool, "sample", budget, np.full(pool.n_pairs, np.nan), rng=np.random.default_rng(seed))
+        picks = select_next(pool, "sample", budget, np.full(pool.n_pairs, np.nan), rng=np.random.default_rng(seed),
+                            edges=edges)
         judged = np.zeros(pool.n_pairs, dtype=bool)
         judged[picks] = True
         hits += judged
@@ -163,10 +172,9 @@ def test_planned_widths_match_the_spread_of_the_estimates():
     budget = pool.n_pairs // 4
     planned, planned_diff = expected_halfwidths(pool, [budget, pool.n_pairs // 2, pool.n_pairs], oracle, repeats=10)
     assert np.all(planned[0] > planned[1]) and np.allclose(planned[2], 0.0)
-    strata = stratum_ids(pool)
     estimates = []
     for seed in range(300):
-        grades, inclusion = simulate(pool, "sample", budget, oracle, rng=np.random.default_rng(1000 + seed))
+        grades, inclusion, strata = simulate(pool, "sample", budget, oracle, rng=np.random.default_rng(1000 + seed))
         estimates.append(system_means(inferred_ndcg(pool, grades, np.nan_to_num(inclusion), strata))[0])
     est = np.array(estimates)
     spread = 1.96 * est.std(axis=0, ddof=1)
@@ -174,3 +182,18 @@ def test_planned_widths_match_the_spread_of_the_estimates():
     assert 0.85 <= ratio.mean() <= 1.15, ratio  # measured 0.95-1.04 per system
     spread_diff = 1.96 * (est[:, 1:] - est[:, :1]).std(axis=0, ddof=1)
     assert 0.85 <= (planned_diff[0, 1:] / spread_diff).mean() <= 1.15  # measured 0.91-1.07
+
+
+@pytest.mark.parametrize("share", [0.03, 0.06, 0.12, 0.25])
+def test_small_budgets_leave_no_pair_without_a_chance(share):
+    """The design coarsens its strata as the budget shrinks, so every pooled pair keeps a positive inclusion
+    probability (a pair with none would drop out of every estimate) once each query gets two pairs."""
+    rng = np.random.default_rng(5)
+    pool = build_pool(random_runs(6, n_sys=8, n_q=10, width=20, docs=60), depth=20)
+    budget = int(share * pool.n_pairs)
+    edges = design_edges(pool, budget)
+    picks = select_next(pool, "sample", budget, np.full(pool.n_pairs, np.nan), rng=rng, edges=edges)
+    judged = np.zeros(pool.n_pairs, dtype=bool)
+    judged[picks] = True
+    assert (inclusion_probabilities(stratum_ids(pool, edges), judged) > 0).all(), (share, edges)
+    assert edges in EDGE_SETS

@@ -16,11 +16,11 @@ def test_0013_adds_and_removes_the_budget_columns(empty_db):
     engine = empty_db.engine
     migrate.upgrade(engine)
     assert migrate.current_revision(engine) == migrate.HEAD_REVISION
-    assert {"strategy", "budget"} <= columns(engine, "grading_batches")
+    assert {"strategy", "budget", "strata_edges"} <= columns(engine, "grading_batches")
     assert columns(engine, "batch_item_designs") == {"item_id", "round", "stratum", "inclusion"}
     migrate.downgrade(engine, "0012")
     assert migrate.current_revision(engine) == "0012"
-    assert not ({"strategy", "budget"} & columns(engine, "grading_batches"))
+    assert not ({"strategy", "budget", "strata_edges"} & columns(engine, "grading_batches"))
     assert "batch_item_designs" not in inspect(engine).get_table_names()
     migrate.upgrade(engine)
     assert "batch_item_designs" in inspect(engine).get_table_names()

@@ -24,6 +24,7 @@ from ndcg_labeling.budget.pool import Pool, build_pool
 from ndcg_labeling.budget.strategies import (
     DEFAULT_EDGES,
     STRATEGIES,
+    design_edges,
     inclusion_probabilities,
     select_next,
     stratum_ids,
@@ -116,8 +117,9 @@ def create_budgeted(name: str, *, strategy: str, budget: int | None, scale: str,
     pool = stored_pool(session=session, depth=depth, system_ids=system_ids,
                  pairs=set(zip(left["qid"].tolist(), left["did"].tolist(), strict=True)), query_ids=queries)
     seed = secrets.randbelow(2**31) if seed is None else seed
+    edges = design_edges(pool, budget)
     picks = select_next(pool, strategy, budget, np.full(pool.n_pairs, np.nan),
-                        rng=np.random.default_rng([seed, 31]))
+                        rng=np.random.default_rng([seed, 31]), edges=edges)
     import pandas as pd
 
     chosen = pd.DataFrame({"qid": [queries[q] for q in pool.query[picks]], "did": pool.code[picks]}).astype(np.int64)
@@ -125,29 +127,38 @@ def create_budgeted(name: str, *, strategy: str, budget: int | None, scale: str,
                            seed=seed, gold_rate=gold_rate, gold_feedback=gold_feedback, pool=chosen)
     batch = session.execute(select(m.GradingBatch).where(m.GradingBatch.name == created.batch)).scalar_one()
     batch.systems, batch.strategy, batch.budget = list(system_names), strategy, budget
+    batch.strata_edges = list(edges) if strategy == "sample" else None
     created.systems = list(system_names)
-    _store_design(batch.id, pool, queries, picks, 1, strategy, session=session)
+    _store_design(batch.id, pool, queries, picks, 1, strategy, edges, session=session)
+    if strategy == "sample" and budget < 2 * len(queries):
+        created.warnings.append(f"a budget of {budget} gives some of the {len(queries)} queries fewer than two "
+                                f"sampled pairs: their estimates and intervals are unreliable")
     created.warnings.append(f"strategy {strategy}: {len(picks)} of {pool.n_pairs} pooled pairs "
                             f"({len(picks) / pool.n_pairs:.0%}); grow the batch with `tasks extend {created.batch} "
                             f"--budget N`")
     return created
 
 
-def global_strata(pool: Pool, queries: list[int]) -> np.ndarray:
+def batch_edges(batch: m.GradingBatch) -> tuple[int, ...]:
+    """The best-rank bands of a batch's strata (fixed by its first round)."""
+    return tuple(batch.strata_edges) if batch.strata_edges else DEFAULT_EDGES
+
+
+def global_strata(pool: Pool, queries: list[int], edges: tuple[int, ...]) -> np.ndarray:
     """(pairs,) the sampling stratum of each pair named by the query's row id and the rank band, so a
     stratum keeps its number whichever queries a later round's pool lists."""
-    band = stratum_ids(pool) % len(DEFAULT_EDGES)
-    return np.asarray(queries, dtype=np.int64)[pool.query] * len(DEFAULT_EDGES) + band
+    band = stratum_ids(pool, edges) % len(edges)
+    return np.asarray(queries, dtype=np.int64)[pool.query] * len(edges) + band
 
 
-def _store_design(batch_id: int, pool: Pool, queries: list[int], picks: np.ndarray, round_: int, strategy: str, *,
-                  session: Session) -> None:
+def _store_design(batch_id: int, pool: Pool, queries: list[int], picks: np.ndarray, round_: int, strategy: str,
+                  edges: tuple[int, ...], *, session: Session) -> None:
     """Insert the design rows of this round's items and, for ``sample``, bring every item's inclusion
     probability up to date (its stratum now holds more sampled pairs)."""
     item_of = {(q, d): i for i, q, d in session.execute(
         select(m.BatchItem.id, m.BatchItem.query_id, m.BatchItem.document_id)
         .where(m.BatchItem.batch_id == batch_id)).all()}
-    strata = global_strata(pool, queries)
+    strata = global_strata(pool, queries, edges)
     rows = [(item_of[(queries[int(pool.query[p])], int(pool.code[p]))], round_,
              int(strata[p]) if strategy == "sample" else None, None) for p in picks.tolist()]
     repo.bulk_insert(m.BatchItemDesign, ["item_id", "round", "stratum", "inclusion"], rows, session=session)
@@ -194,11 +205,11 @@ def extend_batch(name: str, *, budget: int | None, session: Session) -> BatchExt
         m.BatchItem, m.BatchItem.id == m.BatchItemDesign.item_id).where(m.BatchItem.batch_id == batch.id)
     ).scalar_one() or 0)
     picks = select_next(pool, batch.strategy, budget, grades, pending=pending,
-                        rng=np.random.default_rng([batch.seed or 0, 31, round_]))
+                        rng=np.random.default_rng([batch.seed or 0, 31, round_]), edges=batch_edges(batch))
     if picks.size == 0:
         raise NdcgLabelingError(f"batch {name!r} already holds every pooled pair")
     n_assign = _add_items(batch, [keys[p] for p in picks.tolist()], round_, session=session)
-    _store_design(batch.id, pool, queries, picks, round_, batch.strategy, session=session)
+    _store_design(batch.id, pool, queries, picks, round_, batch.strategy, batch_edges(batch), session=session)
     batch.budget = (batch.budget or 0) + budget
     return BatchExtended(batch=name, strategy=batch.strategy, round=round_, items=int(picks.size),
                          assignments=n_assign, judged_so_far=len(mean_grade), pool_pairs=pool.n_pairs,
