@@ -62,6 +62,9 @@ def create(
     from ndcg_labeling.pipeline.tasks import create_batch
 
     names = [g for g in (part.strip() for part in graders.split(",")) if g]
+    if from_traffic and strategy is not None:
+        raise typer.BadParameter("--strategy pools from the stored rankings; it does not go with --from-traffic",
+                                 param_hint="--strategy")
     if from_traffic:
         from ndcg_labeling.cli.traffic_hook import create_from_traffic
 

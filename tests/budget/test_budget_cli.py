@@ -194,3 +194,13 @@ def test_plan_budget_widths_fall_with_the_budget(runner, db, tmp_path):
     result = invoke(runner, db, "plan", "--budget", str(len(pool) + 1), "--batch", "part")
     assert result.exit_code == 1
     assert result.stderr.strip() == f"Error: --budget must be between 1 and the {len(pool)} pooled pairs, got {len(pool) + 1}"
+
+
+def test_strategy_does_not_go_with_from_traffic(runner, db, tmp_path):
+    make_corpus(db, tmp_path)
+    before = db.counts()
+    result = invoke(runner, db, "tasks", "create", "b3", *BASE, "--strategy", "sample", "--budget", "5",
+                    "--from-traffic", str(tmp_path / "log.parquet"))
+    assert result.exit_code == 2
+    assert "--strategy pools from the stored rankings; it does not go with --from-traffic" in result.output
+    assert db.counts() == before
