@@ -204,3 +204,13 @@ def test_strategy_does_not_go_with_from_traffic(runner, db, tmp_path):
     assert result.exit_code == 2
     assert "--strategy pools from the stored rankings; it does not go with --from-traffic" in result.output
     assert db.counts() == before
+
+
+def test_deleting_a_budgeted_batch_removes_its_design(runner, db, tmp_path):
+    make_corpus(db, tmp_path)
+    before = db.counts()
+    assert invoke(runner, db, "tasks", "create", "b4", *BASE, "--strategy", "sample", "--budget", "9").exit_code == 0
+    assert len(designs(db, "b4")) == 9
+    result = invoke(runner, db, "tasks", "delete", "b4")
+    assert result.exit_code == 0, result.output
+    assert db.counts() == before
