@@ -72,6 +72,22 @@ class OutputFormat(StrEnum):
     trec = "trec"
 
 
+class Estimator(StrEnum):
+    """``report --estimator``: plain (unjudged = not relevant) or inferred (infNDCG from a sampled batch)."""
+
+    plain = "plain"
+    inferred = "inferred"
+
+
+class PoolStrategy(StrEnum):
+    """``tasks create --strategy``: which pairs of the depth-K pool to judge (docs/budget.md)."""
+
+    depth = "depth"
+    mtf = "mtf"
+    bandit = "bandit"
+    sample = "sample"
+
+
 class ConsensusMethod(StrEnum):
     median = "median"
     mean = "mean"

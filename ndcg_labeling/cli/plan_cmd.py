@@ -12,18 +12,41 @@ from ndcg_labeling.cli.common import DbOption, FormatOption, console, handle_err
 
 
 def plan(
-    mde: Annotated[float, typer.Option("--mde", help="The smallest true difference to detect (e.g. 0.02).")],
+    mde: Annotated[float | None, typer.Option("--mde", help="The smallest true difference to detect (e.g. 0.02); needed unless --budget.")] = None,
     metric: Annotated[str, typer.Option("--metric", help="The metric the difference is in.")] = "ndcg@10",
     power: Annotated[float, typer.Option("--power", help="Probability of detecting a true difference of --mde.")] = 0.8,
     alpha: Annotated[float, typer.Option("--alpha", help="Two-sided significance level of the paired t-test.")] = 0.05,
     baseline: Annotated[str | None, typer.Option("--baseline", help="Measure the sd against this system; default: the report's baseline.")] = None,
     system: Annotated[str | None, typer.Option("--system", help="Measure the sd for this system; default: every other system.")] = None,
     sd: Annotated[float | None, typer.Option("--sd", help="Standard deviation of per-query differences (no database needed).")] = None,
+    budget: Annotated[list[int] | None, typer.Option("--budget", help="Instead: the expected 95% interval widths of infNDCG@10 for this many judgments of a sampled pool (repeat; docs/budget.md).")] = None,
+    batch: Annotated[str | None, typer.Option("--batch", help="With --budget: the batch whose pool and grades so far to plan from.")] = None,
+    depth: Annotated[int, typer.Option("--depth", help="With --budget and no --batch: the pool depth.")] = 20,
     fmt: FormatOption = OutputFormat.table,
     db: DbOption = None,
 ) -> None:
-    """Queries needed for a paired two-sided t-test to detect --mde, from the sd of per-query differences."""
+    """Queries needed for a paired two-sided t-test to detect --mde, from the sd of per-query differences;
+    with --budget, the interval widths a sampled batch of that many judgments should give."""
     from ndcg_labeling.cli.common import render_rows, write_output
+
+    if budget:
+        from ndcg_labeling.pipeline.budget_report import plan_budget
+
+        with open_session(db, read_only=True) as session:
+            rows = plan_budget(list(budget), session=session, batch=batch, depth=depth)
+        columns = ["budget", "share", "pool_pairs", "queries", "system", "halfwidth", "baseline", "diff_halfwidth"]
+        if fmt is not OutputFormat.table:
+            write_output(render_rows(rows, fmt, columns=columns) or "", None)
+            return
+        few = "n/a: < 2 pairs per query"
+        shown = [{"judgments": f"{r['budget']:,} ({r['share']:.0%} of {r['pool_pairs']:,})", "system": r["system"],
+                  "infndcg@10 95% ±": few if r["halfwidth"] is None else f"{r['halfwidth']:.3f}",
+                  f"diff vs {r['baseline']} 95% ±": "" if r["diff_halfwidth"] is None else f"{r['diff_halfwidth']:.3f}"}
+                 for r in rows]
+        render_rows(shown, fmt, title="expected interval widths (simulated, docs/budget.md)")
+        return
+    if mde is None:
+        raise typer.BadParameter("--mde is required (or plan judgments with --budget)", param_hint="--mde")
     from ndcg_labeling.pipeline.plan import PLAN_COLUMNS, PlanOptions, plan_queries, plan_sentence
 
     options = PlanOptions(mde=mde, metric=metric, power=power, alpha=alpha, baseline=baseline, system=system, sd=sd)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 
 import typer
@@ -27,6 +28,7 @@ Empty = choices.EmptyQueries
 Missing = choices.MissingRuns
 OutputFormat = choices.OutputFormat
 REPORT_FORMATS = (OutputFormat.table, OutputFormat.csv, OutputFormat.json, OutputFormat.md, OutputFormat.html)
+Estimator = choices.Estimator
 
 
 def report(
@@ -43,12 +45,17 @@ def report(
     gate: Annotated[str | None, typer.Option("--gate", help="CI gate on this metric (e.g. ndcg@10): exit 3 when a system is significantly worse than the baseline by more than --max-drop.")] = None,
     max_drop: Annotated[float, typer.Option("--max-drop", help="With --gate: the largest drop (system - baseline) allowed; the gate fails when the drop is significantly larger (one-sided).")] = 0.0,
     quiet: Annotated[bool, typer.Option("--quiet", help="With --gate: print only the verdict, not the report.")] = False,
+    estimator: Annotated[Estimator, typer.Option("--estimator", help="plain: unjudged = not relevant (the report below); inferred: infNDCG@10 with sampling intervals from a batch made with --strategy sample (needs --batch; docs/budget.md).")] = Estimator.plain,
+    batch: Annotated[str | None, typer.Option("--batch", help="With --estimator inferred: the sampled batch.")] = None,
     out: OutOption = None,
     force: ForceOption = False,
     db: DbOption = None,
 ) -> None:
     """Score systems against the consensus labels: a headline, means with 95% bootstrap intervals, paired
     tests, label-quality caveats and the queries that moved; with --gate, exit 3 on a significant drop."""
+    if estimator is Estimator.inferred:
+        _inferred(batch, gain.value, fmt, db)
+        return
     from ndcg_labeling.pipeline.report import build_report, gate_metrics
     from ndcg_labeling.pipeline.report_gate import decide_gate
     from ndcg_labeling.reports.headline import gate_line
@@ -73,6 +80,31 @@ def report(
         err_console.print(gate_line(decision), markup=False, highlight=False)
         if decision.failed:
             raise typer.Exit(3)
+
+
+def _inferred(batch: str | None, gain: str, fmt: OutputFormat, db: str | None) -> None:
+    from ndcg_labeling.cli.common import render_rows
+    from ndcg_labeling.pipeline.budget_report import inferred_report
+
+    if batch is None:
+        raise typer.BadParameter("--estimator inferred needs --batch NAME (a batch made with --strategy sample)",
+                                 param_hint="--batch")
+    if fmt not in (OutputFormat.table, OutputFormat.csv, OutputFormat.json):
+        raise typer.BadParameter("--estimator inferred prints table, csv or json", param_hint="--format")
+    with open_session(db, read_only=True) as session:
+        result = inferred_report(batch, session=session, gain=gain)
+    if fmt is OutputFormat.json:
+        typer.echo(json.dumps(result.as_dict()))
+        return
+    rows = [{"system": r.system, "infndcg@10": f"{r.inferred:.3f}", "95% ±": f"{r.half_width:.3f}",
+             "plain ndcg@10": f"{r.plain:.3f}", "diff": "" if r.diff is None else f"{r.diff:+.3f}",
+             "diff 95% ±": "" if r.diff_half_width is None else f"{r.diff_half_width:.3f}"} for r in result.rows]
+    if fmt is OutputFormat.csv:
+        err_console.print(result.header(), markup=False, highlight=False)
+        write_output(render_rows(rows, "csv") or "", None)
+        return
+    typer.echo(result.header())
+    render_rows(rows, "table", title=f"batch {result.batch}")
 
 
 def _render(result: Any, fmt: OutputFormat, out: str | None, force: bool) -> None:

@@ -53,7 +53,8 @@ def create(
     gold_rate: Annotated[float, typer.Option("--gold-rate", help="Share of each grader's items that are gold items (0..0.5).")] = 0.0,
     gold_feedback: Annotated[bool, typer.Option("--gold-feedback", help="Show the expected grade after a gold item.")] = False,
     from_traffic: Annotated[list[str] | None, typer.Option("--from-traffic", help="Pool the unjudged pairs with the most impressions in these logs (repeat).")] = None,
-    budget: Annotated[int | None, typer.Option("--budget", help="With --from-traffic: how many pairs to pool.")] = None,
+    budget: Annotated[int | None, typer.Option("--budget", help="With --from-traffic or --strategy: how many pairs to pool.")] = None,
+    strategy: Annotated[str | None, typer.Option("--strategy", help="Judge --budget pairs of the depth-K pool chosen by depth, mtf, bandit or sample (docs/budget.md); default: the whole pool.")] = None,
     by: Annotated[str, typer.Option("--by", help="With --from-traffic: pair (heaviest first) or query-type (budget split by traffic).")] = "pair",
     half_life: Annotated[str, typer.Option("--half-life", help="With --from-traffic: impressions halve in weight every this long.")] = "14d",
     db: DbOption = None,
@@ -64,6 +65,9 @@ def create(
     from ndcg_labeling.pipeline.tasks import create_batch
 
     names = [g for g in (part.strip() for part in graders.split(",")) if g]
+    if from_traffic and strategy is not None:
+        raise typer.BadParameter("--strategy pools from the stored rankings; it does not go with --from-traffic",
+                                 param_hint="--strategy")
     if from_traffic:
         from ndcg_labeling.cli.traffic_hook import create_from_traffic
 
@@ -73,10 +77,36 @@ def create(
         return
     if depth is None:
         raise typer.BadParameter("--depth is required (or pool with --from-traffic)", param_hint="--depth")
+    if strategy is not None:
+        from ndcg_labeling.pipeline.tasks.budgeted import create_budgeted
+
+        with open_session(db) as session:
+            result = create_budgeted(batch, strategy=strategy, budget=budget, scale=scale, depth=depth,
+                                     overlap=overlap, graders=names, session=session, systems=system,
+                                     query_types=query_type, query_ids=query_id, seed=seed, gold_rate=gold_rate,
+                                     gold_feedback=gold_feedback)
+        print_summary(result, fmt)
+        return
     with open_session(db) as session:
         result = create_batch(batch, scale=scale, depth=depth, overlap=overlap, graders=names, session=session,
                               systems=system, query_types=query_type, query_ids=query_id, seed=seed,
                               gold_rate=gold_rate, gold_feedback=gold_feedback)
+    print_summary(result, fmt)
+
+
+@tasks_app.command("extend")
+def extend(
+    batch: BatchArg,
+    budget: Annotated[int, typer.Option("--budget", help="How many more pairs to pool.")],
+    db: DbOption = None,
+    fmt: SummaryFormatOption = OutputFormat.text,
+) -> None:
+    """Grow a batch made with --strategy by one round: its strategy picks --budget more pairs, seeing the
+    grades the batch has so far; they go to the batch's graders after their current items."""
+    from ndcg_labeling.pipeline.tasks.budgeted import extend_batch
+
+    with open_session(db) as session:
+        result = extend_batch(batch, budget=budget, session=session)
     print_summary(result, fmt)
 
 

@@ -171,6 +171,10 @@ class GradingBatch(Base):
     # revision 0005: share of gold items in each grader's assignments; show the expected grade after one
     gold_rate: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
     gold_feedback: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # revision 0013: the pooling strategy (None: depth-k, as before) and the pairs asked for over all rounds
+    strategy: Mapped[str | None] = mapped_column(String(16))
+    budget: Mapped[int | None] = mapped_column(Integer)
+    strata_edges: Mapped[list[int] | None] = mapped_column(JSON)
 
 
 class BatchItem(Base):
@@ -183,6 +187,18 @@ class BatchItem(Base):
     item_key: Mapped[str] = mapped_column(String(64), unique=True)
     query_id: Mapped[int] = mapped_column(ForeignKey("queries.id"))
     document_id: Mapped[int] = mapped_column(ForeignKey("documents.id"))
+
+
+class BatchItemDesign(Base):
+    """Revision 0013: how a strategy chose an item: the round (1 = ``tasks create``), the sampling stratum
+    and the inclusion probability under the batch's design (None where the strategy has none). Apart from
+    :class:`BatchItem`, so nothing a grader's items are read from tells the strategy."""
+
+    __tablename__ = "batch_item_designs"
+    item_id: Mapped[int] = mapped_column(ForeignKey("batch_items.id", ondelete="CASCADE"), primary_key=True)
+    round: Mapped[int] = mapped_column(Integer)
+    stratum: Mapped[int | None] = mapped_column(Integer)
+    inclusion: Mapped[float | None] = mapped_column(Float)
 
 
 class Assignment(Base):

@@ -1,0 +1,78 @@
+"""How wide the inferred intervals will be for a number of judgments, before judging: ``plan --budget``.
+
+The widths are simulated. Each repeat completes the grades of the pool (pairs already graded keep their
+grade; the others draw one from the graded pairs of the same best-rank band, from all graded pairs when the
+band has none, and uniformly from ``0 .. max_grade`` when nothing is graded yet), draws the stratified sample
+of each budget, and computes the 95% half-widths of :func:`ndcg_labeling.budget.estimators.system_means` and
+:func:`~ndcg_labeling.budget.estimators.difference_halfwidth`. The means over the repeats are the
+expected widths. With no grades the uniform prior is a deliberately pessimistic guess (most real pools hold
+fewer relevant documents, and less varied grades): the widths are for planning an order of magnitude.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from ndcg_labeling.budget.estimators import difference_halfwidth, inferred_ndcg, system_means
+from ndcg_labeling.budget.pool import FloatArray, Pool
+from ndcg_labeling.budget.strategies import (
+    DEFAULT_EDGES,
+    design_edges,
+    inclusion_probabilities,
+    select_next,
+    stratum_ids,
+)
+
+
+def _complete(pool: Pool, known: FloatArray, rng: np.random.Generator, max_grade: int) -> FloatArray:
+    band = np.searchsorted(np.asarray(DEFAULT_EDGES), pool.min_rank, side="right") - 1
+    out = known.copy()
+    have = ~np.isnan(known)
+    for b in np.unique(band):
+        todo = (band == b) & ~have
+        source = known[(band == b) & have]
+        if source.size == 0:
+            source = known[have]
+        out[todo] = (rng.choice(source, size=int(todo.sum())) if source.size
+                     else rng.integers(0, max_grade + 1, int(todo.sum())))
+    return out
+
+
+def expected_halfwidths(
+    pool: Pool,
+    budgets: npt.ArrayLike,
+    known: npt.ArrayLike | None = None,
+    *,
+    k: int = 10,
+    max_grade: int = 3,
+    repeats: int = 20,
+    seed: int = 0,
+) -> tuple[FloatArray, FloatArray]:
+    """Expected 95% half-widths for each budget (pairs judged in all).
+
+    Returns ``(per_system, per_difference)``, shapes ``(budgets, systems)``: the half-width of each system's
+    mean infNDCG@k and of its difference from system 0 (0 for system 0 itself). ``known`` (pairs,): grades
+    already in hand (NaN elsewhere). Raises ``ValueError`` for a budget outside ``1 .. pairs``.
+    """
+    b = np.asarray(budgets, dtype=np.int64).ravel()
+    if b.size == 0 or (b < 1).any() or (b > pool.n_pairs).any():
+        raise ValueError(f"expected_halfwidths: budgets must be between 1 and the {pool.n_pairs} pooled pairs, "
+                         f"got {b.tolist()}")
+    grades_known = np.full(pool.n_pairs, np.nan) if known is None else np.asarray(known, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    per_system = np.zeros((b.size, pool.n_systems))
+    per_diff = np.zeros((b.size, pool.n_systems))
+    for _ in range(repeats):
+        oracle = _complete(pool, grades_known, rng, max_grade)
+        for i, budget in enumerate(b.tolist()):
+            edges = design_edges(pool, budget)
+            strata = stratum_ids(pool, edges)
+            picks = select_next(pool, "sample", budget, np.full(pool.n_pairs, np.nan), rng=rng, k=k, edges=edges)
+            judged = np.zeros(pool.n_pairs, dtype=bool)
+            judged[picks] = True
+            est = inferred_ndcg(pool, np.where(judged, oracle, np.nan), inclusion_probabilities(strata, judged),
+                                strata, k)
+            per_system[i] += system_means(est)[1]
+            per_diff[i] += np.array([0.0] + [difference_halfwidth(est, s, 0) for s in range(1, pool.n_systems)])
+    return per_system / repeats, per_diff / repeats

@@ -1,0 +1,113 @@
+"""The budget strategies on TREC Deep Learning 2019 / 2020 passage judgments (the qrels are the oracle; the
+systems are simulated over the judged passages, tests/budget/dl_world.py), against full judgment of the
+depth-20 pool: scipy's Kendall tau of the system ordering by NDCG@10 and the RMSE of per-system NDCG@10;
+and the inferred estimator over 1,000 sampling designs (Monte-Carlo) against the full values."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+from dl_world import make_world
+from scipy.stats import kendalltau
+
+from ndcg_labeling.budget.estimators import inferred_ndcg, plain_ndcg, system_means
+from ndcg_labeling.budget.pool import build_pool
+from ndcg_labeling.budget.simulate import simulate
+
+FRACTION = 0.25
+
+
+def scores(year: str, strategy: str, seed: int = 0, inferred: bool = False) -> tuple[float, float]:
+    w = make_world(year)
+    full = plain_ndcg(w.pool, w.oracle).mean(axis=1)
+    budget = int(round(FRACTION * w.pool.n_pairs))
+    grades, inclusion, strata = simulate(w.pool, strategy, budget, w.oracle, rng=np.random.default_rng(seed))
+    if inferred:
+        est = system_means(inferred_ndcg(w.pool, grades, np.nan_to_num(inclusion), strata))[0]
+    else:
+        est = plain_ndcg(w.pool, grades).mean(axis=1)
+    return float(kendalltau(full, est)[0]), float(np.sqrt(np.mean((est - full) ** 2)))
+
+
+@pytest.mark.parametrize("year", ["dl19", "dl20"])
+def test_best_strategy_keeps_the_ordering_at_a_quarter_of_the_pool(year):
+    taus = {s: scores(year, s)[0] for s in ("depth", "mtf", "bandit")}
+    taus["sample+inferred"] = scores(year, "sample", inferred=True)[0]
+    assert max(taus.values()) >= 0.9, taus
+
+
+@pytest.mark.parametrize("year", ["dl19", "dl20"])
+def test_inferred_estimator_corrects_the_sample(year):
+    # the same sample read plainly (unjudged = 0) is far off; the inferred estimator brings it near
+    plain_rmse = scores(year, "sample")[1]
+    inferred_rmse = scores(year, "sample", inferred=True)[1]
+    assert inferred_rmse < plain_rmse / 2
+
+
+@pytest.mark.xfail(strict=True, reason="issue 31's bar is not met on the simulated DL fields: at 25% of the "
+                   "depth-20 pool the best RMSE of per-system NDCG@10 is about 0.04-0.05 (depth and "
+                   "sample+inferred), above 0.02, and no strategy beats depth pooling on both years; "
+                   "benchmarks/RESULTS.md has the curve")
+@pytest.mark.parametrize("year", ["dl19", "dl20"])
+def test_issue_bar_tau_09_rmse_002_and_beats_depth(year):
+    depth_tau, depth_rmse = scores(year, "depth")
+    best = [scores(year, s) for s in ("mtf", "bandit")] + [scores(year, "sample", inferred=True)]
+    assert any(t >= 0.9 and r <= 0.02 and r < depth_rmse and t >= depth_tau for t, r in best)
+
+
+@functools.cache
+def monte_carlo() -> dict[str, np.ndarray]:
+    """1,000 draws of the stratified design at a quarter of the pool on the first 12 DL19 queries."""
+    w = make_world("dl19")
+    pool = build_pool(w.runs[:, :12, :20], 20)
+    oracle = np.array([w.grades_by_code[q][c] for q, c in zip(pool.query, pool.code, strict=True)])
+    full = plain_ndcg(pool, oracle).mean(axis=1)
+    budget = int(round(FRACTION * pool.n_pairs))
+    dcgs, ndcgs, rels, covered = [], [], [], []
+    for seed in range(1000):
+        grades, inclusion, strata = simulate(pool, "sample", budget, oracle, rng=np.random.default_rng(seed))
+        pi = np.nan_to_num(inclusion)
+        mean, half = system_means(inferred_ndcg(pool, grades, pi, strata))
+        ndcgs.append(mean)
+        covered.append(np.abs(mean - full) <= half)
+        dcgs.append(dcg_of(pool, grades, pi))
+        rels.append(float(np.where(grades > 0, 1.0 / np.where(pi > 0, pi, 1.0), 0.0).sum()))
+    return {"full_ndcg": full, "full_dcg": dcg_of(pool, oracle), "full_rel": np.array(float((oracle > 0).sum())),
+            "dcg": np.array(dcgs), "ndcg": np.array(ndcgs), "rel": np.array(rels), "covered": np.array(covered)}
+
+
+def test_inferred_dcg_and_counts_are_unbiased_over_1000_designs():
+    """The Horvitz-Thompson DCG@10 of each system (mean over the queries) within 3.3 standard errors of the
+    full value (2 SE Bonferroni-corrected for 12 systems), their sum and the estimated number of relevant
+    pairs within 2 SE; the 95% intervals of infNDCG@10 cover the full value in >= 85% of the draws."""
+    mc = monte_carlo()
+    n = mc["dcg"].shape[0]
+    se = mc["dcg"].std(axis=0, ddof=1) / np.sqrt(n)
+    assert np.all(np.abs(mc["dcg"].mean(axis=0) - mc["full_dcg"]) <= 3.3 * se)
+    total = mc["dcg"].sum(axis=1)
+    assert abs(total.mean() - mc["full_dcg"].sum()) <= 2 * total.std(ddof=1) / np.sqrt(n)
+    assert abs(mc["rel"].mean() - float(mc["full_rel"])) <= 2 * mc["rel"].std(ddof=1) / np.sqrt(n)
+    assert mc["covered"].mean() >= 0.85
+
+
+@pytest.mark.xfail(strict=True, reason="infNDCG@10 is a ratio whose ideal DCG is concave in the estimated "
+                   "counts of each grade, so it is biased upward: +0.02 to +0.06 per system at a quarter of "
+                   "the pool on 12 DL19 queries (sd 0.06-0.09), outside 2 SE; docs/budget.md")
+def test_infndcg_is_unbiased_over_1000_designs():
+    mc = monte_carlo()
+    se = mc["ndcg"].std(axis=0, ddof=1) / np.sqrt(mc["ndcg"].shape[0])
+    assert np.all(np.abs(mc["ndcg"].mean(axis=0) - mc["full_ndcg"]) <= 2 * se)
+
+
+def dcg_of(pool, grades, pi=None):  # type: ignore[no-untyped-def]
+    """(systems,) mean over queries of the Horvitz-Thompson DCG@10."""
+    from ndcg_labeling.budget.estimators import _dcg_ht, _gain
+
+    g = np.asarray(grades, dtype=float)
+    judged = ~np.isnan(g)
+    p = np.ones(pool.n_pairs) if pi is None else pi
+    weight = np.where(judged, 1.0 / np.where(judged, p, 1.0), 0.0)
+    dcg, _ = _dcg_ht(pool, np.where(judged, _gain(np.nan_to_num(g), "exponential"), 0.0), weight, 10)
+    return dcg.mean(axis=1)
