@@ -42,11 +42,15 @@ TABULAR_FORMATS = ("csv", "tsv", "jsonl", "parquet")
 _EXTENSIONS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
 
 
-def detect_format(path: str | Path, fmt: str | None = None) -> str:
-    """The file format: ``fmt`` if given, else from the extension."""
+def detect_format(path: str | Path, fmt: str | None = None, *, otherwise: str | None = None) -> str:
+    """The file format, the one rule every importer follows: ``fmt`` if given (lower case), else the
+    extension's (``.csv``, ``.tsv``/``.tab``, ``.jsonl``/``.ndjson``, ``.parquet``), else ``otherwise``
+    (``import run`` reads any other file as TREC); without it an unknown extension is an error."""
     if fmt:
         return fmt.lower()
     suffix = Path(path).suffix.lower()
+    if suffix not in _EXTENSIONS and otherwise is not None:
+        return otherwise
     try:
         return _EXTENSIONS[suffix]
     except KeyError:
