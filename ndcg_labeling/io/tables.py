@@ -42,11 +42,15 @@ TABULAR_FORMATS = ("csv", "tsv", "jsonl", "parquet")
 _EXTENSIONS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
 
 
-def detect_format(path: str | Path, fmt: str | None = None) -> str:
-    """The file format: ``fmt`` if given, else from the extension."""
+def detect_format(path: str | Path, fmt: str | None = None, *, otherwise: str | None = None) -> str:
+    """The file format, the one rule every importer follows: ``fmt`` if given (lower case), else the
+    extension's (``.csv``, ``.tsv``/``.tab``, ``.jsonl``/``.ndjson``, ``.parquet``), else ``otherwise``
+    (``import run`` reads any other file as TREC); without it an unknown extension is an error."""
     if fmt:
         return fmt.lower()
     suffix = Path(path).suffix.lower()
+    if suffix not in _EXTENSIONS and otherwise is not None:
+        return otherwise
     try:
         return _EXTENSIONS[suffix]
     except KeyError:
@@ -178,7 +182,9 @@ def _decode_check(path: str, data: bytes) -> str:
 def _row_start_lines(path: str, fmt: str) -> list[int]:
     """Start line of every data row, following quoted newlines as the csv module does."""
     text = _decode_check(path, Path(path).read_bytes())
-    if fmt in ("jsonl", "trec"):
+    if fmt == "trec":  # blank lines and comment lines are skipped, as the TREC readers skip them
+        return [i + 1 for i, line in enumerate(text.split("\n")) if line.split() and line.split()[0][0] != "#"]
+    if fmt == "jsonl":
         return [i + 1 for i, line in enumerate(text.splitlines()) if line.strip()]
     _allow_long_fields()
     reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t" if fmt == "tsv" else ",")

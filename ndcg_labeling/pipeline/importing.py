@@ -26,7 +26,7 @@ from ndcg_labeling.db import repository as repo
 from ndcg_labeling.db.bulk import ColumnRows, external_row_ids, pairs_meanwhile
 from ndcg_labeling.errors import ConflictError, InputFileError, NdcgLabelingError
 from ndcg_labeling.io.files import estimated_lines
-from ndcg_labeling.io.tables import InputTable, read_table
+from ndcg_labeling.io.tables import InputTable, detect_format, read_table
 from ndcg_labeling.pipeline.import_columns import CodedIds, first_repeat, join_on_bytes, ranked_trec_run
 from ndcg_labeling.pipeline.judgments_stored import against_stored
 from ndcg_labeling.scales import Scale, get_scale
@@ -269,9 +269,7 @@ class _RunLines:
 def _read_run(path: str, fmt: str | None) -> tuple[InputTable, _RunLines]:
     """A run's lines, ids checked: a TREC run in trec_eval's order with ranks 1, 2, ... per query (the rank
     column is ignored), other formats in file order with their rank column."""
-    fmt_l = (fmt or "").lower()
-    is_trec = fmt_l in ("trec", "trec-run") or (not fmt_l and Path(path).suffix.lower() not in (".csv", ".tsv", ".jsonl", ".parquet"))
-    if is_trec:
+    if detect_format(path, fmt, otherwise="trec") in ("trec", "trec-run"):
         # NumPy for a plain run, else pandas; ids checked; trec_eval's order (the rule of trec.trec_order)
         table, query, doc, scores, order = ranked_trec_run(path, MAX_ID_LENGTH)
         q_sorted = query.codes[order]
@@ -391,8 +389,7 @@ class _JudgmentLines:
 
 def read_judgments_file(path: str, *, fmt: str | None, grader: str | None, scale: Scale) -> tuple[InputTable, _JudgmentLines]:
     """Read and check a judgments file (ids, batch widths, grades, one row per key)."""
-    fmt_l = (fmt or "").lower()
-    if fmt_l in ("trec-qrels", "qrels", "trec"):
+    if detect_format(path, fmt, otherwise="") in ("trec-qrels", "qrels", "trec"):
         if not grader:
             raise InputFileError(path, "a TREC qrels file names no grader: pass --grader NAME")
         from ndcg_labeling.io.files import refuse_nul

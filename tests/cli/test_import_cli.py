@@ -150,6 +150,16 @@ def test_jsonl_tsv_parquet_import_like_csv(runner, db, tmp_path):
         assert result.exit_code == 0 and "0 new, 4 unchanged" in result.stdout, (name, result.output)
 
 
+
+def test_every_importer_knows_the_same_extensions(runner, db, tmp_path):
+    # One rule (io.tables.detect_format): a run named .tab or .ndjson is TSV or JSON lines, never TREC.
+    frame = pd.read_csv(write(tmp_path, "r.csv", RUN_CSV), dtype=str)
+    frame.to_csv(tmp_path / "r.tab", sep="\t", index=False)
+    frame.to_json(tmp_path / "r.ndjson", orient="records", lines=True)
+    assert "3 new" in invoke(runner, db, "import", "run", str(tmp_path / "r.tab"), "--system", "bm25").stdout
+    result = invoke(runner, db, "import", "run", str(tmp_path / "r.ndjson"), "--system", "bm25")
+    assert result.exit_code == 0 and "0 new, 3 unchanged" in result.stdout, result.output
+
 LONG_ID = "x" * 10_000
 
 # (name, command args builder, file name, content, expected message after "Error: <path>")
