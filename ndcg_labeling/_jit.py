@@ -12,17 +12,12 @@ from __future__ import annotations
 
 import threading
 import types
-import warnings
-from collections.abc import Callable, Mapping, Sequence
-from functools import lru_cache
+from collections.abc import Callable, Mapping
 from typing import Any
 
 _lock = threading.Lock()
 _numba: Any = None
 _failure: str | None = None
-
-# Kept for callers written against the old work counter: the size from which ``auto`` takes numba.
-WORTH_COMPILING = 5_000_000
 
 
 def loaded() -> bool:
@@ -56,53 +51,21 @@ def load_numba() -> Any:
     return _numba
 
 
-def worth_compiling(size: int, *, count: bool = True) -> bool:
-    """Deprecated: :func:`ndcg_labeling.backend.wants_numba` (there is no work counter any more)."""
-    warnings.warn("_jit.worth_compiling is deprecated: use ndcg_labeling.backend.wants_numba",
-                  DeprecationWarning, stacklevel=2)
-    from ndcg_labeling import backend
-
-    return backend.wants_numba(size)
-
-
-def engage(size: int) -> bool:
-    """Deprecated: ``ndcg_labeling.backend.plan(size).numba`` (loads numba when the policy says so)."""
-    warnings.warn("_jit.engage is deprecated: use ndcg_labeling.backend.plan", DeprecationWarning, stacklevel=2)
-    from ndcg_labeling import backend
-
-    return backend.plan(size).numba
-
-
-def compile_kernel(fn: Callable[..., Any], names: Mapping[str, Any], qualname: str, *,
-                   sources: Sequence[str] = (), **options: Any) -> Callable[..., Any]:
+def compile_kernel(fn: Callable[..., Any], names: Mapping[str, Any], qualname: str, **options: Any) -> Callable[..., Any]:
     """``numba.njit(**options)`` of ``fn``'s body with ``names`` added to its globals.
 
     ``qualname`` must differ between builds of one body (serial / parallel): it names the on-disk
-    cache entry. numba judges a cache entry stale by the file of ``fn`` alone; ``sources`` names the
-    other files whose code goes into the build (helpers inlined from another module, LLVM IR written
-    in Python): a digest of their contents joins the entry's name, so an edit there compiles anew
-    instead of loading the old machine code. Call only after :func:`load_numba` returned the module.
+    cache entry, which numba judges stale by the file of ``fn`` alone (so a kernel's helpers live in
+    its file). Call only after :func:`load_numba` returned the module.
     """
     numba = load_numba()
     glb = dict(fn.__globals__)
     glb.update(names)
     body = types.FunctionType(fn.__code__, glb, fn.__name__)
-    body.__qualname__ = qualname + (f"_{sources_digest(tuple(sources))}" if sources else "")
+    body.__qualname__ = qualname
     built: Callable[..., Any]
     try:
         built = numba.njit(cache=True, nogil=True, **options)(body)
     except RuntimeError:  # no writable cache directory: compile in memory
         built = numba.njit(cache=False, nogil=True, **options)(body)
     return built
-
-
-@lru_cache(maxsize=8)
-def sources_digest(paths: tuple[str, ...]) -> str:
-    """12 hex digits of a SHA-256 over the contents of ``paths`` (in order): the version of a build."""
-    import hashlib
-
-    digest = hashlib.sha256()
-    for path in paths:
-        with open(path, "rb") as f:
-            digest.update(f.read())
-    return digest.hexdigest()[:12]

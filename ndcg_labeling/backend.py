@@ -18,7 +18,7 @@ The policy is read from the environment variable ``NDCG_LABELING_BACKEND`` (or s
 Every decision depends on the policy and the size of the call, never on what the process did
 before or on the machine's load (except with ``parallel=load``): :func:`warm_up
 <ndcg_labeling.metrics.warm_up>` only makes the first compiled call cheaper, it changes no path.
-All paths give the same numbers (to 1e-12). See docs/backend.md.
+NumPy and the compiled NDCG kernel give the same numbers bit for bit. See docs/backend.md.
 """
 
 from __future__ import annotations
@@ -48,10 +48,7 @@ NUMBA_MIN_SIZE = 5_000_000
 
 # Below this many array elements a parallel region costs more than it saves (thread wake-up, and
 # the barrier at its end): the serial build runs instead. The choice depends on the size only, not
-# on the machine's load: the fused NDCG kernels' parallel build hands rows out in pieces to whichever
-# thread is free (a shared atomic counter, see ndcg_labeling.metrics._kernels._chunked), so a thread
-# slowed by another process costs that thread's share, not the whole call. The other parallel
-# kernels (rank, values, gain sums, gather) still split the rows in equal shares up front.
+# on the machine's load.
 PARALLEL_MIN_SIZE = 200_000
 
 KINDS = ("auto", "numpy", "numba")

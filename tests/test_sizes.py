@@ -3,9 +3,11 @@ lines — except numba kernels (one compiled loop is easier to read whole than s
 compiler would have to inline again).
 
 A numba kernel is recognised by how it is compiled, not by a list of names: a function decorated with
-``jit``/``njit``/``vectorize``/``guvectorize`` (``numba.njit(...)`` included), or a function whose name
-a function that calls ``compile_kernel``/``njit``/``jit`` refers to (``_jit.compile_kernel(_ndcg_py,
-...)``, or a tuple of kernels such a function loops over).
+``jit``/``njit``/``vectorize``/``guvectorize`` (``numba.njit(...)`` included), or a function handed
+by name as the first argument of ``compile_kernel``/``njit``/``jit`` (``_jit.compile_kernel(_scan_py,
+...)``, ``numba.njit(...)(body)``), directly or through the loop variable of a loop or comprehension
+over a literal tuple of (name, function) pairs. Another name a compiling function merely mentions is
+not exempt.
 """
 
 from __future__ import annotations
@@ -38,20 +40,42 @@ def _functions(tree: ast.AST) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
     return [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
 
 
+def _compiled_args(call: ast.Call) -> list[ast.expr]:
+    """What a JIT call compiles: ``compile_kernel(fn, ...)`` / ``njit(fn)``, or ``njit(...)(fn)``."""
+    if _callee_name(call.func) in JIT_NAMES and call.args:
+        return [call.args[0]]
+    if isinstance(call.func, ast.Call) and _callee_name(call.func.func) in JIT_NAMES and call.args:
+        return [call.args[0]]
+    return []
+
+
+def _loop_sources(fn: ast.AST) -> dict[str, list[str]]:
+    """For each loop variable bound by unpacking a literal tuple of tuples, the names it takes."""
+    sources: dict[str, list[str]] = {}
+    loops = [(n.target, n.iter) for n in ast.walk(fn) if isinstance(n, ast.For | ast.comprehension)]
+    for target, source in loops:
+        if not isinstance(target, ast.Tuple) or not isinstance(source, ast.Tuple | ast.List):
+            continue
+        for pos, var in enumerate(target.elts):
+            if isinstance(var, ast.Name):
+                sources.setdefault(var.id, []).extend(
+                    item.elts[pos].id for item in source.elts
+                    if isinstance(item, ast.Tuple) and pos < len(item.elts) and isinstance(item.elts[pos], ast.Name))
+    return sources
+
+
 def compiled_kernels(trees: dict[Path, ast.AST]) -> set[str]:
-    """Names of the functions that are numba kernels, by decorator or by being handed to a compiler."""
+    """Names of the functions that are numba kernels: decorated, or handed to a compiler by name."""
     names: set[str] = set()
     for tree in trees.values():
         for fn in _functions(tree):
             if any(_callee_name(d) in JIT_NAMES for d in fn.decorator_list):
                 names.add(fn.name)
-            calls = [c for c in ast.walk(fn) if isinstance(c, ast.Call)]
-            if any(_callee_name(c.func) in JIT_NAMES for c in calls):
-                for node in ast.walk(fn):
-                    if isinstance(node, ast.Name):
-                        names.add(node.id)
-                    elif isinstance(node, ast.Attribute):
-                        names.add(node.attr)
+            loops = _loop_sources(fn)
+            for call in (c for c in ast.walk(fn) if isinstance(c, ast.Call)):
+                for arg in _compiled_args(call):
+                    if isinstance(arg, ast.Name):
+                        names.update(loops.get(arg.id, [arg.id]))
     return names
 
 
@@ -92,7 +116,9 @@ def test_a_long_plain_function_fails_and_a_compiled_kernel_does_not(tmp_path):
     body = "\n".join(f"    x{i} = {i}" for i in range(85))
     (pkg / "a.py").write_text(
         f"def long_plain():\n{body}\n\n\ndef _long_kernel_py():\n{body}\n\n\n"
-        f"def _compile():\n    return compile_kernel(_long_kernel_py, {{}}, 'k')\n\n\n"
+        f"def _looped_kernel_py():\n{body}\n\n\n"
+        f"def _compile():\n    helper = long_plain\n    for name, fn in (('k2', _looped_kernel_py),):\n"
+        f"        compile_kernel(fn, {{}}, name)\n    return compile_kernel(_long_kernel_py, {{}}, 'k')\n\n\n"
         f"@numba.njit(cache=True)\ndef long_decorated():\n{body}\n", encoding="utf-8")
     (pkg / "b.py").write_text("\n" * 501, encoding="utf-8")
     assert size_violations(pkg) == ["ndcg_labeling/a.py:long_plain: 86 lines (limit 80)",

@@ -76,17 +76,18 @@ __all__ = [
 
 
 def warm_up(names: Iterable[str | Metric] | None = None) -> bool:
-    """Load the compiled kernels that :func:`compute_metrics` needs for the metrics ``names`` (every
-    kernel when None) now, so the first large call does not wait for numba (about a second in a
-    fresh process; seconds per build the very first time, before the on-disk cache is filled).
+    """Load the compiled NDCG kernel now, so the first large call does not wait for numba (about a
+    second in a fresh process; seconds the very first time, before the on-disk cache is filled).
 
     Meant to overlap other work (a command reading its files can run it on a thread). It changes no
-    decision: which calls use the compiled kernels is the backend policy's (see
-    :mod:`ndcg_labeling.backend`); under ``numpy`` it loads nothing. Returns whether the kernels are
-    loaded. Raises ``ValueError`` for an unknown metric name.
+    decision: which calls use the compiled kernel is the backend policy's (see
+    :mod:`ndcg_labeling.backend`); under ``numpy`` it loads nothing. ``names`` (metric names) are
+    checked only: one kernel serves every NDCG cut-off. Returns whether the kernel is loaded.
+    Raises ``ValueError`` for an unknown metric name.
     """
     from ndcg_labeling.metrics import _kernels
-    from ndcg_labeling.metrics.registry import takes_fused_kernel
+    from ndcg_labeling.metrics.registry import parse_metric
 
-    fused = names is not None and takes_fused_kernel(list(names))
-    return _kernels.warm_up_kernels(_kernels._FUSED if fused else _kernels._ALL)
+    for name in names or ():
+        parse_metric(name)
+    return _kernels.warm_up_kernels()

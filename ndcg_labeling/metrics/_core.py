@@ -9,10 +9,12 @@ a few vectorised operations on ``(queries, K)`` arrays written once for both bac
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ndcg_labeling import backend
 from ndcg_labeling.metrics import _kernels
@@ -39,7 +41,6 @@ class Ranking:
     discount: Any  # (max(K, Ki),) 1 / log2(rank + 1)
     width: int  # list length (columns of scores)
     func: str
-    plan: backend.Plan | None = None  # the NumPy kernels' decision (None: torch operations)
 
     @property
     def k_ranked(self) -> int:
@@ -81,24 +82,23 @@ def prepare(
         mask, ideal_name = None, "ideal_labels"
     ideal_width = ideal_src.shape[1]
     k_id = max(1, ideal_width if k_max is None else min(k_max, ideal_width))
-    plan = backend.plan(s.size)
-    order = _kernels.rank_top_k(s, k_rank, plan)
+    order = rank_top_k(s, k_rank)
     present = order >= 0
-    ranked = _kernels.gather_ranked(lab, order, plan)
-    ideal, bad = _kernels.top_k_values(ideal_src, k_id, mask, plan)
-    check_bad_columns(func, ideal_name, ideal_src, bad)
+    ranked = np.where(present, np.take_along_axis(lab, np.where(present, order, 0), axis=1), np.nan)
+    if mask is not None:
+        ideal_src = np.where(np.isnan(mask), np.nan, ideal_src)
+    check_labels(func, ideal_name, ideal_src)
+    ideal = _top_k_values(ideal_src, k_id)
 
     def n_relevant(threshold: float) -> FloatArray:
         with np.errstate(invalid="ignore"):
             rel = ideal_src >= threshold
-        if mask is not None:
-            rel &= ~np.isnan(mask)
         counts: FloatArray = rel.sum(axis=1).astype(np.float64)
         return counts
 
     size = max(k_rank, ideal.shape[1])
     discount = 1.0 / np.log2(np.arange(2, size + 2, dtype=np.float64))
-    return Ranking(np, ranked, present, ideal, n_relevant, discount, width, func, plan)
+    return Ranking(np, ranked, present, ideal, n_relevant, discount, width, func)
 
 
 def _cpu_view(torch_module: Any, scores: Any, labels: Any, ideal_labels: Any) -> Any:
@@ -109,23 +109,22 @@ def _cpu_view(torch_module: Any, scores: Any, labels: Any, ideal_labels: Any) ->
     return torch_module.cpu_numpy_view(scores, labels, ideal_labels)
 
 
-def fused_applies(ks: list[int | None]) -> bool:
-    """Whether NDCG at the cut-offs ``ks`` can take the fused kernel: every one an int up to the
-    insertion kernel's limit (``None``, the whole list, needs a full sort)."""
-    return all(k is not None and k <= _kernels._INSERTION_MAX_K for k in ks)
+def compiled_applies(ks: list[int | None]) -> bool:
+    """Whether NDCG at the cut-offs ``ks`` can take the compiled kernel: every one an int up to
+    :data:`~ndcg_labeling.metrics._kernels.MAX_K` (``None``, the whole list, needs a full sort)."""
+    return all(k is not None and k <= _kernels.MAX_K for k in ks)
 
 
-def fused_ndcg(
+def compiled_ndcg(
     func: str, scores: Any, labels: Any, ks: list[int | None], gain: str, empty: str, ideal_labels: Any = None
 ) -> Any:
-    """NDCG at the cut-offs ``ks`` from the fused kernel, shape ``(queries, len(ks))``.
+    """NDCG at the cut-offs ``ks`` from the compiled kernel, shape ``(queries, len(ks))``.
 
-    Same values as ``prepare`` + :func:`ndcg_from_ranking` (bit for bit: the same sums in the same
-    order), in one pass per row instead of five. None where it does not apply - torch tensors routed
-    to torch, a cut-off of None or above the insertion kernel's limit, a NumPy plan (see
-    :mod:`ndcg_labeling.backend`), no rows - and the caller takes the general path.
+    The same values as ``prepare`` + :func:`ndcg_from_ranking` (to 1e-12). None where it does not
+    apply - torch tensors routed to torch, a cut-off of None or above ``MAX_K``, a NumPy plan (see
+    :mod:`ndcg_labeling.backend`), no rows - and the caller takes the NumPy reference.
     """
-    if not fused_applies(ks):
+    if not compiled_applies(ks):
         return None
     if is_torch(scores) or is_torch(labels) or is_torch(ideal_labels):
         from ndcg_labeling.metrics import _torch
@@ -134,39 +133,65 @@ def fused_ndcg(
         if view is None:
             return None
         dtype, (s_np, lab_np, ideal_np) = view
-        values = fused_ndcg(func, s_np, lab_np, ks, gain, empty, ideal_np)
+        values = compiled_ndcg(func, s_np, lab_np, ks, gain, empty, ideal_np)
         return None if values is None else _torch.as_tensor(values, dtype)
     s = as_2d(func, "scores", scores)
     lab = as_2d(func, "labels", labels)
     check_same_shape(func, s.shape, lab.shape)
     n, width = s.shape
-    if n == 0:
-        return None
     plan = backend.plan(s.size)
-    if not plan.numba:  # the fused kernel is compiled only: the general path serves
+    if n == 0 or not plan.numba:
         return None
-    cuts = np.array(ks, dtype=np.int64)
-    k_max = int(cuts.max())
+    k_max = max(k for k in ks if k is not None)
     k_rank = max(1, min(k_max, width))
-    ideal = None
-    k_id = k_rank
+    ideal, k_id = None, k_rank
     if ideal_labels is not None:
         ideal = as_2d(func, "ideal_labels", ideal_labels)
         check_rows(func, s.shape, ideal.shape)
+        check_labels(func, "labels", lab)
         k_id = max(1, min(k_max, ideal.shape[1]))
-    result = _kernels.fused_ndcg(s, lab, ideal, cuts, k_rank, k_id, gain == "exponential",
-                                 0.0 if empty == "zero" else float("nan"), plan)
-    if result is None:  # the compiled kernels are not there: the general path
+    result = _kernels.ndcg(s, lab, ideal, np.array(ks, dtype=np.int64), k_rank, k_id, gain == "exponential",
+                           0.0 if empty == "zero" else float("nan"), plan)
+    if result is None:  # numba could not be loaded: the NumPy reference
         return None
-    out, bad, bad_ideal = result
-    check_bad_columns(func, "labels", lab, bad)
-    if ideal is not None:
-        check_bad_columns(func, "ideal_labels", ideal, bad_ideal)
+    out, bad = result
+    check_bad_columns(func, "labels" if ideal is None else "ideal_labels", lab if ideal is None else ideal, bad)
+    return out
+
+
+def rank_top_k(scores: FloatArray, k: int) -> npt.NDArray[np.int64]:
+    """Column indices of the ``k`` best scores per row: stable (equal scores in column order), NaN
+    scores (padding) left out, ``-1`` past the end."""
+    n, m = scores.shape
+    valid = ~np.isnan(scores)
+    order = np.argsort(np.where(valid, -scores, np.inf), axis=1, kind="stable")
+    # A real score of -inf and padding share the key +inf: a second stable pass puts padding last.
+    order = np.take_along_axis(order, np.argsort(~np.take_along_axis(valid, order, 1), axis=1, kind="stable"), 1)
+    order = np.where(np.take_along_axis(valid, order, 1), order, -1)
+    out = np.full((n, k), -1, dtype=np.int64)
+    out[:, : min(k, m)] = order[:, :k]
+    return out
+
+
+def _top_k_values(values: FloatArray, k: int) -> FloatArray:
+    """The ``k`` largest non-NaN values per row, descending, ``0`` past the end."""
+    srt = -np.sort(-np.nan_to_num(values, nan=0.0), axis=1)
+    out = np.zeros((values.shape[0], k), dtype=np.float64)
+    out[:, : min(k, values.shape[1])] = srt[:, :k]
     return out
 
 
 def _gain(xp: Any, x: Any, gain: str) -> Any:
-    return x if gain == "linear" else xp.exp2(x) - 1.0
+    if gain == "linear":
+        return x
+    if xp is not np:
+        return xp.exp2(x) - 1.0
+    out = np.exp2(x) - 1.0  # exact for integer labels
+    odd = x != np.floor(x)
+    if odd.any():  # libm's pow, as the compiled kernel (NumPy's SIMD exp2 differs in the last bit)
+        values, where = np.unique(x[odd], return_inverse=True)
+        out[odd] = np.array([math.pow(2.0, v) - 1.0 for v in values.tolist()])[where]
+    return out
 
 
 def _cut(k: int | None, available: int) -> int:
@@ -182,21 +207,20 @@ def _fill(xp: Any, ok: Any, num: Any, den: Any, empty: str) -> Any:
 
 def dcg_from_ranking(r: Ranking, k: int | None, gain: str) -> Any:
     kk = _cut(k, r.k_ranked)
-    if r.xp is np:
-        fast = _kernels.gain_sum(r.ranked, r.discount, kk, gain == "exponential", r.plan)
-        if fast is not None:
-            return fast
     g = _gain(r.xp, r.xp.nan_to_num(r.ranked[:, :kk], nan=0.0), gain)
-    return (g * r.discount[:kk]).sum(1)
+    return _rank_by_rank(r, g * r.discount[:kk])
 
 
 def ideal_dcg_from_ranking(r: Ranking, k: int | None, gain: str) -> Any:
     ki = _cut(k, r.k_ideal)
-    if r.xp is np:
-        fast = _kernels.gain_sum(r.ideal, r.discount, ki, gain == "exponential", r.plan)
-        if fast is not None:
-            return fast
-    return (_gain(r.xp, r.ideal[:, :ki], gain) * r.discount[:ki]).sum(1)
+    return _rank_by_rank(r, _gain(r.xp, r.ideal[:, :ki], gain) * r.discount[:ki])
+
+
+def _rank_by_rank(r: Ranking, terms: Any) -> Any:
+    """Each row's sum added rank by rank (``cumsum``), as the compiled kernel adds it: the same bits."""
+    if terms.shape[1] == 0:
+        return terms.sum(1)
+    return terms.cumsum(1)[:, -1]
 
 
 def ndcg_from_ranking(r: Ranking, k: int | None, gain: str, empty: str) -> Any:

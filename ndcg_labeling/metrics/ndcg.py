@@ -134,9 +134,9 @@ def batch_ndcg(
             with np.errstate(invalid="ignore", divide="ignore"):
                 cols.append(np.where(i > 0, d / np.where(i > 0, i, 1.0), 0.0 if empty == "zero" else np.nan))
         return _back(scores, _stack(np, cols, many))
-    fused = _core.fused_ndcg(func, scores, labels, ks, gain, empty, ideal_labels)
-    if fused is not None:
-        return fused if many else fused[:, 0]
+    compiled = _core.compiled_ndcg(func, scores, labels, ks, gain, empty, ideal_labels)
+    if compiled is not None:
+        return compiled if many else compiled[:, 0]
     r = _core.prepare(func, scores, labels, k_max=_k_max(ks), ideal_labels=ideal_labels)
     return _stack(r.xp, [_core.ndcg_from_ranking(r, kk, gain, empty) for kk in ks], many)
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ndcg_labeling.metrics import _core, _kernels
+from ndcg_labeling.metrics import _core
 from ndcg_labeling.metrics._validation import EMPTIES, as_2d, check_choice, check_k, check_threshold
 from ndcg_labeling.metrics.ndcg import _k_max, _stack
 
@@ -146,5 +146,4 @@ def rank_order(scores: Any, k: int | None = None) -> npt.NDArray[np.int64]:
         raise ValueError(f"rank_order: k must be an int or None, got {k!r}")
     width = s.shape[1]
     kk = width if ks[0] is None else min(ks[0], width)
-    _kernels.engage(s.size)
-    return _kernels.rank_top_k(s, max(kk, 1))[:, :kk]
+    return _core.rank_top_k(s, max(kk, 1))[:, :kk]

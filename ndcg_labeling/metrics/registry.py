@@ -153,17 +153,6 @@ def _from_trec_name(name: str) -> Metric | None:
     return Metric(ALIASES.get(family, family), int(k) if k else None)
 
 
-def _takes_fused_kernel(metrics: list[Metric]) -> bool:
-    """NDCG alone, at cut-offs the fused kernel handles (see :func:`_core.fused_applies`)."""
-    return all(mt.family == "ndcg" for mt in metrics) and _core.fused_applies([mt.k for mt in metrics])
-
-
-def takes_fused_kernel(names: Iterable[str | Metric]) -> bool:
-    """Whether :func:`compute_metrics` computes these metrics with the fused NDCG kernel (so a
-    caller warming the kernels up knows which ones it will need)."""
-    return _takes_fused_kernel([parse_metric(n) for n in names])
-
-
 def compute_metrics(
     names: Iterable[str | Metric],
     scores: Any,
@@ -193,10 +182,11 @@ def compute_metrics(
     if any(mt.family in TREC_FAMILIES for mt in metrics):
         return _with_trec_families(metrics, scores, labels, ideal_labels, gain, t, empty)
     labels, ideal_labels = _negative_as_unjudged(labels), _negative_as_unjudged(ideal_labels)
-    if _takes_fused_kernel(metrics):
-        fused = _core.fused_ndcg("compute_metrics", scores, labels, [mt.k for mt in metrics], gain, empty, ideal_labels)
-        if fused is not None:
-            return {mt.name: fused[:, j] for j, mt in enumerate(metrics)}
+    if all(mt.family == "ndcg" for mt in metrics):
+        compiled = _core.compiled_ndcg("compute_metrics", scores, labels, [mt.k for mt in metrics], gain, empty,
+                                       ideal_labels)
+        if compiled is not None:
+            return {mt.name: compiled[:, j] for j, mt in enumerate(metrics)}
     k_max = None if any(mt.k is None for mt in metrics) else max(mt.k for mt in metrics if mt.k is not None)
     r = _core.prepare("compute_metrics", scores, labels, k_max=k_max, ideal_labels=ideal_labels)
     return {mt.name: REGISTRY[mt.family].kernel(r, mt.k, gain, t, empty) for mt in metrics}

@@ -177,7 +177,7 @@ def test_numpy_fallback_gives_the_same_numbers(monkeypatch):
     labels = rng.integers(0, 4, (300, 40)).astype(float)
     names = ["ndcg@5", "ndcg@10", "ndcg", "map", "mrr@10", "p@10", "recall@100", "judged@10"]
     compiled = compute_metrics(names, scores, labels)
-    monkeypatch.setattr(_kernels, "_compile", lambda: None)
+    monkeypatch.setattr(_kernels, "_compile", lambda: None)  # numba not there: the NumPy reference
     fallback = compute_metrics(names, scores, labels)
     for name in names:
         np.testing.assert_allclose(compiled[name], fallback[name], atol=1e-12, err_msg=name)

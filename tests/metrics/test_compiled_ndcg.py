@@ -1,9 +1,9 @@
-"""The fused NDCG kernel and the threshold-and-insertion ranking against plain NumPy.
+"""The compiled NDCG kernel (metrics/_kernels.py) against the NumPy reference (metrics/_core.py).
 
-``batch_ndcg`` with integer cut-offs takes a fused one-pass kernel; ``compute_metrics`` with other
-metrics takes the general path (one ranking, then per-metric sums). Both must give the same
-numbers bit for bit (the same sums in the same order) and the same errors. The ranking itself is
-checked against NumPy's stable argsort, the definition it implements.
+``batch_ndcg`` with integer cut-offs takes the compiled kernel under a numba plan; ``compute_metrics``
+with other metrics takes the NumPy reference (one ranking, then per-metric sums). Both must give the
+same numbers bit for bit (the same sums in the same order, gains from the same functions) and the
+same errors. The ranking itself is checked against NumPy's stable argsort, the definition it implements.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import pytest
 
 from ndcg_labeling.metrics import _core, _kernels, batch_ndcg, rank_order
 from ndcg_labeling.metrics import compute_metrics as _compute_metrics
-from ndcg_labeling.metrics.registry import takes_fused_kernel
 
 pytestmark = pytest.mark.skipif(not _kernels.numba_available(), reason="numba kernels not available")
 
@@ -40,28 +39,26 @@ def _general(scores, labels, ks, gain, empty, ideal=None):
 
 @pytest.mark.parametrize("gain", ["exponential", "linear"])
 @pytest.mark.parametrize("empty", ["zero", "nan"])
-def test_fused_equals_general_path_bit_for_bit(gain, empty):
+def test_compiled_equals_general_path_bit_for_bit(gain, empty):
     scores, labels = _messy(1)
     ks = [1, 3, 5, 10, 20, 64]
-    fused = _core.fused_ndcg("f", scores, labels, ks, gain, empty)
-    assert fused is not None
-    np.testing.assert_array_equal(fused, _general(scores, labels, ks, gain, empty))
+    compiled = _core.compiled_ndcg("f", scores, labels, ks, gain, empty)
+    assert compiled is not None
+    np.testing.assert_array_equal(compiled, _general(scores, labels, ks, gain, empty))
     rng = np.random.default_rng(2)
     ideal = np.where(rng.random((len(scores), 45)) < 0.7, rng.integers(0, 5, (len(scores), 45)), np.nan)
     ideal[::4] += 0.5
-    fused = _core.fused_ndcg("f", scores, labels, ks, gain, empty, ideal)
-    assert fused is not None
-    np.testing.assert_array_equal(fused, _general(scores, labels, ks, gain, empty, ideal))
+    compiled = _core.compiled_ndcg("f", scores, labels, ks, gain, empty, ideal)
+    assert compiled is not None
+    np.testing.assert_array_equal(compiled, _general(scores, labels, ks, gain, empty, ideal))
 
 
-def test_fused_path_applies_only_where_it_can():
+def test_compiled_path_applies_only_where_it_can():
     scores, labels = _messy(3, n=20)
-    assert _core.fused_ndcg("f", scores, labels, [None], "exponential", "zero") is None
-    assert _core.fused_ndcg("f", scores, labels, [65], "exponential", "zero") is None
-    # The same rule, by metric name (what eval asks before warming the kernels up).
-    assert takes_fused_kernel(["ndcg@10", "ndcg@64"])
-    assert not takes_fused_kernel(["ndcg@65"]) and not takes_fused_kernel(["ndcg"])
-    assert not takes_fused_kernel(["ndcg@10", "map@10"])
+    assert _core.compiled_ndcg("f", scores, labels, [None], "exponential", "zero") is None
+    assert _core.compiled_ndcg("f", scores, labels, [65], "exponential", "zero") is None
+    assert _core.compiled_applies([10, 64])
+    assert not _core.compiled_applies([65]) and not _core.compiled_applies([None])
     # batch_ndcg gives the same numbers on either side of the limit.
     wide = np.random.default_rng(4).random((50, 200))
     wide_labels = np.random.default_rng(5).integers(0, 4, (50, 200)).astype(float)
@@ -69,28 +66,28 @@ def test_fused_path_applies_only_where_it_can():
 
 
 @pytest.mark.parametrize("ideal", [False, True])
-def test_fused_and_general_paths_report_the_same_bad_label(ideal):
+def test_compiled_and_general_paths_report_the_same_bad_label(ideal):
     scores, labels = _messy(6, n=50)
     labels = np.nan_to_num(labels, nan=1.0)
     labels[30, 7] = -2.0
     labels[41, 2] = np.inf
     ideal_labels = np.ones((50, 12)) if ideal else None
-    with pytest.raises(ValueError) as fused:
-        _core.fused_ndcg("batch_ndcg", scores, labels, [10], "linear", "zero", ideal_labels)
+    with pytest.raises(ValueError) as compiled:
+        _core.compiled_ndcg("batch_ndcg", scores, labels, [10], "linear", "zero", ideal_labels)
     with pytest.raises(ValueError) as general:
         _general(scores, labels, [10], "linear", "zero", ideal_labels)
-    assert str(fused.value) == str(general.value).replace("f:", "batch_ndcg:")
+    assert str(compiled.value) == str(general.value).replace("f:", "batch_ndcg:")
     if ideal:
         labels[30, 7] = 1.0
         labels[41, 2] = 1.0
         ideal_labels[9, 11] = -1.0  # type: ignore[index]
         with pytest.raises(ValueError, match=r"batch_ndcg: ideal_labels must be non-negative, got -1 at row 9, column 11"):
-            _core.fused_ndcg("batch_ndcg", scores, labels, [10], "linear", "zero", ideal_labels)
+            _core.compiled_ndcg("batch_ndcg", scores, labels, [10], "linear", "zero", ideal_labels)
 
 
 @pytest.mark.parametrize("width", [2, 12, 50, 130])
 @pytest.mark.parametrize("k", [1, 3, 8, 9, 10, 16, 17, 33, 64])
-def test_fused_ranking_by_counting_and_by_insertion_match_the_general_path(width, k):
+def test_compiled_ranking_by_counting_and_by_insertion_match_the_general_path(width, k):
     """Equal scores (so more than 64 candidates in wide rows: the insertion), many distinct (the
     counted ranks), -inf and inf scores, fractional and large labels (the ideal by insertion)."""
     rng = np.random.default_rng(width * 1000 + k)
@@ -104,9 +101,9 @@ def test_fused_ranking_by_counting_and_by_insertion_match_the_general_path(width
         labels[::3] += 0.25
         labels[1::7, 0] = 35.0
         for gain in ("exponential", "linear"):
-            fused = _core.fused_ndcg("f", scores, labels, [k, 1], gain, "nan")
-            assert fused is not None
-            np.testing.assert_array_equal(fused, _general(scores, labels, [k, 1], gain, "nan"))
+            compiled = _core.compiled_ndcg("f", scores, labels, [k, 1], gain, "nan")
+            assert compiled is not None
+            np.testing.assert_array_equal(compiled, _general(scores, labels, [k, 1], gain, "nan"))
 
 
 @pytest.mark.parametrize("width", [1, 3, 9, 10, 19, 20, 21, 50, 131])
@@ -142,9 +139,9 @@ def test_cpu_tensors_take_the_compiled_kernels_by_default(monkeypatch):
     got = _compute_metrics(["ndcg", "map@5"], ts, tl)
     assert got["ndcg"].dtype == torch.float32 and not got["ndcg"].requires_grad
     np.testing.assert_allclose(got["map@5"].numpy(), _compute_metrics(["map@5"], scores, labels)["map@5"], atol=1e-6)
-    fused = batch_ndcg(ts, tl, [3, 5])
-    assert fused.dtype == torch.float32 and tuple(fused.shape) == (50, 2)
-    np.testing.assert_allclose(fused.numpy(), batch_ndcg(scores, labels, [3, 5]), atol=1e-6)
+    compiled = batch_ndcg(ts, tl, [3, 5])
+    assert compiled.dtype == torch.float32 and tuple(compiled.shape) == (50, 2)
+    np.testing.assert_allclose(compiled.numpy(), batch_ndcg(scores, labels, [3, 5]), atol=1e-6)
 
 
 def test_tensors_numpy_cannot_view_take_the_torch_path():
@@ -161,7 +158,7 @@ def test_tensors_numpy_cannot_view_take_the_torch_path():
 
 
 @pytest.mark.parametrize("width", [50, 63, 64, 130, 300])
-def test_fused_level_counts_and_candidate_bits_match_the_general_path(width):
+def test_compiled_level_counts_and_candidate_bits_match_the_general_path(width):
     """The hot kernel counts labels 0-7 a byte each (rows of up to 255 columns) and finds the candidates
     63 columns at a time: rows past those widths, labels 8-31 (counted by the general helper), ties
     of a few candidates (the stable count) and distinct scores (the vectorised count) all agree, for
@@ -177,13 +174,13 @@ def test_fused_level_counts_and_candidate_bits_match_the_general_path(width):
     for ks in ([10], [1, 5, 10, 16], [33]):
         for gain in ("exponential", "linear"):
             for ideal_labels in (None, ideal):  # the ideal_labels kernel shares the ranking steps
-                fused = _core.fused_ndcg("f", scores, labels, ks, gain, "nan", ideal_labels)
-                assert fused is not None
-                np.testing.assert_array_equal(fused, _general(scores, labels, ks, gain, "nan", ideal_labels))
+                compiled = _core.compiled_ndcg("f", scores, labels, ks, gain, "nan", ideal_labels)
+                assert compiled is not None
+                np.testing.assert_array_equal(compiled, _general(scores, labels, ks, gain, "nan", ideal_labels))
 
 
 @pytest.mark.parametrize("ideal", [False, True])
-def test_fused_parallel_build_takes_every_chunk_once(ideal):
+def test_compiled_parallel_build_takes_every_chunk_once(ideal):
     """The parallel build's threads take row chunks from a shared counter: every row is computed, and
     the values equal the serial build's bit for bit (more rows than chunks, and fewer)."""
     from ndcg_labeling import backend
@@ -197,72 +194,7 @@ def test_fused_parallel_build_takes_every_chunk_once(ideal):
         got = {}
         for setting in ("numba,parallel=on", "numba,parallel=off"):
             with backend.using(setting):
-                got[setting] = _core.fused_ndcg("f", scores, labels, [3, 10], "exponential", "nan", ideal_labels)
+                got[setting] = _core.compiled_ndcg("f", scores, labels, [3, 10], "exponential", "nan", ideal_labels)
         np.testing.assert_array_equal(got["numba,parallel=on"], got["numba,parallel=off"])
         np.testing.assert_array_equal(got["numba,parallel=on"], _general(scores, labels, [3, 10], "exponential", "nan",
                                                                          ideal_labels))
-
-
-def test_vector_compares_match_their_python_versions():
-    """``_mask_ge8`` (a masked load of the last ``n`` < 8 scores of a row: nothing past it) and
-    ``_count_gt8``, compiled from LLVM IR, agree with their Python versions on NaN, -inf, inf and ties."""
-    import numba
-
-    from ndcg_labeling.metrics import _kernel_bodies as kb
-
-    compares = _kernels._vector_compares()
-    mask_ge8, count_gt8 = compares["_mask_ge8"], compares["_count_gt8"]
-
-    @numba.njit
-    def masks(scores, thr, out):  # every block of each row, the last one short
-        for i in range(scores.shape[0]):
-            for b in range(0, scores.shape[1], 8):
-                out[i, b // 8] = mask_ge8(scores, i, b, min(8, scores.shape[1] - b), thr)
-
-    @numba.njit
-    def counts(values, out):
-        for p in range(values.shape[0] - 7):
-            out[p] = count_gt8(values, p, values[p])
-
-    rng = np.random.default_rng(5)
-    scores = rng.integers(0, 4, (9, 21)).astype(float)
-    scores[rng.random(scores.shape) < 0.2] = np.nan
-    scores[rng.random(scores.shape) < 0.1] = -np.inf
-    scores[rng.random(scores.shape) < 0.1] = np.inf
-    for thr in (-np.inf, 1.0, 2.5, np.inf, np.nan):
-        got = np.zeros((9, 3), np.int64)
-        masks(scores, thr, got)
-        want = [[kb._mask_ge8_py(scores, i, b, min(8, 21 - b), thr) for b in (0, 8, 16)] for i in range(9)]
-        np.testing.assert_array_equal(got, want)
-    values = scores.ravel()[:40].copy()
-    got = np.zeros(33, np.int64)
-    counts(values, got)
-    np.testing.assert_array_equal(got, [kb._count_gt8_py(values, p, values[p]) for p in range(33)])
-
-
-@pytest.mark.parametrize("width", [1, 7, 8, 9, 50, 63, 130])
-def test_label_counts_match_their_python_version(width):
-    """``_label_counts`` (LLVM IR, 8 labels at a time, a masked load for the last few): level counts
-    by byte (a count of 128 or more at level 7 sets the sign bit) and the count of other labels."""
-    import numba
-
-    from ndcg_labeling.metrics import _fused_bodies as fb
-
-    label_counts = _kernels._vector_compares()["_label_counts"]
-
-    @numba.njit
-    def run(labels, scores, out):
-        for i in range(labels.shape[0]):
-            out[i, 0], out[i, 1] = label_counts(labels, scores, i, labels.shape[1])
-
-    rng = np.random.default_rng(width)
-    labels = rng.integers(0, 9, (40, width)).astype(float)
-    labels[rng.random(labels.shape) < 0.1] = np.nan
-    labels[::3] += 0.5
-    labels[1::5, 0], labels[2::7, 0], labels[3::4, -1] = -1.0, np.inf, -0.0
-    labels[5] = 7.0
-    scores = rng.random((40, width))
-    scores[rng.random(scores.shape) < 0.1] = np.nan
-    got = np.zeros((40, 2), np.int64)
-    run(labels, scores, got)
-    np.testing.assert_array_equal(got, [fb._label_counts_py(labels, scores, i, width) for i in range(40)])
