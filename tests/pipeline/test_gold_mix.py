@@ -179,3 +179,39 @@ def test_gold_of_queries_outside_the_batch_sits_in_blocks_like_any_other(sqlite_
     # (tolerance 0.01: about one standard error of a cross-validated accuracy over these ~1,300 items)
     accuracy = cross_val_score(DecisionTreeClassifier(max_depth=3, random_state=0), x, y, cv=5).mean()
     assert accuracy <= 1 - base + 0.01
+
+
+def test_padding_takes_documents_not_yet_judged_enough_first(sqlite_db):
+    # query "in" is pooled (depth 3); query "out" is judged twice at ranks 1-3 and has four unjudged
+    # documents at ranks 4-7 (below the depth) and a gold item: the gold item's padding comes from those
+    with session_scope(sqlite_db.engine) as session:
+        session.add_all([m.Grader(name="ana"), m.Grader(name="ben"), m.System(name="s")])
+        session.flush()
+        ana, ben = (session.execute(select(m.Grader.id).where(m.Grader.name == n)).scalar_one() for n in ("ana", "ben"))
+        system = session.execute(select(m.System.id)).scalar_one()
+        docs = {}
+        for q, n in (("in", 3), ("out", 8)):
+            query = m.Query(external_id=q, text=q)
+            session.add(query)
+            session.flush()
+            for k in range(n):
+                doc = m.Document(external_id=f"{q}{k}", title="t", body="b")
+                session.add(doc)
+                session.flush()
+                docs[(q, k)] = doc.id
+                if k < 7:
+                    session.add(m.RankingEntry(system_id=system, query_id=query.id, document_id=doc.id, rank=k + 1))
+                if q == "out" and k < 3:
+                    session.add_all([m.Judgment(grader_id=g, query_id=query.id, document_id=doc.id, grade=1,
+                                                scale="0-3", source_file="t") for g in (ana, ben)])
+            if q == "out":
+                session.add(m.GoldItem(query_id=query.id, document_id=docs[("out", 7)], scale="0-3", grade=2))
+        session.flush()
+        created = tasks.create_batch("b", scale="0-3", depth=3, overlap=1, graders=["ana", "ben"], session=session,
+                                     seed=3, gold_rate=0.3)
+        out_items = set(session.execute(select(m.BatchItem.document_id).join(m.Query, m.Query.id == m.BatchItem.query_id)
+                                        .where(m.Query.external_id == "out")).scalars())
+    unjudged = {docs[("out", k)] for k in range(3, 7)}
+    assert created.queries == 1 and created.gold_assignments >= 1
+    padding = out_items - {docs[("out", 7)]}
+    assert len(padding) == created.gold_padding > 0 and padding <= unjudged
