@@ -7,7 +7,9 @@
   statistics ``calibrate`` compares an automatic judge with people by;
 * :func:`allocate_gold`: which gold items go to which graders (each to ``overlap`` graders, of the
   graders' own queries first, unseen ones first);
-* :func:`gold_gaps`: where gold items go in a grader's order (never two in a row, at query-block edges).
+* :func:`gold_gaps`: where gold items go in a grader's order (never two in a row, at query-block edges);
+* :func:`block_sizes`, :func:`insert_blocks`: the query blocks of a grader's order, and new items put
+  into them (or into new blocks between them) without splitting one.
 
 Every input check raises ``ValueError`` naming the function, the rule and the value received.
 """
@@ -310,6 +312,61 @@ def gold_gaps(item_query: ArrayLike, gold_query: ArrayLike, rng: np.random.Gener
     return out
 
 
+def block_sizes(item_query: ArrayLike) -> NDArray[np.int64]:
+    """For a grader's items in order (``item_query``: the query of each), the size of the query block
+    each item sits in (a block: consecutive items of one query). Empty in, empty out."""
+    q = _ints("block_sizes", "item_query", item_query)
+    if q.size == 0:
+        return np.empty(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
+    lengths = np.diff(np.r_[starts, q.size])
+    out: NDArray[np.int64] = np.repeat(lengths, lengths).astype(np.int64)
+    return out
+
+
+def insert_blocks(item_query: ArrayLike, new_query: ArrayLike,
+                  rng: np.random.Generator) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Put new items (``new_query``: the query of each) into a grader's order (``item_query``, where each
+    query forms one block). Returns the position of every old item and of every new item in the merged
+    order (``0 .. n_old + n_new - 1``); the old items keep their order.
+
+    A new item of a query the order has goes into that query's block (its first block, should a query
+    form two), at a random place; the new items of any other query form one new block together, at a
+    random edge between two blocks (or the start or the end), and inside it in a random order. No block
+    is ever split. Nothing is drawn from ``rng`` when there are no new items.
+    """
+    q = _ints("insert_blocks", "item_query", item_query)
+    nq = _ints("insert_blocks", "new_query", new_query)
+    n = q.size
+    if nq.size == 0:
+        return np.arange(n, dtype=np.int64), np.empty(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]]) if n else np.empty(0, dtype=np.int64)
+    ends = np.r_[starts[1:], n] - 1  # the last item of each block
+    block_of_query: dict[int, int] = {}
+    for b, query in enumerate(q[starts].tolist()):
+        block_of_query.setdefault(query, b)
+    # sort keys: old block b -> 2b + 1 and a new block at edge e (0..n_blocks) -> 2e; then a per-block
+    # tie-break (two new blocks at one edge stay apart); then the place inside the block
+    block_key = np.r_[2 * (np.cumsum(np.r_[True, q[1:] != q[:-1]]) - 1) + 1 if n else np.empty(0), np.zeros(nq.size)]
+    tie = np.zeros(n + nq.size)
+    inner = np.r_[np.arange(n, dtype=np.float64), np.zeros(nq.size)]
+    new_blocks: dict[int, tuple[int, float]] = {}
+    for k, query in enumerate(nq.tolist()):
+        if query in block_of_query:  # uniform over the block's gaps, its two edges included
+            b = block_of_query[query]
+            block_key[n + k] = 2 * b + 1
+            inner[n + k] = rng.uniform(starts[b] - 0.5, ends[b] + 0.5)
+            continue
+        if query not in new_blocks:
+            new_blocks[query] = (2 * int(rng.integers(starts.size + 1)), float(rng.random()))
+        block_key[n + k], tie[n + k] = new_blocks[query]
+        inner[n + k] = rng.random()
+    order = np.lexsort((inner, tie, block_key))
+    position = np.empty(n + nq.size, dtype=np.int64)
+    position[order] = np.arange(n + nq.size)
+    return position[:n], position[n:]
+
+
 # --- pace of grading ---------------------------------------------------------------------------------
 
 
@@ -352,7 +409,8 @@ def median_seconds_per_item(grader: ArrayLike, sequence: ArrayLike, seconds: Arr
         counts[k] = mine.size
     return medians, counts
 def allocate_gold(has_query: ArrayLike, seen: ArrayLike, wanted: ArrayLike, overlap: int,
-                  rng: np.random.Generator) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+                  rng: np.random.Generator, gold_query: ArrayLike | None = None
+                  ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Give gold items to graders: returns ``(gold, grader)``, one entry per gold assignment.
 
     ``has_query[g, r]``: gold item ``g``'s query is among grader ``r``'s ordinary items (it then sits in
@@ -366,6 +424,9 @@ def allocate_gold(has_query: ArrayLike, seen: ArrayLike, wanted: ArrayLike, over
     have not seen it (ties at random); it goes to the ``overlap`` graders in need ranked the same way
     (those with its query, unseen, most in need first), topped up by graders not in need when fewer
     than ``overlap`` are. Stops when no grader is in need or the gold items run out.
+
+    With ``gold_query`` (the query of each gold item), a grader who has no item of a query and already
+    got one gold item of it comes last for another one of it (two would share one block of their own).
     """
     f = "allocate_gold"
     hq = np.asarray(has_query, dtype=bool)
@@ -377,6 +438,10 @@ def allocate_gold(has_query: ArrayLike, seen: ArrayLike, wanted: ArrayLike, over
     n_gold, n_graders = hq.shape
     if not 1 <= overlap <= max(n_graders, 1):
         raise ValueError(f"{f}: overlap must be between 1 and n_graders ({n_graders}), got {overlap}")
+    gq = _ints(f, "gold_query", gold_query) if gold_query is not None else np.zeros(n_gold, dtype=np.int64)
+    if gq.shape != (n_gold,):
+        raise ValueError(f"{f}: gold_query must have one query per gold item ({n_gold}), got {gq.size}")
+    given: dict[int, set[int]] = {}  # query -> graders without the query given a gold item of it
     free = np.ones(n_gold, dtype=bool)
     tie = rng.random(n_gold)
     out_gold: list[int] = []
@@ -390,8 +455,13 @@ def allocate_gold(has_query: ArrayLike, seen: ArrayLike, wanted: ArrayLike, over
         score[~free] = -1.0
         g = int(np.argmax(score))
         free[g] = False
-        rank = np.lexsort((np.asarray(rng.random(n_graders)), -need, sn[g], ~hq[g], ~needy))
+        again = np.zeros(n_graders, dtype=bool)
+        if gold_query is not None:
+            again[list(given.get(int(gq[g]), ()))] = True
+        rank = np.lexsort((np.asarray(rng.random(n_graders)), -need, sn[g], ~hq[g], ~needy, again))
         chosen = rank[:overlap]
+        if gold_query is not None:
+            given.setdefault(int(gq[g]), set()).update(chosen[~hq[g, chosen]].tolist())
         need[chosen] -= 1
         out_gold += [g] * chosen.size
         out_grader += chosen.tolist()

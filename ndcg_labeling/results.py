@@ -33,6 +33,8 @@ SEED = 20240601
 SIGNIFICANCE = 0.05
 #: the power at which the report states the minimum detectable difference (MDE) of a comparison
 POWER = 0.8
+#: judged@k below this (any system, overall) makes the comparison unsafe: the report warns
+JUDGED_WARN_BELOW = 0.9
 
 
 HEADLINE_METRIC = "ndcg@10"

@@ -1,5 +1,6 @@
 """The quality kernel against its peers: kappa and the confusion matrix against scikit-learn, tau-b
-against scipy, the gold statistics against a plain per-grader loop; and the gold gaps' rules."""
+against scipy, the gold statistics against a plain per-grader loop; and the gold gaps' and the block
+insertion's rules."""
 
 from __future__ import annotations
 
@@ -13,9 +14,12 @@ from ndcg_labeling.quality import (
     TRUSTED,
     UNDECIDED,
     UNTRUSTED,
+    allocate_gold,
+    block_sizes,
     confusion_matrix,
     gold_gaps,
     gold_quality,
+    insert_blocks,
     kendall_tau_b,
     newcombe_interval,
     rank_positions,
@@ -214,3 +218,61 @@ def test_gold_gaps_never_touch_and_follow_the_query_blocks(seed):
 def test_gold_gaps_refuses_more_gold_than_gaps():
     with pytest.raises(ValueError, match="gold_gaps"):
         gold_gaps([1, 1], [5, 6, 7, 8], np.random.default_rng(0))
+
+
+def test_block_sizes_equal_a_groupby_of_the_order():
+    from itertools import groupby
+
+    rng = np.random.default_rng(0)
+    item_query = np.repeat(rng.permutation(30), rng.integers(1, 7, size=30))
+    expected = [n for _, run in groupby(item_query.tolist()) for n in [len(list(run))] for _ in range(n)]
+    assert block_sizes(item_query).tolist() == expected
+    assert block_sizes([]).size == 0
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_insert_blocks_keeps_every_query_in_one_block(seed):
+    rng = np.random.default_rng(seed)
+    blocks = rng.integers(1, 6, size=int(rng.integers(0, 10)))
+    item_query = np.repeat(np.arange(blocks.size), blocks)
+    n_new = int(rng.integers(1, 15))
+    new_query = np.where(rng.random(n_new) < 0.5, rng.integers(0, max(blocks.size, 1), n_new), 100 + rng.integers(0, 3, n_new))
+    old_pos, new_pos = insert_blocks(item_query, new_query, rng)
+    merged = np.empty(item_query.size + n_new, dtype=np.int64)
+    merged[old_pos], merged[new_pos] = item_query, new_query
+    assert sorted(np.r_[old_pos, new_pos].tolist()) == list(range(merged.size))  # a permutation
+    assert np.all(np.diff(old_pos) > 0)  # the old items keep their order
+    runs = [q for k, q in enumerate(merged.tolist()) if k == 0 or q != merged[k - 1]]
+    assert len(runs) == len(set(runs))  # every query one block: none split, new ones together
+    assert sorted(merged.tolist()) == sorted(np.r_[item_query, new_query].tolist())
+
+
+def test_insert_blocks_draws_nothing_without_new_items():
+    rng = np.random.default_rng(3)
+    state = rng.bit_generator.state
+    old_pos, new_pos = insert_blocks([1, 1, 2], [], rng)
+    assert old_pos.tolist() == [0, 1, 2] and new_pos.size == 0 and rng.bit_generator.state == state
+
+
+def test_insert_blocks_puts_a_new_query_at_every_edge_alike():
+    # two blocks give three edges (start, between, end): a new query's block goes to each about a third
+    # of the time (binomial test)
+    from scipy.stats import binomtest
+
+    rng = np.random.default_rng(1)
+    where = [int(insert_blocks([1, 1, 2, 2], [9, 9], rng)[1].min()) for _ in range(600)]
+    for start in (0, 2, 4):
+        assert binomtest(where.count(start), 600, 1 / 3).pvalue > 0.01
+
+
+def test_allocate_gold_gives_a_grader_without_the_query_one_gold_item_of_it():
+    # grader 0 wants two gold items; the two there are of one query nobody has: without gold_query both go
+    # to grader 0 (one block of two gold items); with it, the second goes to another grader
+    no_query, unseen = np.zeros((2, 3), dtype=bool), np.zeros((2, 3), dtype=bool)
+    _, plain = allocate_gold(no_query, unseen, [2, 0, 0], 1, np.random.default_rng(0))
+    assert sorted(plain.tolist()) == [0, 0]
+    _, graders = allocate_gold(no_query, unseen, [2, 0, 0], 1, np.random.default_rng(0), gold_query=[7, 7])
+    assert 0 in graders.tolist() and len(set(graders.tolist())) == 2
+    # a grader who has the query may get several of it (they go into that query's block)
+    _, own = allocate_gold(np.ones((2, 3), dtype=bool), unseen, [2, 0, 0], 1, np.random.default_rng(0), gold_query=[7, 7])
+    assert sorted(own.tolist()) == [0, 0]

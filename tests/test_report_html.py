@@ -46,6 +46,24 @@ def test_html_is_self_contained(html_report):
     assert "Warning:</strong> unsafe comparison" in text  # this data set has many unjudged documents
 
 
+def test_the_holes_warning_states_the_fact_and_only_the_command_line_renderers_advise(runner, sqlite_db, html_report):
+    # issue 32: the HTML report (also the web page /lead/report) and the JSON hold no CLI advice in
+    # Markdown backticks; the terminal and Markdown reports add what to run
+    import json
+
+    text = html_report.read_text(encoding="utf-8")
+    assert "are pending adjudication" in text and "unsafe comparison" in text
+    assert "`" not in text and "ndcg-labeling adjudicate" not in text and "ndcg-labeling tasks create" not in text
+    data = json.loads(invoke(runner, sqlite_db, "report", "--format", "json").stdout)
+    holes = [h["text"] for h in data["headline"] if "pending adjudication" in h["text"]]
+    assert len(holes) == 1 and "`" not in holes[0]
+    hint = "adjudicate the pending items with `ndcg-labeling adjudicate list`"
+    table = invoke(runner, sqlite_db, "report")
+    assert table.exit_code == 0 and "hint: " + hint in " ".join(table.stdout.split())
+    markdown = invoke(runner, sqlite_db, "report", "--format", "md").stdout
+    assert "> **Hint:** " + hint in markdown
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
 def test_html_renders_in_headless_chromium(html_report, tmp_path):

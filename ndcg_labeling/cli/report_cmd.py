@@ -126,6 +126,10 @@ def _render(result: Any, fmt: OutputFormat, out: str | None, force: bool) -> Non
             err_console.print(f"Warning: {warning}", markup=False)
         for n in result.notes:
             err_console.print(f"note: {n}", markup=False)
+        from ndcg_labeling.reports.headline import caveat_advice, coverage_advice
+
+        for advice in coverage_advice(result) + caveat_advice(result):
+            err_console.print(f"hint: {advice}", markup=False, highlight=False)
     if fmt is OutputFormat.csv:  # json carries the headline in its data
         from ndcg_labeling.reports.headline import headline_items
 

@@ -3,9 +3,7 @@ after a gold item.
 
 * :func:`import_gold` reads ``query_id,doc_id,grade[,explanation]`` with the import pipeline's readers
   and row checks (:mod:`ndcg_labeling.pipeline.importing`), all in the caller's transaction.
-* :func:`mix_gold` is called by ``tasks create --gold-rate R``: each grader gets gold items at rate ``R``
-  of their assignments, with item ids from the same source as every item and at places where an
-  ordinary item could be (:func:`ndcg_labeling.quality.gold_gaps`: never two in a row).
+* mixing them into a batch (``tasks create --gold-rate R``) lives in :mod:`ndcg_labeling.pipeline.gold_mix`.
 * The mark that an item is gold lives only in ``batch_gold_items``; a grader's grade of a gold item is a
   :class:`~ndcg_labeling.db.models.GoldAnswer`, never a judgment, so it never enters agreement or
   consensus. The grading session and ``tasks import`` route gold grades here (:func:`store_answer`,
@@ -15,27 +13,20 @@ after a gold item.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-from numpy.typing import NDArray
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import repository as repo
 from ndcg_labeling.errors import InputFileError, NdcgLabelingError
-from ndcg_labeling.quality import allocate_gold, gold_gaps
 from ndcg_labeling.scales import get_scale
 
 if TYPE_CHECKING:
     from ndcg_labeling.io.tasks_files import GradedRow
-
-MAX_GOLD_RATE = 0.5
-
 
 # --- import and list ----------------------------------------------------------------------------------
 
@@ -132,134 +123,6 @@ def list_gold(*, session: Session, scale: str | None = None) -> list[dict[str, A
                     "explanation": explanation, "batches": len(uses.get(gid, ())), "answers": len(given),
                     "accuracy": round(sum(a == grade for a in given) / len(given), 4) if given else None})
     return out
-
-
-# --- mixing gold into a new batch ---------------------------------------------------------------------
-
-
-@dataclass
-class GoldMix:
-    """The gold part of a new batch, from :func:`mix_gold`.
-
-    ``position``: the new position of every ordinary assignment; ``gold_item_ids`` / ``gold_qid`` /
-    ``gold_did``: the gold items used (one batch item each); ``gold_item``, ``gold_grader``,
-    ``gold_position``: one entry per gold assignment (``gold_item`` indexes ``gold_item_ids``).
-    ``short``: gold assignments fewer than the rate asks for; ``reused``: gold assignments of a gold item
-    the grader had in an earlier batch; ``own_block``: gold assignments of a query the grader has no
-    other item of (a query block of its own).
-    """
-
-    position: NDArray[np.int64]
-    gold_item_ids: list[int]
-    gold_qid: list[int]
-    gold_did: list[int]
-    gold_item: NDArray[np.int64]
-    gold_grader: NDArray[np.int64]
-    gold_position: NDArray[np.int64]
-    short: int = 0
-    reused: int = 0
-    own_block: int = 0
-
-    @property
-    def n_assignments(self) -> int:
-        return int(self.gold_item.size)
-
-
-def check_gold_rate(rate: float) -> None:
-    if not 0.0 <= rate <= MAX_GOLD_RATE or rate != rate:
-        raise NdcgLabelingError(f"gold rate must be between 0 and {MAX_GOLD_RATE} (a share of each grader's "
-                                f"assignments; above {MAX_GOLD_RATE} two gold items would touch), got {rate}")
-
-
-def gold_count(n_ordinary: int, rate: float) -> int:
-    """Gold items for a grader with ``n_ordinary`` items, so that gold / (gold + ordinary) ~ ``rate``."""
-    if rate <= 0 or n_ordinary == 0:
-        return 0
-    return min(n_ordinary + 1, max(1, round(n_ordinary * rate / (1.0 - rate))))
-
-
-def _candidates(*, session: Session, scale: str, pool_pairs: set[tuple[int, int]], query_types: Sequence[str],
-                query_ids: Sequence[str]) -> list[tuple[int, int, int]]:
-    stmt = (select(m.GoldItem.id, m.GoldItem.query_id, m.GoldItem.document_id).join(m.Query, m.Query.id == m.GoldItem.query_id)
-            .where(m.GoldItem.scale == scale).order_by(m.GoldItem.id))
-    if query_types:
-        stmt = stmt.where(m.Query.query_type.in_(list(query_types)))
-    if query_ids:
-        stmt = stmt.where(m.Query.external_id.in_(list(query_ids)))
-    gold = [(gid, qid, did) for gid, qid, did in session.execute(stmt) if (qid, did) not in pool_pairs]
-    if not gold:
-        limit = " of the batch's queries" if query_types or query_ids else ""
-        raise NdcgLabelingError(f"--gold-rate needs gold items on scale {scale}{limit} that are not in the pool: "
-                                f"import some with `ndcg-labeling gold import FILE --scale {scale}`")
-    return gold
-
-
-def _seen_before(gold_ids: list[int], grader_ids: Sequence[int], *, session: Session) -> NDArray[np.bool_]:
-    """``(n_gold, n_graders)``: the grader had the gold item in an earlier batch."""
-    index = {gid: k for k, gid in enumerate(gold_ids)}
-    col = {gid: k for k, gid in enumerate(grader_ids)}
-    out = np.zeros((len(gold_ids), len(grader_ids)), dtype=bool)
-    if not col:
-        return out
-    for gold_id, grader_id in session.execute(
-            select(m.BatchGoldItem.gold_item_id, m.Assignment.grader_id).distinct()
-            .join(m.Assignment, m.Assignment.item_id == m.BatchGoldItem.item_id)
-            .where(m.Assignment.grader_id.in_(list(col)))):
-        if gold_id in index:
-            out[index[gold_id], col[grader_id]] = True
-    return out
-
-
-def mix_gold(*, session: Session, scale: str, rate: float, pool_pairs: set[tuple[int, int]],
-             item_query: NDArray[np.int64], item: NDArray[np.int64], grader: NDArray[np.int64],
-             position: NDArray[np.int64], n_graders: int, rng: np.random.Generator,
-             query_types: Sequence[str] = (), query_ids: Sequence[str] = (), overlap: int = 1,
-             grader_ids: Sequence[int] = ()) -> GoldMix:
-    """Choose gold items for each grader and where they go in the grader's order.
-
-    Gold items of ``scale`` whose (query, document) is not one of the batch's ordinary pairs are
-    candidates (a batch limited to ``query_types`` / ``query_ids`` uses only gold items of those queries:
-    another query type would stand out). Each grader should get :func:`gold_count` of them; they are
-    given out by :func:`ndcg_labeling.quality.allocate_gold`: each gold item to exactly ``overlap``
-    graders, gold items of the grader's own queries first (they sit in that query's block) and items
-    the grader (``grader_ids``: their row ids) has not had in an earlier batch first; then placed by
-    :func:`ndcg_labeling.quality.gold_gaps`.
-    """
-    gold = _candidates(session=session, scale=scale, pool_pairs=pool_pairs, query_types=query_types,
-                       query_ids=query_ids)
-    gold_q = np.array([g[1] for g in gold], dtype=np.int64)
-    mine_of = [np.flatnonzero(grader == gr) for gr in range(n_graders)]
-    mine_of = [mine[np.argsort(position[mine], kind="stable")] for mine in mine_of]
-    wanted = np.array([gold_count(mine.size, rate) for mine in mine_of], dtype=np.int64)
-    has_query = np.column_stack([np.isin(gold_q, item_query[item[mine]]) for mine in mine_of]) if n_graders else \
-        np.zeros((len(gold), 0), dtype=bool)
-    seen = _seen_before([g[0] for g in gold], list(grader_ids), session=session) if grader_ids else \
-        np.zeros_like(has_query)
-    alloc_gold, alloc_grader = allocate_gold(has_query, seen, wanted, min(overlap, n_graders), rng)
-    new_position = position.copy()
-    g_item: list[NDArray[np.int64]] = []
-    g_grader: list[NDArray[np.int64]] = []
-    g_pos: list[NDArray[np.int64]] = []
-    for gr, mine in enumerate(mine_of):
-        chosen = rng.permutation(alloc_gold[alloc_grader == gr])
-        if chosen.size == 0:
-            continue
-        gaps = gold_gaps(item_query[item[mine]], gold_q[chosen], rng)
-        sorted_gaps = np.sort(gaps)
-        # ordinary item i moves down by the gold items in gaps 0..i; the gold item in gap k (the r-th
-        # smallest gap) lands at k + r
-        new_position[mine] = np.arange(mine.size) + np.searchsorted(sorted_gaps, np.arange(mine.size), side="right")
-        g_item.append(chosen)
-        g_grader.append(np.full(chosen.size, gr, dtype=np.int64))
-        g_pos.append(gaps + np.searchsorted(sorted_gaps, gaps, side="left"))
-    empty = np.empty(0, dtype=np.int64)
-    got = np.bincount(alloc_grader, minlength=n_graders)
-    return GoldMix(position=new_position, gold_item_ids=[g[0] for g in gold], gold_qid=[g[1] for g in gold],
-                   gold_did=[g[2] for g in gold], gold_item=np.concatenate(g_item) if g_item else empty,
-                   gold_grader=np.concatenate(g_grader) if g_grader else empty,
-                   gold_position=np.concatenate(g_pos) if g_pos else empty,
-                   short=int(np.maximum(wanted - got, 0).sum()), reused=int(seen[alloc_gold, alloc_grader].sum()),
-                   own_block=int((~has_query[alloc_gold, alloc_grader]).sum()))
 
 
 # --- answers -------------------------------------------------------------------------------------------

@@ -44,6 +44,7 @@ from ndcg_labeling.reports.model import report_as_dict
 from ndcg_labeling.results import (
     ALL,
     DEFAULT_METRICS,
+    JUDGED_WARN_BELOW,
     POWER,
     SEED,
     SIGNIFICANCE,
@@ -72,7 +73,6 @@ BY_CHOICES = tuple(c.value for c in ReportGrouping)
 GAIN_CHOICES = tuple(c.value for c in Gain)
 EMPTY_CHOICES = tuple(c.value for c in EmptyQueries)
 MISSING_CHOICES = tuple(c.value for c in MissingRuns)
-JUDGED_WARN_BELOW = 0.9
 Array = NDArray[Any]
 _DOC_SPAN = 1 << 31  # (query, document) row ids as one int64 key; ids are 32-bit integers
 
@@ -486,9 +486,7 @@ def _coverage_warnings(coverage: pd.DataFrame, k: int) -> list[str]:
     low = overall[overall["judged"] < JUDGED_WARN_BELOW]
     if low.empty:
         return []
-    names = low["system"].tolist()
     shares = ", ".join(f"{s} {v:.2f}" for s, v in zip(low["system"], low["judged"], strict=True))
-    opts = " ".join(f"--system {s}" for s in names)
+    # the command that pools the holes is the command-line renderers' hint (reports.headline.coverage_advice)
     return [f"unsafe comparison: judged@{k} is below {JUDGED_WARN_BELOW:g} ({shares}); unjudged documents count "
-            f"as gain 0, so these numbers are lower bounds. Pool the holes with: "
-            f"ndcg-labeling tasks create BATCH {opts} --depth {k} --scale SCALE --overlap N --graders A,B,C"]
+            f"as gain 0, so these numbers are lower bounds"]

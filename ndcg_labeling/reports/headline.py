@@ -6,7 +6,9 @@ Pure functions of a finished :class:`~ndcg_labeling.results.ReportResult` (no da
   every difference to the baseline in words — "hybrid beats bm25 on ndcg@10 by +0.138 [+0.09, +0.18],
   p < 0.001, 29/3/8 of 40 queries" — or, when the Holm-corrected p is not below 0.05, "no detectable
   difference (MDE ±0.05 at 80% power)"; then a warning line per label-quality problem.
-* :func:`caveat_rows`: alpha, items pending adjudication and top-k holes per query type.
+* :func:`caveat_rows`: alpha, items pending adjudication and top-k holes per query type;
+* :func:`caveat_advice`, :func:`coverage_advice`: what to run about the warnings, for the command-line
+  renderers only (terminal, Markdown, the csv/json stderr lines); the warnings state facts.
 * :func:`gate_line`: the ``report --gate`` decision (taken by the pipeline) in one line.
 
 **One test decides every line**: the paired t-test, Holm-corrected over the systems compared with the
@@ -22,7 +24,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from ndcg_labeling.results import ALL, POWER, SIGNIFICANCE, headline_metric
+from ndcg_labeling.results import ALL, JUDGED_WARN_BELOW, POWER, SIGNIFICANCE, headline_metric
 from ndcg_labeling.stats import MIN_TEST_QUERIES
 
 if TYPE_CHECKING:
@@ -216,14 +218,46 @@ def caveat_warnings(result: ReportResult) -> list[str]:
                    "from these labels are tentative")
     total = cv.top_k_rows.get(ALL, 0)
     holes = cv.top_k_unjudged.get(ALL, 0) + cv.top_k_pending.get(ALL, 0)
-    if total and holes / total > HOLES_WARN_ABOVE:
+    if _many_holes(result):
         out.append(f"{holes / total:.1%} of the scored top-{cv.k} positions (system, query, rank) are pending "
                    f"adjudication ({cv.top_k_pending.get(ALL, 0):,} positions; {cv.pending.get(ALL, 0):,} items "
                    f"in the adjudication queue) or unjudged ({cv.top_k_unjudged.get(ALL, 0):,} positions) of "
-                   f"{total:,}; adjudicate with `ndcg-labeling adjudicate list`, pool holes with `tasks create`")
+                   f"{total:,}")
     if cv.untrusted_graders:
         out.append(f"untrusted graders contributed labels: {', '.join(cv.untrusted_graders)}")
     return out
+
+
+def _many_holes(result: ReportResult) -> bool:
+    """More than :data:`HOLES_WARN_ABOVE` of the scored top-k positions pending adjudication or unjudged."""
+    cv = result.caveats
+    if cv is None:
+        return False
+    total = cv.top_k_rows.get(ALL, 0)
+    return bool(total and (cv.top_k_unjudged.get(ALL, 0) + cv.top_k_pending.get(ALL, 0)) / total > HOLES_WARN_ABOVE)
+
+
+def caveat_advice(result: ReportResult) -> list[str]:
+    """What to run about the headline's warnings, for the renderers a command-line user reads (terminal
+    and Markdown): the warnings themselves state facts only, as the web page and the JSON show them."""
+    if not _many_holes(result):
+        return []
+    return ["adjudicate the pending items with `ndcg-labeling adjudicate list` and `adjudicate set`; pool the "
+            "unjudged positions with `ndcg-labeling tasks create`"]
+
+
+def coverage_advice(result: ReportResult) -> list[str]:
+    """The command that pools the holes behind the "unsafe comparison" warning (a system's overall
+    judged@k below :data:`~ndcg_labeling.reports.model.JUDGED_WARN_BELOW`), for the command-line renderers."""
+    cov = result.coverage
+    if cov.empty:
+        return []
+    low = cov[(cov["query_type"] == ALL) & (cov["judged"] < JUDGED_WARN_BELOW)]["system"].tolist()
+    if not low:
+        return []
+    systems = " ".join(f"--system {s}" for s in low)
+    return [f"pool the holes with `ndcg-labeling tasks create BATCH {systems} --depth {result.coverage_k} "
+            f"--scale SCALE --overlap N --graders A,B,C`"]
 
 
 def gate_line(decision: GateDecision) -> str:
@@ -255,11 +289,13 @@ def render_headline_table(result: ReportResult, console: Console) -> None:
     from rich.text import Text
 
     console.print(Text(f"headline ({headline_metric(result.metrics, result.options)}; {LEGEND})", style="bold"))
-    for item in headline_items(result):
-        if item["kind"] == "warning":
-            console.print(Text("warning: ", style="bold red") + Text(item["text"]))
-        else:
-            console.print(Text("  " + item["text"]))
+    items = headline_items(result)
+    for item in (i for i in items if i["kind"] == "warning"):
+        console.print(Text("warning: ", style="bold red") + Text(item["text"]))
+    for advice in caveat_advice(result):
+        console.print(Text("hint: ", style="bold") + Text(advice))
+    for item in (i for i in items if i["kind"] != "warning"):
+        console.print(Text("  " + item["text"]))
     console.print()
 
 
@@ -287,6 +323,7 @@ def headline_markdown(result: ReportResult) -> list[str]:
     parts = [f"## Headline ({metric})\n"]
     items = headline_items(result)
     parts.extend(f"> **Warning:** {i['text']}\n" for i in items if i["kind"] == "warning")
+    parts.extend(f"> **Hint:** {advice}\n" for advice in caveat_advice(result))
     parts.append("".join(f"- {i['text']}\n" for i in items if i["kind"] != "warning"))
     parts.append(LEGEND + ".\n")
     return parts

@@ -202,6 +202,10 @@ def render_notes(result: ReportResult, console: Console | None = None) -> None:
         con.print(f"note: {note}", markup=False, highlight=False)
     for warning in result.warnings:
         con.print(f"[bold red]warning:[/] {warning}", highlight=False)
+    from ndcg_labeling.reports.headline import coverage_advice
+
+    for advice in coverage_advice(result):
+        con.print(f"[bold]hint:[/] {advice}", highlight=False)
 
 
 def render_overview(result: ReportResult, metric: str, console: Console | None = None) -> None:
@@ -278,11 +282,12 @@ def _md_table(header: list[str], rows: list[list[str]]) -> str:
 def render_markdown(result: ReportResult) -> str:
     """The report as Markdown: warnings first, then the summary, comparison and judged@k tables."""
     parts = ["# ndcg-labeling report\n"]
-    from ndcg_labeling.reports.headline import caveat_notes, caveat_rows, headline_markdown
+    from ndcg_labeling.reports.headline import caveat_notes, caveat_rows, coverage_advice, headline_markdown
     from ndcg_labeling.reports.moved import render_moved_markdown
 
     for warning in result.warnings:
         parts.append(f"> **Warning:** {warning}\n")
+    parts.extend(f"> **Hint:** {advice}\n" for advice in coverage_advice(result))
     parts.extend(headline_markdown(result))
     ci = f"{result.options.confidence:.0%}"
     header, rows = summary_cells(result)

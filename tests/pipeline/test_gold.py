@@ -16,7 +16,8 @@ from sqlalchemy import func, select
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.pipeline import tasks
-from ndcg_labeling.pipeline.gold import gold_count, gold_feedback, list_gold
+from ndcg_labeling.pipeline.gold import gold_feedback, list_gold
+from ndcg_labeling.pipeline.gold_mix import gold_count
 from ndcg_labeling.pipeline.quality_demo import QUALITY_DIR, load_quality_data, play_graders
 from ndcg_labeling.pipeline.tasks import create as tasks_create
 from tests.conftest import invoke

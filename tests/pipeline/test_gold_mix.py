@@ -67,7 +67,7 @@ def test_gold_items_cannot_be_told_apart_by_block_position_id_or_length(sqlite_d
         _judge_half_the_queries(session)
         created = tasks.create_batch("b", scale="0-3", depth=8, overlap=2, graders=GRADERS, session=session,
                                      seed=7, gold_rate=0.1)
-        assert created.gold_own_block == 0 and not any("one-document" in w for w in created.warnings)
+        assert created.gold_short_block == 0 and not any("one-document" in w for w in created.warnings)
         x, y = _features(session, "b")
     base = y.mean()
     assert 0.05 < base < 0.15
@@ -114,3 +114,104 @@ def test_a_grader_gets_gold_items_not_seen_before_and_reuse_is_reported(sqlite_d
     assert third.gold_reused == len(w3 & (w1 | w2))
     if third.gold_reused:
         assert any("earlier batch" in w for w in third.warnings)
+
+
+def _outside_gold_set(session, rng: np.random.Generator) -> list[str]:
+    """A set where every gold item is of a query the batch does not pool: 160 queries with documents
+    (texts of random length) in one run, 4 to 14 each for the last 80, which have no gold item; 16 to 22
+    for the first 80, which are already judged twice (so a new batch pools the last 80 only) and have two
+    more documents each, in no run, that are gold items."""
+    graders = [f"g{k}" for k in range(6)]
+    session.add_all([m.Grader(name=g) for g in graders])
+    system = m.System(name="bm25")
+    session.add(system)
+    session.flush()
+    gids = [session.execute(select(m.Grader.id).where(m.Grader.name == g)).scalar_one() for g in graders[:2]]
+    for q in range(160):
+        query = m.Query(external_id=f"q{q:03d}", text=f"query {q}")
+        n_docs = int(rng.integers(18, 25) if q < 80 else rng.integers(4, 15))
+        docs = [m.Document(external_id=f"q{q:03d}-d{k:02d}", title="t" * int(rng.integers(5, 60)),
+                           body="b" * int(rng.integers(50, 2000))) for k in range(n_docs)]
+        session.add_all([query, *docs])
+        session.flush()
+        ranked = docs[:-2] if q < 80 else docs  # the gold documents of a query are in no run
+        session.add_all([m.RankingEntry(system_id=system.id, query_id=query.id, document_id=d.id, rank=k + 1)
+                         for k, d in enumerate(ranked)])
+        if q < 80:
+            session.add_all([m.Judgment(grader_id=g, query_id=query.id, document_id=d.id, grade=1, scale="0-3",
+                                        batch="old", source_file="t") for g in gids for d in docs[:-2]])
+            session.add_all([m.GoldItem(query_id=query.id, document_id=d.id, scale="0-3", grade=2) for d in docs[-2:]])
+    session.flush()
+    return graders
+
+
+def test_gold_of_queries_outside_the_batch_sits_in_blocks_like_any_other(sqlite_db, monkeypatch):
+    # the case the previous test leaves out: no gold item of the batch's own queries at all. Each gold
+    # item is padded with documents of its query to a block whose size follows the batch's blocks
+    from scipy.stats import chi2_contingency
+
+    import ndcg_labeling.pipeline.tasks.create as create_module
+
+    rng = np.random.default_rng(35)
+    monkeypatch.setattr(create_module.secrets, "token_bytes", lambda n: rng.bytes(n))
+    with session_scope(sqlite_db.engine) as session:
+        graders = _outside_gold_set(session, np.random.default_rng(5))
+        created = tasks.create_batch("b", scale="0-3", depth=20, overlap=2, graders=graders, session=session,
+                                     seed=4, gold_rate=0.1)
+        x, y = _features(session, "b")
+        per_item = session.execute(select(func.count()).select_from(m.Assignment)
+                                   .group_by(m.Assignment.item_id)).scalars().all()
+        order = session.execute(select(m.Assignment.grader_id, m.BatchItem.query_id)
+                                .join(m.BatchItem, m.BatchItem.id == m.Assignment.item_id)
+                                .order_by(m.Assignment.grader_id, m.Assignment.position)).all()
+    assert created.queries == 80 and created.gold_padding > 0 and created.gold_short_block == 0
+    assert not any("one-document" in w for w in created.warnings)
+    assert abs(created.gold_rate_achieved - 0.1) < 0.02  # the padding counts as ordinary items
+    assert set(per_item) == {2}  # padding items too go to `overlap` graders
+    blocks = [key for k, key in enumerate(order) if k == 0 or key != order[k - 1]]
+    assert len(blocks) == len(set(blocks))  # every query is one block in a grader's order
+    base = y.mean()
+    # the block size says nothing about gold (before: every one-document block was gold)
+    sizes = np.minimum(x[:, 0], 8)
+    table = np.array([[np.sum((sizes == s) & y), np.sum((sizes == s) & ~y)] for s in np.unique(sizes)])
+    assert chi2_contingency(table).pvalue > 0.05
+    # and a classifier over every feature a grader sees does no better than always saying "ordinary"
+    # (tolerance 0.01: about one standard error of a cross-validated accuracy over these ~1,300 items)
+    accuracy = cross_val_score(DecisionTreeClassifier(max_depth=3, random_state=0), x, y, cv=5).mean()
+    assert accuracy <= 1 - base + 0.01
+
+
+def test_padding_takes_documents_not_yet_judged_enough_first(sqlite_db):
+    # query "in" is pooled (depth 3); query "out" is judged twice at ranks 1-3 and has four unjudged
+    # documents at ranks 4-7 (below the depth) and a gold item: the gold item's padding comes from those
+    with session_scope(sqlite_db.engine) as session:
+        session.add_all([m.Grader(name="ana"), m.Grader(name="ben"), m.System(name="s")])
+        session.flush()
+        ana, ben = (session.execute(select(m.Grader.id).where(m.Grader.name == n)).scalar_one() for n in ("ana", "ben"))
+        system = session.execute(select(m.System.id)).scalar_one()
+        docs = {}
+        for q, n in (("in", 3), ("out", 8)):
+            query = m.Query(external_id=q, text=q)
+            session.add(query)
+            session.flush()
+            for k in range(n):
+                doc = m.Document(external_id=f"{q}{k}", title="t", body="b")
+                session.add(doc)
+                session.flush()
+                docs[(q, k)] = doc.id
+                if k < 7:
+                    session.add(m.RankingEntry(system_id=system, query_id=query.id, document_id=doc.id, rank=k + 1))
+                if q == "out" and k < 3:
+                    session.add_all([m.Judgment(grader_id=g, query_id=query.id, document_id=doc.id, grade=1,
+                                                scale="0-3", source_file="t") for g in (ana, ben)])
+            if q == "out":
+                session.add(m.GoldItem(query_id=query.id, document_id=docs[("out", 7)], scale="0-3", grade=2))
+        session.flush()
+        created = tasks.create_batch("b", scale="0-3", depth=3, overlap=1, graders=["ana", "ben"], session=session,
+                                     seed=3, gold_rate=0.3)
+        out_items = set(session.execute(select(m.BatchItem.document_id).join(m.Query, m.Query.id == m.BatchItem.query_id)
+                                        .where(m.Query.external_id == "out")).scalars())
+    unjudged = {docs[("out", k)] for k in range(3, 7)}
+    assert created.queries == 1 and created.gold_assignments >= 1
+    padding = out_items - {docs[("out", 7)]}
+    assert len(padding) == created.gold_padding > 0 and padding <= unjudged

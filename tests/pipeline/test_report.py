@@ -158,8 +158,12 @@ def test_judged_coverage_and_warning(sqlite_db):
     cov = result.coverage.set_index(["system", "query_type"])["judged"]
     assert cov[("a", "all")] == pytest.approx(2.5 / 3)
     assert result.coverage_k == 2
-    assert len(result.warnings) == 1
-    assert "--system a --system b --depth 2" in result.warnings[0]
+    assert len(result.warnings) == 1 and "judged@2 is below 0.9" in result.warnings[0]
+    # the warning states the fact; the command-line renderers add the pooling command (issue 32)
+    from ndcg_labeling.reports.headline import coverage_advice
+
+    assert "ndcg-labeling" not in result.warnings[0]
+    assert ["--system a --system b --depth 2" in a for a in coverage_advice(result)] == [True]
 
 
 def test_t_test_and_wins_match_scipy_on_per_query_values(db):

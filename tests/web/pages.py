@@ -55,8 +55,7 @@ PAGES: list[Page] = [
     Page("/lead/agreement?batch=b1", "lead", "lead-agreement"),
     Page("/lead/adjudication?batch=b1", "lead", "lead-adjudication"),
     Page("/lead/adjudication/item?query_id={query_id}&doc_id={doc_id}&batch=b1", "lead", "lead-adjudicate-item"),
-    # the report's headline warnings (reports/headline.py) still quote CLI commands in backticks
-    Page("/lead/report", "lead", "lead-report", markdown_free=False),
+    Page("/lead/report", "lead", "lead-report"),
     Page("/lead/report", "lead", "lead-report-missing", world="fresh"),
 ]
 

@@ -18,7 +18,7 @@ from ndcg_labeling.db import models as m
 from ndcg_labeling.db import repository as repo
 from ndcg_labeling.errors import ConflictError, NdcgLabelingError, NotFoundError
 from ndcg_labeling.guidelines import load_guideline
-from ndcg_labeling.pipeline.gold import GoldMix, check_gold_rate, mix_gold
+from ndcg_labeling.pipeline.gold_mix import GoldMix, check_gold_rate, mix_gold
 from ndcg_labeling.pipeline.tasks._common import _IN_CHUNK
 from ndcg_labeling.scales import Scale, get_scale
 
@@ -51,7 +51,8 @@ class BatchCreated:
     gold_assignments: int = 0
     gold_rate_achieved: float = 0.0  # gold assignments / all assignments
     gold_reused: int = 0  # gold assignments of a gold item the grader had in an earlier batch
-    gold_own_block: int = 0  # gold assignments in a query block of their own (no gold for the grader's queries)
+    gold_padding: int = 0  # ordinary items added beside gold items of queries their graders have no other item of
+    gold_short_block: int = 0  # gold assignments in a block smaller than drawn (too few documents to pad with)
     warnings: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
@@ -62,10 +63,17 @@ class BatchCreated:
             text += f"; {self.already_judged} pooled pairs left out (already judged {self.overlap} times)"
         if self.gold_rate:
             text += (f"; gold rate {self.gold_rate:g} asked, {self.gold_rate_achieved:.3f} achieved "
-                     f"({self.gold_assignments} gold assignments, {self.gold_reused} reused from earlier batches)"
+                     f"({self.gold_assignments} gold assignments, {self.gold_reused} reused from earlier batches"
+                     f"{self._padding_text()})"
                      f"{' with feedback' if self.gold_feedback else ''}")
         text += f"; guideline {self.guideline_path} version {self.guideline_version or '?'}"
         return "\n".join([text] + [f"Warning: {w}" for w in self.warnings])
+
+    def _padding_text(self) -> str:
+        if not self.gold_padding:
+            return ""
+        return (f", {self.gold_padding} items of the gold items' own queries added so that those sit in "
+                f"query blocks like any other")
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -170,19 +178,23 @@ def _gold_summary(created: BatchCreated, mix: GoldMix | None) -> BatchCreated:
         return created
     created.gold_assignments = mix.n_assignments
     created.gold_rate_achieved = round(mix.n_assignments / created.assignments, 4) if created.assignments else 0.0
-    created.gold_reused, created.gold_own_block = mix.reused, mix.own_block
+    created.gold_reused, created.gold_short_block = mix.reused, mix.short_block
+    created.gold_padding = len(mix.pad_qid)
     # a grader's count is rounded and each gold item goes to `overlap` graders: allow one per grader
     if mix.n_assignments + len(created.graders) < created.gold_rate * created.assignments:
+        padding = (f"; the {mix.pad_item.size} assignments of items added beside gold items count as ordinary ones"
+                   if mix.pad_item.size else "")
         created.warnings.append(
             f"gold rate {created.gold_rate_achieved:.3f} achieved, below the {created.gold_rate:g} asked: not enough "
-            f"gold items (each goes to {created.overlap} graders, as every item); import more with "
+            f"gold items (each goes to {created.overlap} graders, as every item){padding}; import more with "
             f"`ndcg-labeling gold import`")
     if mix.reused:
         created.warnings.append(f"{mix.reused} of {mix.n_assignments} gold assignments repeat a gold item the same "
                                 f"grader had in an earlier batch")
-    if mix.own_block:
-        created.warnings.append(f"{mix.own_block} gold assignments are of a query the grader has no other item of "
-                                f"(a one-document block can give them away): import gold items for the batch's queries")
+    if mix.short_block:
+        created.warnings.append(f"{mix.short_block} gold assignments sit in a query block smaller than the batch's "
+                                f"blocks (a one-document block can give them away): their queries have too few "
+                                f"other documents in the runs or judgments; import gold items for the batch's queries")
     return created
 
 
@@ -191,9 +203,10 @@ def _add_gold(qids: list[int], dids: list[int], gold_of: list[int | None], item:
               grader_ids: NDArray[np.int64], seed: int, session: Session, overlap: int,
               queries: tuple[list[str], list[str]] = ([], [])
               ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], GoldMix | None]:
-    """Mix gold items in (:func:`ndcg_labeling.pipeline.gold.mix_gold`): the gold items used are appended
-    to ``qids``, ``dids`` and ``gold_of`` (in place); returns the assignments' item, grader and position,
-    and the mix (for the summary; None and nothing changed at rate 0)."""
+    """Mix gold items in (:func:`ndcg_labeling.pipeline.gold_mix.mix_gold`): the padding items and then the
+    gold items used are appended to ``qids``, ``dids`` and ``gold_of`` (in place); returns the
+    assignments' item, grader and position, and the mix (for the summary; None and nothing changed at
+    rate 0)."""
     if rate <= 0:
         return item, grader, position, None
     n_items = len(qids)
@@ -202,12 +215,17 @@ def _add_gold(qids: list[int], dids: list[int], gold_of: list[int | None], item:
                    n_graders=len(grader_ids), rng=np.random.default_rng([seed, _GOLD_STREAM]),
                    query_types=queries[0], query_ids=queries[1], overlap=overlap,
                    grader_ids=grader_ids.tolist())
+    qids += mix.pad_qid
+    dids += mix.pad_did
+    gold_of += [None] * len(mix.pad_qid)
+    n_padded = len(qids)
     used, gold_index = np.unique(mix.gold_item, return_inverse=True)
     qids += [mix.gold_qid[i] for i in used]
     dids += [mix.gold_did[i] for i in used]
     gold_of += [mix.gold_item_ids[i] for i in used]
-    return (np.r_[item, n_items + gold_index.ravel()].astype(np.int64), np.r_[grader, mix.gold_grader].astype(np.int64),
-            np.r_[mix.position, mix.gold_position].astype(np.int64), mix)
+    return (np.r_[item, n_items + mix.pad_item, n_padded + gold_index.ravel()].astype(np.int64),
+            np.r_[grader, mix.pad_grader, mix.gold_grader].astype(np.int64),
+            np.r_[mix.position, mix.pad_position, mix.gold_position].astype(np.int64), mix)
 
 
 def _store_assignments(batch_id: int, item_ids: NDArray[np.int64], grader_ids: NDArray[np.int64],
