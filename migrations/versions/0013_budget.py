@@ -23,11 +23,15 @@ branch_labels = None
 depends_on = None
 
 
+_COLUMNS = ("strategy", "budget", "strata_edges")
+
+
 def upgrade() -> None:
-    with op.batch_alter_table("grading_batches") as batch:
-        batch.add_column(sa.Column("strategy", sa.String(16), nullable=True))
-        batch.add_column(sa.Column("budget", sa.Integer(), nullable=True))
-        batch.add_column(sa.Column("strata_edges", sa.JSON(), nullable=True))
+    # plain ADD COLUMN (no batch mode): SQLite's table copy would drop grading_batches under the ON DELETE
+    # CASCADE of batch_items and assignments, and take their rows with it
+    op.add_column("grading_batches", sa.Column("strategy", sa.String(16), nullable=True))
+    op.add_column("grading_batches", sa.Column("budget", sa.Integer(), nullable=True))
+    op.add_column("grading_batches", sa.Column("strata_edges", sa.JSON(), nullable=True))
     op.create_table(
         "batch_item_designs",
         sa.Column("item_id", sa.Integer(), nullable=False),
@@ -42,7 +46,10 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table("batch_item_designs")
-    with op.batch_alter_table("grading_batches") as batch:
-        batch.drop_column("strata_edges")
-        batch.drop_column("budget")
-        batch.drop_column("strategy")
+    if op.get_bind().dialect.name == "sqlite":
+        # as in 0005: SQLite >= 3.35 drops a plain column in place (no table copy that would trip foreign keys)
+        for column in reversed(_COLUMNS):
+            op.execute(f"ALTER TABLE grading_batches DROP COLUMN {column}")
+    else:
+        for column in reversed(_COLUMNS):
+            op.drop_column("grading_batches", column)

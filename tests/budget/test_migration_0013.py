@@ -24,3 +24,25 @@ def test_0013_adds_and_removes_the_budget_columns(empty_db):
     assert "batch_item_designs" not in inspect(engine).get_table_names()
     migrate.upgrade(engine)
     assert "batch_item_designs" in inspect(engine).get_table_names()
+
+
+def test_0013_keeps_the_rows_of_batches_items_and_assignments(empty_db):
+    # a table copy of grading_batches (SQLite's batch mode) would cascade into batch_items and assignments
+    from sqlalchemy import text
+
+    from tests.db.test_migrations_keep_data import ROWS_0001, ROWS_0002, _dump
+
+    engine = empty_db.engine
+    migrate.upgrade(engine, "0012")
+    with engine.begin() as conn:
+        for statements in {**ROWS_0001, **ROWS_0002}.values():
+            for sql in statements:
+                conn.execute(text(sql))
+    tables = [*ROWS_0001, *ROWS_0002]
+    old = {t: [c["name"] for c in inspect(engine).get_columns(t)] for t in tables}
+    before = _dump(engine, tables, old)
+    assert all(before[t] for t in tables)
+    migrate.upgrade(engine)
+    assert _dump(engine, tables, old) == before
+    migrate.downgrade(engine, "0012")
+    assert _dump(engine, tables, old) == before
