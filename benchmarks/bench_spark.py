@@ -1,5 +1,6 @@
-"""Spark against the embedded path: ``eval`` on a large run and ``implicit derive``'s aggregation on an
-impression log, both times and peak memory, side by side, and an estimate for a 10-node cluster.
+"""Spark against the embedded path: ``eval`` on a large run, ``implicit derive``'s aggregation on an
+impression log and ``online report`` on an A/B log (``--jobs``), both times and peak memory, side by
+side, and an estimate for a 10-node cluster.
 
 The script starts a standalone Spark cluster on this machine (one master, two workers of one core each,
 bound to 127.0.0.1), runs the same jobs on it and on the embedded path (``eval``: this process's NumPy /
@@ -10,6 +11,7 @@ master, workers and executors together), sampled from /proc every 0.2 s.
     python benchmarks/bench_spark.py                      # 10M run lines, 100M impressions (long)
     python benchmarks/bench_spark.py --lines 1000000 --rows 2000000   # a reduced size
     python benchmarks/bench_spark.py --rows 5e6,2e7 --data /work/bench_spark --out r.json  # two log sizes
+    python benchmarks/bench_spark.py --jobs online --online-rows 5000000   # online report only
 
 The 1B-line estimate uses the measured throughput per Spark task (lines per second per core, the
 scoring stage alone) and assumes the same per-core speed on 10 nodes of ``--node-cores`` cores, plus the
