@@ -1,5 +1,6 @@
-"""Spark against the embedded path: ``eval`` on a large run and ``implicit derive``'s aggregation on an
-impression log, both times and peak memory, side by side, and an estimate for a 10-node cluster.
+"""Spark against the embedded path: ``eval`` on a large run, ``implicit derive``'s aggregation on an
+impression log and ``online report`` on an A/B log (``--jobs``), both times and peak memory, side by
+side, and an estimate for a 10-node cluster.
 
 The script starts a standalone Spark cluster on this machine (one master, two workers of one core each,
 bound to 127.0.0.1), runs the same jobs on it and on the embedded path (``eval``: this process's NumPy /
@@ -10,6 +11,7 @@ master, workers and executors together), sampled from /proc every 0.2 s.
     python benchmarks/bench_spark.py                      # 10M run lines, 100M impressions (long)
     python benchmarks/bench_spark.py --lines 1000000 --rows 2000000   # a reduced size
     python benchmarks/bench_spark.py --rows 5e6,2e7 --data /work/bench_spark --out r.json  # two log sizes
+    python benchmarks/bench_spark.py --jobs online --online-rows 5000000   # online report only
 
 The 1B-line estimate uses the measured throughput per Spark task (lines per second per core, the
 scoring stage alone) and assumes the same per-core speed on 10 nodes of ``--node-cores`` cores, plus the
@@ -141,6 +143,57 @@ def make_log(folder: Path, rows: int, n_queries: int = 2000, depth: int = 10) ->
     return out
 
 
+def make_online(folder: Path, rows: int, n_queries: int = 2000, n_docs: int = 50, depth: int = 10) -> tuple[Path, str]:
+    """An A/B log of ``rows`` impressions (arms control / test by request, users, conversions) in
+    Parquet files of 2M rows, and a SQLite label store with one grader ``bench`` judging every pair
+    (grades 0-3); both reused when already there."""
+    rng = np.random.default_rng(2)
+    out, db = folder / f"online-{rows}", folder / "online-labels.db"
+    url = f"sqlite:///{db}"
+    if not db.exists():
+        from ndcg_labeling.db import migrate
+        from ndcg_labeling.db.session import make_engine, session_scope
+        from ndcg_labeling.pipeline.importing import import_judgments
+
+        q = np.repeat(np.arange(n_queries), n_docs)
+        d = np.tile(np.arange(n_docs), n_queries)
+        judgments = folder / "online-judgments.csv"
+        pd.DataFrame({"query_id": np.char.add("q", q.astype(str)), "doc_id": np.char.add("d", d.astype(str)),
+                      "grader": "bench", "grade": rng.choice(4, q.size, p=[0.5, 0.3, 0.15, 0.05])}).to_csv(judgments, index=False)
+        engine = make_engine(url)
+        migrate.upgrade(engine)
+        with session_scope(engine) as session:
+            import_judgments(str(judgments), scale="0-3", session=session, create_graders=True)
+        engine.dispose()
+    if (out / "DONE").exists():
+        return out, url
+    out.mkdir(exist_ok=True)
+    for i, start in enumerate(range(0, rows, 2_000_000)):
+        n = min(2_000_000, rows - start)
+        req = (start + np.arange(n)) // depth
+        pos = (start + np.arange(n)) % depth + 1
+        q = np.repeat(rng.integers(0, n_queries, (n + depth - 1) // depth), depth)[:n]
+        pd.DataFrame({"request_id": np.char.add("r", req.astype(str)), "query_id": np.char.add("q", q.astype(str)),
+                      "doc_id": np.char.add("d", ((req * 7 + pos) % n_docs).astype(str)), "position": pos,
+                      "clicked": (rng.random(n) < 0.3 / pos).astype(np.int8), "ts": 1.7e9 + req.astype(np.float64),
+                      "arm": np.where(req % 2 == 0, "control", "test"),
+                      "converted": ((pos == 1) & (rng.random(n) < 0.05)).astype(np.int8),
+                      "user_id": np.char.add("u", (req % 100_000).astype(str))}).to_parquet(out / f"part-{i:04d}.parquet")
+    (out / "DONE").write_text("")
+    return out, url
+
+
+def online_report_json(log: Path, url: str, engine: str, spark: object = None) -> str:
+    """``online report`` as JSON, the statistics without their bootstrap (``n_resamples=0``: the
+    same on both engines, and not what is measured here)."""
+    from ndcg_labeling.cli.common import open_session
+    from ndcg_labeling.pipeline.online import OnlineOptions, online_report
+
+    options = OnlineOptions(baseline="control", labels="bench", n_resamples=0, engine=engine)
+    with open_session(url, read_only=True) as session:
+        return json.dumps(online_report([str(log)], options, session=session, spark=spark), default=str)
+
+
 # --- the standalone cluster ----------------------------------------------------------------------------
 class Cluster:
     """One master and two one-core workers on 127.0.0.1, started here and stopped here."""
@@ -219,6 +272,12 @@ def _embedded(args: argparse.Namespace, data: dict[str, object], results: dict[s
         data["eval_embedded"] = emb
         results["embedded_eval"] = {"lines": args.lines, "s": t, "peak_bytes": m}
         _say(results, out, f"embedded eval {args.lines:,} lines: {t:.1f} s, {m / 2**20:.0f} MB")
+    if "online" in args.jobs:
+        log, url = data["online"]  # type: ignore[misc]
+        rep, t, m = _timed(lambda: online_report_json(log, url, "duckdb"), me)
+        data["online_embedded"] = rep
+        results["embedded_online"] = {"rows": args.online_rows, "s": t, "peak_bytes": m}
+        _say(results, out, f"embedded online report {args.online_rows:,} impressions: {t:.1f} s, {m / 2**20:.0f} MB")
     for rows, log in data["logs"]:  # type: ignore[attr-defined]
         agg, t, m = _timed(lambda log=log: get_engine("duckdb").aggregate(LogRequest(sources=(str(log),))), me)
         data[f"logs_embedded_{rows}"] = agg
@@ -256,6 +315,15 @@ def _on_spark(args: argparse.Namespace, data: dict[str, object], results: dict[s
             results["spark_eval"] = {"lines": args.lines, "s": t, "peak_bytes": m, "task_s": task_s, "same": bool(same)}
             _say(results, out, f"spark eval {args.lines:,} lines: {t:.1f} s ({task_s:.0f} task-s), "
                  f"{m / 2**20:.0f} MB, same={same}")
+        if "online" in args.jobs:
+            log, url = data["online"]  # type: ignore[misc]
+            before = executor_seconds(ui, app_id)
+            rep, t, m = _timed(lambda: online_report_json(log, url, "spark", spark), roots)
+            task_s = executor_seconds(ui, app_id) - before
+            same = rep == data["online_embedded"]
+            results["spark_online"] = {"rows": args.online_rows, "s": t, "peak_bytes": m, "task_s": task_s, "same": same}
+            _say(results, out, f"spark online report {args.online_rows:,} impressions: {t:.1f} s ({task_s:.0f} task-s), "
+                 f"{m / 2**20:.0f} MB, same={same}")
         for rows, log in data["logs"]:  # type: ignore[attr-defined]
             before = executor_seconds(ui, app_id)
             agg, t, m = _timed(lambda log=log: SparkEngine(spark=spark).aggregate(LogRequest(sources=(str(log),))), roots)
@@ -278,7 +346,7 @@ def estimate(results: dict[str, object], node_cores: int) -> dict[str, object]:
     the part of the measured wall time that no task accounts for (driver work, scheduling: kept as it
     is, although the driver's collect grows with the number of queries / cells)."""
     cores, out = 10 * node_cores, {}
-    for job in ("eval", *sorted((k.removeprefix("spark_") for k in results if k.startswith("spark_logs_")),
+    for job in ("eval", "online", *sorted((k.removeprefix("spark_") for k in results if k.startswith("spark_logs_")),
                                 key=lambda k: int(k.rsplit("_", 1)[1]))):
         sp = results.get(f"spark_{job}")
         if not isinstance(sp, dict):
@@ -304,6 +372,8 @@ def bench(args: argparse.Namespace) -> dict[str, object]:
     data: dict[str, object] = {"logs": [(r, make_log(folder, r)) for r in args.rows] if "logs" in args.jobs else []}
     if "eval" in args.jobs:
         data["trec"] = make_trec(folder, args.lines)
+    if "online" in args.jobs:
+        data["online"] = make_online(folder, args.online_rows)
     results["make_data_s"] = time.perf_counter() - t0
     _say(results, out, f"data ready in {results['make_data_s']:.0f} s under {folder}")
     _embedded(args, data, results, out)
@@ -321,7 +391,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lines", type=int, default=10_000_000, help="run lines (1,000 per query)")
     parser.add_argument("--rows", type=_sizes, default=[100_000_000], help="log impressions (comma-separated sizes)")
-    parser.add_argument("--jobs", default="eval,logs", help="eval, logs or both")
+    parser.add_argument("--jobs", default="eval,logs", help="eval, logs, online (comma-separated)")
+    parser.add_argument("--online-rows", type=int, default=5_000_000, help="impressions of the online report's A/B log")
     parser.add_argument("--data", default=str(Path(tempfile.gettempdir()) / "bench_spark"),
                         help="where the generated data is kept (reused when there)")
     parser.add_argument("--out", default=None, help="write the results as JSON here, after each step")
@@ -338,7 +409,8 @@ def main() -> None:
     print(f"Spark: standalone, 1 master + 2 workers x 1 core; session start-up {r['spark_startup_s']:.1f} s")
     print(f"{'job':<36}{'embedded s':>12}{'peak MB':>10}{'spark s':>10}{'task s':>9}{'peak MB':>10}  same")
     jobs = [("eval", f"eval {args.lines:,} lines")] if "eval" in args.jobs else []
-    jobs += [(f"logs_{n}", f"logs {n:,} impressions") for n in args.rows]
+    jobs += [("online", f"online report {args.online_rows:,} impr.")] if "online" in args.jobs else []
+    jobs += [(f"logs_{n}", f"logs {n:,} impressions") for n in args.rows if "logs" in args.jobs]
     for key, name in jobs:
         e, s = r[f"embedded_{key}"], r[f"spark_{key}"]
         assert isinstance(e, dict) and isinstance(s, dict)

@@ -248,7 +248,7 @@ def caveat_advice(result: ReportResult) -> list[str]:
 
 def coverage_advice(result: ReportResult) -> list[str]:
     """The command that pools the holes behind the "unsafe comparison" warning (a system's overall
-    judged@k below :data:`~ndcg_labeling.reports.model.JUDGED_WARN_BELOW`), for the command-line renderers."""
+    judged@k below :data:`~ndcg_labeling.results.JUDGED_WARN_BELOW`), for the command-line renderers."""
     cov = result.coverage
     if cov.empty:
         return []
