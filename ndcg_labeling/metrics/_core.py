@@ -10,7 +10,6 @@ a few vectorised operations on ``(queries, K)`` arrays written once for both bac
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,6 +19,7 @@ from ndcg_labeling import backend
 from ndcg_labeling.metrics import _kernels
 from ndcg_labeling.metrics._validation import (
     FloatArray,
+    Ranking,
     as_2d,
     check_bad_columns,
     check_labels,
@@ -27,28 +27,6 @@ from ndcg_labeling.metrics._validation import (
     check_same_shape,
     is_torch,
 )
-
-
-@dataclass(frozen=True)
-class Ranking:
-    """The result of one sort (see module docstring). Shapes: ``n`` queries, ``K`` ranked positions."""
-
-    xp: Any
-    ranked: Any  # (n, K) labels in rank order; NaN where unjudged or past the end of the list
-    present: Any  # (n, K) bool: a document is at this rank
-    ideal: Any  # (n, Ki) every judged label of the query, descending; 0 past the end
-    n_relevant: Any  # callable threshold -> (n,) number of relevant judged documents
-    discount: Any  # (max(K, Ki),) 1 / log2(rank + 1)
-    width: int  # list length (columns of scores)
-    func: str
-
-    @property
-    def k_ranked(self) -> int:
-        return int(self.ranked.shape[1])
-
-    @property
-    def k_ideal(self) -> int:
-        return int(self.ideal.shape[1])
 
 
 def prepare(

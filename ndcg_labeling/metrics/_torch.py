@@ -11,8 +11,7 @@ from typing import Any
 
 import torch
 
-from ndcg_labeling.metrics._core import Ranking
-from ndcg_labeling.metrics._validation import check_rows, check_same_shape
+from ndcg_labeling.metrics._validation import Ranking, check_rows, check_same_shape
 
 
 def _as_2d(func: str, name: str, x: Any, like: torch.Tensor | None) -> torch.Tensor:

@@ -1,4 +1,4 @@
-"""Input checks shared by the metric functions.
+"""Input checks shared by the metric functions, and the :class:`Ranking` that one sort gives them.
 
 Every check raises ``ValueError`` naming the function, the rule and the value received; none uses
 ``assert`` (``python -O`` strips those). Inputs are never modified: arrays are converted with
@@ -8,6 +8,7 @@ Every check raises ``ValueError`` naming the function, the rule and the value re
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,29 @@ FloatArray = npt.NDArray[np.float64]
 GAINS = ("exponential", "linear")
 TIES = ("ordered", "average")
 EMPTIES = ("zero", "nan")
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """The result of one sort (:func:`ndcg_labeling.metrics._core.prepare`): NumPy arrays, or torch
+    tensors. Shapes: ``n`` queries, ``K`` ranked positions."""
+
+    xp: Any
+    ranked: Any  # (n, K) labels in rank order; NaN where unjudged or past the end of the list
+    present: Any  # (n, K) bool: a document is at this rank
+    ideal: Any  # (n, Ki) every judged label of the query, descending; 0 past the end
+    n_relevant: Any  # callable threshold -> (n,) number of relevant judged documents
+    discount: Any  # (max(K, Ki),) 1 / log2(rank + 1)
+    width: int  # list length (columns of scores)
+    func: str
+
+    @property
+    def k_ranked(self) -> int:
+        return int(self.ranked.shape[1])
+
+    @property
+    def k_ideal(self) -> int:
+        return int(self.ideal.shape[1])
 
 
 def is_torch(x: Any) -> bool:

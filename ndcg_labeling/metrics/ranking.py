@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ndcg_labeling.metrics import _core
-from ndcg_labeling.metrics._validation import EMPTIES, as_2d, check_choice, check_k, check_threshold
+from ndcg_labeling.metrics._validation import EMPTIES, Ranking, as_2d, check_choice, check_k, check_threshold
 from ndcg_labeling.metrics.ndcg import _k_max, _stack
 
 KType = int | Sequence[int] | None
@@ -28,7 +28,7 @@ KType = int | Sequence[int] | None
 
 def _run(
     func: str,
-    kernel: Callable[[_core.Ranking, int | None, float, str], Any],
+    kernel: Callable[[Ranking, int | None, float, str], Any],
     scores: Any,
     labels: Any,
     k: KType,

@@ -17,40 +17,40 @@ from dataclasses import dataclass
 from typing import Any
 
 from ndcg_labeling.metrics import _core, trec_measures
-from ndcg_labeling.metrics._validation import EMPTIES, GAINS, check_choice, check_threshold, is_torch
+from ndcg_labeling.metrics._validation import EMPTIES, GAINS, Ranking, check_choice, check_threshold, is_torch
 
 
 @dataclass(frozen=True)
 class _Family:
-    kernel: Callable[[_core.Ranking, int | None, str, float, str], Any]
+    kernel: Callable[[Ranking, int | None, str, float, str], Any]
     doc: str
 
 
-def _ndcg(r: _core.Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
+def _ndcg(r: Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
     return _core.ndcg_from_ranking(r, k, gain, empty)
 
 
-def _dcg(r: _core.Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
+def _dcg(r: Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
     return _core.dcg_from_ranking(r, k, gain)
 
 
-def _mrr(r: _core.Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
+def _mrr(r: Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
     return _core.mrr_from_ranking(r, k, t, empty)
 
 
-def _map(r: _core.Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
+def _map(r: Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
     return _core.average_precision_from_ranking(r, k, t, empty)
 
 
-def _p(r: _core.Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
+def _p(r: Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
     return _core.precision_from_ranking(r, k, t, empty)
 
 
-def _recall(r: _core.Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
+def _recall(r: Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
     return _core.recall_from_ranking(r, k, t, empty)
 
 
-def _judged(r: _core.Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
+def _judged(r: Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
     return _core.judged_from_ranking(r, k, empty)
 
 
