@@ -1,6 +1,7 @@
 """Resampling statistics for paired system comparisons: arrays in, arrays out.
 
-Pure kernel (numpy, and :mod:`ndcg_labeling.tdist` for the t distributions): no database, no pandas.
+Pure kernel (numpy, and ``scipy.special`` for the t distributions, imported when first needed): no database,
+no pandas.
 Used by the report, which scores queries per system and compares systems query by query.
 
 * :func:`bootstrap_counts` / :func:`bootstrap_ci`: percentile bootstrap interval of the mean of each
@@ -27,11 +28,42 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ndcg_labeling.tdist import nct_cdf, t_cdf, t_isf, t_sf
-
 Array = NDArray[Any]
 #: differences smaller than this count as ties (a query won, tied or lost; a zero difference)
 TIE_EPS = 1e-12
+
+
+# The t distributions from scipy.special, imported on first use: its import (0.1-0.2 s) stays out of the
+# start of every command that never runs a t-test.
+def t_sf(t: float, df: float) -> float:
+    """``P(T > t)`` of Student's t with ``df`` degrees of freedom."""
+    from scipy.special import stdtr
+
+    return float(stdtr(df, -t))
+
+
+def t_cdf(t: float, df: float) -> float:
+    """``P(T <= t)`` of Student's t with ``df`` degrees of freedom."""
+    from scipy.special import stdtr
+
+    return float(stdtr(df, t))
+
+
+def t_isf(q: float, df: float) -> float:
+    """The ``t`` with ``P(T > t) = q`` (Student's t, ``df`` degrees of freedom)."""
+    from scipy.special import stdtrit
+
+    return -float(stdtrit(df, q))
+
+
+def nct_cdf(t: float, df: float, nc: float) -> float:
+    """``P(T' <= t)`` of the non-central t with ``df`` degrees of freedom and non-centrality ``nc``. Far in
+    the lower tail ``nctdtr`` answers NaN (scipy 1.17); there ``1 - P(T'(-nc) <= -t)``, the same value
+    by symmetry, rounds to 0 as it should."""
+    from scipy.special import nctdtr
+
+    p = float(nctdtr(df, nc, t))
+    return p if math.isfinite(p) else 1.0 - float(nctdtr(df, -nc, -t))
 
 
 
@@ -149,9 +181,8 @@ def paired_ttest_p(diffs: Array) -> Array:
     """Two-sided paired t-test p-value per column of differences (scipy's ``ttest_rel``).
 
     t = mean / (sd / sqrt(n)) with n - 1 degrees of freedom; p = 2 * P(T > |t|), from
-    :mod:`ndcg_labeling.tdist` (neither ``scipy.stats``, whose import takes over a second, nor
-    ``scipy.special``, 0.12-0.17 s of a report's start-up); a test compares the values with
-    ``scipy.stats.ttest_rel``.
+    ``scipy.special`` (not ``scipy.stats``, whose import takes over a second); a test compares the values
+    with ``scipy.stats.ttest_rel``.
     """
     n, c = diffs.shape
     out = np.full(c, np.nan)
@@ -188,7 +219,7 @@ def paired_t_power(n: Array | float, effect_size: Array | float, alpha: float = 
     ``power = P(T' > c) + P(T' < -c)`` where ``T'`` is non-central t with ``n - 1`` degrees of freedom
     and non-centrality ``effect_size * sqrt(n)``, and ``c`` the ``1 - alpha / 2`` quantile of the
     central t (as ``statsmodels.stats.power.TTestPower``). ``n`` may be fractional (the solvers search
-    it continuously); ``n < 2`` gives NaN. The distributions come from :mod:`ndcg_labeling.tdist`.
+    it continuously); ``n < 2`` gives NaN.
     """
     _check_power_args("paired_t_power", alpha)
     n_arr, d = np.broadcast_arrays(np.asarray(n, dtype=np.float64), np.asarray(effect_size, dtype=np.float64))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "ndcg_labeling"
 KERNELS = ("ndcg_labeling.metrics", "ndcg_labeling.agreement", "ndcg_labeling.consensus", "ndcg_labeling.stats",
-           "ndcg_labeling.tdist", "ndcg_labeling.assignment", "ndcg_labeling.quality")
+           "ndcg_labeling.assignment", "ndcg_labeling.quality")
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -35,7 +35,7 @@ def test_db_layer_never_imports_kernels():
 
 def test_kernels_import_neither_db_pandas_nor_pipeline():
     files = list((PKG / "metrics").glob("*.py")) + [PKG / "agreement.py", PKG / "consensus.py", PKG / "stats.py",
-                                                    PKG / "tdist.py", PKG / "assignment.py", PKG / "quality.py"]
+                                                    PKG / "assignment.py", PKG / "quality.py"]
     for path in files:
         bad = {m for m in imported_modules(path)
                if m.split(".")[0] in {"pandas", "sqlalchemy", "alembic"}
@@ -59,7 +59,7 @@ AREAS: dict[str, str] = {
     "cli": "cli", "web": "web", "pipeline": "pipeline",
     # pure kernels and the small modules that only they use (the jit and backend switches)
     "metrics": "kernels", "agreement": "kernels", "consensus": "kernels", "stats": "kernels",
-    "tdist": "kernels", "assignment": "kernels", "quality": "kernels", "_jit": "kernels", "backend": "kernels",
+    "assignment": "kernels", "quality": "kernels", "_jit": "kernels", "backend": "kernels",
     "io": "io", "trec": "trec", "db": "db", "reports": "reports",
     # the next areas (docs/layout.md): each a room with pure kernels and thin use cases of its own
     "behavior": "behavior", "judges": "judges", "online": "online", "budget": "budget", "engines": "engines",
