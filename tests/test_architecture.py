@@ -188,7 +188,6 @@ FRONT_BRIDGE = {("ndcg_labeling.cli.serve_cmd", "ndcg_labeling.web.app")}
 #: empty this once it has landed
 PENDING_CIRCLES: set[frozenset[str]] = {
     frozenset({"ndcg_labeling._jit", "ndcg_labeling.backend"}),
-    frozenset({"ndcg_labeling.metrics._core", "ndcg_labeling.metrics._torch"}),
 }
 
 
