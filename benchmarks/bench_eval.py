@@ -4,7 +4,8 @@ Files: document ids drawn from 8.8 million distinct MS MARCO-like strings
 (``msmarco_passage_07_7123456``), scores with 3 decimals (many ties, broken by document id), queries
 written one after the other; qrels with 40 judged documents per query (labels 0-3, a few -1), about
 half of them retrieved. Cases: 10,000 queries x 1,000 documents and 100,000 x 100 (10 million lines
-each), and 500 x 100 (50,000 lines, a real-size TREC track).
+each), 2,000 x 1,000 (``2m``: 2 million lines, issue 32's goal of at most 0.5x pytrec_eval's time),
+and 500 x 100 (50,000 lines, a real-size TREC track).
 
 Every tool runs as its own process, timed from start to exit (reading and parsing included) with its
 peak resident memory (``ru_maxrss`` of the child): ``ndcg-labeling eval``, a Python script reading the
@@ -12,7 +13,7 @@ files into dicts for pytrec_eval (as its README shows) and evaluating, and trec_
 is found (``--trec-eval PATH``, ``$TREC_EVAL`` or ``trec_eval`` on PATH). The output of ours and
 trec_eval's is compared line by line, so a fast wrong answer cannot pass.
 
-    python benchmarks/bench_eval.py [--cases small,10k,100k] [--dir /tmp/bench-eval] [--repeat 2]
+    python benchmarks/bench_eval.py [--cases small,2m,10k,100k] [--dir /tmp/bench-eval] [--repeat 2]
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _machine import child_env, cpu_name, timed  # noqa: E402
 
-CASES = {"small": (500, 100), "10k": (10_000, 1_000), "100k": (100_000, 100)}
+CASES = {"small": (500, 100), "2m": (2_000, 1_000), "10k": (10_000, 1_000), "100k": (100_000, 100)}
 N_DOCS = 8_800_000
 JUDGED_PER_QUERY = 40
 MEASURES = ["-m", "map", "-m", "ndcg", "-m", "ndcg_cut.10", "-m", "P.10", "-m", "recall.100", "-m", "recip_rank"]

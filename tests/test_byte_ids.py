@@ -53,23 +53,3 @@ def test_text_it_cannot_read_is_left_to_the_caller():
                          ["b", "c", "a"]).tolist() == [2**40, -1, 5]  # PostgreSQL's row ids: 8 bytes each
     assert join_on_bytes(PairsText("a\nb", (5).to_bytes(8, "big") + b"\x00", 2), ["a"]) is None  # cut short
     assert join_on_bytes(PairsText("a\nb", (5).to_bytes(8, "big"), 2), ["a"]) is None  # one row id for two ids
-
-
-@settings(max_examples=100, deadline=None)
-@given(st.lists(IDS, unique=True, min_size=1, max_size=30), st.lists(IDS, unique=True, min_size=1, max_size=30))
-def test_a_readers_bytes_join_alike(stored, wanted):
-    """CodedIds from a plain run's reader reuse its bytes and hashes for the join (the reader's hash is
-    the join's: one function), with the same answer as encoding the ids again."""
-    from ndcg_labeling.pipeline.import_columns import CodedIds
-    from ndcg_labeling.trec.columns import id_hashes
-
-    raw = np.array([x.encode() for x in wanted])
-    coded = CodedIds.of_bytes(raw, id_hashes(raw))
-    assert coded is not None and coded.ids == wanted
-    again = byte_ids.lines("\n".join(wanted).encode())
-    assert again is not None and again.hash.tolist() == coded.hash.tolist()
-    rids = {x: 10 + i for i, x in enumerate(stored)}
-    read = PairsText("\n".join(rids), "\n".join(map(str, rids.values())), len(stored))
-    expected = [rids.get(x, -1) for x in wanted]
-    assert coded.join(read, coded.ids).tolist() == expected
-    assert coded.join(read, list(wanted)).tolist() == expected  # other ids: encoded

@@ -1,9 +1,8 @@
-"""``import run``'s NumPy reader of plain TREC runs (``trec.columns`` + ``pipeline.import_columns``) gives
-what the pandas path gives: the same distinct ids in order of first appearance, codes, scores, trec_eval's
-order and, for a bad file, the same one-line error. The reference is the pandas path as it was (frames'
-``read_trec_run``, the id rule per column, ``trec_ranking`` on ``trec_order``), run on the same files:
-generated layouts with ties, queries in several blocks, non-ASCII and refused ids, bad fields, and the
-files the NumPy reader leaves to pandas."""
+"""``import run``'s TREC reading (``pipeline.import_columns.ranked_trec_run``): the compiled reader of
+large runs (``trec.fast.read_run``) gives what the line reader (``trec.files``), the reference, gives:
+the same distinct ids in order of first appearance, codes, scores, trec_eval's order and, for a bad file,
+the same one-line error; generated layouts with ties, queries in several blocks, non-ASCII and refused
+ids, bad fields, and the files the compiled reader leaves to the line reader."""
 
 from __future__ import annotations
 
@@ -15,23 +14,24 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ndcg_labeling.errors import InputFileError
-from ndcg_labeling.pipeline import import_columns
-from ndcg_labeling.pipeline.import_columns import pandas_trec_run, ranked_trec_run
+from ndcg_labeling.metrics import numba_available
+from ndcg_labeling.pipeline.import_columns import ranked_trec_run
 from ndcg_labeling.pipeline.importing import _read_run
-from ndcg_labeling.trec import plain, trec_order
-from ndcg_labeling.trec.columns import id_hashes, read_plain_run
+from ndcg_labeling.trec import fast
 
 LIMIT = 512
 
 
-def _pandas_path(path: str, limit: int = LIMIT):
-    """The TREC branch of ``_read_run`` before the NumPy reader (pandas' parser): the reference."""
-    return pandas_trec_run(path, limit)
+def _read(path: str, compiled: bool):
+    """``ranked_trec_run`` with the compiled reader taken whatever the size (or never)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(fast, "worth_it", lambda *paths: compiled)
+        return ranked_trec_run(path, LIMIT)
 
 
-def _outcome(read, path: str):
+def _outcome(path: str, compiled: bool):
     try:
-        _table, query, doc, scores, order = read(path, LIMIT)
+        _table, query, doc, scores, order = _read(path, compiled)
     except InputFileError as exc:
         return str(exc)
     return (query.ids, query.codes.tolist(), doc.ids, doc.codes.tolist(), scores.tolist(),
@@ -39,11 +39,12 @@ def _outcome(read, path: str):
 
 
 def _same(path: str) -> None:
-    assert _outcome(ranked_trec_run, path) == _outcome(_pandas_path, path)
+    if numba_available():
+        assert _outcome(path, True) == _outcome(path, False)
 
 
-def _took_numpy(path: str) -> bool:
-    return read_plain_run(Path(path).read_bytes()) is not None
+def _took_compiled(path: str) -> bool:
+    return fast.read_run(path, LIMIT) is not None
 
 
 # --- generated files ------------------------------------------------------------------------------
@@ -107,19 +108,16 @@ SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[Heal
 
 @SETTINGS
 @given(run_files())
-def test_plain_runs_read_as_pandas_reads_them(tmp_path, data):
-    path = _write(tmp_path, data)
-    assert _took_numpy(path)
-    _same(path)
+def test_runs_read_as_the_line_reader_reads_them(tmp_path, data):
+    _same(_write(tmp_path, data))
 
 
 @SETTINGS
 @given(run_files(refused=True))
 def test_a_refused_id_names_the_same_line(tmp_path, data):
     path = _write(tmp_path, data)
-    assert _took_numpy(path)
     with pytest.raises(InputFileError):
-        _pandas_path(path)
+        _read(path, False)
     _same(path)
 
 
@@ -152,11 +150,12 @@ def test_odd_files(tmp_path, data):
     _same(_write(tmp_path, data))
 
 
-def test_non_plain_files_go_to_pandas(tmp_path):
-    for data in (b"# c\nq1 Q0 d1 1 2 t\n", b'q1 Q0 "d" 1 2 t\n', b"q1 Q0 d1 1 2 t\rq1 Q0 d2 1 2 t\n",
-                 b"\xef\xbb\xbfq1 Q0 d1 1 2 t\n", b"q1 Q0 d1 1_0 2 t\n", b"q1 Q0 d1 1 2_0 t\n"):
-        assert not _took_numpy(_write(tmp_path, data))
-    assert _took_numpy(_write(tmp_path, b" q1\tQ0  d1 1e0 2E1 t \r\n\nq2 Q0 d1 1 -.5 t"))
+@pytest.mark.skipif(not numba_available(), reason="numba not available")
+def test_unusual_runs_go_to_the_line_reader(tmp_path):
+    for data in (b"q1 Q0 d\xc3\xa9 1 2 t\n", b"q1 Q0 d1 1.5 2 t\n", b"q1 Q0 d1 1 2\n", b"q1 Q0 d1 1 x t\n",
+                 b"q1 Q0 d\x001 1 2 t\n", b"q1 Q0 d\x7f 1 2 t\n", b"q\x01 Q0 d 1 2 t\n", b"", b"\n"):
+        assert not _took_compiled(_write(tmp_path, data))
+    assert _took_compiled(_write(tmp_path, b"# c\n q1\tQ0  d1 1 2E1 t \r\n\nq2 Q0 d1 1 -.5 t x"))
 
 
 def test_first_bad_line_in_file_order(tmp_path):
@@ -183,88 +182,18 @@ def test_the_run_lines_of_import_run(tmp_path):
     assert lines.score.tolist() == [5.0, 5.0, 3.0, 3.0, 1.0]
 
 
-def test_a_hash_collision_goes_to_pandas(tmp_path, monkeypatch):
-    # Every id hashes alike: the bytes tell them apart, and the pandas path reads the file.
-    path = _write(tmp_path, b"q1 Q0 d1 1 2 t\nq2 Q0 d2 2 1 t\nq1 Q0 d3 2 1 t\n")
-    monkeypatch.setattr(plain, "_ids", lambda m: plain._Ids(m.view(f"S{m.shape[1]}").ravel(),
-                                                            np.zeros(len(m), dtype=np.uint64)))
-    assert import_columns._plain_trec_run(path, Path(path).read_bytes(), LIMIT) is None
-    _same(path)
-
-
-def test_ids_keep_their_bytes_and_hashes(tmp_path):
-    path = _write(tmp_path, "q1 Q0 dé 1 2 t\nq1 Q0 a-much-longer-document-id 2 1 t\nq1 Q0 dé 3 0 t\n".encode())
-    _table, query, doc, _scores, _order = ranked_trec_run(path, LIMIT)
-    assert doc.ids == ["dé", "a-much-longer-document-id"] and doc.text is not None and doc.hash is not None
-    assert [t.decode() for t in doc.text.tolist()] == doc.ids
-    assert doc.hash.tolist() == id_hashes(np.array([s.encode() for s in doc.ids])).tolist()
-    assert query.hash is not None and query.hash.tolist() == id_hashes(np.array([b"q1"], dtype="S40")).tolist()
-
-
-# --- the pieces -----------------------------------------------------------------------------------
-
-TIE_IDS = st.text(alphabet=st.sampled_from(["a", "b", "é", "z", "A", "\u4e00", "😀", "-", "0"]), min_size=1,
-                  max_size=14)
-
-
-@settings(max_examples=500, deadline=None)
-@given(st.lists(st.tuples(TIE_IDS, TIE_IDS, st.sampled_from([0.0, 1.0, -1.0, 2.5])), min_size=1, max_size=60),
-       st.sampled_from([0, 8, 40]))
-def test_ranked_is_trec_order(lines, width):
-    """plain._ranked (ties: 4-byte prefixes among still-tied lines) is trec_order, at any id width."""
-    queries, docs = [q for q, _d, _s in lines], [d for _q, d, _s in lines]
-    scores = np.array([s for *_x, s in lines])
-    names, codes = np.unique(np.array([q.encode() for q in queries]), return_inverse=True)
-    doc_text = np.array([d.encode() for d in docs])
-    if width:
-        doc_text = doc_text.astype(f"S{max(width, doc_text.dtype.itemsize)}")
-    got = plain._ranked(codes.astype(np.int64), scores, doc_text, np.arange(len(names)))
-    assert got.tolist() == trec_order(queries, docs, scores).tolist()
-
-
-NUMBERS = st.one_of(st.floats(allow_nan=False, allow_infinity=False).map(repr),
-                    st.integers(0, 18).flatmap(lambda k: st.decimals(allow_nan=False, allow_infinity=False, places=k)).map(str),
-                    st.integers(-10**20, 10**20).map(str),
-                    st.text(alphabet=st.sampled_from(list("0123456789.-+eE")), min_size=1, max_size=20))
-
-
-@settings(max_examples=2000, deadline=None)
-@given(st.lists(NUMBERS, min_size=1, max_size=20))
-def test_decimals_parse_as_float(texts):
-    """plain._decimals gives Python's float (correctly rounded, as trec_eval's strtod) for every number."""
-    def number(text: str) -> float | None:
-        try:
-            return float(text)
-        except ValueError:
-            return None
-
-    data = (" ".join(texts) + "\n").encode()
-    buf = np.frombuffer(data, dtype=np.uint8)
-    gaps = np.flatnonzero(buf <= 32)
-    matrix = plain._text(plain._words(buf), np.r_[0, gaps[:-1] + 1], gaps)
-    expected = [number(t) for t in texts]
-    if matrix is None:
-        return
-    if None in expected:
-        with pytest.raises(ValueError):
-            plain._decimals(matrix)
-        return
-    got = plain._decimals(matrix)
-    assert got.tolist() == expected and np.signbit(got).tolist() == np.signbit(expected).tolist()
-
-
 def test_long_scores_parse_as_trec_eval_parses_them(tmp_path):
     """Scores of 16 or 17 significant digits (Python's repr) or with an exponent are parsed as trec_eval's
-    strtod and ``eval`` parse them (Python's float, correctly rounded); pandas' default parser can be one
-    unit in the last place off for such scores, so the pandas path reads with ``float_precision="round_trip"``."""
+    strtod and ``eval`` parse them (Python's float, correctly rounded)."""
     texts = ["0.48667709617644916", "6.36961687321454e-05", "1.2345678901234567e+300", "0.1", "-2.5E-3",
              "0.04097352393619469", "0.016527635528529094", "0.9127555772777217"]  # the last three: pandas' default is 1 ulp off
     body = "".join(f"q Q0 d{i} {i + 1} {s} t\n" for i, s in enumerate(texts))
     path = _write(tmp_path, body.encode())
     _table, _query, _doc, scores, _order = ranked_trec_run(path, LIMIT)
     assert scores.tolist() == [float(s) for s in texts]
-    # A seventh field (ignored, as trec_eval does) sends the run to the pandas path: the same values.
+    # A seventh field is ignored, as trec_eval does: the same values, from either reader.
     longer = tmp_path / "seven_fields.txt"
     longer.write_text(body.replace(" t\n", " t extra\n"))
-    _table, _query, _doc, scores, _order = ranked_trec_run(str(longer), LIMIT)
-    assert scores.tolist() == [float(s) for s in texts]
+    for compiled in (False, True) if numba_available() else (False,):
+        _table, _query, _doc, scores, _order = _read(str(longer), compiled)
+        assert scores.tolist() == [float(s) for s in texts]

@@ -182,7 +182,9 @@ def _decode_check(path: str, data: bytes) -> str:
 def _row_start_lines(path: str, fmt: str) -> list[int]:
     """Start line of every data row, following quoted newlines as the csv module does."""
     text = _decode_check(path, Path(path).read_bytes())
-    if fmt in ("jsonl", "trec"):
+    if fmt == "trec":  # blank lines and comment lines are skipped, as the TREC readers skip them
+        return [i + 1 for i, line in enumerate(text.split("\n")) if line.split() and line.split()[0][0] != "#"]
+    if fmt == "jsonl":
         return [i + 1 for i, line in enumerate(text.splitlines()) if line.strip()]
     _allow_long_fields()
     reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t" if fmt == "tsv" else ",")

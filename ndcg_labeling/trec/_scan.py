@@ -8,7 +8,8 @@ FNV-1a hash, and bytes are compared wherever two hashes meet, so a hash collisio
 ids. Scores of the plain form ``[-]digits[.digits]`` with at most 15 significant digits are parsed
 here exactly (mantissa and power of ten are exact doubles, their quotient is correctly rounded, as
 ``strtod`` rounds); other numbers are marked and parsed by NumPy afterwards. Anything else unusual
-(a short line, a rank that is not plain digits, a byte >= 0x80, a word for a score) returns a status
+(a short line, a rank that is not plain digits, a byte >= 0x80 or one of 0x1C-0x1F, which Python's
+``str.split`` takes for blanks, a word for a score) returns a status
 that sends the caller to the line reader, whose messages name the line.
 """
 
@@ -121,7 +122,7 @@ def _scan_py(buf: Any, run: bool, qtable: Any, qbufs: Any, which: int) -> Any:  
         while i < n_bytes and buf[i] != 10:
             s = i
             while i < n_bytes and buf[i] != 10 and not _blank(buf[i]):
-                if buf[i] >= 128 or buf[i] == 0:
+                if buf[i] >= 128 or buf[i] == 0 or 28 <= buf[i] <= 31:  # 0x1C-0x1F: blanks to str.split
                     return (FALLBACK, qcode, dstart, dlen, dhash, value, slow, 0, 0, 0)
                 i += 1
             if nf < 7:
@@ -371,6 +372,20 @@ def _join_py(qbuf: Any, q_qcode: Any, q_dstart: Any, q_dlen: Any, q_dhash: Any, 
     return rel, num_ret, dup_q, dup_r
 
 
+def _joined_py(buf: Any, start: Any, length: Any) -> Any:  # pragma: no cover - compiled
+    """The byte ranges ``start[i]:start[i] + length[i]`` of ``buf`` one after the other: the data of an
+    Arrow string array of every line's id (its offsets are the running sum of ``length``)."""
+    total = 0
+    for i in range(start.shape[0]):
+        total += length[i]
+    out = np.empty(total, np.uint8)
+    k = 0
+    for i in range(start.shape[0]):
+        out[k:k + length[i]] = buf[start[i]:start[i] + length[i]]
+        k += length[i]
+    return out
+
+
 def kernels() -> dict[str, Callable[..., Any]] | None:
     """The compiled scanner and join (None without numba)."""
     if _compiled:
@@ -385,4 +400,5 @@ def kernels() -> dict[str, Callable[..., Any]] | None:
     helpers["_scan"] = _jit.compile_kernel(_scan_py, helpers, "_scan_py")
     _compiled["scan"] = _jit.compile_kernel(_scan_both_py, helpers, "_scan_both_py")
     _compiled["join"] = _jit.compile_kernel(_join_py, helpers, "_join_py")
+    _compiled["joined"] = _jit.compile_kernel(_joined_py, {}, "_joined_py")
     return _compiled

@@ -1,7 +1,8 @@
 """``eval``'s reader for large files: both files through the compiled scanner and join of
 :mod:`ndcg_labeling.trec._scan`, the same result as :func:`ndcg_labeling.trec.join.join` over the
 line reader. Returns None (the caller then reads line by line) without numba, or when a file has
-anything the scanner leaves to the line reader."""
+anything the scanner leaves to the line reader. This is the one fast TREC reader: ``eval`` joins with it,
+the importers read large runs with it (:func:`read_run`)."""
 
 from __future__ import annotations
 
@@ -19,10 +20,12 @@ from ndcg_labeling.metrics._trec_kernels import RankedLists, distinct
 from ndcg_labeling.trec.files import STDIN, read_bytes
 from ndcg_labeling.trec.join import Joined, Options, duplicate_error, evaluated_queries, level_counts
 
-# With the backend policy ``auto`` (ndcg_labeling.backend), from this many bytes (about 150,000 run
-# lines) the compiled reader is faster even counting numba's start (about a second, its cache warm);
-# below it the column reader of .files wins. ``numpy`` never takes it, ``numba`` always does.
-COMPILED_FROM_BYTES = 8_000_000
+# With the backend policy ``auto`` (ndcg_labeling.backend), from this many bytes of both files (about
+# 200,000 run lines) the compiled reader is faster even counting numba's start (1-2 s, its cache warm);
+# below it the line reader of .files wins (2026-12-04, under load, whole ``eval`` processes: 200k lines
+# 3.5 s either way, 50k lines 1.05 s against 2.8 s, 500k lines 10.2 s against 4.4 s).
+# ``numpy`` never takes it, ``numba`` always does.
+COMPILED_FROM_BYTES = 12_000_000
 
 
 def worth_it(*paths: str) -> bool:
@@ -72,6 +75,51 @@ def read_and_join(qrels_path: str, run_path: str, options: Options) -> Joined | 
                   ~in_run[rows], n_judged, int((q_value > 0).sum()), run_id)
 
 
+def read_run(path: str, longest: int) -> tuple[list[str], npt.NDArray[np.int32], list[str], npt.NDArray[np.int32],
+                                                npt.NDArray[np.float64]] | None:
+    """A run for the importers, in file order: the distinct query ids (in order of first appearance) and
+    per line the code of its query id among them, the same for the document ids (coded by pyarrow's
+    ``dictionary_encode`` over the ids' bytes, never a string per line), and the scores. None where the
+    line reader should decide (it words every error): what :func:`read_and_join` leaves, and ids that
+    are not printable ASCII of at most ``longest`` bytes (the id rule of :mod:`ndcg_labeling.io.ids`)."""
+    import pyarrow as pa
+
+    from ndcg_labeling.trec import _scan
+
+    kernels = _scan.kernels()
+    buf = _buffer(path)
+    if kernels is None or len(buf) >= 2**32:
+        return None
+    _, r, first = kernels["scan"](np.frombuffer(b"", dtype=np.uint8), buf)  # read-only, as buf
+    status, qcode, dstart, dlen, _, score, slow, _, _, n = r
+    if status != _scan.OK or n == 0 or int(dlen.max()) > longest or int(first[:, 2].max()) > longest:
+        return None
+    data = kernels["joined"](buf, dstart, dlen)
+    names = [bytes(buf[s:s + ln]) for _, s, ln in first.tolist()]
+    for ids in (data, np.frombuffer(b"".join(names), dtype=np.uint8)):
+        if ((ids < 0x21) | (ids > 0x7E)).any():
+            return None
+    if slow.any() and not _exact_scores(buf, dstart, score, slow):
+        return None
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(dlen, out=offsets[1:])
+    docs = pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data)).dictionary_encode()
+    return ([name.decode() for name in names], qcode, docs.dictionary.to_pylist(),
+            docs.indices.to_numpy(zero_copy_only=False), score)
+
+
+def _exact_scores(buf: Any, dstart: Any, score: Any, slow: Any) -> bool:
+    """Scores with an exponent or more than 15 digits, parsed by NumPy (correctly rounded), in place;
+    False for one that is no finite number (``1e``, ``1e400``: the line reader words the error)."""
+    idx = np.flatnonzero(slow)
+    texts = [bytes(buf[_field_start(buf, dstart[i], 2):_field_end(buf, dstart[i], 2)]) for i in idx]
+    try:
+        score[idx] = np.array(texts).astype(np.float64)
+    except ValueError:
+        return False
+    return bool(np.isfinite(score[idx]).all())
+
+
 def _scan_and_join(kernels: dict[str, Any], qrels_path: str, run_path: str, options: Options) -> tuple[Any, ...] | None:
     from ndcg_labeling.trec import _scan
 
@@ -87,10 +135,8 @@ def _scan_and_join(kernels: dict[str, Any], qrels_path: str, run_path: str, opti
         raise InputFileError(qrels_path, "the file is empty")
     if nr == 0:
         raise InputFileError(run_path, "the file is empty")
-    if slow.any():  # scores with an exponent or more than 15 digits: NumPy's correctly rounded parse
-        idx = np.flatnonzero(slow)
-        texts = [bytes(rbuf[_field_start(rbuf, r_dstart[i], 2):_field_end(rbuf, r_dstart[i], 2)]) for i in idx]
-        r_score[idx] = np.array(texts).astype(np.float64)
+    if slow.any() and not _exact_scores(rbuf, r_dstart, r_score, slow):
+        return None
     names = [bytes(((qbuf, rbuf)[w])[s:s + ln]).decode() for w, s, ln in first.tolist()]
     judged_codes = distinct(q_qcode)
     rows, in_run = evaluated_queries(judged_codes, r_qcode, len(names), options, run_path=run_path,

@@ -8,23 +8,29 @@ Qrels line: ``query_id  iteration  doc_id  relevance``  (exactly four fields; re
 Fields are separated by any run of blanks. Blank lines and comment lines (first non-blank character
 ``#``, as trec_eval 10 skips them) are skipped; a ``#`` inside a field is part of it. ``-`` names
 standard input. Every problem is one :class:`~ndcg_labeling.errors.InputFileError` naming the file
-and its 1-based line. Large files are read by a compiled scanner (:mod:`ndcg_labeling.trec._scan`)
-where numba is available; this module's line-by-line reader is the reference and the fallback.
+and its 1-based line. Large files are read by the compiled scanner (:mod:`ndcg_labeling.trec.fast`);
+this module's line-by-line reader is the reference and the fallback, and gives the importers their
+pandas frames (:func:`read_trec_run`, :func:`read_trec_qrels`; pandas is imported only there).
 """
 
 from __future__ import annotations
 
 import math
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ndcg_labeling.errors import InputFileError
 from ndcg_labeling.io.files import (  # the one rule for input files (docs/input-rules.md)
     require_input_file,
     unreadable,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 STDIN = "-"
 RUN_FIELDS = "expected 6 whitespace-separated fields (query_id Q0 doc_id rank score tag), got {n}"
@@ -83,28 +89,6 @@ def lines(path: str, data: bytes) -> Iterator[tuple[int, list[str]]]:
             yield number, fields
 
 
-def _columns(data: bytes, n_fields: int) -> tuple[list[list[bytes]], list[int]] | None:
-    """The fields of a file whose every content line has exactly ``n_fields`` fields and no comment,
-    as one list per field (``bytes.split`` at C speed; NumPy checks the line structure). None for
-    anything else - then the line reader decides."""
-    import numpy as np
-
-    tokens = data.split()
-    if not tokens or len(tokens) % n_fields:
-        return None
-    buf = np.frombuffer(data, dtype=np.uint8)
-    blank = (buf == 32) | (buf == 9) | (buf == 13) | (buf == 11) | (buf == 12)
-    newline = buf == 10
-    inside = ~(blank | newline)
-    starts = np.flatnonzero(inside & ~np.concatenate(([False], inside[:-1])))
-    line_of_start = np.searchsorted(np.flatnonzero(newline), starts)  # newlines before each field
-    per_line = np.bincount(line_of_start)
-    if per_line[per_line > 0].min() != n_fields or per_line.max() != n_fields or b"#" in data and any(
-            t.startswith(b"#") for t in tokens[::n_fields]):
-        return None
-    return [tokens[i::n_fields] for i in range(n_fields)], (line_of_start[::n_fields] + 1).tolist()
-
-
 def is_int(text: str) -> bool:
     """An integer as trec files write it (``3``, ``-1``, ``1e2``, ``2.0``)."""
     if text.isascii() and text.isdigit():
@@ -139,9 +123,6 @@ def read_run(path: str | Path, *, data: bytes | None = None, full: bool = False)
     path = str(path)
     data = read_bytes(path) if data is None else data
     check_nul(path, data)
-    plain = None if full else _run_columns(data)
-    if plain is not None:
-        return plain
     out = RunColumns([], [], [], [], "", [] if full else None, [] if full else None)
     q_append, d_append, s_append, l_append = out.query_id.append, out.doc_id.append, out.score.append, out.line.append
     tag = ""
@@ -168,34 +149,12 @@ def read_run(path: str | Path, *, data: bytes | None = None, full: bool = False)
     return out
 
 
-def _run_columns(data: bytes) -> RunColumns | None:
-    """A plain run (6 fields on every line, plain numbers, UTF-8) read column-wise; None otherwise."""
-    import numpy as np
-
-    found = _columns(data, 6)
-    if found is None:
-        return None
-    cols, line_numbers = found
-    try:
-        data.decode("utf-8")
-        scores = np.array(cols[4]).astype(np.float64)
-    except (UnicodeDecodeError, ValueError):
-        return None
-    if not np.isfinite(scores).all():
-        return None
-    return RunColumns(list(map(bytes.decode, cols[0])), list(map(bytes.decode, cols[2])), scores.tolist(),
-                      line_numbers, cols[5][-1].decode())
-
-
 def read_qrels(path: str | Path, *, data: bytes | None = None) -> QrelsColumns:
     """A qrels file's columns; :class:`InputFileError` for a line without exactly 4 fields (a file
     separated by ``;`` or ``,`` has 1) or a relevance that is not an integer."""
     path = str(path)
     data = read_bytes(path) if data is None else data
     check_nul(path, data)
-    plain = _qrels_columns(data)
-    if plain is not None:
-        return plain
     out = QrelsColumns([], [], [], [], [])
     for number, fields in lines(path, data):
         if len(fields) != 4:
@@ -212,18 +171,63 @@ def read_qrels(path: str | Path, *, data: bytes | None = None) -> QrelsColumns:
     return out
 
 
-def _qrels_columns(data: bytes) -> QrelsColumns | None:
-    """Plain qrels (4 fields on every line, integer labels written as digits, UTF-8) read column-wise."""
-    import numpy as np
+def read_trec_run(path: str | Path) -> pd.DataFrame:
+    """Read a TREC run file.
 
-    found = _columns(data, 4)
-    if found is None:
-        return None
-    cols, line_numbers = found
-    try:
-        data.decode("utf-8")
-        labels = np.array(cols[3]).astype(np.int64)  # plain integers only: "1.0" or "1e2" go line by line
-    except (UnicodeDecodeError, ValueError, OverflowError):
-        return None
-    return QrelsColumns(list(map(bytes.decode, cols[0])), list(map(bytes.decode, cols[1])),
-                        list(map(bytes.decode, cols[2])), labels.tolist(), line_numbers)
+    Returns a DataFrame with columns ``query_id`` (str), ``doc_id`` (str), ``rank`` (str: the field as
+    written, never checked or used: the rank column is ignored, as trec_eval ignores it; documents are
+    ranked by score), ``score`` (float64) and ``tag`` (str), one row per line, in file order (the ``Q0``
+    column is dropped). Raises :class:`~ndcg_labeling.errors.InputFileError` naming the file and line
+    for an unreadable or non-UTF-8 file, an empty file, a line with fewer than 6 fields, or a score
+    that is not a finite number.
+    """
+    import pandas as pd
+
+    run = read_run(path, full=True)
+    return pd.DataFrame({"query_id": run.query_id, "doc_id": run.doc_id, "rank": run.rank,
+                         "score": run.score, "tag": run.tag}).astype({"score": "float64"})
+
+
+def read_trec_qrels(path: str | Path, *, relevance_text: bool = False) -> pd.DataFrame:
+    """Read a TREC qrels file.
+
+    Returns a DataFrame with columns ``query_id`` (str), ``iteration`` (str), ``doc_id`` (str) and
+    ``relevance`` (int64), one row per line, in file order. Raises
+    :class:`~ndcg_labeling.errors.InputFileError` naming the file and line for an unreadable or
+    non-UTF-8 file, an empty file, a line without exactly 4 fields, or a relevance that is not an
+    integer. With ``relevance_text`` the relevance is the file's text, whose exact decimal value must
+    be an integer (``import judgments`` reads it with the grade parser, which quotes the value as
+    written: never through a float, so ``1e400`` is the integer 10**400).
+    """
+    import pandas as pd
+
+    columns = ["query_id", "iteration", "doc_id", "relevance"]
+    if not relevance_text:
+        q = read_qrels(path)
+        large = [i for i, r in enumerate(q.relevance) if abs(r) >= 2**63]
+        if large:
+            raise InputFileError(str(path), f"relevance {q.relevance[large[0]]} is too large", q.line[large[0]])
+        return pd.DataFrame({"query_id": q.query_id, "iteration": q.iteration, "doc_id": q.doc_id,
+                             "relevance": pd.array(q.relevance, dtype="int64")}, columns=columns)
+    path = str(path)
+    data = read_bytes(path)
+    check_nul(path, data)
+    rows = []
+    for number, fields in lines(path, data):
+        if len(fields) != 4:
+            raise InputFileError(path, QRELS_FIELDS.format(n=len(fields)), number)
+        if not _exact_integer(fields[3]):
+            raise InputFileError(path, f"relevance must be an integer, got {fields[3]!r}", number)
+        rows.append(fields)
+    if not rows:
+        raise InputFileError(path, "the file is empty")
+    return pd.DataFrame(rows, columns=columns, dtype=object)
+
+
+def _exact_integer(text: str) -> bool:
+    """Whether ``text`` is a decimal number (``3``, ``-1``, ``2.0``, ``1e400``) whose exact value is an integer."""
+    from decimal import Decimal
+
+    if re.fullmatch(r"[+-]?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?", text, re.ASCII) is None:
+        return False
+    return Decimal(text) == Decimal(text).to_integral_value()

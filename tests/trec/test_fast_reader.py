@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from ndcg_labeling.errors import InputFileError
+from ndcg_labeling.errors import InputFileError, NdcgLabelingError
 from ndcg_labeling.metrics import numba_available
 from ndcg_labeling.trec import fast
 from ndcg_labeling.trec.join import Options
@@ -85,3 +86,50 @@ def test_documents_with_one_32_bit_hash_stay_apart(tmp_path):
     (tmp_path / "r").write_text(f"1 Q0 {a} 1 3 t\n1 Q0 {b} 2 2 t\n1 Q0 {a} 3 1 t\n")
     with pytest.raises(InputFileError, match=r"r:3: document a732372a1d appears twice for query 1 in the run$"):
         fast.read_and_join(str(tmp_path / "q"), str(tmp_path / "r"), Options())
+
+
+# Kept from the NumPy reader's tests (its twin comparisons went with it): what eval's reader gives on
+# small files, checked against known lists, whichever reader the size picks.
+
+def test_sorted_run_takes_trec_evals_order(tmp_path):
+    # Each query's lines together with scores falling, queries not in byte order; ties by id descending.
+    from ndcg_labeling.trec import read_and_join
+
+    (tmp_path / "q").write_text("b 0 x 1\nb 0 y 2\na 0 z 1\na 0 w 0\n")
+    (tmp_path / "r").write_text("b Q0 y 1 3 t\nb Q0 x 2 3 t\nb Q0 v 3 1 t\na Q0 w 1 5 t\na Q0 z 2 5 t\n")
+    joined = read_and_join(str(tmp_path / "q"), str(tmp_path / "r"), Options())
+    assert joined.query_ids == ["a", "b"]
+    np.testing.assert_array_equal(joined.lists.rel, [[1.0, 0.0, np.nan], [2.0, 1.0, -1.0]])
+    assert joined.lists.rel.tolist()[1] == fast.read_and_join(str(tmp_path / "q"), str(tmp_path / "r"),
+                                                              Options()).lists.rel.tolist()[1]
+
+
+def test_no_judged_query(tmp_path):
+    from ndcg_labeling.trec import read_and_join
+
+    (tmp_path / "q").write_text("1 0 a 1\n")
+    (tmp_path / "r").write_text("2 Q0 a 1 2.0 t\n")
+    for read in (read_and_join, fast.read_and_join):
+        with pytest.raises(NdcgLabelingError, match="no query of .* has relevance judgments"):
+            read(str(tmp_path / "q"), str(tmp_path / "r"), Options())
+
+
+def test_a_bad_qrels_line_is_reported_before_a_missing_run(tmp_path):
+    from ndcg_labeling.trec import read_and_join
+
+    (tmp_path / "q").write_text("1 0 a x\n")
+    with pytest.raises(InputFileError, match=r"q:1: relevance must be an integer, got 'x'$"):
+        read_and_join(str(tmp_path / "q"), str(tmp_path / "missing"), Options())
+    (tmp_path / "q").write_text("1 0 a 1\n")
+    with pytest.raises(InputFileError, match=r"missing: no such file$"):
+        read_and_join(str(tmp_path / "q"), str(tmp_path / "missing"), Options())
+
+
+@pytest.mark.parametrize("score", ["1e", "1e5x", "1e400", "-1E999"])
+def test_exponent_scores_that_are_no_finite_number_go_to_the_line_reader(tmp_path, score):
+    # The scanner leaves scores with an exponent to NumPy; one that is no finite number is the line
+    # reader's to word (it was a ValueError, or an infinite score taken as it was).
+    (tmp_path / "q").write_text("1 0 a 1\n")
+    (tmp_path / "r").write_text(f"1 Q0 a 1 2 t\n1 Q0 b 2 {score} t\n")
+    assert fast.read_and_join(str(tmp_path / "q"), str(tmp_path / "r"), Options()) is None
+    assert fast.read_run(str(tmp_path / "r"), 512) is None
