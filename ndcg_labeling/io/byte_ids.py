@@ -52,7 +52,7 @@ def hash_rows(matrix: npt.NDArray[np.uint8]) -> U64Array:
     """64-bit hashes of the rows of ``matrix`` (ids zero-padded to a multiple of 8 bytes): FNV-style over
     each id's little-endian 8-byte words. A word of zeros is padding (an id holds no NUL byte) and leaves
     the hash alone, so an id's hash does not depend on the width. The one hash of ids on bytes: the
-    importers' join and ``eval``'s reader (:mod:`ndcg_labeling.trec.plain`) use it."""
+    importers' join uses it."""
     words = matrix.view("<u8")
     h = np.full(len(matrix), 0xCBF29CE484222325, dtype=np.uint64)
     for c in range(words.shape[1]):

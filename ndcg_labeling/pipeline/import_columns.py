@@ -12,9 +12,9 @@ where two lines of a query tie on score (:func:`trec_ranking`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, overload
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -25,52 +25,13 @@ from ndcg_labeling.io import byte_ids
 from ndcg_labeling.io.tables import InputTable
 
 
-class IdsOfBytes(Sequence[str]):
-    """The distinct ids of a plain run (zero-padded UTF-8 bytes, an ``S`` array) as a sequence of ``str``,
-    decoded all at once (one pass over the bytes) the first time one is asked for; ``len`` asks for
-    none. The joins use the bytes, so a run whose million document ids are all stored decodes none of
-    them: 0.1 s saved. An error's message or a new id decodes them all, as before."""
-
-    def __init__(self, text: NDArray[np.bytes_]) -> None:
-        self.text = text
-        self._all: list[str] | None = None
-
-    def __len__(self) -> int:
-        return len(self.text)
-
-    @overload
-    def __getitem__(self, index: int) -> str: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[str]: ...
-    def __getitem__(self, index: int | slice) -> str | list[str]:
-        return self.decoded()[index]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.decoded())
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Sequence) and not isinstance(other, str) and self.decoded() == list(other)
-
-    __hash__ = None  # type: ignore[assignment]  # a sequence that compares by value, as a list does
-
-    def decoded(self) -> list[str]:
-        """Every id, decoded once."""
-        if self._all is None:
-            self._all = _decoded(self.text)
-        return self._all
-
-
 @dataclass
 class CodedIds:
     """``ids``: the distinct ids in order of first appearance; ``codes``: per row, the position of its id
-    in ``ids``. From a plain TREC run (:meth:`of_bytes`) also, per distinct id, ``text``: its UTF-8 bytes,
-    zero-padded (an ``S`` array: byte order), and ``hash``: their 64-bit hash, a function of the bytes
-    alone (:func:`ndcg_labeling.trec.columns.id_hashes` gives it for other ids); None from other files."""
+    in ``ids``."""
 
     codes: NDArray[np.intp]
-    ids: Sequence[str]  # a list, or IdsOfBytes from a plain run
-    hash: NDArray[np.uint64] | None = None
-    text: NDArray[np.bytes_] | None = None
+    ids: Sequence[str]
 
     @classmethod
     def of(cls, values: Sequence[str] | pd.Series | NDArray[np.object_]) -> CodedIds:
@@ -83,24 +44,9 @@ class CodedIds:
         codes, ids = table.id_codes(column, limit)
         return cls(codes, ids)
 
-    @classmethod
-    def of_bytes(cls, text: NDArray[np.bytes_], hashes: NDArray[np.uint64]) -> CodedIds | None:
-        """Per row, an id as zero-padded UTF-8 bytes and its 64-bit hash: coded by hash in order of first
-        appearance, each distinct id decoded once. None when two different ids share a hash: every row
-        is compared with its code's first row on the bytes, so a collision never merges two ids."""
-        codes, _ = pd.factorize(hashes, sort=False)
-        seen = np.maximum.accumulate(codes)
-        new = np.concatenate(([True], seen[1:] > seen[:-1])) if len(codes) else np.zeros(0, dtype=bool)
-        first = np.flatnonzero(new)
-        distinct = text[first]
-        again = np.flatnonzero(~new)  # the rows whose hash came before: each must hold its code's first bytes
-        if not np.array_equal(distinct[codes[again]], text[again]):
-            return None
-        return cls(codes, IdsOfBytes(distinct), hashes[first], distinct)
-
     def take(self, rows: NDArray[np.integer]) -> CodedIds:
-        """The ids of ``rows`` (the same distinct ids, hashes and bytes)."""
-        return CodedIds(self.codes[rows], self.ids, self.hash, self.text)
+        """The ids of ``rows`` (the same distinct ids)."""
+        return CodedIds(self.codes[rows], self.ids)
 
     @staticmethod
     def decode_stored(stored: PairsText) -> StoredKeys | None:
@@ -109,11 +55,8 @@ class CodedIds:
         return stored_keys(stored)
 
     def join(self, stored: PairsText | StoredKeys, ids: Sequence[str]) -> NDArray[np.int64] | None:
-        """:func:`join_on_bytes`, reusing this object's bytes and hashes when ``ids`` are its ``ids``
-        (:data:`ndcg_labeling.db.bulk.PairJoin`; other ids, such as the ones just created, are encoded)."""
-        known = byte_ids.ByteIds(self.text, self.hash) if ids is self.ids and self.text is not None \
-            and self.hash is not None else None
-        return join_on_bytes(stored, ids, known=known)
+        """:func:`join_on_bytes` (:data:`ndcg_labeling.db.bulk.PairJoin`)."""
+        return join_on_bytes(stored, ids)
 
     def map_to(self, mapping: Mapping[str, int]) -> NDArray[np.int64]:
         """Per row, ``mapping`` of its id (one dictionary look-up per distinct id)."""
@@ -218,16 +161,6 @@ def join_on_bytes(stored: PairsText | StoredKeys | None, ids: Sequence[str], *,
         return None
     out: NDArray[np.int64] = np.where(at >= 0, decoded.rids[np.maximum(at, 0)], -1) if len(decoded.rids) else at
     return out
-
-
-def _decoded(text: NDArray[np.bytes_]) -> list[str]:
-    """``text`` (zero-padded UTF-8, no NUL byte or newline inside) as ``str``, in one decode."""
-    matrix = text.view(np.uint8).reshape(len(text), text.dtype.itemsize)
-    joined = np.full((len(text), text.dtype.itemsize + 1), 10, dtype=np.uint8)
-    joined[:, :-1] = matrix
-    flat = joined.ravel()
-    decoded: str = flat[flat != 0].tobytes().decode()
-    return decoded.split("\n")[:-1]
 
 
 def ranked_trec_run(path: str, limit: int) -> tuple[InputTable, CodedIds, CodedIds, NDArray[np.float64], NDArray[np.int64]]:

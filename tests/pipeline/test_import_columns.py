@@ -351,23 +351,3 @@ def test_ids_sent_in_several_json_texts_map_and_create_alike(db, monkeypatch):
     assert order == sorted(ids[:1_500]) + sorted(ids[1_500:])
 
 
-def test_ids_of_bytes_read_as_the_list_of_their_texts():
-    """A plain run's distinct ids, decoded when one is first asked for (not for their number), are the
-    list of their texts: every index, slice, iteration and comparison gives what the list gives."""
-    from ndcg_labeling.pipeline.import_columns import IdsOfBytes
-
-    texts = ["dé", "a-much-longer-document-id", "x", "漢字😀"]
-    ids = IdsOfBytes(np.array([t.encode() for t in texts]))
-    assert len(ids) == 4 and ids._all is None  # the join needs their number and bytes alone
-    assert len(ids) == 4 and [ids[i] for i in range(-4, 4)] == texts + texts
-    assert ids[np.int64(1)] == texts[1] and ids[1:3] == texts[1:3]
-    assert ids == texts and texts == ids and ids != texts[:3] and ids != "dé"
-    assert list(ids) == texts and ids.index("x") == 2 and "x" in ids
-    assert ids[3] == texts[3]  # after the whole decode too
-    with pytest.raises(IndexError):
-        ids[4]
-    for fresh in (IdsOfBytes(ids.text), ids):  # not decoded yet, and decoded
-        with pytest.raises(TypeError):  # as a list: no array of positions, no float
-            fresh[np.array([0, 1])]
-        with pytest.raises(TypeError):
-            fresh[1.0]
