@@ -124,9 +124,8 @@ def _fetch_columns(relation: Any) -> dict[str, np.ndarray]:
         for name, column in zip(batch.schema.names, batch.columns, strict=True):
             values = column.to_numpy(zero_copy_only=False)
             chunks.setdefault(name, []).append(values)
-    names = [str(n) for n in relation.columns]
     out = {}
-    for name in names:  # one column at a time: the batches of a column are freed as it is joined
+    for name in [str(n) for n in relation.columns]:  # one column at a time: its batches are freed as it is joined
         parts = chunks.pop(name, [])
         out[name] = np.concatenate(parts) if parts else np.zeros(0)
         del parts
