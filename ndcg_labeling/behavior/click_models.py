@@ -172,9 +172,8 @@ def pbm(cells: CellCounts, *, tol: float = TOLERANCE, max_iter: int = MAX_ITER, 
 _BOUND_MARGIN = 1e-6  # relative: the bound must clear ll_tol by this much to skip the exact ll
 
 
-def _gain_bound(sum_a: NDArray[np.float64], n_pair: NDArray[np.float64], alpha: NDArray[np.float64],
-                new_alpha: NDArray[np.float64], sum_e: NDArray[np.float64], n_pos: NDArray[np.float64],
-                gamma: NDArray[np.float64], new_gamma: NDArray[np.float64],
+def _gain_bound(sum_a: NDArray[Any], n_pair: NDArray[Any], alpha: NDArray[Any], new_alpha: NDArray[Any],
+                sum_e: NDArray[Any], n_pos: NDArray[Any], gamma: NDArray[Any], new_gamma: NDArray[Any],
                 clicked: tuple[NDArray[np.bool_], NDArray[np.bool_]]) -> float:
     """A lower bound of ``ll(new) - ll(old)`` (weighted, not per impression): EM's ``Q(new | old) -
     Q(old | old)``, Q the expected complete-data log-likelihood under the posteriors of the E-step at
