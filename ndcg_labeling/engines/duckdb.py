@@ -324,7 +324,7 @@ class DuckDBEngine:
         if request.half_life_s is not None and as_of is not None:
             weight = f"pow(0.5, ({float(as_of)!r} - ts) / {float(request.half_life_s)!r})"
         else:
-            weight = "1.0"
+            weight = "CAST(1.0 AS DOUBLE)"  # a bare 1.0 is a DECIMAL: its sums would arrive as Python objects
         con.execute(f"CREATE TEMP VIEW win AS SELECT {key} AS k, request_id, position, clicked, watch_ratio, "
                     f"{weight} AS w FROM logs WHERE {window}")
         ids = con.sql("SELECT qs, ds FROM pairs ORDER BY pair").to_arrow_table()
