@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import subprocess
 import sys
 import tempfile
@@ -107,13 +108,19 @@ print(json.dumps({"s": t1 - t0, "rss_mb": resource.getrusage(resource.RUSAGE_SEL
 
 
 def run(code: str, *args: str) -> tuple[dict, float]:
+    """The child's JSON line and wall seconds; its CPU seconds (user + system: what the load on a shared
+    machine does not inflate) go into the dict as ``cpu_s``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=child_env(),
                           timeout=3600)
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(done.stderr)
-    return json.loads(done.stdout), wall
+    out = json.loads(done.stdout)
+    out["cpu_s"] = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return out, wall
 
 
 def main() -> None:
@@ -137,20 +144,22 @@ def main() -> None:
         print(f"machine: {cpu_name()}, {__import__('os').cpu_count()} CPUs; log: {args.rows:,} impressions in "
               f"{len(files)} Parquet files ({sum(f.stat().st_size for f in files) / 1e6:.0f} MB), "
               f"written in {time.perf_counter() - t:.1f} s")
-        print(f"{'what':<44} {'rows':>12} {'wall s':>8} {'engine s':>9} {'fit s':>7} {'peak RSS MB':>12}")
+        print(f"load average at the start: {' '.join(f'{x:.1f}' for x in __import__('os').getloadavg())}")
+        print(f"{'what':<44} {'rows':>12} {'wall s':>8} {'cpu s':>7} {'engine s':>9} {'fit s':>7} {'peak RSS MB':>12}")
         for model in args.models.split(","):
             res, wall = run(OURS, json.dumps([str(f) for f in files]), model)
             print(f"{'ours: implicit derive --model ' + model + ' (half-life 14d)':<44} {res['rows']:>12,} "
-                  f"{wall:>8.1f} {res['aggregate_s']:>9.1f} {res['fit_s']:>7.2f} {res['rss_mb']:>12.0f}")
+                  f"{wall:>8.1f} {res['cpu_s']:>7.1f} {res['aggregate_s']:>9.1f} {res['fit_s']:>7.2f} {res['rss_mb']:>12.0f}")
         small = [str(f) for f in files[: max(1, args.pandas_rows // CHUNK)]]
         ours, wall_o = run(OURS, json.dumps(small), "coec-check")
         theirs, wall_p = run(PANDAS, json.dumps(small))
         common = ours["scores"].keys() & theirs["scores"].keys()
         diff = max(abs(ours["scores"][k] - theirs["scores"][k]) for k in common)
         same = len(common) == len(ours["scores"]) == len(theirs["scores"])
-        print(f"{'ours: COEC, no decay':<44} {ours['rows']:>12,} {wall_o:>8.1f} {ours['aggregate_s']:>9.1f} "
+        print(f"{'ours: COEC, no decay':<44} {ours['rows']:>12,} {wall_o:>8.1f} {ours['cpu_s']:>7.1f} {ours['aggregate_s']:>9.1f} "
               f"{ours['fit_s']:>7.2f} {ours['rss_mb']:>12.0f}")
-        print(f"{'pandas: read_parquet + groupby, COEC':<44} {ours['rows']:>12,} {wall_p:>8.1f} {theirs['s']:>9.1f} "
+        print(f"{'pandas: read_parquet + groupby, COEC':<44} {ours['rows']:>12,} {wall_p:>8.1f} {theirs['cpu_s']:>7.1f} "
+              f"{theirs['s']:>9.1f} "
               f"{'':>7} {theirs['rss_mb']:>12.0f}")
         print(f"same result: {same and diff < 1e-9} ({len(common):,} pairs, largest COEC difference {diff:.1e})")
 

@@ -128,45 +128,100 @@ def pbm(cells: CellCounts, *, tol: float = TOLERANCE, max_iter: int = MAX_ITER, 
     sums = _pbm_sums_function(use_numba)
     converged, it = False, 0
     total = max(float(n.sum()), _EPS)
-    last_ll = -np.inf
+    # ll(theta) costs a log or two per cell, the E-step none: it is computed only when the rule may fire,
+    # i.e. when the EM lower bound of this iteration's gain (the Q-function's gain, per pair and per
+    # position: no per-cell log) is not already above ll_tol; the decisions and the numbers are the ones
+    # of computing it at every iteration (see _gain_bound)
+    clicked = (np.bincount(u, weights=c, minlength=cells.n_pairs) > 0, np.bincount(r, weights=c, minlength=k) > 0)
+    last_ll: float | None = -np.inf  # ll at the previous parameters (None: not computed)
+    prev: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None
+    bound = -np.inf
     for it in range(1, max_iter + 1):  # noqa: B007 - the count is read after the loop
         sum_a, sum_e = np.zeros(cells.n_pairs), np.zeros(k)
-        ll = float(sums(u, r, c, not_clicked, alpha, gamma, sum_a, sum_e)) / total
-        if it > 1 and ll - last_ll < ll_tol:  # the last update gained (almost) nothing: keep it and stop
-            converged = True
-            break
-        last_ll = ll
+        exact = it > 1 and not bound > ll_tol + _BOUND_MARGIN * abs(ll_tol)
+        value = float(sums(u, r, c, not_clicked, alpha, gamma, sum_a, sum_e, exact))
+        ll = value / total if exact else None
+        if ll is not None and prev is not None:
+            if last_ll is None:
+                last_ll = _pbm_loglik(sums, u, r, c, not_clicked, *prev, cells.n_pairs, k) / total
+            if ll - last_ll < ll_tol:  # the last update gained (almost) nothing: keep it and stop
+                converged = True
+                break
+        last_ll, prev = ll, (alpha, gamma)
         with np.errstate(invalid="ignore", divide="ignore"):
             new_alpha = np.where(n_pair > 0, sum_a / np.maximum(n_pair, _EPS), alpha)
             new_gamma = np.where(n_pos > 0, sum_e / np.maximum(n_pos, _EPS), gamma)
         new_gamma[0] = 1.0
+        bound = _gain_bound(sum_a, n_pair, alpha, new_alpha, sum_e, n_pos, gamma, new_gamma, clicked) / total
         change = max(float(np.max(np.abs(new_alpha - alpha), initial=0.0)),
                      float(np.max(np.abs(new_gamma - gamma), initial=0.0)))
         alpha, gamma = new_alpha, new_gamma
         if change < tol:
             converged = True
             break
+    if last_ll is None and prev is not None:  # the log-likelihood at the last E-step's parameters
+        last_ll = _pbm_loglik(sums, u, r, c, not_clicked, *prev, cells.n_pairs, k) / total
     score = np.where(n_pair > 0, alpha, np.nan)
     bias = np.where(n_pos > 0, gamma, np.nan)
     return ModelFit("pbm", score, bias, "examination", {"iterations": it, "converged": converged, "tolerance": tol,
-                                                         "ll_tolerance": ll_tol, "log_likelihood": round(last_ll, 9)},
+                                                         "ll_tolerance": ll_tol,
+                                                         "log_likelihood": round(float(last_ll or -np.inf), 9)},
                     attractiveness=score)
 
 
-def _pbm_sums_numpy(u: Any, r: Any, c: Any, not_clicked: Any, alpha: Any, gamma: Any, sum_a: Any, sum_e: Any) -> float:
+_BOUND_MARGIN = 1e-6  # relative: the bound must clear ll_tol by this much to skip the exact ll
+
+
+def _gain_bound(sum_a: NDArray[Any], n_pair: NDArray[Any], alpha: NDArray[Any], new_alpha: NDArray[Any],
+                sum_e: NDArray[Any], n_pos: NDArray[Any], gamma: NDArray[Any], new_gamma: NDArray[Any],
+                clicked: tuple[NDArray[np.bool_], NDArray[np.bool_]]) -> float:
+    """A lower bound of ``ll(new) - ll(old)`` (weighted, not per impression): EM's ``Q(new | old) -
+    Q(old | old)``, Q the expected complete-data log-likelihood under the posteriors of the E-step at
+    ``old``, ``sum_a[u] log alpha[u] + (n_pair[u] - sum_a[u]) log(1 - alpha[u])`` summed over pairs, and
+    the same over positions (Jensen's inequality: ``ll(new) - ll(old) >= Q(new | old) - Q(old | old)``
+    for any ``new``). -inf where it may not hold: when the E-step clipped ``1 - gamma alpha`` at 1e-12 or
+    the log-likelihood clipped ``gamma alpha`` of a clicked cell (then ll is computed every iteration)."""
+    if float(np.max(alpha, initial=0.0)) * float(np.max(gamma, initial=0.0)) > 1.0 - 1e-9:
+        return -np.inf
+    low_a, low_g = np.min(alpha[clicked[0]], initial=1.0), np.min(gamma[clicked[1]], initial=1.0)
+    if float(min(low_a, np.min(new_alpha[clicked[0]], initial=1.0))) * float(
+            min(low_g, np.min(new_gamma[clicked[1]], initial=1.0))) < 1e-11:
+        return -np.inf
+    gain = 0.0
+    for s, n, old, new in ((sum_a, n_pair, alpha, new_alpha), (sum_e, n_pos, gamma, new_gamma)):
+        moved = new != old
+        s, n, old, new = s[moved], n[moved], old[moved], new[moved]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            terms = (np.where(s > 0, s * (np.log(new) - np.log(old)), 0.0)
+                     + np.where(n - s > 0, (n - s) * (np.log1p(-new) - np.log1p(-old)), 0.0))
+        gain += float(np.sum(terms))
+    return gain if np.isfinite(gain) else -np.inf
+
+
+def _pbm_loglik(sums: Callable[..., float], u: Any, r: Any, c: Any, not_clicked: Any, alpha: Any, gamma: Any,
+                n_pairs: int, k: int) -> float:
+    """The weighted log-likelihood at (alpha, gamma), summed in the order the E-step sums it."""
+    return float(sums(u, r, c, not_clicked, alpha, gamma, np.zeros(n_pairs), np.zeros(k), True))
+
+
+def _pbm_sums_numpy(u: Any, r: Any, c: Any, not_clicked: Any, alpha: Any, gamma: Any, sum_a: Any, sum_e: Any,
+                    with_ll: bool = True) -> float:
     """PBM E-step in NumPy: adds the weighted ``P(A = 1 | C)`` per pair to ``sum_a`` and ``P(E = 1 | C)``
     per position to ``sum_e`` (each cell: its clicks, plus its non-clicks times the posterior); returns
-    the weighted log-likelihood of the clicks at these parameters."""
+    the weighted log-likelihood of the clicks at these parameters (0.0 unless ``with_ll``)."""
     a, g = alpha[u], gamma[r]
     denom = np.maximum(1.0 - g * a, _EPS)
     sum_a += np.bincount(u, weights=c + not_clicked * a * (1.0 - g) / denom, minlength=sum_a.size)
     sum_e += np.bincount(r, weights=c + not_clicked * g * (1.0 - a) / denom, minlength=sum_e.size)
+    if not with_ll:
+        return 0.0
     return float(np.sum(c * np.log(np.maximum(g * a, _EPS)) + not_clicked * np.log(denom)))
 
 
 def _pbm_sums_loop(u: Any, r: Any, c: Any, not_clicked: Any, alpha: Any, gamma: Any, sum_a: Any,
-                   sum_e: Any) -> float:  # pragma: no cover - compiled by numba; a test compares it with NumPy
-    """The same E-step one cell at a time (the body numba compiles)."""
+                   sum_e: Any, with_ll: bool) -> float:  # pragma: no cover - compiled by numba; a test compares it with NumPy
+    """The same E-step one cell at a time (the body numba compiles); the two logs per cell of the
+    log-likelihood (three quarters of the time) only ``with_ll``."""
     ll = 0.0
     for i in range(u.size):
         a = alpha[u[i]]
@@ -174,13 +229,14 @@ def _pbm_sums_loop(u: Any, r: Any, c: Any, not_clicked: Any, alpha: Any, gamma: 
         d = max(1.0 - g * a, 1e-12)
         sum_a[u[i]] += c[i] + not_clicked[i] * a * (1.0 - g) / d
         sum_e[r[i]] += c[i] + not_clicked[i] * g * (1.0 - a) / d
-        ll += c[i] * np.log(max(g * a, 1e-12)) + not_clicked[i] * np.log(d)
+        if with_ll:
+            ll += c[i] * np.log(max(g * a, 1e-12)) + not_clicked[i] * np.log(d)
     return ll
 
 
 def _pbm_sums_function(use_numba: bool | None) -> Callable[..., float]:
     if use_numba is not False and _jit.load_numba() is not None:
-        compiled: Callable[..., float] = _jit.compile_kernel(_pbm_sums_loop, {}, "pbm_sums_loop")
+        compiled: Callable[..., float] = _jit.compile_kernel(_pbm_sums_loop, {}, "pbm_sums_loop_ll")
         return compiled
     if use_numba:
         raise ValueError(f"pbm: numba is not available ({_jit.failure()})")

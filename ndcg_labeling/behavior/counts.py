@@ -21,7 +21,11 @@ class CellCounts:
     ``pair``: 0..n_pairs-1; ``position``: 1-based rank; ``impressions``/``clicks``: raw counts;
     ``weight``/``weighted_clicks``: the same counts with each impression weighted by its decay factor
     (equal to the raw counts without a half-life); ``weighted_watch``: the decayed sum of ``watch_ratio``
-    (NaN where the log has none).
+    (NaN where the log has none; may be a read-only broadcast NaN array).
+
+    The integer arrays may come in a narrower signed type than annotated: the DuckDB engine hands int32
+    pairs and counts and the narrowest type that holds the positions (20M cells: 0.6 GB instead of 1.1 GB);
+    every kernel only indexes and sums them.
     """
 
     pair: NDArray[np.int64]

@@ -2,13 +2,18 @@
 
 Reads Parquet (a file, a folder of Parquet files, a glob), CSV, TSV and JSONL with DuckDB's own
 readers; nothing is copied row by row anywhere: two SQL passes over the files, both streaming, with a
-memory limit (:data:`MEMORY_LIMIT`) and a temporary folder to spill to:
+memory limit (:data:`MEMORY_LIMIT`) and a temporary folder to spill to. The big one groups on a 64-bit
+hash of (query, document) (:data:`HASHED_KEY`), never on the ids as text (with 40-character document
+ids, 20M (pair, position) cells keyed by text need several GB):
 
-1. **validate** every row (a ``problem`` expression per row; the count of bad rows, the window's
-   newest ``ts``); a bad row raises ``InputFileError`` naming the file and the line (CSV/TSV: the data
-   row + 1 for the header, JSONL: the line; Parquet: ``row N``, the 0-based row index in the file);
-2. **aggregate** the window per (query, document, position) (and, for the DBN, per served list's
-   click pattern) into the arrays of :mod:`ndcg_labeling.behavior.counts`.
+1. **pairs**: one row per (query, document) (2M rows for 100M impressions), the window's span of
+   ``ts``, and a count of bad rows (a cheap boolean per row); the pairs are numbered in the text order
+   of their ids, with their key. When a row is bad, the exact validation finds the first one and
+   raises ``InputFileError`` naming the file and the line (CSV/TSV: the data row + 1 for the header,
+   JSONL: the line; Parquet: ``row N``, the 0-based row index in the file);
+2. **aggregate** the window per (pair key, position) (and, for the DBN, per served list's click
+   pattern), join the pair numbers on the integer key, and hand over the arrays of
+   :mod:`ndcg_labeling.behavior.counts` sorted by (pair, position).
 """
 
 from __future__ import annotations
@@ -26,7 +31,14 @@ from ndcg_labeling.behavior.counts import CellCounts, SessionPatterns
 from ndcg_labeling.engines.base import OPTIONAL_COLUMNS, REQUIRED_COLUMNS, LogAggregates, LogRequest
 from ndcg_labeling.errors import InputFileError, NdcgLabelingError
 
-MEMORY_LIMIT = "1GB"
+MEMORY_LIMIT = "1500MB"
+#: DuckDB's limit while the cells stream into NumPy arrays (the two share the process's 2 GB)
+FETCH_MEMORY_LIMIT = "600MB"
+#: the pair key the aggregation groups and joins on: a 64-bit hash of (query, document), so it never
+#: carries the ids as text; when two pairs of a log share a hash (checked on the pairs: about 1e-7 for
+#: 2M pairs) the exact key (the two ids) is used instead
+HASHED_KEY = "hash(query_id, doc_id)"
+EXACT_KEY = "{'q': query_id, 'd': doc_id}"
 FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "tsv", ".tab": "tsv",
            ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
 _TIME_TYPES = ("TIMESTAMP", "DATE")
@@ -95,6 +107,7 @@ def connection(groups: dict[str, list[str]]) -> Iterator[Any]:
         try:
             con.execute("SET TimeZone = 'UTC'")
             con.execute("SET enable_progress_bar = false")
+            con.execute("SET preserve_insertion_order = false")  # less memory for the big tables; ORDER BY still holds
             yield con
         except duckdb.Error as exc:
             files = ", ".join(f for fs in groups.values() for f in fs)
@@ -102,6 +115,31 @@ def connection(groups: dict[str, list[str]]) -> Iterator[Any]:
             raise NdcgLabelingError(f"{files}: cannot read the log: {detail}") from None
         finally:
             con.close()
+
+
+def _fetch_columns(relation: Any) -> dict[str, np.ndarray]:
+    """The result of ``relation`` as one NumPy array per column, read in batches of 1M rows (NULL: NaN)."""
+    chunks: dict[str, list[np.ndarray]] = {}
+    for batch in relation.to_arrow_reader(1 << 20):
+        for name, column in zip(batch.schema.names, batch.columns, strict=True):
+            values = column.to_numpy(zero_copy_only=False)
+            chunks.setdefault(name, []).append(values)
+    out = {}
+    for name in [str(n) for n in relation.columns]:  # one column at a time: its batches are freed as it is joined
+        parts = chunks.pop(name, [])
+        out[name] = np.concatenate(parts) if parts else np.zeros(0)
+        del parts
+    return out
+
+
+def _narrow(values: Any) -> np.ndarray:
+    """Positions in the smallest integer type that holds them (20M cells: 20 MB as int8, not 160 MB)."""
+    out = np.asarray(values)
+    top = int(out.max()) if out.size else 0
+    for dtype in (np.int8, np.int16, np.int32):
+        if top <= np.iinfo(dtype).max:
+            return out.astype(dtype)
+    return out.astype(np.int64)
 
 
 class DuckDBEngine:
@@ -112,18 +150,23 @@ class DuckDBEngine:
     def aggregate(self, request: LogRequest) -> LogAggregates:
         groups = resolve_sources(request.sources)
         with connection(groups) as con:
-            self._create_views(con, groups, request)
-            first, last, as_of = self._validate(con, groups, request)
-            return self._aggregate(con, request, groups, first, last, as_of)
+            watched = self._create_views(con, groups, request)
+            n_bad, first, last = self._pairs(con, request)
+            if n_bad:
+                self._validate(con, groups, request)  # raises, naming the first bad row
+            key = self._number_pairs(con)
+            as_of = request.as_of if request.as_of is not None else last
+            return self._aggregate(con, request, groups, key, watched, first, last, as_of)
 
     # --- the normalized view -------------------------------------------------------------------
-    def _create_views(self, con: Any, groups: dict[str, list[str]], request: LogRequest) -> None:
+    def _create_views(self, con: Any, groups: dict[str, list[str]], request: LogRequest) -> bool:
+        """The ``logs`` view over every source; returns whether any source has a ``watch_ratio`` column."""
         unknown = sorted(set(request.columns) - set(REQUIRED_COLUMNS) - set(OPTIONAL_COLUMNS))
         if unknown:
             raise NdcgLabelingError(f"--column: unknown log column {unknown[0]!r}; the columns are "
                                     f"{', '.join(REQUIRED_COLUMNS + OPTIONAL_COLUMNS)}")
         names = {c: request.columns.get(c, c) for c in REQUIRED_COLUMNS + OPTIONAL_COLUMNS}
-        parts = []
+        parts, watched = [], False
         for i, (fmt, files) in enumerate(sorted(groups.items())):
             reader = _reader(fmt, files, sorted(set(names.values())))
             types = {str(r[0]): str(r[1]).upper() for r in con.execute(f"DESCRIBE SELECT * FROM {reader}").fetchall()}
@@ -133,9 +176,11 @@ class DuckDBEngine:
                     raise InputFileError(files[0], f"no column {names[col]!r}{hint}")
             if request.watch and names["watch_ratio"] not in types:
                 raise InputFileError(files[0], f"--model watch needs a column {names['watch_ratio']!r}")
+            watched = watched or names["watch_ratio"] in types
             con.execute(f"CREATE TEMP VIEW src{i} AS SELECT * FROM {reader}")
             parts.append(self._normalized(f"src{i}", fmt, names, types, request, native_ids=len(groups) == 1))
         con.execute("CREATE TEMP VIEW logs AS " + " UNION ALL ".join(parts))
+        return watched
 
     def _normalized(self, src: str, fmt: str, names: dict[str, str], types: dict[str, str],
                     request: LogRequest, *, native_ids: bool) -> str:
@@ -161,39 +206,42 @@ class DuckDBEngine:
         wr = f"TRY_CAST({raw('watch_ratio')} AS DOUBLE)"
         def empty(col: str) -> str:
             if types.get(names[col], "VARCHAR").startswith("VARCHAR"):
-                return f"NULLIF(TRIM({raw(col)}), '') IS NULL"
+                # blank = only spaces (TRIM's set), all of which sort before '!': the cheap comparison
+                # spares TRIM on every id (a third of the scan's time with 40-character ids)
+                return f"({raw(col)} IS NULL OR ({raw(col)} < '!' AND TRIM({raw(col)}) = ''))"
             return f"{raw(col)} IS NULL"
 
-        checks = [f"WHEN {empty(c)} THEN {_lit(f'{names[c]} is empty')}" for c in ("request_id", "query_id", "doc_id")]
+        def says(col: str, what: str) -> str:
+            return f"{_lit(names[col] + ' ')} || {_shown(raw(col))} || {_lit(' ' + what)}"
+
+        checks = [(empty(c), _lit(f"{names[c]} is empty")) for c in ("request_id", "query_id", "doc_id")]
         checks += [
-            f"WHEN {pos} IS NULL OR NOT isfinite({pos}) OR {pos} < 1 OR {pos} <> floor({pos}) THEN "
-            f"{_lit(names['position'] + ' ')} || {_shown(raw('position'))} || ' is not a whole number >= 1'",
-            f"WHEN {clk} IS NULL OR {clk} NOT IN (0, 1) THEN {_lit(names['clicked'] + ' ')} || "
-            f"{_shown(raw('clicked'))} || ' is not 0 or 1'",
-            f"WHEN ({ts}) IS NULL OR NOT isfinite({ts}) THEN {_lit(names['ts'] + ' ')} || "
-            f"{_shown(raw('ts'))} || ' is neither ISO 8601 nor epoch seconds'",
+            (f"{pos} IS NULL OR NOT isfinite({pos}) OR {pos} < 1 OR {pos} <> floor({pos})",
+             says("position", "is not a whole number >= 1")),
+            (f"{clk} IS NULL OR {clk} NOT IN (0, 1)", says("clicked", "is not 0 or 1")),
+            (f"({ts}) IS NULL OR NOT isfinite({ts})", says("ts", "is neither ISO 8601 nor epoch seconds")),
         ]
         if request.watch or names["watch_ratio"] in types:
             missing = f"{wr} IS NULL OR " if request.watch else f"{raw('watch_ratio')} IS NOT NULL AND ({wr} IS NULL OR "
             close = "" if request.watch else ")"
-            checks.append(f"WHEN {missing}NOT isfinite({wr}) OR {wr} < 0{close} THEN {_lit(names['watch_ratio'] + ' ')} "
-                          f"|| {_shown(raw('watch_ratio'))} || ' is not a number >= 0'")
-        for col in ("converted",):
-            if names[col] in types:
-                v = f"TRY_CAST({raw(col)} AS DOUBLE)"
-                checks.append(f"WHEN {raw(col)} IS NOT NULL AND ({v} IS NULL OR {v} NOT IN (0, 1)) THEN "
-                              f"{_lit(names[col] + ' ')} || {_shown(raw(col))} || ' is not 0 or 1'")
+            checks.append((f"{missing}NOT isfinite({wr}) OR {wr} < 0{close}", says("watch_ratio", "is not a number >= 0")))
+        if names["converted"] in types:
+            v = f"TRY_CAST({raw('converted')} AS DOUBLE)"
+            checks.append((f"{raw('converted')} IS NOT NULL AND ({v} IS NULL OR {v} NOT IN (0, 1))",
+                           says("converted", "is not 0 or 1")))
         if names["dwell_ms"] in types:
             v = f"TRY_CAST({raw('dwell_ms')} AS DOUBLE)"
-            checks.append(f"WHEN {raw('dwell_ms')} IS NOT NULL AND ({v} IS NULL OR NOT isfinite({v}) OR {v} < 0) THEN "
-                          f"{_lit(names['dwell_ms'] + ' ')} || {_shown(raw('dwell_ms'))} || ' is not a number >= 0'")
-        problem = "CASE " + " ".join(checks) + " END"
-        return (f"SELECT filename AS _file, {row} AS _row, {_lit(fmt)} AS _fmt, {problem} AS problem, "
+            checks.append((f"{raw('dwell_ms')} IS NOT NULL AND ({v} IS NULL OR NOT isfinite({v}) OR {v} < 0)",
+                           says("dwell_ms", "is not a number >= 0")))
+        problem = "CASE " + " ".join(f"WHEN {cond} THEN {message}" for cond, message in checks) + " END"
+        # bad: whether any check holds (the same conditions, without building the message)
+        bad = "COALESCE(" + " OR ".join(f"({cond})" for cond, _ in checks) + ", FALSE)"
+        return (f"SELECT filename AS _file, {row} AS _row, {_lit(fmt)} AS _fmt, {problem} AS problem, {bad} AS bad, "
                 f"{ident('request_id')} AS request_id, {ident('query_id')} AS query_id, "
                 f"{ident('doc_id')} AS doc_id, TRY_CAST({pos} AS BIGINT) AS position, "
                 f"TRY_CAST({clk} AS INTEGER) AS clicked, {ts} AS ts, {wr} AS watch_ratio FROM {src}")
 
-    # --- pass 1: validation ----------------------------------------------------------------------
+    # --- the exact validation: where the first bad row is (the error path) --------------------------
     def _validate(self, con: Any, groups: dict[str, list[str]], request: LogRequest) -> tuple[
             float | None, float | None, float | None]:
         window = self._window(request, as_of=None)
@@ -240,34 +288,67 @@ class DuckDBEngine:
             conds.append(f"ts <= {float(as_of)!r}")
         return " AND ".join(conds)
 
+    # --- pass 1: the pairs, the window's span, a count of bad rows --------------------------------
+    def _pairs(self, con: Any, request: LogRequest) -> tuple[int, float | None, float | None]:
+        """Scan 1: one row per (query, document) (``dict``: 2M rows for 100M impressions) with its
+        impressions in the window, the number of bad rows (counted only: the message is built when there
+        is one) and the window's span of ``ts``."""
+        con.execute(
+            "CREATE TEMP TABLE dict AS SELECT query_id, doc_id, count(*) FILTER (WHERE bad) AS n_bad, "
+            f"count(*) FILTER (WHERE {self._window(request, request.as_of)}) AS n_win, "
+            f"min(ts) FILTER (WHERE {self._window(request, None)}) AS first, "
+            f"max(ts) FILTER (WHERE {self._window(request, None)}) AS last FROM logs GROUP BY query_id, doc_id")
+        n_bad, first, last = con.execute("SELECT sum(n_bad), min(first), max(last) FROM dict").fetchone()
+        return int(n_bad or 0), first, last
+
+    @staticmethod
+    def _number_pairs(con: Any) -> str:
+        """``pairs``: the pairs of the window numbered in the text order of their ids (the order the other
+        engines give too), with their key; returns the key expression (:data:`HASHED_KEY`, or
+        :data:`EXACT_KEY` when two pairs share a hash)."""
+        for key in (HASHED_KEY, EXACT_KEY):
+            con.execute("DROP TABLE IF EXISTS pairs")
+            con.execute(f"CREATE TEMP TABLE pairs AS SELECT {key} AS k, CAST(row_number() OVER (ORDER BY qs, ds) - 1 "
+                        "AS INTEGER) AS pair, qs, ds FROM (SELECT query_id, doc_id, CAST(query_id AS VARCHAR) AS qs, "
+                        "CAST(doc_id AS VARCHAR) AS ds FROM dict WHERE n_win > 0)")
+            n, distinct = con.execute("SELECT count(*), count(DISTINCT k) FROM pairs").fetchone()
+            if n == distinct:
+                break
+        con.execute("DROP TABLE dict")
+        return key
+
     # --- pass 2: aggregation ---------------------------------------------------------------------
-    def _aggregate(self, con: Any, request: LogRequest, groups: dict[str, list[str]], first: float | None,
-                   last: float | None, as_of: float | None) -> LogAggregates:
+    def _aggregate(self, con: Any, request: LogRequest, groups: dict[str, list[str]], key: str, watched: bool,
+                   first: float | None, last: float | None, as_of: float | None) -> LogAggregates:
         window = self._window(request, as_of)
         if request.half_life_s is not None and as_of is not None:
             weight = f"pow(0.5, ({float(as_of)!r} - ts) / {float(request.half_life_s)!r})"
         else:
-            weight = "1.0"
-        con.execute(f"CREATE TEMP VIEW win AS SELECT request_id, query_id, doc_id, position, clicked, watch_ratio, "
+            weight = "CAST(1.0 AS DOUBLE)"  # a bare 1.0 is a DECIMAL: its sums would arrive as Python objects
+        con.execute(f"CREATE TEMP VIEW win AS SELECT {key} AS k, request_id, position, clicked, watch_ratio, "
                     f"{weight} AS w FROM logs WHERE {window}")
-        con.execute("CREATE TEMP TABLE cells AS SELECT query_id, doc_id, position, count(*) AS n, "
-                    "sum(clicked) AS c, sum(w) AS nw, sum(w * clicked) AS cw, sum(w * watch_ratio) AS ww "
-                    "FROM win GROUP BY ALL")
-        # pairs in the order of their ids as text (the order the other engines must give too)
-        con.execute("CREATE TEMP TABLE pairs AS SELECT CAST(row_number() OVER (ORDER BY CAST(query_id AS VARCHAR), "
-                    "CAST(doc_id AS VARCHAR)) - 1 AS BIGINT) AS pair, query_id, doc_id "
-                    "FROM (SELECT DISTINCT query_id, doc_id FROM cells)")
-        ids = con.execute("SELECT CAST(query_id AS VARCHAR), CAST(doc_id AS VARCHAR) FROM pairs ORDER BY pair").fetchall()
-        arr = con.execute("SELECT p.pair, c.position, c.n, c.c, c.nw, c.cw, c.ww FROM cells c "
-                          "JOIN pairs p USING (query_id, doc_id) ORDER BY p.pair, c.position").fetchnumpy()  # EM sums: fixed order
-        n_imp = int(np.sum(arr["n"])) if len(ids) else 0
-        ww = np.asarray(arr["ww"], dtype=np.float64) if len(ids) else np.zeros(0)
-        cells = CellCounts(pair=np.asarray(arr["pair"], np.int64), position=np.asarray(arr["position"], np.int64),
-                           impressions=np.asarray(arr["n"], np.int64), clicks=np.asarray(arr["c"], np.int64),
-                           weight=np.asarray(arr["nw"], np.float64), weighted_clicks=np.asarray(arr["cw"], np.float64),
-                           weighted_watch=np.where(np.isnan(ww), np.nan, ww), n_pairs=len(ids))
-        sessions, n_requests = self._sessions(con) if request.sessions and ids else (None, None)
-        return LogAggregates(query_ids=[str(q) for q, _ in ids], doc_ids=[str(d) for _, d in ids], cells=cells,
+        ids = con.sql("SELECT qs, ds FROM pairs ORDER BY pair").to_arrow_table()
+        n_pairs = ids.num_rows
+        # streamed in batches into NumPy (no second copy of 20M cells inside DuckDB), with less memory for
+        # DuckDB meanwhile: its sort spills to the temporary folder instead of sharing RAM with the arrays
+        con.execute(f"SET memory_limit = '{FETCH_MEMORY_LIMIT}'")
+        arr = _fetch_columns(con.sql(
+            f"SELECT p.pair, c.position, c.n, c.c, c.nw, c.cw{', c.ww' if watched else ''} FROM ("
+            "SELECT k, position, CAST(count(*) AS INTEGER) AS n, CAST(count(*) FILTER (WHERE clicked = 1) AS INTEGER) AS c, "
+            f"sum(w) AS nw, sum(w * clicked) AS cw{', sum(w * watch_ratio) AS ww' if watched else ''} FROM win "
+            "GROUP BY k, position) c JOIN pairs p USING (k) ORDER BY p.pair, c.position"))  # EM sums: fixed order
+        n_cells = len(arr["pair"])
+        if watched:
+            ww = np.asarray(arr["ww"], dtype=np.float64)
+        else:  # no watch_ratio anywhere: NaN for every cell, without the memory
+            ww = np.broadcast_to(np.float64(np.nan), (n_cells,))
+        cells = CellCounts(pair=np.asarray(arr["pair"], np.int32), position=_narrow(arr["position"]),
+                           impressions=arr["n"], clicks=arr["c"], weight=np.asarray(arr["nw"], np.float64),
+                           weighted_clicks=np.asarray(arr["cw"], np.float64), weighted_watch=ww, n_pairs=n_pairs)
+        del arr
+        n_imp = int(np.sum(cells.impressions)) if n_cells else 0
+        sessions, n_requests = self._sessions(con) if request.sessions and n_pairs else (None, None)
+        return LogAggregates(query_ids=ids.column("qs").to_pylist(), doc_ids=ids.column("ds").to_pylist(), cells=cells,
                              sessions=sessions, as_of=as_of, n_impressions=n_imp, n_requests=n_requests,
                              first_ts=first, last_ts=last, files=[f for fs in groups.values() for f in fs])
 
@@ -276,7 +357,7 @@ class DuckDBEngine:
             "CREATE TEMP TABLE patterns AS SELECT CAST(row_number() OVER (ORDER BY lp, lpos, lc) - 1 AS BIGINT) AS sid, * FROM ("
             "SELECT lp, lpos, lc, sum(w) AS w, count(*) AS n, any_value(request_id) AS rid FROM ("
             "SELECT request_id, list(p.pair ORDER BY position) AS lp, list(position ORDER BY position) AS lpos, "
-            "list(clicked ORDER BY position) AS lc, avg(w) AS w FROM win JOIN pairs p USING (query_id, doc_id) "
+            "list(clicked ORDER BY position) AS lc, avg(w) AS w FROM win JOIN pairs p USING (k) "
             "GROUP BY request_id) GROUP BY lp, lpos, lc)")
         dup = con.execute("SELECT rid, lpos FROM patterns WHERE len(list_distinct(lpos)) < len(lpos) LIMIT 1").fetchone()
         if dup is not None:

@@ -50,9 +50,9 @@ class _OnlineEngine(DuckDBEngine):
 
     sources: list[tuple[str, list[str]]] = []  # (format, files) in the order of the engine's views
 
-    def _create_views(self, con: Any, groups: dict[str, list[str]], request: LogRequest) -> None:
+    def _create_views(self, con: Any, groups: dict[str, list[str]], request: LogRequest) -> bool:
         self.sources = sorted(groups.items())
-        super()._create_views(con, groups, request)
+        return super()._create_views(con, groups, request)
 
     def _normalized(self, src: str, fmt: str, names: dict[str, str], types: dict[str, str],
                     request: LogRequest, *, native_ids: bool = False) -> str:

@@ -218,3 +218,23 @@ def test_dbn_log_likelihood_is_the_enumerated_probability_of_the_clicks(use_numb
     sums = _sums_function(use_numba)
     _num, _den, ll = sums(patterns, np.array(alpha), np.array(sigma), gamma, np.zeros(3), np.zeros(3), np.zeros(3))
     assert ll == pytest.approx(want, abs=1e-12)
+
+
+def test_pbm_skipping_the_log_likelihood_changes_nothing(monkeypatch):
+    """The log-likelihood is computed only where the EM gain bound does not already clear ll_tol; with the
+    bound switched off (computed at every iteration, as the stopping rule reads) the fit is bit for bit
+    the same: the same iterations, scores, examination curve and reported log-likelihood."""
+    import ndcg_labeling.behavior.click_models as cm
+
+    rng = np.random.default_rng(5)
+    n = 60_000
+    pair, position = rng.integers(0, 400, n), rng.integers(1, 11, n)
+    clicked = (rng.random(n) < 0.8 ** position * (0.1 + 0.8 * (pair % 7) / 7)).astype(int)
+    cells = cells_from_impressions(pair, position, clicked, weight=0.5 ** rng.uniform(0, 2, n))
+    for use_numba in (False, True) if numba_available() else (False,):
+        fast = pbm(cells, use_numba=use_numba)
+        with monkeypatch.context() as m:
+            m.setattr(cm, "_gain_bound", lambda *args: -np.inf)
+            every = pbm(cells, use_numba=use_numba)
+        assert fast.parameters == every.parameters and fast.parameters["iterations"] > 10
+        assert np.array_equal(fast.score, every.score) and np.array_equal(fast.position_bias, every.position_bias)

@@ -181,3 +181,16 @@ def test_integer_ids_keep_the_text_order_of_pairs(tmp_path):
     clicks = np.bincount(agg.cells.pair, weights=agg.cells.clicks, minlength=4)
     assert clicks.tolist() == [0, 1, 1, 0]
     assert agg.sessions is not None and sorted(agg.sessions.pairs.tolist()) == [[0, 1], [2, 3]]
+
+
+def test_pairs_sharing_a_hash_fall_back_to_the_exact_key(log, tmp_path, monkeypatch):
+    """The aggregation groups on a hash of (query, document); when two pairs share one (forced here with a
+    key of 3 values) the engine notices on the pairs and groups on the ids themselves: the same cells."""
+    import ndcg_labeling.engines.duckdb as engine
+
+    path = tmp_path / "log.parquet"
+    pq.write_table(table(log), path)
+    monkeypatch.setattr(engine, "HASHED_KEY", "hash(query_id, doc_id) % 3")
+    agg = get_engine().aggregate(LogRequest(sources=(str(path),), watch=True))
+    assert agg.cells.n_pairs == np.unique(log.pair).size and agg.query_ids[0] == "q000"
+    assert_same(agg, expected_cells(log))
