@@ -5,6 +5,7 @@ TREC or Parquet files."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -109,3 +110,36 @@ def test_parquet_with_a_bad_value_or_column_is_one_error(spark, tmp_path):
 def test_engine_spark_refuses_other_qrels_formats(spark):
     result = _eval(["-R", "qrels_jg", "-m", "qrels_jg", "qrels.test", "results.test", "--engine", "spark"])
     assert result.exit_code == 1 and "--engine spark evaluates -R qrels only" in result.output
+
+
+TRECDL = Path(__file__).resolve().parents[1] / "data" / "trecdl"
+
+
+@pytest.mark.parametrize("year", ["dl19", "dl20"])
+def test_real_trec_dl_files_print_the_same_on_spark(spark, tmp_path, year):
+    """Issue #29 on real files: the NIST DL qrels with an excerpt of a real BM25 run (tests/data/trecdl/README.md:
+    two queries at depth 100, real score ties); and the embedded per-query ndcg_cut_10 equals pytrec_eval's."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    qrels = TRECDL / f"qrels.{year}-passage.txt"
+    run = tmp_path / f"{year}-bm25.trec"
+    run.write_bytes(gzip.decompress((TRECDL / "runs" / year / "bm25.trec.gz").read_bytes()))
+    args = ["eval", "-m", "all_trec", "-q", str(qrels), str(run)]
+    embedded, on_spark = runner.invoke(app, args), runner.invoke(app, [*args, "--engine", "spark"])
+    assert embedded.exit_code == 0 and on_spark.exit_code == 0, on_spark.output
+    assert on_spark.stdout == embedded.stdout
+    assert "ndcg_cut_10" in embedded.stdout and len(embedded.stdout.splitlines()) > 100
+
+    want: dict[str, dict[str, int]] = {}
+    for line in qrels.read_text().splitlines():
+        qid, _, doc, grade = line.split()
+        want.setdefault(qid, {})[doc] = int(grade)
+    ranked: dict[str, dict[str, float]] = {}
+    for line in run.read_text().splitlines():
+        qid, _, doc, _, score, _ = line.split()
+        ranked.setdefault(qid, {})[doc] = float(score)
+    ref = pytrec_eval.RelevanceEvaluator(want, {"ndcg_cut.10"}).evaluate(ranked)
+    ours = evaluate_files(qrels, run, ["ndcg_cut.10"])
+    assert sorted(ours.query_ids) == sorted(ref) and len(ref) == 2
+    for i, qid in enumerate(ours.query_ids):
+        assert abs(float(ours.values["ndcg_cut_10"][i]) - ref[qid]["ndcg_cut_10"]) <= 1e-12, qid
+    assert 0.0 < min(ref[q]["ndcg_cut_10"] for q in ref)  # real runs find relevant passages at the top
