@@ -11,7 +11,7 @@ not created), as for the floors.
 The floors write the same rows, already mapped to integer ids, into the same schema with its indexes,
 queries, documents and graders already present, and commit:
 - SQLite: one ``sqlite3.executemany`` (foreign keys off, as a plain connection has them);
-- PostgreSQL: one psycopg ``COPY ... FROM STDIN`` into ``CREATE TABLE ... (LIKE judgments INCLUDING ALL)``
+- PostgreSQL: one psycopg binary ``COPY ... FROM STDIN`` (``set_types``, ``write_row``) into ``CREATE TABLE ... (LIKE judgments INCLUDING ALL)``
   (the table's indexes and checks, no foreign-key triggers).
 The ratio "ours / floor" is what issue 17 bounds (1.2x SQLite, 1.5x PostgreSQL); both sides run in the
 same process one after the other, so machine load hits both. Since ours writes SQLite rows by multi-row
@@ -32,6 +32,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -188,7 +189,7 @@ def sqlite_run_parts(db_path: Path, rpath: Path, data: dict[str, Any]) -> dict[s
 
 
 def pg_floor(url: str, data: dict[str, Any]) -> tuple[float, float]:
-    """psycopg COPY of the pre-mapped rows into LIKE-copies of judgments and ranking_entries (indexes
+    """psycopg's binary COPY (``set_types``) of the pre-mapped rows into LIKE-copies of judgments and ranking_entries (indexes
     and checks included), each committed."""
     import psycopg
 
@@ -201,16 +202,21 @@ def pg_floor(url: str, data: dict[str, Any]) -> tuple[float, float]:
     con = raw.driver_connection
     assert isinstance(con, psycopg.Connection)
 
-    def copy(table: str, cols: list[str], rows: list[tuple[Any, ...]]) -> float:
+    def copy(table: str, cols: list[str], rows: list[tuple[Any, ...]], types: list[str]) -> float:
         start = time.perf_counter()
-        with con.cursor() as cur, cur.copy(f"COPY {table} ({', '.join(cols)}) FROM STDIN") as cp:
+        with con.cursor() as cur, cur.copy(f"COPY {table} ({', '.join(cols)}) FROM STDIN (FORMAT BINARY)") as cp:
+            cp.set_types(types)
             for row in rows:
                 cp.write_row(row)
         con.commit()
         return time.perf_counter() - start
 
-    t_judg = copy("floor_judgments", JUDGMENT_COLS, data["judgments"])
-    t_run = copy("floor_ranking", RUN_COLS, data["ranking"])
+    # created_at as the importer sends it on PostgreSQL: a datetime
+    judgments = [(*row[:7], datetime(2026, 12, 2)) for row in data["judgments"]]
+    t_judg = copy("floor_judgments", JUDGMENT_COLS, judgments,
+                  ["integer", "integer", "integer", "integer", "character varying", "character varying",
+                   "text", "timestamp without time zone"])
+    t_run = copy("floor_ranking", RUN_COLS, data["ranking"], ["integer", "integer", "integer", "integer", "double precision"])
     raw.close()
     engine.dispose()
     return t_judg, t_run

@@ -40,7 +40,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
-from ndcg_labeling.db import pg_binary, references
+from ndcg_labeling.db import references
 from ndcg_labeling.db.pairs import PairsPrefetch, PairsSql, PairsText, fetch_pairs, pairs_text, whole_table
 from ndcg_labeling.db.rows import CHUNK as CHUNK
 from ndcg_labeling.db.rows import ColumnRows as ColumnRows
@@ -53,8 +53,10 @@ SMALL = 1_000  # up to this many ids are created with one multi-row INSERT, beyo
 # Ids in one JSON text for SQLite's json_each: at most 512 characters of up to 4 bytes each, so a text stays
 # well within SQLite's 1 GB limit on one value (410 MB at worst; about 6 MB for 200k ids of 30 ASCII characters).
 JSON_IDS = 200_000
-# Rows a part of a binary COPY (see _copy): a few MB, sent while the next part is encoded.
-COPY_PART = 100_000
+# Column types (``format_type`` names) copied in psycopg's binary format: the import tables' numbers, text and
+# times. Others (JSON, booleans) go as text, where psycopg adapts each value by its Python type.
+BINARY_TYPES = frozenset({"integer", "bigint", "smallint", "double precision", "real", "text", "character varying",
+                          "timestamp without time zone"})
 # unique_violation, deadlock_detected: a concurrent writer stored one of our keys during our COPY
 _RACE_SQLSTATES = {"23505", "40P01"}
 
@@ -105,37 +107,18 @@ def db_datetime(session: Session, value: datetime) -> Any:
 
 def _copy(conn: Connection, name: str, columns: Sequence[str], rows: Iterable[Sequence[Any]],
           progress: ProgressCallback | None) -> int:
-    """``COPY`` the rows: in PostgreSQL's binary format built with NumPy (:mod:`.pg_binary`) when every
-    column is of a type it encodes, else row by row as text. Many rows held as NumPy columns go in parts
-    of :data:`COPY_PART` rows, each encoded while the server stores the one before (1M ranking rows:
-    the 0.15 s of encoding no longer comes before the server's work), and the progress moves per part."""
-    raw = conn.connection.driver_connection
-    rows = rows if isinstance(rows, (list, ColumnRows)) else list(rows)
+    """``COPY`` the rows through psycopg: in the binary format (``set_types``) where every column is of a
+    type in :data:`BINARY_TYPES`, else as text (psycopg adapts each value by its Python type: JSON text,
+    booleans). ``progress`` moves every :data:`~ndcg_labeling.db.rows.CHUNK` rows."""
     types = _column_types(conn, name, columns)
-    payload: Iterable[bytes] | None = None
-    step = len(rows)  # rows per part of the payload: all of them, but for the parts of encode_parts
-    if types is not None and isinstance(rows, ColumnRows):
-        payload = pg_binary.encode_parts(rows.columns, rows.n, types, COPY_PART) if rows.n > COPY_PART else None
-        step = COPY_PART if payload is not None else step
-        if payload is None:
-            whole = pg_binary.encode_columns(rows.columns, rows.n, types)
-            payload = None if whole is None else [whole]
-    elif types is not None:
-        whole = pg_binary.encode(rows, types)
-        payload = None if whole is None else [whole]
-    statement = f"COPY {name} ({', '.join(columns)}) FROM STDIN"
+    binary = types is not None and all(t in BINARY_TYPES for t in types)
+    statement = f"COPY {name} ({', '.join(columns)}) FROM STDIN" + (" (FORMAT BINARY)" if binary else "")
     count = 0
     try:
-        with raw.cursor() as cursor:  # type: ignore[union-attr]
-            if payload is not None:
-                with cursor.copy(statement + " (FORMAT BINARY)") as copy:
-                    for part in payload:
-                        copy.write(part)
-                        count = min(len(rows), count + step)
-                        if progress is not None and count < len(rows):
-                            progress(count)
-                return len(rows)
+        with conn.connection.driver_connection.cursor() as cursor:  # type: ignore[union-attr]
             with cursor.copy(statement) as copy:
+                if binary:
+                    copy.set_types(types)
                 for row in rows:
                     copy.write_row(row)
                     count += 1

@@ -19,8 +19,8 @@ ProgressCallback = Callable[[int], None]
 
 class ColumnRows(Sequence[tuple[Any, ...]]):
     """Rows given column by column, as the importers hold them: each column a NumPy array, a list, or one
-    value for every row; a NaN in a float array is NULL. Iterating gives tuples (the text ``COPY``); the
-    binary ``COPY``, the SQLite writer and the foreign-key check read the columns without making them."""
+    value for every row; a NaN in a float array is NULL. Iterating gives tuples (the ``COPY``); the SQLite
+    writer and the foreign-key check read the columns without making them."""
 
     def __init__(self, columns: Sequence[Any], n: int, held: dict[int, Any] | None = None) -> None:
         self.columns = list(columns)

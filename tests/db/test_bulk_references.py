@@ -164,3 +164,57 @@ def test_pg_bulk_refuses_a_missing_document(pg):
                     on_conflict=RANKING_SAME)
     with pg.engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM ranking_entries")).scalar_one() == 0
+
+
+@pytest.mark.pg
+@pytest.mark.parametrize("db", ["postgresql"], indirect=True)
+@pytest.mark.parametrize("kind", ["judgments", "run"])
+@pytest.mark.parametrize("superuser", [True, False])
+def test_pg_imports_check_keys_in_bulk_as_superuser_and_per_row_as_a_plain_role(db, tmp_path, monkeypatch, kind,
+                                                                                   superuser):
+    """Both paths of references.pg_skip_triggers on each import kind: a superuser copies without the per-row
+    triggers (keys checked in bulk), a plain role may not set session_replication_role and copies with
+    them; both store every row of the file."""
+    from sqlalchemy import event
+
+    from ndcg_labeling.db import references
+    from ndcg_labeling.pipeline.importing import import_judgments, import_run
+
+    n = 2_000  # above PG_TRIGGERS_MIN_ROWS
+    path = tmp_path / f"{kind}.txt"
+    if kind == "run":
+        path.write_text("".join(f"q{i // 100} Q0 d{i + 1} {i % 100 + 1} {1 - (i % 100) / 100:.2f} t\n" for i in range(n)))
+    else:
+        path = path.with_suffix(".csv")
+        path.write_text("query_id,doc_id,grader,grade\n" + "".join(f"q{i // 100},d{i + 1},g{i % 3},{i % 4}\n"
+                                                                  for i in range(n)))
+    engine = db.engine
+    if not superuser:
+        role = f"plain_{db.schema}"
+        with db.engine.begin() as conn:
+            conn.exec_driver_sql(f'CREATE ROLE {role} NOLOGIN; GRANT USAGE ON SCHEMA "{db.schema}" TO {role}; '
+                                 f'GRANT ALL ON ALL TABLES IN SCHEMA "{db.schema}" TO {role}; '
+                                 f'GRANT ALL ON ALL SEQUENCES IN SCHEMA "{db.schema}" TO {role}')
+        engine = make_engine(db.url)
+        event.listen(engine, "connect", lambda dbapi_con, _r: dbapi_con.execute(f"SET ROLE {role}"))
+    paths: list[bool] = []
+    skip = references.pg_skip_triggers
+    monkeypatch.setattr(references, "pg_skip_triggers", lambda *a: paths.append(skip(*a)) or paths[-1])
+    try:
+        with session_scope(engine) as session:
+            if kind == "run":
+                summary = import_run(path, system="s2", session=session)
+            else:
+                summary = import_judgments(path, scale="0-3", session=session, create_graders=True)
+        with engine.connect() as conn:
+            assert conn.exec_driver_sql("SELECT current_user").scalar_one() == ("postgres" if superuser else role)
+    finally:
+        if not superuser:
+            engine.dispose()
+            with db.engine.begin() as conn:
+                conn.exec_driver_sql(f'DROP OWNED BY {role}; DROP ROLE {role}')
+    assert paths == [superuser] and summary.new == n
+    table = "ranking_entries" if kind == "run" else "judgments"
+    with db.engine.connect() as conn:
+        assert conn.execute(text(f"SELECT count(*) FROM {table} t JOIN documents d ON d.id = t.document_id "
+                                 f"JOIN queries q ON q.id = t.query_id")).scalar_one() == n
