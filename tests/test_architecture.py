@@ -184,11 +184,6 @@ def test_every_area_of_the_table_has_its_rule():
 # --- fronts, private modules, circles ---------------------------------------------------------------
 #: the one import between the two fronts: ``serve`` starts the web app (create_app, run_server, server_engine)
 FRONT_BRIDGE = {("ndcg_labeling.cli.serve_cmd", "ndcg_labeling.web.app")}
-#: import circles another change removes (issue 32: the _jit.py shims and the torch kernels' back import);
-#: empty this once it has landed
-PENDING_CIRCLES: set[frozenset[str]] = {
-    frozenset({"ndcg_labeling._jit", "ndcg_labeling.backend"}),
-}
 
 
 def _graph(root: Path = PKG, runtime: bool = False) -> dict[str, set[str]]:
@@ -271,7 +266,7 @@ def test_no_private_module_is_imported_from_outside_its_package():
 
 
 def test_no_import_circles():
-    assert [sorted(c) for c in import_circles() if c not in PENDING_CIRCLES] == []
+    assert [sorted(c) for c in import_circles() ] == []
 
 
 def test_the_front_private_and_circle_checks_catch_a_violation(tmp_path):
