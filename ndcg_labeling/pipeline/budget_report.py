@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.budget.estimators import difference_halfwidth, inferred_ndcg, plain_ndcg, system_means
@@ -22,7 +22,7 @@ from ndcg_labeling.budget.pool import Pool
 from ndcg_labeling.budget.strategies import inclusion_probabilities
 from ndcg_labeling.db import models as m
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
-from ndcg_labeling.pipeline.tasks.budgeted import batch_edges, global_strata, stored_pool
+from ndcg_labeling.pipeline.tasks.budgeted import batch_edges, batch_mean_grades, global_strata, stored_pool
 from ndcg_labeling.pipeline.tasks.create import _chosen_systems, _pool
 
 
@@ -78,9 +78,7 @@ def _batch_pool(batch_name: str, *, session: Session, need_sample: bool
     full = full[full["qid"].isin(queries)]
     pool = stored_pool(session=session, depth=batch.depth, system_ids=[ids[n] for n in names],
                        pairs=set(zip(full["qid"].tolist(), full["did"].tolist(), strict=True)), query_ids=queries)
-    mean_grade = dict(((q, d), float(g)) for q, d, g in session.execute(
-        select(m.Judgment.query_id, m.Judgment.document_id, func.avg(m.Judgment.grade))
-        .where(m.Judgment.batch == batch.name).group_by(m.Judgment.query_id, m.Judgment.document_id)).all())
+    mean_grade = batch_mean_grades(batch.name, session=session)
     grades = np.array([mean_grade.get((queries[int(q)], int(c)), np.nan)
                        for q, c in zip(pool.query, pool.code, strict=True)])
     return batch, names, pool, queries, grades

@@ -74,6 +74,13 @@ def stored_pool(*, session: Session, depth: int, system_ids: list[int], pairs: s
     return build_pool(runs, depth)
 
 
+def batch_mean_grades(batch_name: str, *, session: Session) -> dict[tuple[int, int], float]:
+    """The mean grade of each (query, document) row-id pair graded in the batch so far."""
+    return dict(((q, d), float(g)) for q, d, g in session.execute(
+        select(m.Judgment.query_id, m.Judgment.document_id, func.avg(m.Judgment.grade))
+        .where(m.Judgment.batch == batch_name).group_by(m.Judgment.query_id, m.Judgment.document_id)).all())
+
+
 @dataclass
 class BatchExtended:
     """What :func:`extend_batch` did; ``str()`` is the summary the CLI prints."""
@@ -195,9 +202,7 @@ def extend_batch(name: str, *, budget: int | None, session: Session) -> BatchExt
     left = _drop_judged(full, scale=batch.scale, overlap=batch.overlap, session=session)
     pairs = set(zip(left["qid"].tolist(), left["did"].tolist(), strict=True)) | in_batch
     pool = stored_pool(session=session, depth=batch.depth, system_ids=system_ids, pairs=pairs, query_ids=queries)
-    mean_grade = dict(((q, d), float(g)) for q, d, g in session.execute(
-        select(m.Judgment.query_id, m.Judgment.document_id, func.avg(m.Judgment.grade))
-        .where(m.Judgment.batch == batch.name).group_by(m.Judgment.query_id, m.Judgment.document_id)).all())
+    mean_grade = batch_mean_grades(batch.name, session=session)
     keys = [(queries[int(q)], int(c)) for q, c in zip(pool.query, pool.code, strict=True)]
     grades = np.array([mean_grade.get(k, np.nan) for k in keys])
     pending = np.array([k in in_batch and k not in mean_grade for k in keys])
