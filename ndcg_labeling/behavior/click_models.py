@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 
 from ndcg_labeling import _jit
 from ndcg_labeling.behavior.counts import CellCounts
+from ndcg_labeling.behavior.squarem import squarem
 
 TOLERANCE = 1e-6
 LL_TOLERANCE = 1e-9
@@ -97,7 +98,7 @@ def watch(cells: CellCounts) -> ModelFit:
 
 
 def pbm(cells: CellCounts, *, tol: float = TOLERANCE, max_iter: int = MAX_ITER, ll_tol: float = LL_TOLERANCE,
-        use_numba: bool | None = None) -> ModelFit:
+        use_numba: bool | None = None, accelerate: bool = True) -> ModelFit:
     """The position-based model, ``P(C = 1) = gamma[r] * alpha[u]``, fitted by EM (Chuklin et al. 2015,
     section 4.2 and the EM updates of chapter 4):
 
@@ -111,11 +112,16 @@ def pbm(cells: CellCounts, *, tol: float = TOLERANCE, max_iter: int = MAX_ITER, 
     to the optimum, so few iterations): ``gamma[r] = ctr[r] / ctr[1]`` (the position CTR relative to
     the top, clipped to [1e-6, 1]) and ``alpha[u] = clicks[u] / sum_r impressions[u, r] gamma[r]``
     (clipped to [1e-6, 1 - 1e-6]). The score of a pair is its attractiveness. ``use_numba``: None (the
-    compiled E-step where numba is available), True or False (NumPy).
+    compiled E-step where numba is available), True or False (NumPy). ``accelerate`` (default): the EM
+    steps accelerated by SQUAREM (:mod:`.squarem`: the same fixed point in about a quarter of the
+    E-steps); False: plain EM, one E-step and one M-step per iteration.
     """
     r, k = _positions(cells)
     u = cells.pair
     n, c = cells.weight, cells.weighted_clicks
+    if u.size > 1 and bool(np.any(u[1:] < u[:-1])):  # the compiled E-step runs over cells sorted by pair
+        order = np.argsort(u, kind="stable")
+        u, r, n, c = u[order], r[order], n[order], c[order]
     not_clicked = np.maximum(n - c, 0.0)
     n_pair = np.bincount(u, weights=n, minlength=cells.n_pairs)
     n_pos = np.bincount(r, weights=n, minlength=k)
@@ -125,33 +131,96 @@ def pbm(cells: CellCounts, *, tol: float = TOLERANCE, max_iter: int = MAX_ITER, 
         alpha = np.clip(np.bincount(u, weights=c, minlength=cells.n_pairs)
                         / np.bincount(u, weights=n * gamma[r], minlength=cells.n_pairs), 1e-6, 1.0 - 1e-6)
     alpha = np.nan_to_num(alpha, nan=0.5)
-    sums = _pbm_sums_function(use_numba)
+    sums = _pbm_sums_function(use_numba, u)
+    data = _PbmData(u, r, c, not_clicked, n_pair, n_pos, max(float(n.sum()), _EPS))
+    if accelerate:
+        alpha, gamma, state = _pbm_squarem(sums, data, alpha, gamma, tol=tol, ll_tol=ll_tol, max_iter=max_iter)
+    else:
+        alpha, gamma, state = _pbm_plain(sums, data, alpha, gamma, tol=tol, ll_tol=ll_tol, max_iter=max_iter)
+    score = np.where(n_pair > 0, alpha, np.nan)
+    bias = np.where(n_pos > 0, gamma, np.nan)
+    return ModelFit("pbm", score, bias, "examination", {**state, "tolerance": tol, "ll_tolerance": ll_tol},
+                    attractiveness=score)
+
+
+@dataclass(frozen=True)
+class _PbmData:
+    """The PBM's cells (sorted by pair) and their weighted impressions per pair and per position."""
+
+    u: NDArray[Any]
+    r: NDArray[Any]
+    c: NDArray[np.float64]
+    not_clicked: NDArray[np.float64]
+    n_pair: NDArray[Any]
+    n_pos: NDArray[Any]
+    total: float
+
+
+def _pbm_update(data: _PbmData, sum_a: NDArray[np.float64], sum_e: NDArray[np.float64], alpha: NDArray[np.float64],
+                gamma: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The M-step: the weighted means of the E-step's posteriors (a parameter without data keeps its value)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        new_alpha = np.where(data.n_pair > 0, sum_a / np.maximum(data.n_pair, _EPS), alpha)
+        new_gamma = np.where(data.n_pos > 0, sum_e / np.maximum(data.n_pos, _EPS), gamma)
+    new_gamma[0] = 1.0
+    return new_alpha, new_gamma
+
+
+def _pbm_squarem(sums: Callable[..., float], data: _PbmData, alpha: NDArray[np.float64], gamma: NDArray[np.float64], *,
+                 tol: float, ll_tol: float, max_iter: int) -> tuple[NDArray[np.float64], NDArray[np.float64], dict[str, Any]]:
+    """The EM steps of :func:`_pbm_plain`, accelerated by :func:`~ndcg_labeling.behavior.squarem.squarem`."""
+    n_pairs = alpha.size
+
+    def step(theta: NDArray[np.float64], with_ll: bool) -> tuple[NDArray[np.float64], float | None]:
+        a, g = theta[:n_pairs], theta[n_pairs:]
+        sum_a, sum_e = np.zeros(n_pairs), np.zeros(g.size)
+        value = float(sums(data.u, data.r, data.c, data.not_clicked, a, g, sum_a, sum_e, with_ll))
+        new_a, new_g = _pbm_update(data, sum_a, sum_e, a, g)
+        return np.concatenate([new_a, new_g]), (value / data.total if with_ll else None)
+
+    lower = np.full(n_pairs + gamma.size, _LOWER)
+    upper = np.ones(n_pairs + gamma.size)
+    lower[n_pairs] = 1.0  # gamma[1] = 1: the PBM's scale
+    fit = squarem(np.concatenate([alpha, gamma]), step, lower=lower, upper=upper, tol=tol, ll_tol=ll_tol,
+                  max_steps=max_iter)
+    return fit.theta[:n_pairs], fit.theta[n_pairs:], {
+        "iterations": fit.e_steps, "converged": fit.converged, "accelerator": "squarem",
+        "extrapolations_kept": fit.jumps_kept, "log_likelihood": round(fit.log_likelihood, 9)}
+
+
+#: the lower bound of a parameter after a SQUAREM jump (EM itself keeps them in (0, 1])
+_LOWER = 1e-10
+
+
+def _pbm_plain(sums: Callable[..., float], data: _PbmData, alpha: NDArray[np.float64], gamma: NDArray[np.float64], *,
+               tol: float, ll_tol: float, max_iter: int) -> tuple[NDArray[np.float64], NDArray[np.float64], dict[str, Any]]:
+    """Plain EM (one E-step and one M-step per iteration) with the stopping rules of the module."""
+    u, r, c, not_clicked, n_pair, n_pos, total = (data.u, data.r, data.c, data.not_clicked, data.n_pair,
+                                                  data.n_pos, data.total)
+    n_pairs, k = alpha.size, gamma.size
     converged, it = False, 0
-    total = max(float(n.sum()), _EPS)
+    converged, it = False, 0
     # ll(theta) costs a log or two per cell, the E-step none: it is computed only when the rule may fire,
     # i.e. when the EM lower bound of this iteration's gain (the Q-function's gain, per pair and per
     # position: no per-cell log) is not already above ll_tol; the decisions and the numbers are the ones
     # of computing it at every iteration (see _gain_bound)
-    clicked = (np.bincount(u, weights=c, minlength=cells.n_pairs) > 0, np.bincount(r, weights=c, minlength=k) > 0)
+    clicked = (np.bincount(u, weights=c, minlength=n_pairs) > 0, np.bincount(r, weights=c, minlength=k) > 0)
     last_ll: float | None = -np.inf  # ll at the previous parameters (None: not computed)
     prev: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None
     bound = -np.inf
     for it in range(1, max_iter + 1):  # noqa: B007 - the count is read after the loop
-        sum_a, sum_e = np.zeros(cells.n_pairs), np.zeros(k)
+        sum_a, sum_e = np.zeros(n_pairs), np.zeros(k)
         exact = it > 1 and not bound > ll_tol + _BOUND_MARGIN * abs(ll_tol)
         value = float(sums(u, r, c, not_clicked, alpha, gamma, sum_a, sum_e, exact))
         ll = value / total if exact else None
         if ll is not None and prev is not None:
             if last_ll is None:
-                last_ll = _pbm_loglik(sums, u, r, c, not_clicked, *prev, cells.n_pairs, k) / total
+                last_ll = _pbm_loglik(sums, u, r, c, not_clicked, *prev, n_pairs, k) / total
             if ll - last_ll < ll_tol:  # the last update gained (almost) nothing: keep it and stop
                 converged = True
                 break
         last_ll, prev = ll, (alpha, gamma)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            new_alpha = np.where(n_pair > 0, sum_a / np.maximum(n_pair, _EPS), alpha)
-            new_gamma = np.where(n_pos > 0, sum_e / np.maximum(n_pos, _EPS), gamma)
-        new_gamma[0] = 1.0
+        new_alpha, new_gamma = _pbm_update(data, sum_a, sum_e, alpha, gamma)
         bound = _gain_bound(sum_a, n_pair, alpha, new_alpha, sum_e, n_pos, gamma, new_gamma, clicked) / total
         change = max(float(np.max(np.abs(new_alpha - alpha), initial=0.0)),
                      float(np.max(np.abs(new_gamma - gamma), initial=0.0)))
@@ -160,13 +229,8 @@ def pbm(cells: CellCounts, *, tol: float = TOLERANCE, max_iter: int = MAX_ITER, 
             converged = True
             break
     if last_ll is None and prev is not None:  # the log-likelihood at the last E-step's parameters
-        last_ll = _pbm_loglik(sums, u, r, c, not_clicked, *prev, cells.n_pairs, k) / total
-    score = np.where(n_pair > 0, alpha, np.nan)
-    bias = np.where(n_pos > 0, gamma, np.nan)
-    return ModelFit("pbm", score, bias, "examination", {"iterations": it, "converged": converged, "tolerance": tol,
-                                                         "ll_tolerance": ll_tol,
-                                                         "log_likelihood": round(float(last_ll or -np.inf), 9)},
-                    attractiveness=score)
+        last_ll = _pbm_loglik(sums, u, r, c, not_clicked, *prev, n_pairs, k) / total
+    return alpha, gamma, {"iterations": it, "converged": converged, "log_likelihood": round(float(last_ll or -np.inf), 9)}
 
 
 _BOUND_MARGIN = 1e-6  # relative: the bound must clear ll_tol by this much to skip the exact ll
@@ -218,26 +282,60 @@ def _pbm_sums_numpy(u: Any, r: Any, c: Any, not_clicked: Any, alpha: Any, gamma:
     return float(np.sum(c * np.log(np.maximum(g * a, _EPS)) + not_clicked * np.log(denom)))
 
 
-def _pbm_sums_loop(u: Any, r: Any, c: Any, not_clicked: Any, alpha: Any, gamma: Any, sum_a: Any,
-                   sum_e: Any, with_ll: bool) -> float:  # pragma: no cover - compiled by numba; a test compares it with NumPy
-    """The same E-step one cell at a time (the body numba compiles); the two logs per cell of the
+def _pbm_sums_blocks(starts: Any, bounds: Any, r: Any, c: Any, not_clicked: Any, alpha: Any, gamma: Any,
+                     sum_a: Any, sum_e_blocks: Any, ll_blocks: Any, with_ll: bool) -> None:  # pragma: no cover - compiled by numba; a test compares it with NumPy
+    """The same E-step over cells sorted by pair (pair ``u``'s cells are ``starts[u]:starts[u + 1]``), in
+    fixed blocks of pairs (``bounds``) that numba runs in parallel: each block sums its pairs' cells in
+    order into ``sum_a`` and its own row of ``sum_e_blocks`` and ``ll_blocks``; the caller adds the rows
+    in block order, so the result does not depend on the number of threads. The two logs per cell of the
     log-likelihood (three quarters of the time) only ``with_ll``."""
-    ll = 0.0
-    for i in range(u.size):
-        a = alpha[u[i]]
-        g = gamma[r[i]]
-        d = max(1.0 - g * a, 1e-12)
-        sum_a[u[i]] += c[i] + not_clicked[i] * a * (1.0 - g) / d
-        sum_e[r[i]] += c[i] + not_clicked[i] * g * (1.0 - a) / d
-        if with_ll:
-            ll += c[i] * np.log(max(g * a, 1e-12)) + not_clicked[i] * np.log(d)
-    return ll
+    for b in prange(bounds.size - 1):
+        ll = 0.0
+        for u in range(bounds[b], bounds[b + 1]):
+            a = alpha[u]
+            acc = 0.0
+            for i in range(starts[u], starts[u + 1]):
+                g = gamma[r[i]]
+                d = max(1.0 - g * a, 1e-12)
+                acc += c[i] + not_clicked[i] * a * (1.0 - g) / d
+                sum_e_blocks[b, r[i]] += c[i] + not_clicked[i] * g * (1.0 - a) / d
+                if with_ll:
+                    ll += c[i] * np.log(max(g * a, 1e-12)) + not_clicked[i] * np.log(d)
+            sum_a[u] += acc
+        ll_blocks[b] = ll
 
 
-def _pbm_sums_function(use_numba: bool | None) -> Callable[..., float]:
+#: the fixed blocks of pairs of the compiled E-step (more than any thread count: the blocks balance)
+_BLOCKS = 64
+prange = range  # the name the kernel body uses; numba's prange where it is compiled
+
+
+def _pbm_sums_compiled(u: Any) -> Callable[..., float]:
+    """The compiled E-step with the signature of :func:`_pbm_sums_numpy`, for cells sorted by pair ``u``."""
+    numba = _jit.load_numba()
+    kernel = _jit.compile_kernel(_pbm_sums_blocks, {"prange": numba.prange}, "pbm_sums_blocks", parallel=True)
+    n_pairs = int(u.max()) + 1 if u.size else 0
+    starts = np.zeros(n_pairs + 1, dtype=np.int64)
+    np.cumsum(np.bincount(u, minlength=n_pairs), out=starts[1:])
+    # blocks of about equal numbers of cells, cut at pair boundaries
+    bounds = np.unique(np.searchsorted(starts, np.linspace(0, u.size, _BLOCKS + 1), side="left"))
+    bounds[0], bounds[-1] = 0, n_pairs
+
+    def sums(_u: Any, r: Any, c: Any, not_clicked: Any, alpha: Any, gamma: Any, sum_a: Any, sum_e: Any,
+             with_ll: bool = True) -> float:
+        blocks = np.zeros((bounds.size - 1, sum_e.size))
+        ll = np.zeros(bounds.size - 1)
+        kernel(starts, bounds, r, c, not_clicked, alpha, gamma, sum_a, blocks, ll, with_ll)
+        for row in blocks:  # in block order: the same sums whatever the threads
+            sum_e += row
+        return float(ll.sum()) if with_ll else 0.0
+
+    return sums
+
+
+def _pbm_sums_function(use_numba: bool | None, u: Any) -> Callable[..., float]:
     if use_numba is not False and _jit.load_numba() is not None:
-        compiled: Callable[..., float] = _jit.compile_kernel(_pbm_sums_loop, {}, "pbm_sums_loop_ll")
-        return compiled
+        return _pbm_sums_compiled(u)
     if use_numba:
         raise ValueError(f"pbm: numba is not available ({_jit.failure()})")
     return _pbm_sums_numpy

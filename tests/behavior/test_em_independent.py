@@ -64,7 +64,7 @@ def test_pbm_em_matches_the_per_impression_reference():
                                          n_pairs, k, ITER)
     for use_numba in (False, True) if numba_available() else (False,):
         fit = pbm(cells_from_impressions(pair, position, clicked, weight=weight), tol=0.0, ll_tol=-np.inf,
-                  max_iter=ITER, use_numba=use_numba)
+                  max_iter=ITER, use_numba=use_numba, accelerate=False)
         assert fit.parameters["iterations"] == ITER
         np.testing.assert_allclose(fit.score, ref_alpha, rtol=0, atol=1e-9)
         np.testing.assert_allclose(fit.position_bias, ref_gamma, rtol=0, atol=1e-9)
@@ -83,13 +83,36 @@ def test_pbm_stops_when_the_likelihood_stops_rising():
         p = alpha[pair] * gamma[position - 1]
         return float(np.mean(clicked * np.log(p) + (1 - clicked) * np.log(1 - p)))
 
-    fit = pbm(cells, ll_tol=1e-7)
+    fit = pbm(cells, ll_tol=1e-7, accelerate=False)
     assert fit.parameters["converged"] and fit.parameters["iterations"] < 2000
-    before = pbm(cells, tol=0.0, ll_tol=-np.inf, max_iter=int(fit.parameters["iterations"]) - 2)
-    last = pbm(cells, tol=0.0, ll_tol=-np.inf, max_iter=int(fit.parameters["iterations"]) - 1)
+    before = pbm(cells, tol=0.0, ll_tol=-np.inf, max_iter=int(fit.parameters["iterations"]) - 2, accelerate=False)
+    last = pbm(cells, tol=0.0, ll_tol=-np.inf, max_iter=int(fit.parameters["iterations"]) - 1, accelerate=False)
     gain = loglik(last.score, last.position_bias) - loglik(before.score, before.position_bias)
     assert 0 <= gain < 1e-7
     np.testing.assert_allclose(fit.score, last.score, atol=1e-12)
+
+
+def test_squarem_reaches_the_em_fixed_point_of_the_reference_in_fewer_e_steps():
+    """The default fit (EM accelerated by SQUAREM) ends where the independent per-impression EM ends when
+    run long enough (400 iterations here: its fixed point, changes below 1e-12), and spends far fewer
+    E-steps than plain EM to meet the same stopping rule; its log-likelihood is the plain fit's or higher."""
+    rng = np.random.default_rng(17)
+    n, n_pairs, k = 3000, 30, 5
+    pair = rng.integers(0, n_pairs, n)
+    position = rng.integers(1, k + 1, n)
+    clicked = (rng.random(n) < 0.6 ** position * (0.2 + 0.8 * (pair % 5) / 5)).astype(int)
+    weight = 0.5 ** rng.uniform(0, 3, n)
+    ref_alpha, ref_gamma = pbm_reference(pair.tolist(), position.tolist(), clicked.tolist(), weight.tolist(),
+                                         n_pairs, k, 400)
+    cells = cells_from_impressions(pair, position, clicked, weight=weight)
+    for use_numba in (False, True) if numba_available() else (False,):
+        fast = pbm(cells, tol=1e-10, ll_tol=1e-14, use_numba=use_numba)
+        plain = pbm(cells, tol=1e-10, ll_tol=1e-14, use_numba=use_numba, accelerate=False)
+        assert fast.parameters["converged"] and fast.parameters["accelerator"] == "squarem"
+        np.testing.assert_allclose(fast.score, ref_alpha, rtol=0, atol=1e-6)
+        np.testing.assert_allclose(fast.position_bias, ref_gamma, rtol=0, atol=1e-6)
+        assert fast.parameters["iterations"] * 3 < plain.parameters["iterations"]
+        assert fast.parameters["log_likelihood"] >= plain.parameters["log_likelihood"] - 1e-9
 
 
 def _configs(clicks: tuple[int, ...]) -> list[tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]]:
@@ -232,9 +255,9 @@ def test_pbm_skipping_the_log_likelihood_changes_nothing(monkeypatch):
     clicked = (rng.random(n) < 0.8 ** position * (0.1 + 0.8 * (pair % 7) / 7)).astype(int)
     cells = cells_from_impressions(pair, position, clicked, weight=0.5 ** rng.uniform(0, 2, n))
     for use_numba in (False, True) if numba_available() else (False,):
-        fast = pbm(cells, use_numba=use_numba)
+        fast = pbm(cells, use_numba=use_numba, accelerate=False)
         with monkeypatch.context() as m:
             m.setattr(cm, "_gain_bound", lambda *args: -np.inf)
-            every = pbm(cells, use_numba=use_numba)
+            every = pbm(cells, use_numba=use_numba, accelerate=False)
         assert fast.parameters == every.parameters and fast.parameters["iterations"] > 10
         assert np.array_equal(fast.score, every.score) and np.array_equal(fast.position_bias, every.position_bias)
