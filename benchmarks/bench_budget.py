@@ -101,7 +101,7 @@ def main() -> None:
     ap.add_argument("--runs", type=Path)
     ap.add_argument("--qrels", type=Path)
     args = ap.parse_args()
-    fractions = [round(0.1 * i, 1) for i in range(1, 11)]
+    fractions = sorted([round(0.1 * i, 1) for i in range(1, 11)] + [0.25])  # 0.25: the bar of issue 31
     if args.runs:
         worlds = [(args.runs.name, *world_from_files(args.runs, args.qrels))]
     else:
