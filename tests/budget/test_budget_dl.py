@@ -86,7 +86,7 @@ def test_inferred_estimator_corrects_the_sample(year, kind):
                    "sample+inferred 0.60, 0.034 / 0.60, 0.052; bandit 0.33, 0.059 / 0.73, 0.024; mtf 0.47, 0.062 "
                    "/ 0.60, 0.030. Simulated: depth 0.97, 0.057 / 0.94, 0.038; sample+inferred 0.94, 0.035 / "
                    "0.88, 0.035; bandit 1.0, 0.092 / 0.97, 0.076; mtf 0.94, 0.127 / 0.88, 0.090. No RMSE <= 0.02 "
-                   "with tau >= 0.9; benchmarks/RESULTS.md has the curves")
+                   "with tau >= 0.9; docs/budget.md has the figures")
 @pytest.mark.parametrize("kind", ["sim", "real"])
 @pytest.mark.parametrize("year", ["dl19", "dl20"])
 def test_issue_bar_tau_09_rmse_002_and_beats_depth(year, kind):
