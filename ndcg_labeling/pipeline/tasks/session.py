@@ -12,8 +12,8 @@ from ndcg_labeling.db import models as m
 from ndcg_labeling.errors import ConflictError, NdcgLabelingError, NotFoundError
 from ndcg_labeling.pipeline import gold
 from ndcg_labeling.pipeline.lookups import require_grader
+from ndcg_labeling.pipeline.overview import GraderProgress
 from ndcg_labeling.pipeline.tasks._common import _item_rows, parse_task_grade, require_batch
-from ndcg_labeling.pipeline.tasks.status import GraderProgress
 from ndcg_labeling.scales import get_scale, parse_exact_grade
 
 SESSION_SOURCE = "(grade session)"
