@@ -17,9 +17,11 @@ from ndcg_labeling.cli.common import (
     DbOption,
     ForceOption,
     FormatOption,
+    JsonSummaryOption,
     OutOption,
     console,
     open_session,
+    print_summary,
     render_rows,
     write_output,
 )
@@ -41,14 +43,14 @@ def gold_import(
     scale: Annotated[str, typer.Option("--scale", help="Grading scale: 0-3 or 0-4.")],
     fmt: Annotated[str | None, typer.Option("--format", help="File format; default from the extension.")] = None,
     db: DbOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as a JSON object.")] = False,
+    as_json: JsonSummaryOption = False,
 ) -> None:
     """Import gold items: columns query_id,doc_id,grade[,explanation] (queries and documents must exist)."""
     from ndcg_labeling.pipeline.gold import import_gold
 
     with open_session(db) as session:
         summary = import_gold(file, scale=scale, session=session, fmt=fmt)
-    typer.echo(json.dumps(summary.as_dict()) if as_json else str(summary))
+    print_summary(summary, as_json)
 
 
 @gold_app.command("list")
