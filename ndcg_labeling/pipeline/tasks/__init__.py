@@ -23,6 +23,7 @@ from ndcg_labeling.errors import GradedFileError
 from ndcg_labeling.pipeline.overview import BatchStatus, GraderProgress, batch_status, list_batches
 from ndcg_labeling.pipeline.tasks._common import (
     guideline_warning,
+    guideline_warnings,
     parse_task_grade,
     require_batch,
 )
@@ -63,6 +64,7 @@ __all__ = [
     "export_tasks_file",
     "grader_progress",
     "guideline_warning",
+    "guideline_warnings",
     "import_graded",
     "list_batches",
     "next_item",
