@@ -132,7 +132,7 @@ def load_guideline(scale: str) -> Guideline:
     return parse_guideline(data.decode("utf-8"), scale=scale, path=display_path(scale), sha256=content_sha256(data))
 
 
-def guideline_changed(scale: str, recorded_sha256: str) -> bool:
+def guideline_changed(scale: str, recorded_sha256: str | None) -> bool:
     """True when the guideline file of ``scale`` no longer has the content hash a batch recorded."""
     try:
         return load_guideline(scale).sha256 != recorded_sha256

@@ -90,7 +90,7 @@ def test_importing_the_metrics_loads_no_numba() -> None:
     assert out == "False"
 
 
-@pytest.mark.parametrize("module", ["ndcg_labeling.pipeline.tasks", "ndcg_labeling.pipeline.tasks.status",
+@pytest.mark.parametrize("module", ["ndcg_labeling.pipeline.tasks", "ndcg_labeling.pipeline.overview",
                                     "ndcg_labeling.pipeline.consensus", "ndcg_labeling.pipeline.lookups"])
 def test_module_loads_no_heavy_package(module: str) -> None:
     code = (f"import sys, {module}\n"

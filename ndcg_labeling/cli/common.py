@@ -62,9 +62,12 @@ SummaryFormatOption = Annotated[OutputFormat, format_option(
     OutputFormat.text, OutputFormat.json, help="text, or json: the summary as a JSON object.")]
 
 
-def print_summary(summary: Any, fmt: OutputFormat) -> None:
-    """A command's summary: its one line (``str()``), or ``as_dict()`` as one JSON object."""
-    typer.echo(json.dumps(summary.as_dict()) if fmt is OutputFormat.json else str(summary))
+JsonSummaryOption = Annotated[bool, typer.Option("--json", help="Print the summary as a JSON object.")]
+
+
+def print_summary(summary: Any, fmt: OutputFormat | bool) -> None:
+    """A command's summary: its one line (``str()``), or ``as_dict()`` as one JSON object (json, or ``--json``)."""
+    typer.echo(json.dumps(summary.as_dict()) if fmt is True or fmt is OutputFormat.json else str(summary))
 
 _consoles: dict[str, Console] = {}
 

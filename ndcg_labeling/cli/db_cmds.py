@@ -67,10 +67,10 @@ def current(db: DbOption = None) -> None:
 def status(db: DbOption = None,
            fmt: FormatOption = OutputFormat.table) -> None:
     """Counts of queries, documents, graders, systems, rankings, judgments and consensus labels."""
-    from ndcg_labeling.pipeline.status import database_status
+    from ndcg_labeling.db.tables import table_counts  # Core reads: no ORM, no pandas (issue 17)
 
     with open_connection(db) as conn:
-        counts = database_status(session=conn)
+        counts = table_counts(session=conn)
     if fmt is OutputFormat.json:
         typer.echo(json.dumps(counts))
     elif fmt is OutputFormat.csv:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -13,9 +12,11 @@ from ndcg_labeling.cli.common import (
     DbOption,
     ForceOption,
     FormatOption,
+    JsonSummaryOption,
     OutOption,
     check_out,
     open_session,
+    print_summary,
     render_rows,
     row_progress,
     write_output,
@@ -26,46 +27,38 @@ graders_app = typer.Typer(help="Add and list graders.", no_args_is_help=True)
 
 FileArg = Annotated[Path, typer.Argument(help="The file to import.", show_default=False, readable=False)]
 InFormat = Annotated[str | None, typer.Option("--format", help="File format; default from the extension.")]
-JsonSummary = Annotated[bool, typer.Option("--json", help="Print the summary as a JSON object.")]
 KindOption = Annotated[str, typer.Option("--kind", help="Kind of new graders: human, or model (an automatic judge).")]
 
 
-def _done(summary: object, as_json: bool) -> None:
-    if as_json:
-        typer.echo(json.dumps(summary.as_dict()))  # type: ignore[attr-defined]
-    else:
-        typer.echo(str(summary))
-
-
 @import_app.command("queries")
-def import_queries(file: FileArg, fmt: InFormat = None, db: DbOption = None, as_json: JsonSummary = False) -> None:
+def import_queries(file: FileArg, fmt: InFormat = None, db: DbOption = None, as_json: JsonSummaryOption = False) -> None:
     """Import queries: columns query_id,text,query_type."""
     from ndcg_labeling.pipeline.importing import import_queries as run
 
     with open_session(db, file) as session:
         summary = run(file, session=session, fmt=fmt)
-    _done(summary, as_json)
+    print_summary(summary, as_json)
 
 
 @import_app.command("documents")
-def import_documents(file: FileArg, fmt: InFormat = None, db: DbOption = None, as_json: JsonSummary = False) -> None:
+def import_documents(file: FileArg, fmt: InFormat = None, db: DbOption = None, as_json: JsonSummaryOption = False) -> None:
     """Import documents: columns doc_id,title and body and/or url (other columns become metadata)."""
     from ndcg_labeling.pipeline.importing import import_documents as run
 
     with open_session(db, file) as session:
         summary = run(file, session=session, fmt=fmt)
-    _done(summary, as_json)
+    print_summary(summary, as_json)
 
 
 @import_app.command("graders")
-def import_graders(file: FileArg, fmt: InFormat = None, db: DbOption = None, as_json: JsonSummary = False,
+def import_graders(file: FileArg, fmt: InFormat = None, db: DbOption = None, as_json: JsonSummaryOption = False,
                    kind: KindOption = "human") -> None:
     """Import graders: columns grader[,display_name]."""
     from ndcg_labeling.pipeline.importing import import_graders as run
 
     with open_session(db, file) as session:
         summary = run(file, session=session, fmt=fmt, kind=kind)
-    _done(summary, as_json)
+    print_summary(summary, as_json)
 
 
 @import_app.command("run")
@@ -76,7 +69,7 @@ def import_run(
     replace: Annotated[bool, typer.Option("--replace", help="Replace the stored list of a query that differs.")] = False,
     description: Annotated[str | None, typer.Option("--description", help="Description of a new system.")] = None,
     db: DbOption = None,
-    as_json: JsonSummary = False,
+    as_json: JsonSummaryOption = False,
 ) -> None:
     """Import a system's ranking: TREC run (qid Q0 docid rank score tag) or CSV (query_id,doc_id,rank[,score])."""
     from ndcg_labeling.pipeline.importing import import_run as run
@@ -84,7 +77,7 @@ def import_run(
     with open_session(db, file) as session, row_progress(f"importing {file.name}") as progress:
         summary = run(file, system=system, session=session, fmt=fmt, replace=replace, description=description,
                       progress=progress)
-    _done(summary, as_json)
+    print_summary(summary, as_json)
 
 
 @import_app.command("judgments")
@@ -96,7 +89,7 @@ def import_judgments(
     replace: Annotated[bool, typer.Option("--replace", help="Overwrite existing judgments whose grade differs.")] = False,
     create_graders: Annotated[bool, typer.Option("--create-graders", help="Add graders the file names that are unknown.")] = False,
     db: DbOption = None,
-    as_json: JsonSummary = False,
+    as_json: JsonSummaryOption = False,
 ) -> None:
     """Import judgments: long format query_id,doc_id,grader,grade[,batch], or TREC qrels with --grader."""
     from ndcg_labeling.pipeline.importing import import_judgments as run
@@ -104,7 +97,7 @@ def import_judgments(
     with open_session(db, file) as session, row_progress(f"importing {file.name}") as progress:
         summary = run(file, scale=scale, session=session, fmt=fmt, grader=grader, replace=replace,
                       create_graders=create_graders, progress=progress)
-    _done(summary, as_json)
+    print_summary(summary, as_json)
 
 
 @graders_app.command("add")

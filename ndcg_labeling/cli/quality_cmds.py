@@ -17,9 +17,11 @@ from ndcg_labeling.cli.common import (
     DbOption,
     ForceOption,
     FormatOption,
+    JsonSummaryOption,
     OutOption,
     console,
     open_session,
+    print_summary,
     render_rows,
     write_output,
 )
@@ -41,14 +43,14 @@ def gold_import(
     scale: Annotated[str, typer.Option("--scale", help="Grading scale: 0-3 or 0-4.")],
     fmt: Annotated[str | None, typer.Option("--format", help="File format; default from the extension.")] = None,
     db: DbOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as a JSON object.")] = False,
+    as_json: JsonSummaryOption = False,
 ) -> None:
     """Import gold items: columns query_id,doc_id,grade[,explanation] (queries and documents must exist)."""
     from ndcg_labeling.pipeline.gold import import_gold
 
     with open_session(db) as session:
         summary = import_gold(file, scale=scale, session=session, fmt=fmt)
-    typer.echo(json.dumps(summary.as_dict()) if as_json else str(summary))
+    print_summary(summary, as_json)
 
 
 @gold_app.command("list")
@@ -141,25 +143,24 @@ def print_quality_demo(result: Any, con: Console) -> None:
     """The demo's quality part: the gold-based quality table, consensus before/after, the calibration."""
     if result is None:
         return
-    table = Table(title="grader quality on gold items (simulated: dev random, emma lenient)", box=box.SIMPLE_HEAD)
-    cols = ("grader", "n_gold", "gold_accuracy", "within_one", "bias", "trusted", "drift")
-    for col in cols:
-        table.add_column(col, justify="left" if col == "grader" else "right")
-    for r in result.quality.rows:
-        table.add_row(*("-" if r[c] is None else (f"{r[c]:.2f}" if isinstance(r[c], float) else str(r[c])) for c in cols))
-    con.print(table)
+    con.print(_demo_table("grader quality on gold items (simulated: dev random, emma lenient)", result.quality.rows,
+                          ("grader", "n_gold", "gold_accuracy", "within_one", "bias", "trusted", "drift")))
     for line in result.lines():
         con.print(line, markup=False, highlight=False)
-    calib = Table(title=f"calibration of the simulated judge {result.calibration.judge} against people",
-                  box=box.SIMPLE_HEAD)
-    ccols = ("scope", "n", "kappa", "exact_agreement", "mae", "tau", "max_rank_change")
-    for col in ccols:
-        calib.add_column(col, justify="left" if col == "scope" else "right")
-    for r in result.calibration.rows:
-        calib.add_row(*("-" if r[c] is None else (f"{r[c]:.2f}" if isinstance(r[c], float) else str(r[c])) for c in ccols))
-    con.print(calib)
+    con.print(_demo_table(f"calibration of the simulated judge {result.calibration.judge} against people",
+                          result.calibration.rows,
+                          ("scope", "n", "kappa", "exact_agreement", "mae", "tau", "max_rank_change")))
     for line in result.calibration.verdicts:
         con.print(f"verdict: {line}", markup=False, highlight=False)
+
+
+def _demo_table(title: str, rows: list[dict[str, Any]], cols: tuple[str, ...]) -> Table:
+    table = Table(title=title, box=box.SIMPLE_HEAD)
+    for col in cols:
+        table.add_column(col, justify="left" if col == cols[0] else "right")
+    for r in rows:
+        table.add_row(*("-" if r[c] is None else (f"{r[c]:.2f}" if isinstance(r[c], float) else str(r[c])) for c in cols))
+    return table
 
 
 def register(app: typer.Typer) -> None:

@@ -14,6 +14,7 @@ from ndcg_labeling.cli.common import (
     DbOption,
     ForceOption,
     FormatOption,
+    JsonSummaryOption,
     OutFileOption,
     SummaryFormatOption,
     console,
@@ -202,7 +203,7 @@ def import_cmd(
     fmt: Annotated[TaskFileFormat | None, typer.Option("--format", help="Default: from the extension (.csv, .jsonl, .json = label-studio).")] = None,
     batch: Annotated[str | None, typer.Option("--batch", help="The batch the file must belong to; default: the batch of its items.")] = None,
     db: DbOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as a JSON object.")] = False,
+    as_json: JsonSummaryOption = False,
     overwrite_newer: Annotated[bool, typer.Option(
         "--overwrite-newer", help="Replace grades made after the file was exported (refused and counted otherwise).")] = False,
 ) -> None:
@@ -221,7 +222,7 @@ def import_cmd(
             for line in exc.lines:
                 err_console.print(f"Error: {line}", markup=False)
             raise typer.Exit(1) from None  # the transaction rolls back: nothing is written
-    typer.echo(json.dumps(result.as_dict()) if as_json else str(result))
+    print_summary(result, as_json)
 
 
 def grade(batch: BatchArg, grader: GraderOption, db: DbOption = None) -> None:

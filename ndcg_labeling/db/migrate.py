@@ -82,25 +82,22 @@ def _alembic_error(action: str, revision: str, exc: Exception) -> NdcgLabelingEr
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
     """Upgrade the schema to ``revision`` (each migration in its own transaction)."""
-    from alembic import command
-
-    try:
-        command.upgrade(alembic_config(engine), revision)
-    except Exception as exc:  # alembic raises CommandError / ResolutionError for unknown revisions
-        if exc.__class__.__module__.startswith("alembic"):
-            raise _alembic_error("upgrade", revision, exc) from exc
-        raise
+    _migrate("upgrade", engine, revision)
 
 
 def downgrade(engine: Engine, revision: str) -> None:
     """Downgrade the schema to ``revision`` (``base`` removes every table)."""
+    _migrate("downgrade", engine, revision)
+
+
+def _migrate(action: str, engine: Engine, revision: str) -> None:
     from alembic import command
 
     try:
-        command.downgrade(alembic_config(engine), revision)
+        getattr(command, action)(alembic_config(engine), revision)
     except Exception as exc:  # alembic raises CommandError / ResolutionError for unknown revisions
         if exc.__class__.__module__.startswith("alembic"):
-            raise _alembic_error("downgrade", revision, exc) from exc
+            raise _alembic_error(action, revision, exc) from exc
         raise
 
 

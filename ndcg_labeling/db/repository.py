@@ -63,15 +63,16 @@ def bulk_update_by_external_id(model: type[m.Query] | type[m.Document], columns:
 
 
 def external_id_map(model: type[m.Query] | type[m.Document], *, session: Session,
-                    only: Iterable[str] | None = None) -> dict[str, int]:
-    """``external_id -> id`` for every row (or for the ``only`` ids, looked up in chunks)."""
+                    only: Iterable[str] | None = None, column: Any = None) -> dict[str, Any]:
+    """``external_id -> id`` (or ``-> column``, e.g. ``m.Query.text``) for every row (or for the ``only``
+    ids, looked up in chunks)."""
+    stmt = select(model.external_id, model.id if column is None else column)
     if only is None:
-        return dict(session.execute(select(model.external_id, model.id)).all())
+        return dict(session.execute(stmt).all())
     wanted = list(set(only))
-    out: dict[str, int] = {}
+    out: dict[str, Any] = {}
     for start in range(0, len(wanted), 10_000):
-        part = wanted[start : start + 10_000]
-        out.update(session.execute(select(model.external_id, model.id).where(model.external_id.in_(part))).all())
+        out.update(session.execute(stmt.where(model.external_id.in_(wanted[start : start + 10_000]))).all())
     return out
 
 
@@ -100,9 +101,6 @@ def get_or_create_system(name: str, *, session: Session, description: str | None
     return system, created == 1
 
 
-# --- counts ----------------------------------------------------------------------------------
-
-# Row counts of the main tables (``status``): Core reads in db.tables, which the light commands use
+# Row counts of the main tables (``status``): a Core read in db.tables, which the light commands use
 # without loading the ORM.
-STATUS_TABLES = _tables.STATUS_TABLES
 table_counts = _tables.table_counts

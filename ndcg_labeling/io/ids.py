@@ -44,14 +44,6 @@ def id_problem(value: object, what: str = "id", limit: int = MAX_ID_LENGTH) -> s
     return None
 
 
-def check_id(value: object, what: str = "id", limit: int = MAX_ID_LENGTH) -> str:
-    """``value`` if it is a valid id; ``ValueError`` with the reason otherwise."""
-    problem = id_problem(value, what, limit)
-    if problem is not None:
-        raise ValueError(problem)
-    return value  # type: ignore[return-value]  # id_problem returned None: it is a str
-
-
 def first_bad_id(values: pd.Series, what: str = "id", limit: int = MAX_ID_LENGTH) -> tuple[int, str] | None:
     """(position, problem) of the first value of a text column that breaks the id rule, or None.
 

@@ -16,6 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
+from ndcg_labeling.db import repository as repo
 from ndcg_labeling.errors import InvalidGrade, NotFoundError
 from ndcg_labeling.pipeline.auth import WebUser
 from ndcg_labeling.pipeline.overview import flagged_items
@@ -32,8 +33,9 @@ def adjudication_queue(batch: str | None, *, session: Session) -> list[dict[str,
     rows = flagged_items(session=session, batch=batch)
     if not rows:
         return []
-    queries = _texts(m.Query, m.Query.text, {r["query_id"] for r in rows}, session=session)
-    titles = _texts(m.Document, m.Document.title, {r["doc_id"] for r in rows}, session=session)
+    queries = repo.external_id_map(m.Query, session=session, only={r["query_id"] for r in rows}, column=m.Query.text)
+    titles = repo.external_id_map(m.Document, session=session, only={r["doc_id"] for r in rows},
+                                  column=m.Document.title)
     latest = _latest_by_external(session=session)
     out = []
     for r in rows:
@@ -50,17 +52,6 @@ def _latest_by_external(*, session: Session) -> dict[tuple[str, str], Any]:
                            .join(m.Query, m.Query.id == adj.query_id)
                            .join(m.Document, m.Document.id == adj.document_id).order_by(adj.id)).all()
     return {(r[0], r[1]): r for r in rows}  # ids grow: the last row of a pair is the decision in force
-
-
-def _texts(model: Any, column: Any, external_ids: set[str], *, session: Session) -> dict[str, str | None]:
-    """``external_id -> column`` for the given external ids (in chunks)."""
-    wanted = sorted(external_ids)
-    out: dict[str, str | None] = {}
-    for start in range(0, len(wanted), 5_000):
-        part = wanted[start : start + 5_000]
-        out.update((ext, text) for ext, text in session.execute(
-            select(model.external_id, column).where(model.external_id.in_(part))))
-    return out
 
 
 @dataclass

@@ -13,7 +13,6 @@ itself never imports; ``data/judgments.csv`` holds a batch graded the same way, 
 
 from __future__ import annotations
 
-import csv
 import json
 import time
 from collections.abc import Callable
@@ -22,10 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sqlalchemy import inspect, select, text
+from sqlalchemy import inspect, text
 from sqlalchemy.orm import Session
 
-from ndcg_labeling.db import models as m
 from ndcg_labeling.db import repository as repo
 from ndcg_labeling.errors import ConflictError, NdcgLabelingError
 
@@ -87,35 +85,14 @@ def _data_dir(data_dir: Path | None) -> Path:
 
 def _play_graders(folder: Path, out_dir: Path, *, session: Any) -> str:
     """Export each grader's tasks, fill them from the hidden truth with the grader's habits, import them."""
-    from ndcg_labeling.pipeline.tasks import export_tasks, import_graded
+    from ndcg_labeling.pipeline.quality_demo import fill_task_files, read_truth
 
-    truth: dict[tuple[str, str], int] = {}
-    with open(folder / "truth.csv", encoding="utf-8", newline="") as fh:
-        for row in csv.DictReader(fh):
-            truth[(row["query_id"], row["doc_id"])] = int(row["relevance"])
+    truth = read_truth(folder)
     profiles = json.loads((folder / "grader_profiles.json").read_text(encoding="utf-8"))
-    # item key -> (query, document): what the graders do not see, the simulation needs
-    bi, q, d = m.BatchItem, m.Query, m.Document
-    keys = dict(((k, (qe, de)) for k, qe, de in session.execute(
-        select(bi.item_key, q.external_id, d.external_id).join(q, q.id == bi.query_id)
-        .join(d, d.id == bi.document_id).join(m.GradingBatch, m.GradingBatch.id == bi.batch_id)
-        .where(m.GradingBatch.name == BATCH))))
     rng = np.random.default_rng(SEED)
     tasks_dir = out_dir / "tasks"
-    tasks_dir.mkdir(parents=True, exist_ok=True)
-    total = 0
-    for grader in sorted(profiles):
-        rows = export_tasks(BATCH, grader=grader, session=session)
-        path = tasks_dir / f"{grader}.csv"
-        with open(path, "w", encoding="utf-8", newline="") as fh:
-            writer = csv.writer(fh, lineterminator="\n")
-            writer.writerow(["item_id", "grade"])
-            for r in rows:
-                p = profiles[grader]
-                grade = simulate_grade(truth.get(keys[r["item_id"]], 0), p["bias"], p["noise"], rng)
-                writer.writerow([r["item_id"], grade])
-        import_graded(path, grader=grader, session=session)
-        total += len(rows)
+    total = fill_task_files(BATCH, sorted(profiles), lambda grader, key: simulate_grade(
+        truth.get(key, 0), profiles[grader]["bias"], profiles[grader]["noise"], rng), tasks_dir, session=session)
     return f"{total} grades by {len(profiles)} graders (task files in {tasks_dir})"
 
 

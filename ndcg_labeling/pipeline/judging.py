@@ -93,8 +93,7 @@ class JudgeRunSummary:
         return [{"what": n, "count": getattr(self, n)} for n in names]
 
     def as_dict(self) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items()}
-        return out
+        return dict(self.__dict__)
 
     def __str__(self) -> str:
         if self.dry_run:

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import and_, case, func, select
 
 from ndcg_labeling.db import tables as t
-from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
-from ndcg_labeling.guidelines import load_guideline
+from ndcg_labeling.errors import NotFoundError
+from ndcg_labeling.guidelines import guideline_changed
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
@@ -44,14 +44,6 @@ def list_graders(*, session: Reader) -> list[dict[str, Any]]:
 def guideline_warning(batch: str, path: str, version: str | None) -> str:
     return (f"the guideline {path} has changed since batch {batch!r} was created (it was version "
             f"{version or '?'}; its sha256 differs now): the grades of this batch follow the text as it was then")
-
-
-def guideline_changed(scale: str, sha256: str | None) -> bool:
-    """Whether the guideline of ``scale`` differs now from the text (``sha256``) a batch was made with."""
-    try:
-        return load_guideline(scale).sha256 != sha256
-    except NdcgLabelingError:
-        return True
 
 
 def unknown_batch(name: str, *, session: Reader) -> NotFoundError:

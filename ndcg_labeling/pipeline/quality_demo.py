@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,30 +62,40 @@ def load_quality_data(*, session: Session, folder: Path = QUALITY_DIR) -> None:
     importing.import_judgments(folder / "judge.csv", scale="0-3", session=session)
 
 
-def play_graders(batch: str, *, session: Session, out_dir: Path, folder: Path = QUALITY_DIR) -> int:
-    """Export each grader's task file, fill it from the truth with the grader's habit, import it."""
+def fill_task_files(batch: str, graders: list[str], grade_of: Callable[[str, tuple[str, str]], int], out_dir: Path,
+                    *, session: Session, prefix: str = "") -> int:
+    """Export each grader's task file of ``batch`` into ``out_dir``, fill every item with
+    ``grade_of(grader, (query_id, doc_id))`` (what the graders do not see, the simulation needs), import
+    it back; returns the number of grades."""
     from ndcg_labeling.pipeline.tasks import export_tasks, import_graded
 
-    truth = read_truth(folder)
-    profiles = json.loads((folder / "grader_profiles.json").read_text(encoding="utf-8"))
-    rng = np.random.default_rng(profiles["seed"])
     bi, q, d = m.BatchItem, m.Query, m.Document
     keys = {k: (qe, de) for k, qe, de in session.execute(
         select(bi.item_key, q.external_id, d.external_id).join(q, q.id == bi.query_id)
-        .join(d, d.id == bi.document_id))}
+        .join(d, d.id == bi.document_id).join(m.GradingBatch, m.GradingBatch.id == bi.batch_id)
+        .where(m.GradingBatch.name == batch))}
     out_dir.mkdir(parents=True, exist_ok=True)
     total = 0
-    for grader, profile in sorted(profiles["graders"].items()):
+    for grader in graders:
         rows = export_tasks(batch, grader=grader, session=session)
-        path = out_dir / f"{batch}-{grader}.csv"
+        path = out_dir / f"{prefix}{grader}.csv"
         with open(path, "w", encoding="utf-8", newline="") as fh:
             writer = csv.writer(fh, lineterminator="\n")
             writer.writerow(["item_id", "grade"])
             for r in rows:
-                writer.writerow([r["item_id"], simulate(profile, truth[keys[r["item_id"]]], rng)])
+                writer.writerow([r["item_id"], grade_of(grader, keys[r["item_id"]])])
         import_graded(path, grader=grader, session=session)
         total += len(rows)
     return total
+
+
+def play_graders(batch: str, *, session: Session, out_dir: Path, folder: Path = QUALITY_DIR) -> int:
+    """Export each grader's task file, fill it from the truth with the grader's habit, import it."""
+    truth = read_truth(folder)
+    spec = json.loads((folder / "grader_profiles.json").read_text(encoding="utf-8"))
+    profiles, rng = spec["graders"], np.random.default_rng(spec["seed"])
+    return fill_task_files(batch, sorted(profiles), lambda grader, key: simulate(profiles[grader], truth[key], rng),
+                           out_dir, session=session, prefix=f"{batch}-")
 
 
 def truth_share(*, session: Session, folder: Path = QUALITY_DIR) -> tuple[float, int]:

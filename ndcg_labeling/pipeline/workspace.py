@@ -26,7 +26,6 @@ from ndcg_labeling.db import models as m
 from ndcg_labeling.errors import InvalidInput, NdcgLabelingError, NotFoundError
 from ndcg_labeling.guidelines import (
     Guideline,
-    guideline_changed,
     guideline_filename,
     guidelines_dir,
     load_guideline,
@@ -151,10 +150,8 @@ def grading_view(batch: str, user: WebUser, *, session: Session, after: str | No
         shown = gold_feedback(batch, after, grader=user.grader, session=session)
         feedback = None if shown is None else str(shown)
     item = tasks.next_item(batch, grader=user.grader, session=session)
-    warnings = ([tasks.guideline_warning(found.name, found.guideline_path, found.guideline_version)]
-                if guideline_changed(found.scale, found.guideline_sha256) else [])
     return GradingView(found.name, found.scale, item, progress, grades, guideline,
-                       can_undo=progress.done + progress.skipped > 0, warnings=warnings, feedback=feedback,
+                       can_undo=progress.done + progress.skipped > 0, warnings=tasks.guideline_warnings(found), feedback=feedback,
                        notice=notice)
 
 

@@ -69,23 +69,6 @@ def y_top(series: dict[str, tuple[Array, Array, Array]]) -> float:
     return 1.05 if highest <= 1.0 else highest * 1.05
 
 
-def _grouped_bars(ax: Any, groups: Sequence[str], series: dict[str, tuple[Array, Array, Array]],
-                  title: str) -> None:
-    """Bars per group, one colour per series, with asymmetric error bars ``(value, low, high)``."""
-    x = np.arange(len(groups))
-    width = 0.8 / max(len(series), 1)
-    for i, (name, (value, low, high)) in enumerate(series.items()):
-        # the intervals contain the means (stats.bootstrap_ci); the clip only guards matplotlib's check
-        err = np.clip(np.vstack([np.nan_to_num(value - low), np.nan_to_num(high - value)]), 0.0, None)
-        ax.bar(x + (i - (len(series) - 1) / 2) * width, np.nan_to_num(value), width, yerr=err, capsize=3,
-               label=name)
-    ax.set_xticks(x)
-    ax.set_xticklabels(groups, rotation=20, ha="right")
-    ax.set_title(title)
-    ax.set_ylim(0, y_top(series))
-    ax.grid(axis="y", alpha=0.3)
-
-
 #: metric families without an upper bound of 1 (their axis follows the data upwards)
 UNBOUNDED_FAMILIES = ("dcg",)
 
@@ -106,20 +89,25 @@ def y_range(metric: str, series: dict[str, tuple[Array, Array, Array]]) -> tuple
     return bottom, top
 
 
-def _grouped_points(ax: Any, groups: Sequence[str], series: dict[str, tuple[Array, Array, Array]],
-                    title: str) -> None:
-    """Per group one marker per series at its mean with its interval as a whisker; the y-axis follows
-    the data (:func:`y_range`), so differences between 0.8 and 1 are visible."""
+def _grouped(ax: Any, groups: Sequence[str], series: dict[str, tuple[Array, Array, Array]], title: str, *,
+             points: bool = False) -> None:
+    """Per group one bar (``points``: one marker at the mean) per series, coloured per series, with its
+    asymmetric interval ``(value, low, high)`` as error bars. Bars start at 0 (:func:`y_top`); with
+    points the y-axis follows the data (:func:`y_range`), so differences between 0.8 and 1 are visible."""
     x = np.arange(len(groups))
     width = 0.8 / max(len(series), 1)
     for i, (name, (value, low, high)) in enumerate(series.items()):
+        # the intervals contain the means (stats.bootstrap_ci); the clip only guards matplotlib's check
         err = np.clip(np.vstack([np.nan_to_num(value - low), np.nan_to_num(high - value)]), 0.0, None)
-        ax.errorbar(x + (i - (len(series) - 1) / 2) * width, value, yerr=err, fmt="o", capsize=3, markersize=5,
-                    label=name)
+        at = x + (i - (len(series) - 1) / 2) * width
+        if points:
+            ax.errorbar(at, value, yerr=err, fmt="o", capsize=3, markersize=5, label=name)
+        else:
+            ax.bar(at, np.nan_to_num(value), width, yerr=err, capsize=3, label=name)
     ax.set_xticks(x)
     ax.set_xticklabels(groups, rotation=20, ha="right")
     ax.set_title(title)
-    ax.set_ylim(*y_range(title, series))
+    ax.set_ylim(*(y_range(title, series) if points else (0, y_top(series))))
     ax.grid(axis="y", alpha=0.3)
 
 
@@ -137,7 +125,7 @@ def metric_plot(result: ReportResult) -> str:
             sub = s.loc[(system, metric)].reindex(groups)
             series[system] = (sub["value"].to_numpy(float), sub["ci_low"].to_numpy(float),
                               sub["ci_high"].to_numpy(float))
-        _grouped_points(ax, groups, series, metric)
+        _grouped(ax, groups, series, metric, points=True)
     for ax in axes.ravel()[len(metrics):]:
         ax.set_visible(False)
     handles, names = axes.ravel()[0].get_legend_handles_labels()
@@ -155,7 +143,7 @@ def coverage_plot(result: ReportResult) -> str:
     for system in result.systems:
         v = cov.loc[system].reindex(groups)["judged"].to_numpy(float)
         series[system] = (v, v, v)
-    _grouped_bars(ax, groups, series, f"judged@{result.coverage_k}")
+    _grouped(ax, groups, series, f"judged@{result.coverage_k}")
     ax.axhline(0.9, color="red", linestyle="--", linewidth=1, label="0.9: below, comparisons are unsafe")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()

@@ -8,8 +8,6 @@ import json
 import math
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
 from ndcg_labeling.reports.model import grouping_phrase
 from ndcg_labeling.results import headline_metric
 from ndcg_labeling.spreadsheet import cell
@@ -320,7 +318,3 @@ def render_markdown(result: ReportResult) -> str:
     parts.append("## Notes\n")
     parts.extend(f"- {n}\n" for n in result.notes)
     return "\n".join(parts)
-
-
-def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    return list(frame.to_dict(orient="records"))

@@ -19,16 +19,16 @@ from ndcg_labeling import choices
 from ndcg_labeling.errors import NdcgLabelingError
 from ndcg_labeling.pipeline import lead_admin as admin
 from ndcg_labeling.pipeline import tasks
+from ndcg_labeling.scales import SCALES
 from ndcg_labeling.web import lead_admin_data, lead_admin_people
 from ndcg_labeling.web.deps import LeadCaller, SessionDep, WriterDep, check_form_csrf, status_of
+from ndcg_labeling.web.lead import REPORT_CSP
 from ndcg_labeling.web.render import admin_page
 
 router = APIRouter(prefix="/lead")
 router.include_router(lead_admin_data.router)
 router.include_router(lead_admin_people.router)
 CsrfField = Annotated[str | None, Form()]
-REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'"
-SCALES = ("0-3", "0-4")
 
 
 # --- batches --------------------------------------------------------------------------------------------
@@ -38,7 +38,7 @@ def _batch_choices(session: Any) -> dict[str, Any]:
     from ndcg_labeling.pipeline.lead_people import graders_overview
 
     return {"systems": admin.system_names(session=session), "graders": graders_overview(session=session),
-            "query_types": admin.query_types(session=session), "scales": SCALES,
+            "query_types": admin.query_types(session=session), "scales": tuple(SCALES),
             "batches": tasks.list_batches(session=session)}
 
 

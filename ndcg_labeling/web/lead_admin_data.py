@@ -12,16 +12,16 @@ from fastapi.responses import RedirectResponse, Response
 
 from ndcg_labeling.errors import NdcgLabelingError
 from ndcg_labeling.pipeline import lead_admin as admin
+from ndcg_labeling.scales import SCALES
 from ndcg_labeling.web.deps import LeadCaller, SessionDep, WriterDep, check_form_csrf, status_of
 from ndcg_labeling.web.render import admin_page
 
 router = APIRouter()
-SCALES = ("0-3", "0-4")
 
 
 def _data_page(request: Request, caller: LeadCaller, session: Any, status_code: int = 200, **values: Any) -> Response:
     values.setdefault("kind", "")
-    return admin_page(request, caller, "data", status_code, kinds=admin.upload_kinds(), scales=SCALES,
+    return admin_page(request, caller, "data", status_code, kinds=admin.upload_kinds(), scales=tuple(SCALES),
                       systems=admin.system_names(session=session), **values)
 
 

@@ -12,16 +12,18 @@ name, so agreement and consensus see them like any other judgments.
 Every function takes the session as a keyword argument and never commits. The grading terminal
 calls :func:`save_grade` / :func:`skip_item` / :func:`undo_item` each in its own short transaction.
 
-The use cases live in submodules — :mod:`.create` (``tasks create``), :mod:`.status` (``tasks status``,
-``tasks list``), :mod:`.files` (``tasks export``, ``tasks import``), :mod:`.session` (``grade``) — and
+The use cases live in submodules — :mod:`.create` (``tasks create``), :mod:`..overview` (``tasks status``,
+``tasks list``: Core reads), :mod:`.files` (``tasks export``, ``tasks import``), :mod:`.session` (``grade``) — and
 are re-exported here. None of them imports pandas, numba or matplotlib at import time.
 """
 
 from __future__ import annotations
 
 from ndcg_labeling.errors import GradedFileError
+from ndcg_labeling.pipeline.overview import BatchStatus, GraderProgress, batch_status, list_batches
 from ndcg_labeling.pipeline.tasks._common import (
     guideline_warning,
+    guideline_warnings,
     parse_task_grade,
     require_batch,
 )
@@ -44,7 +46,6 @@ from ndcg_labeling.pipeline.tasks.session import (
     skip_item,
     undo_item,
 )
-from ndcg_labeling.pipeline.tasks.status import BatchStatus, GraderProgress, batch_status, list_batches
 
 __all__ = [
     "DEFAULT_SKIP_REASON",
@@ -63,6 +64,7 @@ __all__ = [
     "export_tasks_file",
     "grader_progress",
     "guideline_warning",
+    "guideline_warnings",
     "import_graded",
     "list_batches",
     "next_item",

@@ -10,19 +10,21 @@ from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
 from ndcg_labeling.errors import NotFoundError
-from ndcg_labeling.guidelines import Guideline
+from ndcg_labeling.guidelines import Guideline, guideline_changed
 from ndcg_labeling.pipeline.lookups import (
     require_batch as require_batch,  # tasks' modules import it from here
 )
-from ndcg_labeling.pipeline.overview import guideline_changed
 from ndcg_labeling.pipeline.overview import guideline_warning as guideline_warning
 from ndcg_labeling.scales import Scale, parse_grade
 
 _IN_CHUNK = 10_000
 
 
-def _guideline_changed(batch: m.GradingBatch) -> bool:
-    return guideline_changed(batch.scale, batch.guideline_sha256)
+def guideline_warnings(batch: m.GradingBatch) -> list[str]:
+    """The warning when the batch's guideline file changed since the batch was made (else none)."""
+    if not guideline_changed(batch.scale, batch.guideline_sha256):
+        return []
+    return [guideline_warning(batch.name, batch.guideline_path, batch.guideline_version)]
 
 
 def parse_task_grade(raw: object, scale: Scale, guideline: Guideline | None = None) -> int:

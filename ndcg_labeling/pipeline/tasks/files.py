@@ -22,10 +22,9 @@ from ndcg_labeling.pipeline.gold import store_file_answers
 from ndcg_labeling.pipeline.lookups import require_grader
 from ndcg_labeling.pipeline.tasks._common import (
     _IN_CHUNK,
-    _guideline_changed,
     _item_rows,
     _require_assigned,
-    guideline_warning,
+    guideline_warnings,
     parse_task_grade,
     require_batch,
 )
@@ -102,8 +101,7 @@ def export_tasks_file(name: str, *, grader: str, out: str | Path, session: Sessi
     for row in rows:
         row["exported_at"] = stamp
     written_fmt = write_tasks(rows, out, fmt, force=force)
-    warnings = [guideline_warning(batch.name, batch.guideline_path, batch.guideline_version)] if _guideline_changed(batch) else []
-    return TasksExported(batch.name, grader, str(out), written_fmt, len(rows), warnings)
+    return TasksExported(batch.name, grader, str(out), written_fmt, len(rows), guideline_warnings(batch))
 
 
 def import_graded(path: str | Path, *, grader: str, session: Session, fmt: str | None = None,

@@ -12,8 +12,8 @@ from ndcg_labeling.db import models as m
 from ndcg_labeling.errors import ConflictError, NdcgLabelingError, NotFoundError
 from ndcg_labeling.pipeline import gold
 from ndcg_labeling.pipeline.lookups import require_grader
+from ndcg_labeling.pipeline.overview import GraderProgress
 from ndcg_labeling.pipeline.tasks._common import _item_rows, parse_task_grade, require_batch
-from ndcg_labeling.pipeline.tasks.status import GraderProgress
 from ndcg_labeling.scales import get_scale, parse_exact_grade
 
 SESSION_SOURCE = "(grade session)"
@@ -114,14 +114,7 @@ def skip_item(name: str, item_id: str, *, grader: str, session: Session,
     """Mark one of the grader's items skipped, with a reason (empty: "cannot judge").
 
     Refused for a gold item whose reference grade the grader was shown (:func:`gold.answer_stands`)."""
-    batch, grader_obj, assignment, item = _grader_assignment(name, item_id, grader, session=session)
-    _refuse_after_feedback(batch, assignment, item_id, "skipped", session=session)
-    _delete_judgment(batch, grader_obj, item, session=session)
-    gold.delete_answer(assignment.id, session=session)
-    assignment.status = "skipped"
-    assignment.skip_reason = reason.strip() or DEFAULT_SKIP_REASON
-    assignment.updated_at = m.utcnow()
-    session.flush()
+    _withdraw(name, item_id, grader, "skipped", reason.strip() or DEFAULT_SKIP_REASON, session=session)
 
 
 def undo_item(name: str, item_id: str, *, grader: str, session: Session) -> None:
@@ -129,12 +122,17 @@ def undo_item(name: str, item_id: str, *, grader: str, session: Session) -> None
 
     Refused for a gold item whose reference grade the grader was shown (:func:`gold.answer_stands`):
     undo and grade again would replace the answer that counts."""
+    _withdraw(name, item_id, grader, "open", None, session=session)
+
+
+def _withdraw(name: str, item_id: str, grader: str, status: str, reason: str | None, *, session: Session) -> None:
+    """Delete the grader's grade (or gold answer) of ``item_id`` and mark the assignment ``status``."""
     batch, grader_obj, assignment, item = _grader_assignment(name, item_id, grader, session=session)
-    _refuse_after_feedback(batch, assignment, item_id, "undone", session=session)
+    _refuse_after_feedback(batch, assignment, item_id, "skipped" if status == "skipped" else "undone", session=session)
     _delete_judgment(batch, grader_obj, item, session=session)
     gold.delete_answer(assignment.id, session=session)
-    assignment.status = "open"
-    assignment.skip_reason = None
+    assignment.status = status
+    assignment.skip_reason = reason
     assignment.updated_at = m.utcnow()
     session.flush()
 
