@@ -202,8 +202,8 @@ def _score(data: _Loaded, opts: ReportOptions, parsed: list[Any], k_cut: int | N
     up), scored by the ranked-list engine of ``eval``
     (:func:`~ndcg_labeling.metrics.registry.compute_on_lists`)."""
     from ndcg_labeling.metrics.registry import Metric, compute_on_lists
-    from ndcg_labeling.metrics.trec_measures import NONPOOL, UNJUDGED, RankedLists
-    from ndcg_labeling.trec.join import fill_lists, level_counts, positions
+    from ndcg_labeling.metrics.trec_measures import NONPOOL, UNJUDGED, RankedLists, level_counts
+    from ndcg_labeling.trec.join import fill_lists, positions
 
     scored_q, nq = data.scored_q, data.scored_q.size
     lab = data.labels
