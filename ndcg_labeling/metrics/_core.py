@@ -9,7 +9,6 @@ a few vectorised operations on ``(queries, K)`` arrays written once for both bac
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -17,6 +16,7 @@ import numpy.typing as npt
 
 from ndcg_labeling import backend
 from ndcg_labeling.metrics import _kernels
+from ndcg_labeling.metrics._trec_gains import exp_gain
 from ndcg_labeling.metrics._validation import (
     FloatArray,
     Ranking,
@@ -162,14 +162,8 @@ def _top_k_values(values: FloatArray, k: int) -> FloatArray:
 def _gain(xp: Any, x: Any, gain: str) -> Any:
     if gain == "linear":
         return x
-    if xp is not np:
-        return xp.exp2(x) - 1.0
-    out = np.exp2(x) - 1.0  # exact for integer labels
-    odd = x != np.floor(x)
-    if odd.any():  # libm's pow, as the compiled kernel (NumPy's SIMD exp2 differs in the last bit)
-        values, where = np.unique(x[odd], return_inverse=True)
-        out[odd] = np.array([math.pow(2.0, v) - 1.0 for v in values.tolist()])[where]
-    return out
+    # NumPy: libm's pow for fractional labels, as the compiled kernel and the ranked-list engine
+    return xp.exp2(x) - 1.0 if xp is not np else exp_gain(x)
 
 
 def _cut(k: int | None, available: int) -> int:

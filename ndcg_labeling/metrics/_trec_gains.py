@@ -10,7 +10,8 @@ unspecified; ours is exact).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -26,6 +27,8 @@ from ndcg_labeling.metrics._trec_kernels import (
     rbp_powers,
     seq_sum,
 )
+
+_WHOLE = np.iinfo(np.int64).max // 4  # a cut-off past every list
 
 
 def _log2_ranks(width: int) -> FloatArray:
@@ -108,20 +111,45 @@ def ndcg_family(ctx: Context, which: str, pairs: Mapping[float, float]) -> Float
     if which == "dcg":
         return dcg
     gains, cum = ideal_groups(ctx, pairs)
-    ideal = ideal_dcg_before(gains, cum, np.iinfo(np.int64).max // 4)
+    ideal = ideal_dcg_before(gains, cum, _WHOLE)
     return ideal if which == "ideal_dcg" else _safe_div(dcg, ideal)
 
 
 def ndcg_cut(ctx: Context, cutoffs: tuple[int, ...]) -> FloatArray:
     """m_ndcg_cut.c: DCG and ideal DCG both cut at K; gains are the labels (no parameters)."""
-    cum_dcg = np.cumsum(_dcg_terms(results_gains(ctx, {}, positive_labels_only=True)), axis=1)
-    gains, cum = ideal_groups(ctx, {})
-    cols = []
-    for k in cutoffs:
-        dcg = cum_dcg[:, min(k, cum_dcg.shape[1]) - 1] if cum_dcg.shape[1] else np.zeros(ctx.lists.n)
-        ideal = ideal_dcg_before(gains, cum, k)
-        cols.append(np.where(ideal > 0, _safe_div(dcg, ideal), dcg))
+    cols = [np.where(ideal > 0, _safe_div(dcg, ideal), dcg) for dcg, ideal in dcg_cut(ctx, cutoffs)]
     return np.column_stack(cols)
+
+
+def dcg_cut(ctx: Context, cutoffs: Sequence[int | None], exponential: bool = False
+            ) -> list[tuple[FloatArray, FloatArray]]:
+    """``(DCG, ideal DCG)`` at each cut-off (None: the whole list and the whole ideal list), added rank
+    by rank as trec_eval's m_ndcg_cut.c adds them. A positive label's gain is the label, or with
+    ``exponential`` ``2^label - 1`` (the registry's default gain: trec_eval's NDCG over those gains)."""
+    rg = results_gains(ctx, {}, positive_labels_only=True)
+    pairs: dict[float, float] = {}
+    if exponential:
+        rg = exp_gain(rg)
+        pairs = dict(zip(ctx.lists.levels.tolist(), exp_gain(ctx.lists.levels).tolist(), strict=True))
+    cum_dcg = np.cumsum(_dcg_terms(rg), axis=1)
+    gains, cum = ideal_groups(ctx, pairs)
+    out = []
+    for k in cutoffs:
+        width = cum_dcg.shape[1]
+        dcg = cum_dcg[:, (width if k is None else min(k, width)) - 1] if width else np.zeros(ctx.lists.n)
+        out.append((dcg, ideal_dcg_before(gains, cum, _WHOLE if k is None else k)))
+    return out
+
+
+def exp_gain(labels: FloatArray) -> FloatArray:
+    """``2^label - 1``: exact for integer labels; the C library's ``pow`` for the others (NumPy's SIMD
+    ``exp2`` can differ in the last bit, and a label must get one gain wherever it is ranked)."""
+    out = np.exp2(labels) - 1.0
+    odd = labels != np.floor(labels)
+    if odd.any():
+        values, where = np.unique(labels[odd], return_inverse=True)
+        out[odd] = np.array([math.pow(2.0, v) - 1.0 for v in values.tolist()])[where]
+    return out
 
 
 def ndcg_rel(ctx: Context, pairs: Mapping[float, float]) -> FloatArray:
@@ -136,7 +164,7 @@ def ndcg_rel(ctx: Context, pairs: Mapping[float, float]) -> FloatArray:
         total = seq_sum(np.where(rg > 0, dcg_cum / ideal_cum, 0.0))
         n_pos = cum[:, -1] if cum.size else np.zeros(ctx.lists.n, dtype=np.int64)
         final_dcg = dcg_cum[:, -1] if width else np.zeros(ctx.lists.n)
-        full = ideal_dcg_before(gains, cum, np.iinfo(np.int64).max // 4)
+        full = ideal_dcg_before(gains, cum, _WHOLE)
         total = total + (n_pos - (rg > 0).sum(axis=1)) * final_dcg / full
         return np.where(total > 0, total / n_pos, 0.0)
 
@@ -173,7 +201,7 @@ def rndcg(ctx: Context, pairs: Mapping[float, float]) -> FloatArray:
         count += new & (ideal > 0)
         before = np.maximum(before, b)
     n_pos = cum[:, -1] if cum.size else np.zeros(ctx.lists.n, dtype=np.int64)
-    full = ideal_dcg_before(gains, cum, np.iinfo(np.int64).max // 4)
+    full = ideal_dcg_before(gains, cum, _WHOLE)
     tail = (n_pos + 1 < num_ret) & (full > 0)
     total += np.where(tail, _safe_div(dcg_before(num_ret), full), 0.0)
     count += tail
@@ -193,7 +221,7 @@ def g_measure(ctx: Context, pairs: Mapping[float, float]) -> FloatArray:
     at = rg != 0
     with np.errstate(divide="ignore", invalid="ignore"):
         terms[at] = rg[at] / libm_log2(2.0 + cost[at] - got[at])
-    sum_ideal = ideal_dcg_before(gains, cum, np.iinfo(np.int64).max // 4, discount=False)
+    sum_ideal = ideal_dcg_before(gains, cum, _WHOLE, discount=False)
     return _safe_div(seq_sum(terms), sum_ideal)
 
 

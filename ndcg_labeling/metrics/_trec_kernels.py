@@ -70,7 +70,8 @@ def ranked_lists_from_scores(scores: FloatArray, labels: FloatArray, ideal_label
     code = np.where(np.isnan(ranked), NONPOOL, np.where(ranked < 0, UNJUDGED, ranked))
     rel = np.where(cols[None, :] < num_ret[:, None], code, np.nan)
     judged = labels if ideal_labels is None else np.asarray(ideal_labels, dtype=np.float64)
-    return _count_levels(rel, num_ret, judged)
+    rows = np.repeat(np.arange(judged.shape[0], dtype=np.int64), judged.shape[1])
+    return RankedLists(rel, num_ret, *level_counts(rows, judged.ravel(), judged.shape[0]))
 
 
 def distinct(values: npt.ArrayLike) -> npt.NDArray[Any]:
@@ -85,13 +86,14 @@ def distinct(values: npt.ArrayLike) -> npt.NDArray[Any]:
     return v[keep]
 
 
-def _count_levels(rel: FloatArray, num_ret: IntArray, judged: FloatArray) -> RankedLists:
-    ok = ~np.isnan(judged) & (judged >= 0)
-    levels = distinct(judged[ok])
-    counts = np.zeros((judged.shape[0], len(levels)), dtype=np.int64)
-    rows = np.broadcast_to(np.arange(judged.shape[0])[:, None], judged.shape)[ok]
-    np.add.at(counts, (rows, np.searchsorted(levels, judged[ok])), 1)
-    return RankedLists(rel, num_ret, levels, counts)
+def level_counts(row: IntArray, labels: FloatArray, n_rows: int) -> tuple[FloatArray, IntArray]:
+    """:class:`RankedLists`' ``levels`` and ``level_counts`` from the judgments' rows (-1: a query not
+    evaluated) and labels (negative and NaN ones are not counted)."""
+    ok = (row >= 0) & (labels >= 0)
+    levels = distinct(labels[ok])
+    idx = row[ok] * len(levels) + np.searchsorted(levels, labels[ok])
+    counts = np.bincount(idx, minlength=n_rows * len(levels)).reshape(n_rows, len(levels))
+    return levels, counts.astype(np.int64)
 
 
 @dataclass

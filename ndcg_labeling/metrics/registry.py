@@ -16,8 +16,19 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ndcg_labeling.metrics import _core, trec_measures
-from ndcg_labeling.metrics._validation import EMPTIES, GAINS, Ranking, check_choice, check_threshold, is_torch
+import numpy as np
+
+from ndcg_labeling.metrics import _core, _trec_gains, _trec_kernels, trec_measures
+from ndcg_labeling.metrics._trec_kernels import RankedLists
+from ndcg_labeling.metrics._validation import (
+    EMPTIES,
+    GAINS,
+    FloatArray,
+    Ranking,
+    check_choice,
+    check_threshold,
+    is_torch,
+)
 
 
 @dataclass(frozen=True)
@@ -207,7 +218,6 @@ def _negative_as_unjudged(labels: Any) -> Any:
         if not bool(negative.any()):
             return labels
         return torch.where(negative, torch.full_like(labels, float("nan"), dtype=torch.float64), labels.double())
-    import numpy as np
 
     try:
         arr = np.asarray(labels, dtype=np.float64)
@@ -221,23 +231,71 @@ def _negative_as_unjudged(labels: Any) -> Any:
 def _with_trec_families(metrics: list[Metric], scores: Any, labels: Any, ideal_labels: Any, gain: str, t: float,
                         empty: str) -> dict[str, Any]:
     """:func:`compute_metrics` when a trec_eval family is asked: those through
-    :mod:`~ndcg_labeling.metrics.trec_measures` (NaN labels unjudged, negative labels judged but never
-    relevant, ties in column order), the others as usual."""
-    import numpy as np
-
+    :func:`compute_on_lists` (NaN labels unjudged, negative labels judged but never relevant, ties in
+    column order), the others as usual."""
     own = [mt for mt in metrics if mt.family not in TREC_FAMILIES]
     out = compute_metrics(own, scores, labels, ideal_labels=ideal_labels, gain=gain, relevant_threshold=t,
                           empty=empty) if own else {}
     lists = trec_measures.ranked_lists_from_scores(np.asarray(scores, dtype=np.float64),
                                                    np.asarray(labels, dtype=np.float64), ideal_labels)
-    for mt in metrics:
-        if mt.family in TREC_FAMILIES:
-            col = trec_measures.trec_column_for(mt.family, mt.k)
-            if col is None:  # pragma: no cover - parse_metric admits only families that have one
-                raise ValueError(f"compute_metrics: no trec_eval measure for {mt.name!r}")
-            values = trec_measures.compute([col], lists, relevance_level=t)[col.name]
-            if empty == "nan":
-                keep = lists.levels >= t
-                values = np.where(lists.level_counts[:, keep].sum(axis=1) > 0, values, np.nan)
-            out[mt.name] = values
+    out.update(compute_on_lists([mt for mt in metrics if mt.family in TREC_FAMILIES], lists, gain=gain,
+                                relevant_threshold=t, empty=empty))
     return {mt.name: out[mt.name] for mt in metrics}
+
+
+def compute_on_lists(names: Iterable[str | Metric], lists: RankedLists, *, gain: str = "exponential",
+                     relevant_threshold: float = 1.0, empty: str = "zero") -> dict[str, FloatArray]:
+    """Registry metrics over ranked relevance lists: the ranked-list engine of ``eval`` and ``report``.
+
+    ``lists`` holds each query's labels in rank order and its judgments per label (trec_eval's join,
+    or ``report``'s stored rankings with every labelled document of the query), so the ideal DCG and R
+    count every judgment, retrieved or not. The values are trec_eval's (``ndcg@10`` is ``ndcg_cut.10``;
+    exponential gain is trec_eval's NDCG over the gains ``2^label - 1``) with the parameters and the
+    ``empty`` rule of :func:`compute_metrics`: a query without a positive ideal gain (ndcg), without a
+    relevant judgment (mrr, map, p, recall; trec_eval's measures) or without a ranked document
+    (judged) gets 0 or NaN. ``judged@k`` is the share of the first ``min(k, ranked)`` documents that
+    are judged (label >= 0).
+    """
+    metrics = [parse_metric(n) for n in names]
+    check_choice("compute_on_lists", "gain", gain, GAINS)
+    check_choice("compute_on_lists", "empty", empty, EMPTIES)
+    t = check_threshold("compute_on_lists", relevant_threshold)
+    if lists.rel.shape[1] == 0:  # no ranked document at all: one column of padding
+        lists = RankedLists(np.full((lists.n, 1), np.nan), lists.num_ret, lists.levels, lists.level_counts)
+    ctx = _trec_kernels.Context(lists, t)
+    fill = 0.0 if empty == "zero" else np.nan
+    out: dict[str, FloatArray] = {}
+    ndcgs = [mt for mt in metrics if mt.family in ("ndcg", "dcg")]
+    for mt, (dcg, ideal) in zip(ndcgs, _trec_gains.dcg_cut(ctx, [mt.k for mt in ndcgs], gain == "exponential"),
+                                strict=True):
+        out[mt.name] = dcg if mt.family == "dcg" else np.where(ideal > 0, dcg / np.where(ideal > 0, ideal, 1.0), fill)
+    for mt in metrics:
+        if mt.family in ("ndcg", "dcg"):
+            continue
+        if mt.family == "judged":
+            shown = np.minimum(lists.num_ret, lists.rel.shape[1] if mt.k is None else mt.k)
+            with np.errstate(invalid="ignore"):
+                judged = (lists.rel[:, : mt.k] >= 0).sum(axis=1)
+            out[mt.name] = np.where(shown > 0, judged / np.maximum(shown, 1), fill)
+            continue
+        value = _on_lists(ctx, mt)
+        out[mt.name] = value if empty == "zero" else np.where(ctx.num_rel > 0, value, np.nan)
+    return {mt.name: out[mt.name] for mt in metrics}
+
+
+def _on_lists(ctx: Any, mt: Metric) -> FloatArray:
+    """One metric (mrr, map, p, recall or a trec_eval family) over ``ctx``'s lists (empty: 0)."""
+    k, tk = mt.k, _trec_kernels
+    if mt.family == "mrr":
+        rel = ctx.is_rel[:, :k]
+        return np.where(rel.any(axis=1), 1.0 / (rel.argmax(axis=1) + 1.0), 0.0)
+    if mt.family == "map":
+        return tk.average_precision(ctx, None if k is None else (k,))[:, 0]
+    if mt.family in ("p", "recall"):
+        found = ctx.num_rel_ret if k is None else ctx.rel_in_top(k)
+        per = ctx.lists.num_ret if k is None else np.full(ctx.lists.n, k)  # trec_eval's P: over k, short or not
+        return tk._safe_div(found, per if mt.family == "p" else ctx.num_rel)
+    col = trec_measures.trec_column_for(mt.family, k)
+    if col is None:  # pragma: no cover - parse_metric admits only families that have one
+        raise ValueError(f"compute_on_lists: no trec_eval measure for {mt.name!r}")
+    return np.asarray(trec_measures.compute([col], ctx.lists, relevance_level=ctx.relevance_level)[col.name])

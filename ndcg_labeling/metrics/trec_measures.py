@@ -27,11 +27,12 @@ from ndcg_labeling.metrics._trec_kernels import (
     FloatArray,
     RankedLists,
     distinct,
+    level_counts,
     ranked_lists_from_scores,
 )
 
 __all__ = ["FAMILIES", "JUDGMENT_GROUP_FAMILIES", "NICKNAMES", "PREFERENCE_FAMILIES", "average_groups", "NONPOOL", "UNJUDGED", "Column", "MeasureSet", "RankedLists", "compute", "distinct",
-           "parse_measures", "ranked_lists_from_scores", "registry_name", "trec_column_for"]
+           "level_counts", "parse_measures", "ranked_lists_from_scores", "registry_name", "trec_column_for"]
 
 CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 

@@ -6,11 +6,12 @@ Data flow, all in bulk (one SELECT per table, no ORM object per row):
    value)`` arrays;
 2. the queries with at least one label are the *judged* queries; those without a relevant document
    (``value >= relevant_threshold``) are left out unless ``empty="zero"``;
-3. per system, the stored rankings become NaN-padded 2-D ``scores`` / ``labels`` arrays (queries x
-   list length; an unlabelled retrieved document gets a NaN label, i.e. gain 0), and ``ideal_labels``
-   holds every labelled document of each query, retrieved or not, so the ideal DCG is the same for
-   every system;
-4. :func:`ndcg_labeling.metrics.compute_metrics` scores all queries at once;
+3. per system, the stored rankings become ranked relevance lists, as ``eval``'s join makes them from
+   files (:class:`~ndcg_labeling.metrics.trec_measures.RankedLists`: each query's labels in rank order,
+   an unlabelled retrieved document unjudged, i.e. gain 0), with every labelled document of each query
+   counted per label, retrieved or not, so the ideal DCG is the same for every system;
+4. :func:`ndcg_labeling.metrics.registry.compute_on_lists`, the ranked-list engine of ``eval``, scores
+   all queries at once (exponential gain is trec_eval's NDCG over the gains 2^label - 1);
 5. aggregation per query type and overall: mean, n, a 95 % percentile bootstrap interval; with two or
    more systems the difference to the baseline, a paired t-test (``scipy.stats.ttest_rel``), a paired
    randomization (sign-flip) test, Holm's correction over the systems compared with the baseline, and
@@ -197,19 +198,22 @@ def _load(session: Session, opts: ReportOptions, k_cut: int | None) -> _Loaded:
 
 
 def _score(data: _Loaded, opts: ReportOptions, parsed: list[Any], k_cut: int | None, coverage_k: int) -> _Scored:
-    """Per system, the stored rankings as NaN-padded arrays scored with the metric kernels."""
-    from ndcg_labeling.metrics import compute_metrics, judged_at_k
+    """Per system, the stored rankings as ranked relevance lists (the rank order as stored, holes closed
+    up), scored by the ranked-list engine of ``eval``
+    (:func:`~ndcg_labeling.metrics.registry.compute_on_lists`)."""
+    from ndcg_labeling.metrics.registry import Metric, compute_on_lists
+    from ndcg_labeling.metrics.trec_measures import NONPOOL, UNJUDGED, RankedLists, level_counts
+    from ndcg_labeling.trec.join import fill_lists, positions
 
     scored_q, nq = data.scored_q, data.scored_q.size
     lab = data.labels
-    inside_q = np.isin(lab.query, scored_q)
-    lab_q, lab_d, lab_v = lab.query[inside_q], lab.document[inside_q], lab.value[inside_q]
-    keys = lab_q * _DOC_SPAN + lab_d
+    lab_row = np.searchsorted(scored_q, lab.query)
+    inside_q = scored_q[np.minimum(lab_row, nq - 1)] == lab.query
+    keys = lab.query[inside_q] * _DOC_SPAN + lab.document[inside_q]
     key_order = np.argsort(keys, kind="stable")
-    keys_sorted, values_sorted = keys[key_order], lab_v[key_order]
-    row_of_lab = np.searchsorted(scored_q, lab_q)
-    by_row = np.argsort(row_of_lab, kind="stable")
-    ideal = _pad(row_of_lab[by_row], lab_v[by_row], nq)
+    keys_sorted, values_sorted = keys[key_order], lab.value[inside_q][key_order]
+    levels, counts = level_counts(np.where(inside_q, lab_row, -1), lab.value, nq)
+    coverage = Metric("judged", coverage_k)
 
     out = _Scored(per_system={}, coverage_rows=[], missing_counts={})
     for s in data.systems:
@@ -217,29 +221,18 @@ def _score(data: _Loaded, opts: ReportOptions, parsed: list[Any], k_cut: int | N
         qrow = np.searchsorted(scored_q, rows[:, 1])
         keep = scored_q[np.minimum(qrow, nq - 1)] == rows[:, 1]
         rows, qrow = rows[keep], qrow[keep]
-        returned = np.zeros(nq, dtype=bool)
-        returned[qrow] = True
-        out.missing_counts[s] = int(nq - returned.sum())
-        if len(rows):
-            starts = np.r_[0, np.flatnonzero(np.diff(qrow)) + 1]
-            pos = np.arange(len(rows)) - np.repeat(starts, np.diff(np.r_[starts, len(rows)]))
-        else:
-            pos = np.empty(0, np.int64)
-        width = int(pos.max()) + 1 if len(pos) else 1
+        pos = positions(qrow, nq)  # rows come by query, in rank order
         if k_cut is not None:
-            width = min(width, k_cut)
-        inside = pos < width
-        r, p, d = qrow[inside], pos[inside], rows[inside, 2]
-        scores = np.full((nq, width), np.nan)
-        scores[r, p] = width - p  # distinct, descending: the stored rank order
-        label_arr = np.full((nq, width), np.nan)
-        k = scored_q[r] * _DOC_SPAN + d
-        hit = np.searchsorted(keys_sorted, k)
-        hit_c = np.minimum(hit, max(len(keys_sorted) - 1, 0))
-        found = (keys_sorted[hit_c] == k) if len(keys_sorted) else np.zeros(len(k), bool)
-        label_arr[r[found], p[found]] = values_sorted[hit_c[found]]
-        values = compute_metrics(parsed, scores, label_arr, ideal_labels=ideal, gain=opts.gain,
-                                 relevant_threshold=opts.relevant_threshold, empty="zero")
+            rows, qrow, pos = rows[pos < k_cut], qrow[pos < k_cut], pos[pos < k_cut]
+        k = scored_q[qrow] * _DOC_SPAN + rows[:, 2]
+        hit = np.minimum(np.searchsorted(keys_sorted, k), max(len(keys_sorted) - 1, 0))
+        found = (keys_sorted[hit] == k) if len(keys_sorted) else np.zeros(len(k), bool)
+        label = np.where(found, values_sorted[hit] if len(keys_sorted) else 0.0, NONPOOL)
+        rel, num_ret = fill_lists(qrow, pos, np.where(found & (label < 0), UNJUDGED, label), nq, False)
+        returned = num_ret > 0
+        out.missing_counts[s] = int(nq - returned.sum())
+        values = compute_on_lists([*parsed, coverage], RankedLists(rel, num_ret, levels, counts), gain=opts.gain,
+                                  relevant_threshold=opts.relevant_threshold, empty="zero")
         per_metric: dict[str, Array] = {}
         for mt in parsed:
             v = np.asarray(values[mt.name], dtype=np.float64).copy()
@@ -247,7 +240,7 @@ def _score(data: _Loaded, opts: ReportOptions, parsed: list[Any], k_cut: int | N
                 v[~returned] = np.nan
             per_metric[mt.name] = v
         out.per_system[s] = per_metric
-        cov = np.asarray(judged_at_k(scores, label_arr, coverage_k, empty="nan"), dtype=np.float64)
+        cov = values[coverage.name].copy()
         cov[~returned] = np.nan
         out.coverage_rows.append(cov)
     return out
@@ -391,17 +384,6 @@ def _decide(session: Session, data: _Loaded, scored: _Scored, opts: ReportOption
                           baseline=data.baseline, system_ids=data.system_ids, scored_q=data.scored_q, ext_ids=ext_ids,
                           qtypes=qtypes, rank_rows=data.rank_rows, labels=data.labels, k=k, n_moved=opts.n_moved)
     return caveats, moved, lead
-
-
-def _pad(rows: Array, values: Array, n_rows: int) -> Array:
-    """NaN-padded ``(n_rows, max count)`` array from values grouped by (sorted) ``rows``."""
-    counts = np.bincount(rows, minlength=n_rows)
-    width = max(int(counts.max()) if counts.size else 0, 1)
-    starts = np.r_[0, np.cumsum(counts)[:-1]]
-    pos = np.arange(len(rows)) - np.repeat(starts, counts)
-    out = np.full((n_rows, width), np.nan)
-    out[rows, pos] = values
-    return out
 
 
 def _groups(qtypes: Array, by: str) -> dict[str, Array]:

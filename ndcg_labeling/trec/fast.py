@@ -16,9 +16,9 @@ import numpy.typing as npt
 
 from ndcg_labeling.errors import InputFileError
 from ndcg_labeling.io.files import require_input_file, unreadable
-from ndcg_labeling.metrics.trec_measures import RankedLists, distinct
+from ndcg_labeling.metrics.trec_measures import RankedLists, distinct, level_counts
 from ndcg_labeling.trec.files import STDIN, read_bytes
-from ndcg_labeling.trec.join import Joined, Options, duplicate_error, evaluated_queries, level_counts
+from ndcg_labeling.trec.join import Joined, Options, duplicate_error, evaluated_queries
 
 # With the backend policy ``auto`` (ndcg_labeling.backend), from this many bytes of both files (about
 # 200,000 run lines) the compiled reader is faster even counting numba's start (1-2 s, its cache warm);

@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ndcg_labeling.errors import InputFileError, NdcgLabelingError
-from ndcg_labeling.metrics.trec_measures import NONPOOL, UNJUDGED, RankedLists, distinct
+from ndcg_labeling.metrics.trec_measures import NONPOOL, UNJUDGED, RankedLists, distinct, level_counts
 from ndcg_labeling.trec.files import QrelsColumns, RunColumns
 
 
@@ -140,17 +140,6 @@ def join(run: RunColumns, qrels: QrelsColumns, options: Options, *, run_path: st
     levels, counts = level_counts(row_of[q_codes[:nq]], labels_q, len(rows))
     return Joined([str(q_names[c]) for c in rows], RankedLists(rel, num_ret, levels, counts), ~in_run[rows],
                   len(judged), int((labels_q > 0).sum()), run.run_id)
-
-
-def level_counts(row: npt.NDArray[np.int64], labels: npt.NDArray[np.float64], n_rows: int,
-                 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
-    """:class:`RankedLists`' ``levels`` and ``level_counts`` from the judgments' rows (-1: a query not
-    evaluated) and labels (negative ones are not counted)."""
-    ok = (row >= 0) & (labels >= 0)
-    levels = distinct(labels[ok])
-    idx = row[ok] * len(levels) + np.searchsorted(levels, labels[ok])
-    counts = np.bincount(idx, minlength=n_rows * len(levels)).reshape(n_rows, len(levels))
-    return levels, counts.astype(np.int64)
 
 
 def positions(row: npt.NDArray[np.int64], n_rows: int) -> npt.NDArray[np.int64]:

@@ -146,3 +146,37 @@ def test_negative_labels_in_tensors_as_in_arrays():
         got = compute_metrics(names, torch.tensor(scores), lab, relevant_threshold=0)
         for name in names:
             assert float(got[name][0]) == pytest.approx(float(ours[name][0]), abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_ranked_list_engine_matches_pytrec_eval_and_the_array_api(seed):
+    # report's engine (compute_on_lists, eval's RankedLists): exponential NDCG is trec_eval's NDCG over
+    # the gains 2^g - 1, for the whole list and at a cut-off; every registry family equals compute_metrics
+    from ndcg_labeling.metrics.registry import compute_on_lists
+    from ndcg_labeling.metrics.trec_measures import ranked_lists_from_scores
+
+    rng = np.random.default_rng(seed)
+    n, width = 30, 20
+    scores = rng.permutation(n * width).reshape(n, width).astype(float)
+    scores[rng.random((n, width)) < 0.15] = np.nan
+    labels = rng.choice([np.nan, np.nan, -1, 0, 1, 2, 3], size=(n, width))
+    labels[:, 0] = 2
+    lists = ranked_lists_from_scores(scores, labels, labels)  # the labels under padding: judged, not retrieved
+    qrels = {f"q{i}": {f"d{j}": int(2 ** labels[i, j] - 1) if labels[i, j] >= 0 else -1 for j in range(width)
+                       if not np.isnan(labels[i, j])} for i in range(n)}
+    run = {f"q{i}": {f"d{j}": float(scores[i, j]) for j in range(width) if not np.isnan(scores[i, j])}
+           for i in range(n)}
+    ref = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg", "ndcg_cut.5"}).evaluate(run)
+    ours = compute_on_lists(["ndcg", "ndcg@5"], lists)
+    for i in range(n):
+        assert ours["ndcg"][i] == pytest.approx(ref[f"q{i}"]["ndcg"], abs=1e-12)
+        assert ours["ndcg@5"][i] == pytest.approx(ref[f"q{i}"]["ndcg_cut_5"], abs=1e-12)
+    names = ["ndcg@3", "ndcg", "dcg@4", "dcg", "mrr@5", "mrr", "map@5", "map", "p@5", "p", "recall@5", "recall",
+             "judged@5", "judged"]
+    for gain in ("exponential", "linear"):
+        for empty in ("zero", "nan"):
+            got = compute_on_lists(names, lists, gain=gain, relevant_threshold=2, empty=empty)
+            want = compute_metrics(names, scores, labels, ideal_labels=labels, gain=gain, relevant_threshold=2,
+                                   empty=empty)
+            for name in names:
+                np.testing.assert_allclose(got[name], want[name], rtol=0, atol=1e-12, err_msg=name)
