@@ -53,15 +53,21 @@ def pbm_reference(pair, position, clicked, weight, n_pairs, k, iterations):  # n
     return np.array(alpha), np.array(gamma)
 
 
-def test_pbm_em_matches_the_per_impression_reference():
-    rng = np.random.default_rng(11)
+def small_log_and_reference(seed: int, iterations: int):  # noqa: ANN201
+    """3,000 weighted impressions of 30 pairs at 5 positions, and the reference EM's (alpha, gamma) after
+    ``iterations`` iterations."""
+    rng = np.random.default_rng(seed)
     n, n_pairs, k = 3000, 30, 5
     pair = rng.integers(0, n_pairs, n)
     position = rng.integers(1, k + 1, n)
     clicked = (rng.random(n) < 0.6 ** position * (0.2 + 0.8 * (pair % 5) / 5)).astype(int)
     weight = 0.5 ** rng.uniform(0, 3, n)
-    ref_alpha, ref_gamma = pbm_reference(pair.tolist(), position.tolist(), clicked.tolist(), weight.tolist(),
-                                         n_pairs, k, ITER)
+    return pair, position, clicked, weight, pbm_reference(pair.tolist(), position.tolist(), clicked.tolist(),
+                                                          weight.tolist(), n_pairs, k, iterations)
+
+
+def test_pbm_em_matches_the_per_impression_reference():
+    pair, position, clicked, weight, (ref_alpha, ref_gamma) = small_log_and_reference(11, ITER)
     for use_numba in (False, True) if numba_available() else (False,):
         fit = pbm(cells_from_impressions(pair, position, clicked, weight=weight), tol=0.0, ll_tol=-np.inf,
                   max_iter=ITER, use_numba=use_numba, accelerate=False)
@@ -96,14 +102,7 @@ def test_squarem_reaches_the_em_fixed_point_of_the_reference_in_fewer_e_steps():
     """The default fit (EM accelerated by SQUAREM) ends where the independent per-impression EM ends when
     run long enough (400 iterations here: its fixed point, changes below 1e-12), and spends far fewer
     E-steps than plain EM to meet the same stopping rule; its log-likelihood is the plain fit's or higher."""
-    rng = np.random.default_rng(17)
-    n, n_pairs, k = 3000, 30, 5
-    pair = rng.integers(0, n_pairs, n)
-    position = rng.integers(1, k + 1, n)
-    clicked = (rng.random(n) < 0.6 ** position * (0.2 + 0.8 * (pair % 5) / 5)).astype(int)
-    weight = 0.5 ** rng.uniform(0, 3, n)
-    ref_alpha, ref_gamma = pbm_reference(pair.tolist(), position.tolist(), clicked.tolist(), weight.tolist(),
-                                         n_pairs, k, 400)
+    pair, position, clicked, weight, (ref_alpha, ref_gamma) = small_log_and_reference(17, 400)
     cells = cells_from_impressions(pair, position, clicked, weight=weight)
     for use_numba in (False, True) if numba_available() else (False,):
         fast = pbm(cells, tol=1e-10, ll_tol=1e-14, use_numba=use_numba)
