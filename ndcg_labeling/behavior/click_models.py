@@ -125,13 +125,14 @@ def pbm(cells: CellCounts, *, tol: float = TOLERANCE, max_iter: int = MAX_ITER, 
     not_clicked = np.maximum(n - c, 0.0)
     n_pair = np.bincount(u, weights=n, minlength=cells.n_pairs)
     n_pos = np.bincount(r, weights=n, minlength=k)
-    gamma = np.clip(np.nan_to_num(position_ctr(cells) / max(float(position_ctr(cells)[0]), _EPS), nan=0.5), 1e-6, 1.0)
+    ctr = position_ctr(cells)
+    gamma = np.clip(np.nan_to_num(ctr / max(float(ctr[0]), _EPS), nan=0.5), 1e-6, 1.0)
     gamma[0] = 1.0
     with np.errstate(invalid="ignore", divide="ignore"):
         alpha = np.clip(np.bincount(u, weights=c, minlength=cells.n_pairs)
                         / np.bincount(u, weights=n * gamma[r], minlength=cells.n_pairs), 1e-6, 1.0 - 1e-6)
     alpha = np.nan_to_num(alpha, nan=0.5)
-    sums = _pbm_sums_function(use_numba, u)
+    sums = _pbm_sums_function(use_numba, u, cells.n_pairs)
     data = _PbmData(u, r, c, not_clicked, n_pair, n_pos, max(float(n.sum()), _EPS))
     if accelerate:
         alpha, gamma, state = _pbm_squarem(sums, data, alpha, gamma, tol=tol, ll_tol=ll_tol, max_iter=max_iter)
@@ -198,7 +199,6 @@ def _pbm_plain(sums: Callable[..., float], data: _PbmData, alpha: NDArray[np.flo
     u, r, c, not_clicked, n_pair, n_pos, total = (data.u, data.r, data.c, data.not_clicked, data.n_pair,
                                                   data.n_pos, data.total)
     n_pairs, k = alpha.size, gamma.size
-    converged, it = False, 0
     converged, it = False, 0
     # ll(theta) costs a log or two per cell, the E-step none: it is computed only when the rule may fire,
     # i.e. when the EM lower bound of this iteration's gain (the Q-function's gain, per pair and per
@@ -310,11 +310,11 @@ _BLOCKS = 64
 prange = range  # the name the kernel body uses; numba's prange where it is compiled
 
 
-def _pbm_sums_compiled(u: Any) -> Callable[..., float]:
-    """The compiled E-step with the signature of :func:`_pbm_sums_numpy`, for cells sorted by pair ``u``."""
+def _pbm_sums_compiled(u: Any, n_pairs: int) -> Callable[..., float]:
+    """The compiled E-step with the signature of :func:`_pbm_sums_numpy`, for cells sorted by pair ``u``
+    (``0 <= u < n_pairs``)."""
     numba = _jit.load_numba()
     kernel = _jit.compile_kernel(_pbm_sums_blocks, {"prange": numba.prange}, "pbm_sums_blocks", parallel=True)
-    n_pairs = int(u.max()) + 1 if u.size else 0
     starts = np.zeros(n_pairs + 1, dtype=np.int64)
     np.cumsum(np.bincount(u, minlength=n_pairs), out=starts[1:])
     # blocks of about equal numbers of cells, cut at pair boundaries
@@ -333,9 +333,9 @@ def _pbm_sums_compiled(u: Any) -> Callable[..., float]:
     return sums
 
 
-def _pbm_sums_function(use_numba: bool | None, u: Any) -> Callable[..., float]:
+def _pbm_sums_function(use_numba: bool | None, u: Any, n_pairs: int) -> Callable[..., float]:
     if use_numba is not False and _jit.load_numba() is not None:
-        return _pbm_sums_compiled(u)
+        return _pbm_sums_compiled(u, n_pairs)
     if use_numba:
         raise ValueError(f"pbm: numba is not available ({_jit.failure()})")
     return _pbm_sums_numpy

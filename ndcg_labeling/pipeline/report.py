@@ -223,7 +223,8 @@ def _score(data: _Loaded, opts: ReportOptions, parsed: list[Any], k_cut: int | N
         rows, qrow = rows[keep], qrow[keep]
         pos = positions(qrow, nq)  # rows come by query, in rank order
         if k_cut is not None:
-            rows, qrow, pos = rows[pos < k_cut], qrow[pos < k_cut], pos[pos < k_cut]
+            inside = pos < k_cut
+            rows, qrow, pos = rows[inside], qrow[inside], pos[inside]
         k = scored_q[qrow] * _DOC_SPAN + rows[:, 2]
         hit = np.minimum(np.searchsorted(keys_sorted, k), max(len(keys_sorted) - 1, 0))
         found = (keys_sorted[hit] == k) if len(keys_sorted) else np.zeros(len(k), bool)
