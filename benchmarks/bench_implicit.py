@@ -9,7 +9,9 @@ The log is written first (Parquet files of 5M rows, integer ids: 20,000 queries 
 Every measured run is a fresh process (``/usr/bin/time``-like: wall seconds and its own peak RSS):
 
 * ours: ``DuckDBEngine().aggregate`` (validate every row, then aggregate the window with a 14-day
-  half-life) and the model's fit, over all N rows;
+  half-life) and the model's fit, over all N rows: typed Parquet goes through the compiled scan
+  (``engines/parquet_scan.py``); ``--sql-models`` also times DuckDB's SQL passes alone (what the scan
+  replaces: the plain library way) for those models, in the same run;
 * pandas: ``read_parquet`` of the first 10M rows, ``groupby([query, doc, position])``, COEC from it;
   ours over the same 10M rows, and the largest difference of the two COEC scores (must be ~1e-12).
 """
@@ -72,12 +74,13 @@ def write_log(folder: Path, rows: int, seed: int = 1, n_queries: int = N_QUERIES
 
 OURS = r"""
 import json, resource, sys, time
-from ndcg_labeling.engines import LogRequest, get_engine
+from ndcg_labeling.engines import LogRequest
+from ndcg_labeling.engines.duckdb import DuckDBEngine
 from ndcg_labeling.behavior.click_models import coec, pbm
 from ndcg_labeling.behavior.dbn import dbn
-files, model = json.loads(sys.argv[1]), sys.argv[2]
+files, model, path = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]
 t0 = time.perf_counter()
-agg = get_engine().aggregate(LogRequest(sources=tuple(files), half_life_s=None if model == "coec-check" else 14 * 86400.0,
+agg = DuckDBEngine(compiled_scan=None if path == "scan" else False).aggregate(LogRequest(sources=tuple(files), half_life_s=None if model == "coec-check" else 14 * 86400.0,
                                         sessions=model == "dbn"))
 t1 = time.perf_counter()
 fit = {"coec": coec, "coec-check": coec, "pbm": pbm}.get(model)
@@ -128,6 +131,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=100_000_000, help="impressions in the Parquet log")
     ap.add_argument("--pandas-rows", type=int, default=10_000_000, help="rows of the pandas comparison")
     ap.add_argument("--models", default="coec,pbm", help="comma-separated: coec, pbm, dbn")
+    ap.add_argument("--sql-models", default="coec", help="models also run through DuckDB's SQL alone ('' for none)")
     ap.add_argument("--folder", type=Path, default=None, help="write (or reuse) the log here")
     ap.add_argument("--queries", type=int, default=N_QUERIES, help="distinct queries (x 10 documents = pairs)")
     ap.add_argument("--string-ids", action="store_true",
@@ -146,12 +150,14 @@ def main() -> None:
               f"written in {time.perf_counter() - t:.1f} s")
         print(f"load average at the start: {' '.join(f'{x:.1f}' for x in __import__('os').getloadavg())}")
         print(f"{'what':<44} {'rows':>12} {'wall s':>8} {'cpu s':>7} {'engine s':>9} {'fit s':>7} {'peak RSS MB':>12}")
-        for model in args.models.split(","):
-            res, wall = run(OURS, json.dumps([str(f) for f in files]), model)
-            print(f"{'ours: implicit derive --model ' + model + ' (half-life 14d)':<44} {res['rows']:>12,} "
+        runs = [(m, "scan") for m in args.models.split(",")] + [(m, "sql") for m in args.sql_models.split(",") if m]
+        for model, path in runs:
+            res, wall = run(OURS, json.dumps([str(f) for f in files]), model, path)
+            what = f"{'ours' if path == 'scan' else 'DuckDB SQL only'}: --model {model} (half-life 14d)"
+            print(f"{what:<44} {res['rows']:>12,} "
                   f"{wall:>8.1f} {res['cpu_s']:>7.1f} {res['aggregate_s']:>9.1f} {res['fit_s']:>7.2f} {res['rss_mb']:>12.0f}")
         small = [str(f) for f in files[: max(1, args.pandas_rows // CHUNK)]]
-        ours, wall_o = run(OURS, json.dumps(small), "coec-check")
+        ours, wall_o = run(OURS, json.dumps(small), "coec-check", "scan")
         theirs, wall_p = run(PANDAS, json.dumps(small))
         common = ours["scores"].keys() & theirs["scores"].keys()
         diff = max(abs(ours["scores"][k] - theirs["scores"][k]) for k in common)

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ndcg_labeling.behavior.counts import CellCounts, SessionPatterns
+from ndcg_labeling.behavior.counts import CellCounts, SessionPatterns, narrow_positions
 from ndcg_labeling.engines.base import OPTIONAL_COLUMNS, REQUIRED_COLUMNS, LogAggregates, LogRequest
 from ndcg_labeling.errors import InputFileError, NdcgLabelingError
 
@@ -132,14 +132,11 @@ def _fetch_columns(relation: Any) -> dict[str, np.ndarray]:
     return out
 
 
-def _narrow(values: Any) -> np.ndarray:
-    """Positions in the smallest integer type that holds them (20M cells: 20 MB as int8, not 160 MB)."""
-    out = np.asarray(values)
-    top = int(out.max()) if out.size else 0
-    for dtype in (np.int8, np.int16, np.int32):
-        if top <= np.iinfo(dtype).max:
-            return out.astype(dtype)
-    return out.astype(np.int64)
+def _check_columns(request: LogRequest) -> None:
+    unknown = sorted(set(request.columns) - set(REQUIRED_COLUMNS) - set(OPTIONAL_COLUMNS))
+    if unknown:
+        raise NdcgLabelingError(f"--column: unknown log column {unknown[0]!r}; the columns are "
+                                f"{', '.join(REQUIRED_COLUMNS + OPTIONAL_COLUMNS)}")
 
 
 class DuckDBEngine:
@@ -147,8 +144,21 @@ class DuckDBEngine:
 
     name = "duckdb"
 
+    def __init__(self, compiled_scan: bool | None = None) -> None:
+        #: whether typed Parquet logs go through :mod:`.parquet_scan`: None (default) from
+        #: :data:`~.parquet_scan.MIN_ROWS` rows on, True wherever it applies, False never (SQL only)
+        self.compiled_scan = compiled_scan
+
     def aggregate(self, request: LogRequest) -> LogAggregates:
         groups = resolve_sources(request.sources)
+        _check_columns(request)
+        if self.compiled_scan is not False and set(groups) == {"parquet"}:
+            from ndcg_labeling.engines import parquet_scan  # the same result, faster on large logs
+
+            if self.compiled_scan or parquet_scan.rows(groups["parquet"]) >= parquet_scan.MIN_ROWS:
+                scanned = parquet_scan.aggregate(request, groups["parquet"])
+                if scanned is not None:
+                    return scanned
         with connection(groups) as con:
             watched = self._create_views(con, groups, request)
             n_bad, first, last = self._pairs(con, request)
@@ -161,10 +171,6 @@ class DuckDBEngine:
     # --- the normalized view -------------------------------------------------------------------
     def _create_views(self, con: Any, groups: dict[str, list[str]], request: LogRequest) -> bool:
         """The ``logs`` view over every source; returns whether any source has a ``watch_ratio`` column."""
-        unknown = sorted(set(request.columns) - set(REQUIRED_COLUMNS) - set(OPTIONAL_COLUMNS))
-        if unknown:
-            raise NdcgLabelingError(f"--column: unknown log column {unknown[0]!r}; the columns are "
-                                    f"{', '.join(REQUIRED_COLUMNS + OPTIONAL_COLUMNS)}")
         names = {c: request.columns.get(c, c) for c in REQUIRED_COLUMNS + OPTIONAL_COLUMNS}
         parts, watched = [], False
         for i, (fmt, files) in enumerate(sorted(groups.items())):
@@ -342,7 +348,7 @@ class DuckDBEngine:
             ww = np.asarray(arr["ww"], dtype=np.float64)
         else:  # no watch_ratio anywhere: NaN for every cell, without the memory
             ww = np.broadcast_to(np.float64(np.nan), (n_cells,))
-        cells = CellCounts(pair=np.asarray(arr["pair"], np.int32), position=_narrow(arr["position"]),
+        cells = CellCounts(pair=np.asarray(arr["pair"], np.int32), position=narrow_positions(arr["position"]),
                            impressions=arr["n"], clicks=arr["c"], weight=np.asarray(arr["nw"], np.float64),
                            weighted_clicks=np.asarray(arr["cw"], np.float64), weighted_watch=ww, n_pairs=n_pairs)
         del arr
