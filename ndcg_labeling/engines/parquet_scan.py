@@ -418,6 +418,7 @@ class _Scan:
         qs = pa.concat_arrays(self.query_ids).cast(pa.string()) if self.query_ids else pa.array([], pa.string())
         ds = pa.concat_arrays(self.doc_ids).cast(pa.string()) if self.doc_ids else pa.array([], pa.string())
         self.query_ids, self.doc_ids = [], []
+        pa.default_memory_pool().release_unused()  # the batches' pages, before the outputs are allocated
         order = pc.sort_indices(pa.table({"q": qs, "d": ds}), sort_keys=[("q", "ascending"), ("d", "ascending")])
         n_cells = int(np.count_nonzero(self.cells["n"][: n_pairs * width]))
         watched = self.watch.shape[0] > 1
