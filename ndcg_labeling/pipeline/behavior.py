@@ -27,7 +27,7 @@ from ndcg_labeling.choices import ConsensusMethod, TieRule
 from ndcg_labeling.consensus import consensus
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import repository as repo
-from ndcg_labeling.db.bulk import external_row_ids
+from ndcg_labeling.db.bulk import ColumnRows, external_row_ids
 from ndcg_labeling.engines import LogAggregates, LogRequest, get_engine
 from ndcg_labeling.errors import ConflictError, NdcgLabelingError
 from ndcg_labeling.pipeline.agreement import BEHAVIOR, load_grades
@@ -213,12 +213,21 @@ def derive_labels(sources: list[str], options: DeriveOptions, *, session: Sessio
     if agg.cells.n_pairs == 0:
         raise NdcgLabelingError(f"{', '.join(sources)}: no impressions in the window; nothing to derive")
     fit = fit_model(options.model, agg)
-    cells = agg.cells
-    impressions = np.bincount(cells.pair, weights=cells.impressions, minlength=cells.n_pairs).astype(np.int64)
-    keep = np.flatnonzero((impressions >= options.min_impressions) & np.isfinite(fit.score))
+    n_pairs, files = agg.cells.n_pairs, agg.files
+    per: dict[str, NDArray[np.float64]] = {
+        name: np.bincount(agg.cells.pair, weights=getattr(agg.cells, name), minlength=n_pairs).astype(np.float64)
+        for name in ("impressions", "clicks", "weight", "weighted_clicks")}
+    keep = np.flatnonzero((per["impressions"] >= options.min_impressions) & np.isfinite(fit.score))
+    per = {name: values[keep] for name, values in per.items()}
+    window = {"since": _iso(options.since), "until": _iso(options.until), "as_of": _iso(agg.as_of),
+              "half_life_s": options.half_life_s, "first_ts": _iso(agg.first_ts), "last_ts": _iso(agg.last_ts)}
+    queries, documents = [agg.query_ids[i] for i in keep], [agg.doc_ids[i] for i in keep]
+    n_impressions, as_of = agg.n_impressions, agg.as_of
+    del agg  # the cells (0.6 GB for 100M impressions) are not needed while the ids are stored
     grader = _behavior_grader(options.grader, replace=options.replace, session=session)
-    q_ids, _ = external_row_ids(m.Query, [agg.query_ids[i] for i in keep], session=session)
-    d_ids, _ = external_row_ids(m.Document, [agg.doc_ids[i] for i in keep], session=session)
+    q_ids, _ = external_row_ids(m.Query, queries, session=session)
+    d_ids, _ = external_row_ids(m.Document, documents, session=session)
+    del queries, documents
     scores = fit.score[keep]
     fit_info = None
     if options.fit_to is not None:
@@ -231,45 +240,41 @@ def derive_labels(sources: list[str], options: DeriveOptions, *, session: Sessio
     grades = map_scores(scores, cuts, scale.min_grade) if keep.size else np.zeros(0, np.int64)
     result = DeriveResult(
         grader=grader.name, model=options.model, scale=scale.name, batch=options.batch,
-        n_impressions=agg.n_impressions, n_pairs=cells.n_pairs, n_pairs_graded=int(keep.size),
-        n_pairs_left_out=int(cells.n_pairs - keep.size), min_impressions=options.min_impressions,
+        n_impressions=n_impressions, n_pairs=n_pairs, n_pairs_graded=int(keep.size),
+        n_pairs_left_out=int(n_pairs - keep.size), min_impressions=options.min_impressions,
         thresholds=[float(c) for c in cuts], thresholds_source=source,
         position_bias=[None if not math.isfinite(v) else round(float(v), 6) for v in fit.position_bias],
         position_bias_kind=fit.position_bias_kind,
         grade_distribution={g: int(np.sum(grades == g)) for g in scale.values}, parameters=dict(fit.parameters),
-        window={"since": _iso(options.since), "until": _iso(options.until), "as_of": _iso(agg.as_of),
-                "half_life_s": options.half_life_s, "first_ts": _iso(agg.first_ts), "last_ts": _iso(agg.last_ts)},
-        fit=fit_info)
-    _store(result, agg, options, grader, keep, q_ids, d_ids, scores, grades, session=session)
+        window=window, fit=fit_info)
+    _store(result, files, as_of, per, options, grader, q_ids, d_ids, scores, grades, session=session)
     return result
 
 
-def _store(result: DeriveResult, agg: LogAggregates, options: DeriveOptions, grader: m.Grader,
-           keep: NDArray[np.intp], q_ids: NDArray[np.int64], d_ids: NDArray[np.int64],
+def _store(result: DeriveResult, files: list[str], as_of: float | None, per: dict[str, NDArray[np.float64]],
+           options: DeriveOptions, grader: m.Grader, q_ids: NDArray[np.int64], d_ids: NDArray[np.int64],
            scores: NDArray[np.float64], grades: NDArray[np.int64], *, session: Session) -> None:
-    """The judgments, the derivation and its graded pairs, in the caller's transaction."""
-    cells = agg.cells
-    source = ", ".join(agg.files) if len(agg.files) <= 3 else f"{agg.files[0]} and {len(agg.files) - 1} more files"
+    """The judgments, the derivation and its graded pairs (``per``: their impressions, clicks, weight and
+    weighted clicks), in the caller's transaction."""
+    source = ", ".join(files) if len(files) <= 3 else f"{files[0]} and {len(files) - 1} more files"
+    n = len(q_ids)  # rows held column by column (2M pairs: no 2M tuples), one timestamp as an import has
     repo.bulk_insert(m.Judgment, ["grader_id", "query_id", "document_id", "grade", "scale", "batch", "source_file",
                                   "created_at"],
-                     [(grader.id, int(q), int(d), int(g), result.scale, options.batch, source, m.utcnow())
-                      for q, d, g in zip(q_ids, d_ids, grades, strict=True)], session=session)
+                     ColumnRows([grader.id, q_ids, d_ids, grades, result.scale, options.batch, source,
+                                 repo.db_datetime(session, m.utcnow())], n), session=session)
     derivation = m.BehaviorDerivation(
-        grader_id=grader.id, model=result.model, scale=result.scale, batch=options.batch, sources=list(agg.files),
+        grader_id=grader.id, model=result.model, scale=result.scale, batch=options.batch, sources=list(files),
         parameters={**result.parameters, "columns": dict(options.columns), "engine": options.engine,
                     "thresholds_source": result.thresholds_source},
-        since=options.since, until=options.until, as_of=agg.as_of, half_life_s=options.half_life_s,
+        since=options.since, until=options.until, as_of=as_of, half_life_s=options.half_life_s,
         min_impressions=options.min_impressions, thresholds=result.thresholds, fit_to=options.fit_to,
         held_out_kappa=(result.fit or {}).get("kappa_held_out"), position_bias=result.position_bias,
         position_bias_kind=result.position_bias_kind, n_impressions=result.n_impressions,
         n_pairs_graded=result.n_pairs_graded, n_pairs_left_out=result.n_pairs_left_out)
     session.add(derivation)
     session.flush()
-    per = {name: np.bincount(cells.pair, weights=getattr(cells, name), minlength=cells.n_pairs)[keep]
-           for name in ("impressions", "clicks", "weight", "weighted_clicks")}
     repo.bulk_insert(m.BehaviorPair, ["derivation_id", "query_id", "document_id", "impressions", "clicks",
                                       "weighted_impressions", "weighted_clicks", "score", "grade"],
-                     [(derivation.id, int(q), int(d), int(n), int(c), float(w), float(wc), float(s), int(g))
-                      for q, d, n, c, w, wc, s, g in zip(q_ids, d_ids, per["impressions"], per["clicks"], per["weight"],
-                                                        per["weighted_clicks"], scores, grades, strict=True)],
-                     session=session)
+                     ColumnRows([derivation.id, q_ids, d_ids, per["impressions"].astype(np.int64),
+                                 per["clicks"].astype(np.int64), per["weight"], per["weighted_clicks"],
+                                 np.asarray(scores, np.float64), np.asarray(grades, np.int64)], n), session=session)
