@@ -12,6 +12,8 @@ Every measured run is a fresh process (``/usr/bin/time``-like: wall seconds and 
   half-life) and the model's fit, over all N rows: typed Parquet goes through the compiled scan
   (``engines/parquet_scan.py``); ``--sql-models`` also times DuckDB's SQL passes alone (what the scan
   replaces: the plain library way) for those models, in the same run;
+* the whole command ``implicit derive`` (``--cli``): reading, the fit and storing the judgments and the
+  graded pairs into a new SQLite file, as a user runs it;
 * pandas: ``read_parquet`` of the first 10M rows, ``groupby([query, doc, position])``, COEC from it;
   ours over the same 10M rows, and the largest difference of the two COEC scores (must be ~1e-12).
 """
@@ -93,6 +95,17 @@ if model == "coec-check":
 print(json.dumps(out))
 """
 
+CLI = r"""
+import json, resource, sys, time
+from ndcg_labeling.cli import app
+t0 = time.perf_counter()
+try:
+    app(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+print(json.dumps({"s": time.perf_counter() - t0, "code": code, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
 PANDAS = r"""
 import json, resource, sys, time
 import numpy as np, pandas as pd
@@ -132,6 +145,8 @@ def main() -> None:
     ap.add_argument("--pandas-rows", type=int, default=10_000_000, help="rows of the pandas comparison")
     ap.add_argument("--models", default="coec,pbm", help="comma-separated: coec, pbm, dbn")
     ap.add_argument("--sql-models", default="coec", help="models also run through DuckDB's SQL alone ('' for none)")
+    ap.add_argument("--cli", default="pbm", help="models also run as the whole command `implicit derive` into a "
+                    "new SQLite file (reading, fit, storing the judgments) ('' for none)")
     ap.add_argument("--folder", type=Path, default=None, help="write (or reuse) the log here")
     ap.add_argument("--queries", type=int, default=N_QUERIES, help="distinct queries (x 10 documents = pairs)")
     ap.add_argument("--string-ids", action="store_true",
@@ -156,6 +171,16 @@ def main() -> None:
             what = f"{'ours' if path == 'scan' else 'DuckDB SQL only'}: --model {model} (half-life 14d)"
             print(f"{what:<44} {res['rows']:>12,} "
                   f"{wall:>8.1f} {res['cpu_s']:>7.1f} {res['aggregate_s']:>9.1f} {res['fit_s']:>7.2f} {res['rss_mb']:>12.0f}")
+        for model in [m for m in args.cli.split(",") if m]:
+            db = f"sqlite:///{tmp}/cli-{model}.db"
+            subprocess.run([sys.executable, "-m", "ndcg_labeling", "db", "upgrade", "--db", db], check=True,
+                           capture_output=True, env=child_env())
+            res, wall = run(CLI, "implicit", "derive", *map(str, files), "--model", model, "--grader", f"clicks-{model}",
+                            "--half-life", "14d", "--db", db, "--format", "json", "-o", f"{tmp}/cli-{model}.json")
+            if res["code"] not in (0, None):
+                raise SystemExit(f"implicit derive failed: exit {res['code']}")
+            what = f"ours: implicit derive --model {model}, SQLite"
+            print(f"{what:<44} {args.rows:>12,} {wall:>8.1f} {res['cpu_s']:>7.1f} {'':>9} {'':>7} {res['rss_mb']:>12.0f}")
         small = [str(f) for f in files[: max(1, args.pandas_rows // CHUNK)]]
         ours, wall_o = run(OURS, json.dumps(small), "coec-check", "scan")
         theirs, wall_p = run(PANDAS, json.dumps(small))
