@@ -9,10 +9,16 @@ When the command has finished, the process ends at once (:func:`_leave`) instead
 interpreter's teardown, which frees every module and object one by one: 0.25-0.3 s after a `report`
 (pandas alone 0.16 s, SQLAlchemy's ORM 0.1 s), 0.1 s after `status` (issue 17). By then the command
 has closed its files and its database (each inside a ``with`` block) and its output is flushed here.
+
+The cyclic garbage collector runs less often (as mypy sets it): with the default thresholds a `report`
+over 1.5M ranking rows spends 0.15 s in 780 collections, three of them walking every object that
+pandas, SQLAlchemy and scipy left at import (one of them 46 ms after reading 150k rows), against
+0.06 s in one collection.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -26,6 +32,7 @@ def _interrupted_while_loading(_signum: int, _frame: object) -> None:
 def main() -> None:
     """Entry point: load the CLI with Ctrl-C handled quietly, then run it."""
     signal.signal(signal.SIGINT, _interrupted_while_loading)
+    gc.set_threshold(200_000, 30, 30)
     from ndcg_labeling.cli import main as cli_main
 
     try:

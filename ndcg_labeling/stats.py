@@ -66,6 +66,16 @@ def nct_cdf(t: float, df: float, nc: float) -> float:
     return p if math.isfinite(p) else 1.0 - float(nctdtr(df, -nc, -t))
 
 
+def _one_blas_thread() -> Any:
+    """NumPy's BLAS held to one thread (``threadpoolctl``) for the resampling products below: they are
+    narrow (n x a few dozen columns) and bound by memory, so a second thread gains nothing on an idle
+    host, while on a busy one its threads wait for each other (``report`` over 1.5M ranking rows,
+    2 cores, load 1.7: 2.5 s with two threads, 1.7 s with one). One thread also sums in one order
+    whatever the host's core count, so the intervals' last digits no longer depend on it."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(1, user_api="blas")
+
 
 def bootstrap_counts(n: int, n_resamples: int, seed: int, block: int | None = None) -> Iterator[Array]:
     """Blocks of the ``(n_resamples, n)`` matrix of how often each of ``n`` items is drawn in each
@@ -99,14 +109,15 @@ def bootstrap_ci(values: Array, n_resamples: int, seed: int, confidence: float) 
     weights = finite.astype(np.float64)
     means = np.empty((n_resamples, c))
     row = 0
-    for counts in bootstrap_counts(n, n_resamples, seed):
-        b = counts.shape[0]
-        if complete:  # the common case: every resample has n values in every column
-            means[row : row + b] = (counts @ filled) / n
-        else:
-            with np.errstate(invalid="ignore", divide="ignore"):
-                means[row : row + b] = (counts @ filled) / (counts @ weights)
-        row += b
+    with _one_blas_thread():
+        for counts in bootstrap_counts(n, n_resamples, seed):
+            b = counts.shape[0]
+            if complete:  # the common case: every resample has n values in every column
+                means[row : row + b] = (counts @ filled) / n
+            else:
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    means[row : row + b] = (counts @ filled) / (counts @ weights)
+            row += b
     alpha = (1.0 - confidence) / 2
     if complete:
         low, high = np.quantile(means, [alpha, 1 - alpha], axis=0)
@@ -153,12 +164,13 @@ def randomization_p(diffs: Array, n_permutations: int, seed: int) -> Array:
     rng = np.random.default_rng(seed)
     hits = np.zeros(c)
     step = max(1, 2_000_000 // n)
-    for start in range(0, n_permutations, step):
-        b = min(step, n_permutations - start)
-        raw = np.frombuffer(rng.bytes((b * n + 7) // 8), dtype=np.uint8)
-        bits = np.unpackbits(raw)[: b * n].reshape(b, n).astype(np.float32)
-        flipped = np.abs(2.0 * (bits @ d32).astype(np.float64) - total)
-        hits += (flipped >= observed - tol).sum(axis=0)
+    with _one_blas_thread():
+        for start in range(0, n_permutations, step):
+            b = min(step, n_permutations - start)
+            raw = np.frombuffer(rng.bytes((b * n + 7) // 8), dtype=np.uint8)
+            bits = np.unpackbits(raw)[: b * n].reshape(b, n).astype(np.float32)
+            flipped = np.abs(2.0 * (bits @ d32).astype(np.float64) - total)
+            hits += (flipped >= observed - tol).sum(axis=0)
     out: Array = (1 + hits) / (1 + n_permutations)
     return out
 

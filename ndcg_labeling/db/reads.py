@@ -23,7 +23,6 @@ from sqlalchemy import Executable
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
-from ndcg_labeling.db.repository import dialect_name
 
 Array = NDArray[Any]
 _IN_CHUNK = 5000
@@ -43,7 +42,7 @@ def fetch_array(query: str | Executable, ncols: int, *, session: Session,
     With a float ``dtype`` NULL becomes NaN; an integer ``dtype`` needs columns without NULL.
     """
     conn = session.connection()
-    if isinstance(query, str) and dialect_name(session) == "postgresql":
+    if isinstance(query, str) and session.get_bind().dialect.name == "postgresql":
         raw: Any = conn.connection.driver_connection
         with raw.cursor(name="ndcg_labeling_fetch_array", binary=True) as cursor:
             cursor.execute(query)
@@ -161,7 +160,7 @@ def _head_rows(system_ids: list[int], k: int, *, session: Session) -> NDArray[np
     ids = ", ".join(str(int(i)) for i in system_ids)
     table = m.RankingEntry.__tablename__
     hint = ""
-    if dialect_name(session) == "sqlite":
+    if session.get_bind().dialect.name == "sqlite":
         stored = session.connection().exec_driver_sql(f"SELECT id FROM {m.System.__tablename__}").fetchall()
         if {int(i) for (i,) in stored} <= {int(i) for i in system_ids}:
             hint = " NOT INDEXED"
