@@ -43,10 +43,14 @@ _U64 = np.uint64
 
 
 def rows(files: list[str]) -> int:
-    """The rows of Parquet ``files``, from their footers."""
+    """The rows of Parquet ``files``, from their footers (0 where one cannot be read: DuckDB says why)."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    return sum(pq.read_metadata(f).num_rows for f in files)
+    try:
+        return sum(pq.read_metadata(f).num_rows for f in files)
+    except (pa.ArrowException, OSError):
+        return 0
 
 
 def _columns(request: LogRequest) -> dict[str, str]:
@@ -151,13 +155,6 @@ def _numbers(array: Any, kind: str) -> np.ndarray:
     return np.asarray(array.cast(pa.float64()).to_numpy(zero_copy_only=False), dtype=np.float64)
 
 
-def _valid(array: Any) -> np.ndarray:
-    """Whether each entry is not null."""
-    if array.null_count == 0:
-        return np.ones(len(array), dtype=bool)
-    return np.asarray(array.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-
-
 def _bad_numbers(batch: dict[str, Any], kinds: dict[str, str], watch: bool) -> bool:
     """Whether a row breaks a rule of the log schema (the ids' blankness aside: the kernels check it)."""
     if any(batch[c].null_count for c in ("request_id", "query_id", "doc_id", "position", "clicked", "ts")
@@ -166,14 +163,13 @@ def _bad_numbers(batch: dict[str, Any], kinds: dict[str, str], watch: bool) -> b
     position = _numbers(batch["position"], kinds["position"])
     clicked = _numbers(batch["clicked"], kinds["clicked"])
     ts = _numbers(batch["ts"], kinds["ts"])
-    if not (np.isfinite(position).all() and (position >= 1).all() and (position == np.floor(position)).all()):
-        return True
-    if not ((clicked == 0) | (clicked == 1)).all() or not np.isfinite(ts).all():
+    if not (np.isfinite(position).all() and (position >= 1).all() and (position == np.floor(position)).all()
+            and ((clicked == 0) | (clicked == 1)).all() and np.isfinite(ts).all()):
         return True
     for col in ("watch_ratio", "converted", "dwell_ms"):
         if batch.get(col) is None:
             continue
-        present = _valid(batch[col])
+        present = np.asarray(batch[col].is_valid().to_numpy(zero_copy_only=False), dtype=bool)
         if col == "watch_ratio" and watch and not present.all():
             return True
         v = _numbers(batch[col], kinds[col])[present]
@@ -465,7 +461,16 @@ def _survey(files: list[str], kinds: dict[str, str], request: LogRequest) -> tup
 
 def aggregate(request: LogRequest, files: list[str]) -> LogAggregates | None:
     """The DuckDB engine's result for Parquet ``files`` by the compiled scan, or None where the scan does
-    not apply (the caller then asks DuckDB, which also names a bad row exactly)."""
+    not apply (the caller then asks DuckDB, which also names a bad row exactly, or a damaged file)."""
+    import pyarrow as pa
+
+    try:
+        return _aggregate(request, files)
+    except (pa.ArrowException, OSError):  # a file pyarrow cannot read: DuckDB's message names it
+        return None
+
+
+def _aggregate(request: LogRequest, files: list[str]) -> LogAggregates | None:
     kernels = _kernels()
     kinds = _plan(request, files) if kernels is not None and not request.sessions else None
     if kinds is None or kernels is None:

@@ -13,7 +13,7 @@ import pytest
 
 from ndcg_labeling.engines import LogRequest, parquet_scan
 from ndcg_labeling.engines.duckdb import DuckDBEngine
-from ndcg_labeling.errors import InputFileError
+from ndcg_labeling.errors import InputFileError, NdcgLabelingError
 
 T0 = 1_760_000_000
 
@@ -147,3 +147,14 @@ def test_more_cells_than_the_reservation_hands_over(tmp_path, monkeypatch):
     monkeypatch.setattr(parquet_scan, "MAX_CELL_BYTES", 1_000 * 12 * parquet_scan.CELL.itemsize)  # 1,000 pairs
     assert parquet_scan.aggregate(LogRequest(sources=files), list(files)) is None
     assert_same(DuckDBEngine(compiled_scan=True).aggregate(LogRequest(sources=files)), want)
+
+
+def test_a_damaged_file_gets_duckdbs_message(tmp_path):
+    files = write(tmp_path, make_log(5_000, 300), parts=1)
+    data = open(files[0], "rb").read()
+    with open(files[0], "wb") as out:  # cut short: no footer
+        out.write(data[: len(data) // 2])
+    assert parquet_scan.rows(list(files)) == 0
+    assert parquet_scan.aggregate(LogRequest(sources=files), list(files)) is None
+    with pytest.raises(NdcgLabelingError, match="cannot read the log"):
+        DuckDBEngine(compiled_scan=True).aggregate(LogRequest(sources=files))
