@@ -67,15 +67,13 @@ def _top_columns(row: FloatArray, k: int, lanes: FloatArray, cand_s: FloatArray,
         for j in range(m - m % 16, m):
             x = row[j]
             lanes[j % 16] = x if x > lanes[j % 16] else lanes[j % 16]
-        above = ranks[:16]  # per lane, how many lane maxima are higher: vector adds, as the ranks below
-        above[:] = 0
-        for u in range(16):
-            x = lanes[u]
-            for t in range(16):
-                above[t] += x > lanes[t]
         thr = np.inf
         for t in range(16):
-            thr = min(thr, lanes[t]) if above[t] < k else thr
+            x = lanes[t]
+            above = 0  # lane maxima higher than this one
+            for u in range(16):
+                above += lanes[u] > x
+            thr = min(thr, x) if above < k else thr
     c = 0
     for j in range(m):
         cand_s[c] = row[j]
