@@ -10,6 +10,7 @@ nothing here imports numba until a kernel is first needed.
 
 from __future__ import annotations
 
+import sys
 import threading
 import types
 from collections.abc import Callable, Mapping
@@ -44,11 +45,42 @@ def load_numba() -> Any:
         if _numba is None and _failure is None:
             try:
                 import numba
+
+                _load_arraymath_without_scipy()
             except Exception as exc:  # noqa: BLE001 - any import failure means: use the NumPy path
                 _failure = f"{type(exc).__name__}: {exc}"
             else:
                 _numba = numba
     return _numba
+
+
+def _load_arraymath_without_scipy() -> None:
+    """Import ``numba.np.arraymath`` (the first compiled call would) without its BLAS probe.
+
+    Its import calls ``numba.np.linalg.ensure_blas``, which imports ``scipy.linalg`` (0.13 s of CPU,
+    11% of a 2M-line ``eval``) only to decide whether ``np.convolve`` / ``np.correlate`` call BLAS or
+    a loop; no kernel here calls them. The probe is answered "no BLAS" for that import alone and put
+    back (``np.dot`` in a kernel still loads SciPy when compiled); ``sys.modules`` is not touched, so
+    another thread importing SciPy meanwhile is not affected. Nothing to do once SciPy's linear
+    algebra (or arraymath) is loaded."""
+    if "scipy.linalg" in sys.modules or "numba.np.arraymath" in sys.modules:
+        return
+    try:
+        import numba.np.linalg as linalg
+
+        ensure_blas = linalg.ensure_blas
+    except (ImportError, AttributeError):  # another numba's layout: its own import decides
+        return
+
+    def no_blas() -> None:
+        raise ImportError("BLAS not probed (ndcg_labeling._jit)")
+
+    linalg.ensure_blas = no_blas
+    try:
+        import numba.np.arraymath as arraymath
+    finally:
+        linalg.ensure_blas = ensure_blas
+    arraymath.ensure_blas = ensure_blas  # type: ignore[attr-defined]  # its own name for it
 
 
 def compile_kernel(fn: Callable[..., Any], names: Mapping[str, Any], qualname: str, **options: Any) -> Callable[..., Any]:

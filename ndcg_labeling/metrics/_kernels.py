@@ -67,15 +67,13 @@ def _top_columns(row: FloatArray, k: int, lanes: FloatArray, cand_s: FloatArray,
         for j in range(m - m % 16, m):
             x = row[j]
             lanes[j % 16] = x if x > lanes[j % 16] else lanes[j % 16]
-        above = ranks[:16]  # per lane, how many lane maxima are higher: vector adds, as the ranks below
-        above[:] = 0
-        for u in range(16):
-            x = lanes[u]
-            for t in range(16):
-                above[t] += x > lanes[t]
         thr = np.inf
         for t in range(16):
-            thr = min(thr, lanes[t]) if above[t] < k else thr
+            x = lanes[t]
+            above = 0  # lane maxima higher than this one
+            for u in range(16):
+                above += lanes[u] > x
+            thr = min(thr, x) if above < k else thr
     c = 0
     for j in range(m):
         cand_s[c] = row[j]
@@ -122,14 +120,16 @@ def _top_labels(vals: FloatArray, mask: FloatArray, own: bool, top_v: FloatArray
     down, one branch-free pass each; other labels are inserted."""
     k, m = top_v.shape[0], vals.shape[0]
     top_v[:] = 0.0
-    hi = lo = frac = 0.0
-    for j in range(m):  # selects only, so LLVM vectorises it
-        v = vals[j] if not own or mask[j] == mask[j] else 0.0
-        v = v if v == v else 0.0
-        hi, lo, frac = max(hi, v), min(lo, v), max(frac, v - np.floor(v))
-    if lo < 0 or frac > 0 or hi >= LEVELS:  # negative, infinite or fractional labels among them
+    odd, hi = 0, 0
+    for j in range(m):  # integer selects and sums only, so LLVM vectorises it (float max/min it does not)
+        v = vals[j]
+        used = (v == v) & ((mask[j] == mask[j]) | (not own))
+        level = int(v) if (v >= 0) & (v < LEVELS) else -1
+        odd += used & ((level < 0) | (level != v))  # negative, infinite, fractional or >= LEVELS
+        hi = max(hi, level if used else 0)
+    if odd:
         return _insert_labels(vals, mask, own, top_v)
-    p, h = 0, int(hi)
+    p, h = 0, hi
     while h >= 1 and p < k:
         count = 0
         for j in range(m):

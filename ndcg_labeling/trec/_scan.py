@@ -336,11 +336,10 @@ def _join_py(qbuf: Any, q_qcode: Any, q_dstart: Any, q_dlen: Any, q_dhash: Any, 
                         label[j] = _lookup(table, mask, c, doc_hash[j], rbuf, r_dstart[i], r_dlen[i], q_qcode,
                                            q_dhash, qbuf, q_dstart, q_dlen)
             g = e
-        # The same document twice among the kept ones: the later line of the first such pair in file order.
-        in_file_order = np.argsort(order[:keep], kind="mergesort")
-        kept = order[:keep][in_file_order]
-        hs = doc_hash[:keep][in_file_order]
-        by_hash = np.argsort(hs, kind="mergesort")
+        # The same document twice among the kept ones: the later line of the first such pair in file order
+        # (every pair of equal hashes is compared, so their order does not matter).
+        kept, hs = order[:keep], doc_hash[:keep]
+        by_hash = np.argsort(hs)
         g = 0
         while g < keep:  # every pair within a run of equal hashes (runs of 2 or more are rare)
             e = g + 1
