@@ -268,12 +268,14 @@ def agreement_report(*, session: Session, batch: str | None = None, by: By | Non
     rows = [_stats_row("all", sel.item, sel.grader, sel.grade, sel.scale, level_c)]
     columns = AGREEMENT_COLUMNS
     notes: list[str] = []
-    left_out = left_out_judgments(session=session, batch=batch, include_models=include_models,
-                                  include_behavior=include_behavior)
-    if left_out:
-        notes.append(f"{sum(left_out.values())} judgments of model graders left out "
-                     f"({', '.join(f'{k}: {v}' for k, v in left_out.items())}); --include-models counts them"
-                     + ("" if include_behavior else " (--include-behavior: behavior graders)"))
+    for kind, flag, left_out in (
+            ("model", "--include-models", left_out_judgments(session=session, batch=batch, include_models=include_models,
+                                                             include_behavior=True)),
+            ("behavior", "--include-behavior", left_out_judgments(session=session, batch=batch, include_models=True,
+                                                                  include_behavior=include_behavior))):
+        if left_out:
+            notes.append(f"{sum(left_out.values())} judgments of {kind} graders left out "
+                         f"({', '.join(f'{k}: {v}' for k, v in left_out.items())}); {flag} counts them")
     if sel.n_superseded:
         notes.append(f"{sel.n_superseded} older grades of a grader on an item graded again in another batch "
                      f"were left out (the newest counts); use --batch to look at one batch")

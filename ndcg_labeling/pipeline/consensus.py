@@ -63,6 +63,7 @@ class ConsensusSummary:
     n_superseded: int = 0
     excluded: dict[str, int] = field(default_factory=dict)  # untrusted grader -> judgments left out
     models_left_out: dict[str, int] = field(default_factory=dict)  # model grader -> judgments left out
+    behavior_left_out: dict[str, int] = field(default_factory=dict)  # behavior grader -> judgments left out
     exclude_untrusted: bool = False
     exclude_undecided: bool = False
     exclusion_recorded: bool = False  # the exclusion came from the scope's recorded setting, not this run
@@ -90,9 +91,11 @@ class ConsensusSummary:
             text += (f"; recalibrated {len(self.recalibrated)} biased graders from their gold answers "
                      f"({', '.join(f'{k}: {v:+d}' for k, v in self.recalibrated.items())}), "
                      f"{self.recalibration_changed} labels changed")
-        if self.models_left_out:
-            text += (f"; {sum(self.models_left_out.values())} judgments of model graders not counted "
-                     f"({', '.join(self.models_left_out)}; --include-models counts them)")
+        for kind, flag, left_out in (("model", "--include-models", self.models_left_out),
+                                     ("behavior", "--include-behavior", self.behavior_left_out)):
+            if left_out:
+                text += (f"; {sum(left_out.values())} judgments of {kind} graders not counted "
+                         f"({', '.join(left_out)}; {flag} counts them)")
         if self.judge_fill is not None:
             text += "; " + _judge_fill_text(self.judge_fill)
         return text
@@ -112,6 +115,7 @@ class ConsensusSummary:
                 "exclusion_recorded": self.exclusion_recorded, "excluded": dict(self.excluded),
                 "recalibrated": dict(self.recalibrated), "recalibration_changed": self.recalibration_changed,
                 "n_excluded": sum(self.excluded.values()), "models_left_out": dict(self.models_left_out),
+                "behavior_left_out": dict(self.behavior_left_out),
                 "judge_fills": self.judge_fill.as_dict() if self.judge_fill is not None else None}
 
 
@@ -176,8 +180,8 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
                       include_behavior=include_behavior)
     excluded = left_out_judgments(session=session, batch=batch, include_models=True, exclude_graders=list(untrusted),
                                   include_behavior=True)
-    models = left_out_judgments(session=session, batch=batch, include_models=include_models,
-                                include_behavior=include_behavior)
+    models = left_out_judgments(session=session, batch=batch, include_models=include_models, include_behavior=True)
+    behavior = left_out_judgments(session=session, batch=batch, include_models=True, include_behavior=include_behavior)
     fill = None
     if judge_fills is not None:
         from ndcg_labeling.pipeline.judge_fills import fill_with_judge
@@ -209,7 +213,7 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
     return ConsensusSummary(method=method, scale=sel.scale.name, batch=batch, items=written,
                             flagged=int(result.needs_adjudication.sum()), replaced=int(replaced),
                             n_grades=sel.n_grades, by_reason=dict(by_reason), n_superseded=sel.n_superseded,
-                            excluded=excluded, models_left_out=models, exclude_untrusted=rule.exclude_untrusted,
+                            excluded=excluded, models_left_out=models, behavior_left_out=behavior, exclude_untrusted=rule.exclude_untrusted,
                             exclude_undecided=rule.exclude_undecided,
                             exclusion_recorded=exclude_untrusted is None and rule.exclude_untrusted,
                             recalibrated=recalibrated, recalibration_changed=changed, judge_fill=fill)

@@ -156,12 +156,18 @@ def test_behavior_stays_out_of_agreement_unless_asked_and_fit_to_and_calibrate(r
     models = json.loads(invoke(runner, db, "agreement", "--include-models", "--format", "json").stdout)[0]
     assert human["n_graders"] == models["n_graders"] == 2 and both["n_graders"] == 3
     note = invoke(runner, db, "agreement").stdout
-    assert "judgments of model graders left out (clicks:" in note and "--include-behavior" in note
+    graded = json.loads(fitted.stdout)["pairs_graded"]
+    assert f"{graded} judgments of behavior graders left out (clicks: {graded}); --include-behavior counts them" in note
+    assert "model graders" not in note  # a behavior grader is not a model grader: --include-models does not count it
+    assert "behavior graders left out" in invoke(runner, db, "agreement", "--include-models").stdout
     cons = json.loads(invoke(runner, db, "consensus", "--method", "median", "--format", "json").stdout)
-    assert cons["models_left_out"] == {"clicks": json.loads(fitted.stdout)["pairs_graded"]}
+    assert cons["behavior_left_out"] == {"clicks": graded} and cons["models_left_out"] == {}
+    done = invoke(runner, db, "consensus", "--method", "median")
+    text = done.stdout + done.stderr
+    assert f"{graded} judgments of behavior graders not counted (clicks; --include-behavior counts them)" in text
     cons = json.loads(invoke(runner, db, "consensus", "--method", "median", "--include-behavior",
                              "--format", "json").stdout)
-    assert cons["models_left_out"] == {}
+    assert cons["behavior_left_out"] == {} and cons["models_left_out"] == {}
     rng = np.random.default_rng(4)
     for s, quality in enumerate((0.2, 0.6, 1.0, 1.6, 2.5)):  # five systems, worst to best
         lines = []
