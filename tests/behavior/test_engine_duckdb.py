@@ -109,12 +109,17 @@ BAD = [("position", "2.5", "position \"2.5\" is not a whole number >= 1"),
        ("clicked", "2", "clicked \"2\" is not 0 or 1"),
        ("ts", "yesterday", "ts \"yesterday\" is neither ISO 8601 nor epoch seconds"),
        ("watch_ratio", "-0.5", "watch_ratio \"-0.5\" is not a number >= 0"),
-       ("doc_id", "", "doc_id is empty")]
+       ("doc_id", "", "doc_id is empty"),
+       ("converted", "2", "converted \"2\" is not 0 or 1"),  # optional columns: blank is allowed,
+       ("dwell_ms", "-1", "dwell_ms \"-1\" is not a number >= 0")]  # a value is checked
 
 
 @pytest.mark.parametrize(("column", "value", "message"), BAD)
 def test_a_bad_csv_row_names_its_line(log, tmp_path, column, value, message):
     rows = table(log, 300).to_pylist()
+    if column in ("converted", "dwell_ms"):
+        for k, r in enumerate(rows):
+            r[column] = "" if k % 3 else "1"
     rows[136][column] = value
     rows[200][column] = value
     path = tmp_path / "log.csv"

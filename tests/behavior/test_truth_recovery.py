@@ -2,8 +2,7 @@
 quadratic-weighted kappa >= 0.8 against the true grades (scikit-learn), the fitted examination within
 0.03 of the true one at every position, and a drift that a half-life follows and a no-decay fit misses.
 
-PBM and watch run at the issue's size (1M impressions over 2,000 pairs); the DBN, whose E-step is per
-served list, at 400k impressions over the same 2,000 pairs (benchmarks/bench_implicit.py runs it at 1M).
+Every model runs at the issue's size: 1M impressions over 2,000 pairs.
 """
 
 from __future__ import annotations
@@ -62,7 +61,7 @@ def test_coec_grades_with_fitted_cut_points_on_held_out_pairs(pbm_log):
 
 
 def test_dbn_recovers_grades_gamma_and_examination():
-    n = 400_000
+    n = 1_000_000
     log = simulate_dbn(n)
     fit = dbn(patterns_of(log), log.truth.size)
     assert fit.parameters["converged"]
