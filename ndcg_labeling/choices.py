@@ -22,10 +22,13 @@ E = TypeVar("E", bound=StrEnum)
 
 
 class Gain(StrEnum):
-    """NDCG gain of a label ``rel``: ``2**rel - 1`` (exponential) or ``rel`` (linear, as trec_eval)."""
+    """NDCG gain of a label ``rel``: ``2**rel - 1`` (exponential) or ``rel`` (linear, as trec_eval); ``binary``
+    (``report`` only): implicit-feedback NDCG, 1 for a label >= the relevant threshold, else 0, then linear
+    (ideal DCG = the sum of the first R discounts). The metric kernels take exponential and linear."""
 
     exponential = "exponential"
     linear = "linear"
+    binary = "binary"
 
 
 class EmptyValue(StrEnum):

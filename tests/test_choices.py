@@ -42,7 +42,7 @@ def test_parse_choice_names_the_option_and_the_choices():
     assert choices.parse_choice(choices.Gain, "linear", "gain") is choices.Gain.linear
     with pytest.raises(ValueError) as info:
         choices.parse_choice(choices.Gain, "log", "gain")
-    assert str(info.value) == "unknown gain 'log'; use one of exponential, linear"
+    assert str(info.value) == "unknown gain 'log'; use one of exponential, linear, binary"
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [

@@ -37,7 +37,7 @@ def report(
     metric: Annotated[str, typer.Option("--metric", help="Registry metric of each served list, e.g. ndcg@10.")] = "ndcg@10",
     window: Annotated[str | None, typer.Option("--window", help="Window length for the time series, e.g. 1h, 1d.")] = None,
     labels: Annotated[str, typer.Option("--labels", help="consensus, GRADER, or consensus,GRADER (consensus first).")] = "consensus",
-    gain: Annotated[Gain, typer.Option("--gain", help="NDCG gain: 2^rel-1 (exponential) or rel (linear).")] = Gain.exponential,
+    gain: Annotated[Gain, typer.Option("--gain", help="NDCG gain: 2^rel-1 (exponential) or rel (linear); binary is refused (report only).")] = Gain.exponential,
     cluster: Annotated[Cluster, typer.Option("--cluster", help="Resampling unit: user, session, request; auto: user_id, else session_id, else request.")] = Cluster.auto,
     column: Annotated[list[str] | None, typer.Option("--column", help="NAME=SOURCE: read log column NAME from SOURCE (repeatable).")] = None,
     fmt: Annotated[OutputFormat, format_option(OutputFormat.table, OutputFormat.csv, OutputFormat.json,

@@ -37,7 +37,7 @@ def report(
     metric: Annotated[list[str] | None, typer.Option("--metric", help="A metric such as ndcg@10 (repeat); default: ndcg@5 ndcg@10 mrr@10 map@10 p@10 judged@10.")] = None,
     by: Annotated[By | None, typer.Option("--by", help="Group rows by query type (and overall; the default), by query, or overall only. With --gate, --by query-type gates every query type too (Holm across them).")] = None,
     per_query: Annotated[bool, typer.Option("--per-query", help="One row per (system, query, metric).")] = False,
-    gain: Annotated[Gain, typer.Option("--gain", help="NDCG gain: 2^rel-1 (exponential) or rel (linear, as trec_eval).")] = Gain.exponential,
+    gain: Annotated[Gain, typer.Option("--gain", help="NDCG gain: 2^rel-1 (exponential), rel (linear, as trec_eval), or binary: implicit-feedback NDCG, a label >= --relevant-threshold is 1, any other 0, then linear.")] = Gain.exponential,
     relevant_threshold: Annotated[float, typer.Option("--relevant-threshold", help="A label >= this is relevant (mrr, map, p, and empty queries).")] = 1.0,
     empty: Annotated[Empty, typer.Option("--empty", help="Queries without a relevant document: leave out (skip) or score as 0.")] = Empty.skip,
     missing: Annotated[Missing, typer.Option("--missing", help="Judged queries a system returned nothing for: 0 or leave out (trec_eval).")] = Missing.zero,
@@ -86,6 +86,8 @@ def _inferred(batch: str | None, gain: str, fmt: OutputFormat, db: str | None) -
     from ndcg_labeling.cli.common import render_rows
     from ndcg_labeling.pipeline.budget_report import inferred_report
 
+    if gain == Gain.binary:
+        raise typer.BadParameter("--estimator inferred takes exponential or linear gain, not binary", param_hint="--gain")
     if batch is None:
         raise typer.BadParameter("--estimator inferred needs --batch NAME (a batch made with --strategy sample)",
                                  param_hint="--batch")

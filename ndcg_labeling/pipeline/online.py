@@ -145,6 +145,8 @@ def _values(logs: list[str], labels: OnlineLabels, metric: Any, options: OnlineO
 def online_report(logs: list[str], options: OnlineOptions, *, session: Session, spark: Any = None) -> dict[str, Any]:
     """The report as plain data (``arms``, ``windows``, ``agreement``, ``headline``, ``warnings`` ...);
     ``spark``: a caller's SparkSession (implies the Spark engine)."""
+    if options.gain not in ("exponential", "linear"):  # binary: `report --gain binary` only
+        raise NdcgLabelingError(f"--gain: online report takes exponential or linear, got {options.gain!r}")
     try:
         metric = parse_metric(options.metric)
     except ValueError as exc:

@@ -11,7 +11,8 @@ Data flow, all in bulk (one SELECT per table, no ORM object per row):
    an unlabelled retrieved document unjudged, i.e. gain 0), with every labelled document of each query
    counted per label, retrieved or not, so the ideal DCG is the same for every system;
 4. :func:`ndcg_labeling.metrics.registry.compute_on_lists`, the ranked-list engine of ``eval``, scores
-   all queries at once (exponential gain is trec_eval's NDCG over the gains 2^label - 1);
+   all queries at once (exponential gain is trec_eval's NDCG over the gains 2^label - 1; binary gain
+   scores labels made 0/1 at the relevant threshold with linear gain, trec_eval's NDCG of binary qrels);
 5. aggregation per query type and overall: mean, n, a 95 % percentile bootstrap interval; with two or
    more systems the difference to the baseline, a paired t-test (``scipy.stats.ttest_rel``), a paired
    randomization (sign-flip) test, Holm's correction over the systems compared with the baseline, and
@@ -211,8 +212,13 @@ def _score(data: _Loaded, opts: ReportOptions, parsed: list[Any], k_cut: int | N
     inside_q = scored_q[np.minimum(lab_row, nq - 1)] == lab.query
     keys = lab.query[inside_q] * _DOC_SPAN + lab.document[inside_q]
     key_order = np.argsort(keys, kind="stable")
-    keys_sorted, values_sorted = keys[key_order], lab.value[inside_q][key_order]
-    levels, counts = level_counts(np.where(inside_q, lab_row, -1), lab.value, nq)
+    value, gain, threshold = lab.value, opts.gain, opts.relevant_threshold
+    if gain == "binary":  # implicit-feedback NDCG: relevant (the kernels' >= t) is 1, any other judged label 0
+        with np.errstate(invalid="ignore"):
+            value = np.where(value >= 0, (value >= threshold).astype(np.float64), value)  # sentinels stay
+        gain, threshold = "linear", 1.0  # so mrr, map, p and recall see the same relevant documents
+    keys_sorted, values_sorted = keys[key_order], value[inside_q][key_order]
+    levels, counts = level_counts(np.where(inside_q, lab_row, -1), value, nq)
     coverage = Metric("judged", coverage_k)
 
     out = _Scored(per_system={}, coverage_rows=[], missing_counts={})
@@ -232,8 +238,8 @@ def _score(data: _Loaded, opts: ReportOptions, parsed: list[Any], k_cut: int | N
         rel, num_ret = fill_lists(qrow, pos, np.where(found & (label < 0), UNJUDGED, label), nq, False)
         returned = num_ret > 0
         out.missing_counts[s] = int(nq - returned.sum())
-        values = compute_on_lists([*parsed, coverage], RankedLists(rel, num_ret, levels, counts), gain=opts.gain,
-                                  relevant_threshold=opts.relevant_threshold, empty="zero")
+        values = compute_on_lists([*parsed, coverage], RankedLists(rel, num_ret, levels, counts), gain=gain,
+                                  relevant_threshold=threshold, empty="zero")
         per_metric: dict[str, Array] = {}
         for mt in parsed:
             v = np.asarray(values[mt.name], dtype=np.float64).copy()

@@ -21,6 +21,13 @@ def grouping_phrase(by: str) -> str:
     return "per query type" if by == "query-type" else "over all queries"
 
 
+def gain_phrase(options: Any) -> str:
+    """The gain in words for titles: "linear gain", or for binary the threshold that makes a label 1."""
+    if options.gain == "binary":
+        return f"binary gain: a label >= {options.relevant_threshold:g} is 1"
+    return f"{options.gain} gain"
+
+
 def _plain(v: Any) -> Any:
     if isinstance(v, np.generic):
         v = v.item()

@@ -8,7 +8,7 @@ import json
 import math
 from typing import TYPE_CHECKING, Any
 
-from ndcg_labeling.reports.model import grouping_phrase
+from ndcg_labeling.reports.model import gain_phrase, grouping_phrase
 from ndcg_labeling.results import headline_metric
 from ndcg_labeling.spreadsheet import cell
 
@@ -159,7 +159,7 @@ def render_table(result: ReportResult, console: Console | None = None) -> None:
         con.print(table)
     header, rows = summary_cells(result, ci_digits=2)
     table = Table(title=f"mean {grouping_phrase(result.options.by)} with {ci} bootstrap interval "
-                        f"({result.options.gain} gain)")
+                        f"({gain_phrase(result.options)})")
     for i, col in enumerate(header):
         table.add_column(col, justify="right" if i >= 2 else "left")
     previous = None
@@ -289,7 +289,7 @@ def render_markdown(result: ReportResult) -> str:
     parts.extend(headline_markdown(result))
     ci = f"{result.options.confidence:.0%}"
     header, rows = summary_cells(result)
-    parts.append(f"## Mean {grouping_phrase(result.options.by)} ({ci} bootstrap interval, {result.options.gain} gain)\n")
+    parts.append(f"## Mean {grouping_phrase(result.options.by)} ({ci} bootstrap interval, {gain_phrase(result.options)})\n")
     parts.append(_md_table(header, rows))
     header, rows = comparison_cells(result)
     if rows:
