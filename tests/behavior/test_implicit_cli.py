@@ -16,6 +16,7 @@ from behavior_sim import N_DOCS, simulate_pbm
 from sklearn.metrics import cohen_kappa_score
 from sqlalchemy import text
 
+from ndcg_labeling.pipeline.behavior import HELD_OUT_SEED
 from tests.conftest import invoke
 
 N_QUERIES = 40
@@ -151,6 +152,24 @@ def test_behavior_stays_out_of_agreement_unless_asked_and_fit_to_and_calibrate(r
     fit = json.loads(fitted.stdout)["fit"]
     assert fit["batch"] == "people" and fit["n_held_out_pairs"] > 0 and fit["n_fit_pairs"] > 0
     assert fit["kappa_held_out"] >= 0.7
+    # the held-out kappa recomputed from the stored grades: people's lower median per pair against the
+    # behavior grades, on the queries of the seeded half the cut points were not fitted on (scikit-learn)
+    with db.engine.connect() as conn:
+        people: dict[tuple[int, int], list[int]] = {}
+        for q, d, g in conn.execute(text("SELECT j.query_id, j.document_id, j.grade FROM judgments j JOIN graders g "
+                                         "ON g.id = j.grader_id WHERE g.kind = 'human' AND j.batch = 'people'")):
+            people.setdefault((int(q), int(d)), []).append(int(g))
+        clicks = {(int(q), int(d)): int(g) for q, d, g in conn.execute(text(
+            "SELECT j.query_id, j.document_id, j.grade FROM judgments j JOIN graders g ON g.id = j.grader_id "
+            "WHERE g.name = 'clicks'"))}
+    common = sorted(people.keys() & clicks.keys())
+    held = set(np.random.default_rng(HELD_OUT_SEED).permutation(np.unique([q for q, _ in common]))[
+        : len({q for q, _ in common}) // 2].tolist())
+    held_pairs = [p for p in common if p[0] in held]
+    lower_median = [sorted(people[p])[(len(people[p]) - 1) // 2] for p in held_pairs]
+    kappa = cohen_kappa_score(lower_median, [clicks[p] for p in held_pairs], weights="quadratic", labels=[0, 1, 2, 3])
+    assert fit["n_held_out_pairs"] == len(held_pairs) and fit["n_fit_pairs"] == len(common) - len(held_pairs)
+    assert fit["kappa_held_out"] == pytest.approx(kappa, abs=5e-5)
     human = json.loads(invoke(runner, db, "agreement", "--format", "json").stdout)[0]
     both = json.loads(invoke(runner, db, "agreement", "--include-behavior", "--format", "json").stdout)[0]
     models = json.loads(invoke(runner, db, "agreement", "--include-models", "--format", "json").stdout)[0]
@@ -163,8 +182,8 @@ def test_behavior_stays_out_of_agreement_unless_asked_and_fit_to_and_calibrate(r
     cons = json.loads(invoke(runner, db, "consensus", "--method", "median", "--format", "json").stdout)
     assert cons["behavior_left_out"] == {"clicks": graded} and cons["models_left_out"] == {}
     done = invoke(runner, db, "consensus", "--method", "median")
-    text = done.stdout + done.stderr
-    assert f"{graded} judgments of behavior graders not counted (clicks; --include-behavior counts them)" in text
+    shown = done.stdout + done.stderr
+    assert f"{graded} judgments of behavior graders not counted (clicks; --include-behavior counts them)" in shown
     cons = json.loads(invoke(runner, db, "consensus", "--method", "median", "--include-behavior",
                              "--format", "json").stdout)
     assert cons["behavior_left_out"] == {} and cons["models_left_out"] == {}
