@@ -256,9 +256,23 @@ class DuckDBEngine:
             f"min(ts) FILTER (WHERE problem IS NULL AND {window}), max(ts) FILTER (WHERE problem IS NULL AND {window}) "
             "FROM logs").fetchone()
         if bad:
+            self._check_file_columns(con, str(bad_file), request)
             raise self._first_bad(con, str(bad_file), int(bad))
         as_of = request.as_of if request.as_of is not None else last
         return first, last, as_of
+
+    @staticmethod
+    def _check_file_columns(con: Any, file: str, request: LogRequest) -> None:
+        """A file of a folder or glob without a required column (the others have it): its name, not
+        "empty" rows (reading by name fills the column with NULL there)."""
+        fmt = FORMATS[Path(file).suffix.lower()]
+        names = {c: request.columns.get(c, c) for c in REQUIRED_COLUMNS}
+        has = {str(r[0]) for r in con.execute(f"DESCRIBE SELECT * FROM {_reader(fmt, [file], sorted(names.values()))}")
+               .fetchall()}
+        for col, name in names.items():
+            if name not in has:
+                hint = f" (name it with --column {col}=SOURCE)" if col not in request.columns else ""
+                raise InputFileError(file, f"no column {name!r}{hint}")
 
     def _first_bad(self, con: Any, file: str, n_bad: int) -> InputFileError:
         more = f" ({n_bad} bad rows in all; nothing was stored)" if n_bad > 1 else ""

@@ -199,3 +199,14 @@ def test_pairs_sharing_a_hash_fall_back_to_the_exact_key(log, tmp_path, monkeypa
     agg = get_engine().aggregate(LogRequest(sources=(str(path),), watch=True))
     assert agg.cells.n_pairs == np.unique(log.pair).size and agg.query_ids[0] == "q000"
     assert_same(agg, expected_cells(log))
+
+
+def test_a_file_of_a_folder_without_a_column_is_named(log, tmp_path):
+    t = table(log, 2_000)
+    (tmp_path / "lake").mkdir()
+    pq.write_table(t.slice(0, 1_000), tmp_path / "lake" / "part-0.parquet")
+    pq.write_table(t.slice(1_000).rename_columns(["request_id", "qid", *t.column_names[2:]]),
+                   tmp_path / "lake" / "part-1.parquet")
+    with pytest.raises(InputFileError) as err:
+        get_engine().aggregate(LogRequest(sources=(str(tmp_path / "lake"),)))
+    assert str(err.value) == f"{tmp_path / 'lake' / 'part-1.parquet'}: no column 'query_id' (name it with --column query_id=SOURCE)"
