@@ -10,7 +10,18 @@ import csv
 import html
 import io
 import json
+from datetime import datetime
 from typing import Any
+
+
+def _window_text(window: dict[str, Any]) -> str:
+    """The log's span in the window, and the decay's reference time; an ``as_of`` before the newest
+    impression says that the later ones were not used."""
+    first, last, as_of = window.get("first_ts"), window.get("last_ts"), window.get("as_of")
+    text = f"{first} .. {last}, as of {as_of}"
+    if as_of is not None and last is not None and datetime.fromisoformat(as_of) < datetime.fromisoformat(last):
+        text += " (impressions after it not used)"
+    return text
 
 
 def _summary(r: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -20,7 +31,7 @@ def _summary(r: dict[str, Any]) -> list[tuple[str, Any]]:
             ("impressions", r["n_impressions"]), ("pairs", r["n_pairs"]), ("pairs graded", r["pairs_graded"]),
             ("pairs left out", f"{r['pairs_left_out']} (fewer than {r['min_impressions']} impressions, or no score)"),
             ("cut points", ", ".join(f"{t:.4g}" for t in r["thresholds"]) + f" ({r['thresholds_source']})"),
-            ("window", f"{window.get('first_ts')} .. {window.get('last_ts')}, as of {window.get('as_of')}"),
+            ("window", _window_text(window)),
             ("half-life", f"{half / 86400:.4g} days" if half else "none (every impression weighs 1)")]
 
 

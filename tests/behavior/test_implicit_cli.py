@@ -6,7 +6,7 @@ behavior grader."""
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 
 import numpy as np
 import pyarrow as pa
@@ -140,6 +140,10 @@ def test_formats_csv_and_html(runner, sqlite_db, sim, tmp_path):
     assert sum(1 for x in lines if x.startswith("grade,")) == 4
     table = derive(runner, sqlite_db, log, "--model", "pbm", "--grader", "e")
     assert "pairs graded: " in table.stdout and "position bias (examination)" in table.stdout
+    assert "not used" not in table.stdout
+    earlier = datetime.fromtimestamp(T0 + float(np.median(sim.ts[:20_000])), UTC).isoformat()
+    cut = derive(runner, sqlite_db, log, "--model", "pbm", "--grader", "f", "--as-of", earlier)
+    assert cut.exit_code == 0 and "(impressions after it not used)" in cut.stdout
 
 
 def test_behavior_stays_out_of_agreement_unless_asked_and_fit_to_and_calibrate(runner, db, sim, tmp_path):
