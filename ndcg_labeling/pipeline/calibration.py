@@ -203,8 +203,8 @@ def _verdict(judge: str, row: dict[str, Any], failing: list[str] | None = None) 
     (``failing``: those that do not agree) says otherwise."""
     kappa, tau = row["kappa"], row["tau"]
     shown = f"kappa {kappa:.2f}" if kappa is not None else "kappa undefined"
-    if tau is not None:
-        shown += f", tau {tau:.2f}"
+    if tau is not None:  # with few systems tau is coarse (3 systems: one swapped pair is tau 0.33)
+        shown += f", tau {tau:.2f} over {row['n_systems']} systems"
     shown += f", n {row['n']}"
     where = "overall" if row["scope"] == "all" else f"on {row['scope']}"
     if _agrees(row) and failing:

@@ -61,6 +61,8 @@ def test_calibrate_is_low_on_the_noisy_type_and_high_elsewhere(demo):
     verdicts = " | ".join(result.calibration.verdicts)
     assert "do not use llm-judge for long-tail" in verdicts
     assert "llm-judge agrees with people on navigational" in verdicts
+    n_systems = rows["navigational"]["n_systems"]
+    assert n_systems >= 2 and f"tau {rows['navigational']['tau']:.2f} over {n_systems} systems" in verdicts
 
 
 def _pairs_by_hand(engine) -> pd.DataFrame:
