@@ -111,7 +111,8 @@ def print_behavior_demo(result: Any, con: Console) -> None:
     curve = ", ".join("-" if v is None else f"{v:.2f}" for v in d["position_bias"])
     lines = [f"behavior labels ({d['model']}, half-life {d['window']['half_life_s'] / 86400:.0f} days) from "
              f"{result.log}: {d['n_impressions']} impressions, {d['pairs_graded']} pairs graded by {d['grader']}, "
-             f"{d['pairs_left_out']} left out (fewer than {d['min_impressions']} impressions)",
+             f"{d['pairs_left_out']} left out ({d['pairs_left_out_few_impressions']} with fewer than "
+             f"{d['min_impressions']} impressions, {d['pairs_left_out_no_score']} without a score)",
              f"examination by position: {curve}",
              f"cut points fitted to batch {fit.get('batch')}: held-out quadratic-weighted kappa "
              f"{fit.get('kappa_held_out')} ({fit.get('n_held_out_pairs')} pairs of {fit.get('n_held_out_queries')} "

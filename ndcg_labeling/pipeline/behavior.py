@@ -88,11 +88,14 @@ class DeriveResult:
     window: dict[str, Any]
     fit: dict[str, Any] | None = None
     pairs: list[dict[str, Any]] = field(default_factory=list)
+    n_left_out_few: int = 0  # of the left-out pairs: those under min_impressions (the others had no score)
 
     def as_dict(self) -> dict[str, Any]:
         return {"grader": self.grader, "model": self.model, "scale": self.scale, "batch": self.batch,
                 "n_impressions": self.n_impressions, "n_pairs": self.n_pairs, "pairs_graded": self.n_pairs_graded,
-                "pairs_left_out": self.n_pairs_left_out, "min_impressions": self.min_impressions,
+                "pairs_left_out": self.n_pairs_left_out, "pairs_left_out_few_impressions": self.n_left_out_few,
+                "pairs_left_out_no_score": self.n_pairs_left_out - self.n_left_out_few,
+                "min_impressions": self.min_impressions,
                 "thresholds": self.thresholds, "thresholds_source": self.thresholds_source,
                 "position_bias": self.position_bias, "position_bias_kind": self.position_bias_kind,
                 "grade_distribution": {str(k): v for k, v in self.grade_distribution.items()},
@@ -217,7 +220,9 @@ def derive_labels(sources: list[str], options: DeriveOptions, *, session: Sessio
     per: dict[str, NDArray[np.float64]] = {
         name: np.bincount(agg.cells.pair, weights=getattr(agg.cells, name), minlength=n_pairs).astype(np.float64)
         for name in ("impressions", "clicks", "weight", "weighted_clicks")}
-    keep = np.flatnonzero((per["impressions"] >= options.min_impressions) & np.isfinite(fit.score))
+    enough = per["impressions"] >= options.min_impressions
+    keep = np.flatnonzero(enough & np.isfinite(fit.score))
+    n_few = int(n_pairs - np.count_nonzero(enough))
     per = {name: values[keep] for name, values in per.items()}
     window = {"since": _iso(options.since), "until": _iso(options.until), "as_of": _iso(agg.as_of),
               "half_life_s": options.half_life_s, "first_ts": _iso(agg.first_ts), "last_ts": _iso(agg.last_ts)}
@@ -246,7 +251,7 @@ def derive_labels(sources: list[str], options: DeriveOptions, *, session: Sessio
         position_bias=[None if not math.isfinite(v) else round(float(v), 6) for v in fit.position_bias],
         position_bias_kind=fit.position_bias_kind,
         grade_distribution={g: int(np.sum(grades == g)) for g in scale.values}, parameters=dict(fit.parameters),
-        window=window, fit=fit_info)
+        window=window, fit=fit_info, n_left_out_few=n_few)
     _store(result, files, as_of, per, options, grader, q_ids, d_ids, scores, grades, session=session)
     return result
 

@@ -29,7 +29,8 @@ def _summary(r: dict[str, Any]) -> list[tuple[str, Any]]:
     half = window.get("half_life_s")
     return [("grader", r["grader"]), ("model", r["model"]), ("scale", r["scale"]),
             ("impressions", r["n_impressions"]), ("pairs", r["n_pairs"]), ("pairs graded", r["pairs_graded"]),
-            ("pairs left out", f"{r['pairs_left_out']} (fewer than {r['min_impressions']} impressions, or no score)"),
+            ("pairs left out", f"{r['pairs_left_out']} ({r['pairs_left_out_few_impressions']} with fewer than "
+                               f"{r['min_impressions']} impressions, {r['pairs_left_out_no_score']} without a score)"),
             ("cut points", ", ".join(f"{t:.4g}" for t in r["thresholds"]) + f" ({r['thresholds_source']})"),
             ("window", _window_text(window)),
             ("half-life", f"{half / 86400:.4g} days" if half else "none (every impression weighs 1)")]
@@ -52,12 +53,16 @@ def render_text(r: dict[str, Any]) -> str:
 
 
 def render_csv(r: dict[str, Any]) -> str:
-    """Long csv ``section,key,value``: summary counts, one row per position, one per grade."""
+    """Long csv ``section,key,value``: summary counts, the window, the cut points, one row per position,
+    one per grade."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["section", "key", "value"])
-    for key in ("n_impressions", "n_pairs", "pairs_graded", "pairs_left_out", "min_impressions"):
+    for key in ("n_impressions", "n_pairs", "pairs_graded", "pairs_left_out", "pairs_left_out_few_impressions",
+                "pairs_left_out_no_score", "min_impressions", "thresholds_source"):
         w.writerow(["summary", key, r[key]])
+    for key, value in r["window"].items():
+        w.writerow(["window", key, "" if value is None else value])
     if r.get("fit"):
         w.writerow(["summary", "kappa_held_out", r["fit"]["kappa_held_out"]])
     for i, t in enumerate(r["thresholds"], start=1):

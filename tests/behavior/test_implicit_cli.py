@@ -68,6 +68,7 @@ def test_derive_stores_judgments_and_provenance(runner, db, sim, tmp_path):
     out = json.loads(result.stdout)
     left = int(np.sum(imp < cut))
     assert out["pairs_left_out"] == left > 0 and out["pairs_graded"] == sim.truth.size - left
+    assert out["pairs_left_out_few_impressions"] == left and out["pairs_left_out_no_score"] == 0
     assert len(out["position_bias"]) == N_DOCS and out["position_bias"][0] == 1.0
     assert sum(out["grade_distribution"].values()) == out["pairs_graded"]
     as_of = datetime.fromisoformat(out["window"]["as_of"].replace("Z", "+00:00")).timestamp()
@@ -137,9 +138,11 @@ def test_formats_csv_and_html(runner, sqlite_db, sim, tmp_path):
     csv_text = derive(runner, sqlite_db, log, "--model", "pbm", "--grader", "d", "--format", "csv").stdout
     lines = csv_text.splitlines()
     assert lines[0] == "section,key,value" and sum(1 for x in lines if x.startswith("position_bias,")) == N_DOCS
+    assert "summary,thresholds_source,default" in lines and any(x.startswith("window,as_of,20") for x in lines)
     assert sum(1 for x in lines if x.startswith("grade,")) == 4
     table = derive(runner, sqlite_db, log, "--model", "pbm", "--grader", "e")
     assert "pairs graded: " in table.stdout and "position bias (examination)" in table.stdout
+    assert "pairs left out: 0 (0 with fewer than 20 impressions, 0 without a score)" in table.stdout
     assert "not used" not in table.stdout
     earlier = datetime.fromtimestamp(T0 + float(np.median(sim.ts[:20_000])), UTC).isoformat()
     cut = derive(runner, sqlite_db, log, "--model", "pbm", "--grader", "f", "--as-of", earlier)
