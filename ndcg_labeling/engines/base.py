@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from ndcg_labeling.behavior.counts import CellCounts, SessionPatterns
+from ndcg_labeling.errors import InputFileError
 
 #: the log schema: required columns, then optional ones (docs/behavior.md)
 REQUIRED_COLUMNS = ("request_id", "query_id", "doc_id", "position", "clicked", "ts")
@@ -27,6 +29,22 @@ class LogRequest:
     half_life_s: float | None = None
     watch: bool = False
     sessions: bool = False
+
+    def source_names(self) -> dict[str, str]:
+        """Our column -> its name in the logs (``columns`` maps some; the others keep ours)."""
+        return {c: self.columns.get(c, c) for c in REQUIRED_COLUMNS + OPTIONAL_COLUMNS}
+
+    def check_columns(self, file: str, present: Collection[str]) -> None:
+        """``InputFileError`` naming ``file`` when its columns (``present``) lack one the request needs: a
+        required column (with the ``--column`` hint where it was not mapped), or ``watch_ratio`` for
+        ``--model watch``."""
+        names = self.source_names()
+        for col in REQUIRED_COLUMNS:
+            if names[col] not in present:
+                hint = f" (name it with --column {col}=SOURCE)" if col not in self.columns else ""
+                raise InputFileError(file, f"no column {names[col]!r}{hint}")
+        if self.watch and names["watch_ratio"] not in present:
+            raise InputFileError(file, f"--model watch needs a column {names['watch_ratio']!r}")
 
 
 @dataclass(frozen=True)

@@ -171,17 +171,12 @@ class DuckDBEngine:
     # --- the normalized view -------------------------------------------------------------------
     def _create_views(self, con: Any, groups: dict[str, list[str]], request: LogRequest) -> bool:
         """The ``logs`` view over every source; returns whether any source has a ``watch_ratio`` column."""
-        names = {c: request.columns.get(c, c) for c in REQUIRED_COLUMNS + OPTIONAL_COLUMNS}
+        names = request.source_names()
         parts, watched = [], False
         for i, (fmt, files) in enumerate(sorted(groups.items())):
             reader = _reader(fmt, files, sorted(set(names.values())))
             types = {str(r[0]): str(r[1]).upper() for r in con.execute(f"DESCRIBE SELECT * FROM {reader}").fetchall()}
-            for col in REQUIRED_COLUMNS:
-                if names[col] not in types:
-                    hint = f" (name it with --column {col}=SOURCE)" if col not in request.columns else ""
-                    raise InputFileError(files[0], f"no column {names[col]!r}{hint}")
-            if request.watch and names["watch_ratio"] not in types:
-                raise InputFileError(files[0], f"--model watch needs a column {names['watch_ratio']!r}")
+            request.check_columns(files[0], types)
             watched = watched or names["watch_ratio"] in types
             con.execute(f"CREATE TEMP VIEW src{i} AS SELECT * FROM {reader}")
             parts.append(self._normalized(f"src{i}", fmt, names, types, request, native_ids=len(groups) == 1))
@@ -266,13 +261,8 @@ class DuckDBEngine:
         """A file of a folder or glob without a required column (the others have it): its name, not
         "empty" rows (reading by name fills the column with NULL there)."""
         fmt = FORMATS[Path(file).suffix.lower()]
-        names = {c: request.columns.get(c, c) for c in REQUIRED_COLUMNS}
-        has = {str(r[0]) for r in con.execute(f"DESCRIBE SELECT * FROM {_reader(fmt, [file], sorted(names.values()))}")
-               .fetchall()}
-        for col, name in names.items():
-            if name not in has:
-                hint = f" (name it with --column {col}=SOURCE)" if col not in request.columns else ""
-                raise InputFileError(file, f"no column {name!r}{hint}")
+        reader = _reader(fmt, [file], sorted(set(request.source_names().values())))
+        request.check_columns(file, {str(r[0]) for r in con.execute(f"DESCRIBE SELECT * FROM {reader}").fetchall()})
 
     def _first_bad(self, con: Any, file: str, n_bad: int) -> InputFileError:
         more = f" ({n_bad} bad rows in all; nothing was stored)" if n_bad > 1 else ""

@@ -63,16 +63,11 @@ class SparkEngine:
 
     # --- the normalized frame --------------------------------------------------------------------
     def _logs(self, spark: Any, groups: dict[str, list[str]], request: LogRequest) -> Any:
-        names = {c: request.columns.get(c, c) for c in REQUIRED_COLUMNS + OPTIONAL_COLUMNS}
+        names = request.source_names()
         frames = []
         for fmt, files in sorted(groups.items()):
             df = self._read(spark, fmt, files)
-            for col in REQUIRED_COLUMNS:
-                if names[col] not in df.columns:
-                    hint = f" (name it with --column {col}=SOURCE)" if col not in request.columns else ""
-                    raise InputFileError(files[0], f"no column {names[col]!r}{hint}")
-            if request.watch and names["watch_ratio"] not in df.columns:
-                raise InputFileError(files[0], f"--model watch needs a column {names['watch_ratio']!r}")
+            request.check_columns(files[0], df.columns)
             first, extra = self.frame_hook(df, names, files)
             frames.append(_normalized(df, names, request, first=first, extra=extra))
         out = frames[0]
