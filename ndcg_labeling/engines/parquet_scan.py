@@ -27,7 +27,7 @@ import numpy as np
 
 from ndcg_labeling import _jit
 from ndcg_labeling.behavior.counts import CellCounts, narrow_positions
-from ndcg_labeling.engines.base import OPTIONAL_COLUMNS, REQUIRED_COLUMNS, LogAggregates, LogRequest
+from ndcg_labeling.engines.base import REQUIRED_COLUMNS, LogAggregates, LogRequest
 
 BATCH_ROWS = 1 << 18
 #: the DuckDB engine takes this path for Parquet logs of this many rows and more: below, DuckDB's SQL
@@ -53,10 +53,6 @@ def rows(files: list[str]) -> int:
         return 0
 
 
-def _columns(request: LogRequest) -> dict[str, str]:
-    return {c: request.columns.get(c, c) for c in REQUIRED_COLUMNS + OPTIONAL_COLUMNS}
-
-
 def _kind(arrow_type: Any) -> str | None:
     """``int``, ``float``, ``text``, ``time`` or ``bool`` for the types this path reads; None otherwise."""
     import pyarrow as pa
@@ -71,7 +67,7 @@ def _plan(request: LogRequest, files: list[str]) -> dict[str, str] | None:
     """Our column -> its kind, when every file has every required column in one readable kind."""
     import pyarrow.parquet as pq
 
-    names = _columns(request)
+    names = request.source_names()
     kinds: dict[str, str] = {}
     for path in files:
         schema = pq.read_schema(path)
@@ -155,16 +151,20 @@ def _numbers(array: Any, kind: str) -> np.ndarray:
     return np.asarray(array.cast(pa.float64()).to_numpy(zero_copy_only=False), dtype=np.float64)
 
 
-def _bad_numbers(batch: dict[str, Any], kinds: dict[str, str], watch: bool) -> bool:
-    """Whether a row breaks a rule of the log schema (the ids' blankness aside: the kernels check it)."""
-    if any(batch[c].null_count for c in ("request_id", "query_id", "doc_id", "position", "clicked", "ts")
-           if batch.get(c) is not None):
+def _bad_row(batch: dict[str, Any], kinds: dict[str, str], watch: bool, position: np.ndarray, ts: np.ndarray) -> bool:
+    """Whether a row of pass 1's ``batch`` (``position`` and ``ts`` already as numbers) breaks a rule of the
+    log schema; the ids of pass 2 are checked for blankness by their hashing kernel."""
+    import pyarrow.compute as pc
+
+    if any(batch[c].null_count for c in ("request_id", "position", "clicked", "ts")):
         return True
-    position = _numbers(batch["position"], kinds["position"])
     clicked = _numbers(batch["clicked"], kinds["clicked"])
-    ts = _numbers(batch["ts"], kinds["ts"])
     if not (np.isfinite(position).all() and (position >= 1).all() and (position == np.floor(position)).all()
             and ((clicked == 0) | (clicked == 1)).all() and np.isfinite(ts).all()):
+        return True
+    rid = batch["request_id"]  # blank: spaces only (TRIM's set), all of which sort before '!'
+    if kinds["request_id"] == "text" and pc.any(pc.less(rid, "!")).as_py() and \
+            pc.any(pc.equal(pc.utf8_length(pc.utf8_trim(rid.filter(pc.less(rid, "!")), " ")), 0)).as_py():
         return True
     for col in ("watch_ratio", "converted", "dwell_ms"):
         if batch.get(col) is None:
@@ -337,9 +337,11 @@ def _kernels() -> dict[str, Any] | None:
 
 # --- the driver --------------------------------------------------------------------------------
 def _ids_hashes(array: Any, kernels: dict[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
-    """The two hashes of each id of a batch (text or integers); None when one is blank."""
+    """The two hashes of each id of a batch (text or integers); None when one is missing or blank."""
     import pyarrow as pa
 
+    if array.null_count:
+        return None
     n = len(array)
     out_a, out_b = np.empty(n, dtype=_U64), np.empty(n, dtype=_U64)
     if pa.types.is_integer(array.type):
@@ -436,26 +438,20 @@ class _Scan:
 def _survey(files: list[str], kinds: dict[str, str], request: LogRequest) -> tuple[float | None, float | None, int] | None:
     """Pass 1 over the small columns: every rule but the ids' (None: a bad row), the window's first and
     last ``ts`` and the largest position."""
-    import pyarrow.compute as pc
-
-    names = _columns(request)
+    names = request.source_names()
     low = -np.inf if request.since is None else float(request.since)
     high = np.inf if request.until is None else float(request.until)
     first, last, width = np.inf, -np.inf, 0
     columns = ["request_id", "position", "clicked", "ts"] + [c for c in ("watch_ratio", "converted", "dwell_ms") if c in kinds]
     for batch in _prefetched(_batches(files, columns, names)):
-        if _bad_numbers(batch, kinds, request.watch):
+        position, ts = _numbers(batch["position"], kinds["position"]), _numbers(batch["ts"], kinds["ts"])
+        if _bad_row(batch, kinds, request.watch, position, ts):
             return None
-        rid = batch["request_id"]
-        if kinds["request_id"] == "text" and pc.any(pc.less(rid, "!")).as_py():
-            if pc.any(pc.equal(pc.utf8_length(pc.utf8_trim(rid.filter(pc.less(rid, "!")), " ")), 0)).as_py():
-                return None
-        ts = _numbers(batch["ts"], kinds["ts"])
         inside = ts[(ts >= low) & (ts <= high)]
         if inside.size:
             first, last = min(first, float(inside.min())), max(last, float(inside.max()))
         if len(ts):
-            width = max(width, int(_numbers(batch["position"], kinds["position"]).max()))
+            width = max(width, int(position.max()))
     return (None, None, width) if first > last else (first, last, width)
 
 
@@ -490,7 +486,7 @@ def _aggregate(request: LogRequest, files: list[str]) -> LogAggregates | None:
     except MemoryError:  # the reservation refused (no overcommit): DuckDB spills to disk instead
         return None
     columns = ["query_id", "doc_id", "position", "clicked", "ts"] + (["watch_ratio"] if watched else [])
-    for batch in _prefetched(_batches(files, columns, _columns(request))):
+    for batch in _prefetched(_batches(files, columns, request.source_names())):
         if not scan.add(batch, kinds, bounds, kernels):
             return None
     cells, query_ids, doc_ids = scan.result(kernels)

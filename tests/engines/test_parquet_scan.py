@@ -115,6 +115,7 @@ def pc_cast(column, to):  # noqa: ANN001, ANN201
     ("clicked", 2, "clicked \"2\" is not 0 or 1"),
     ("doc_id", "   ", "doc_id is empty"),
     ("request_id", None, "request_id is empty"),
+    ("doc_id", None, "doc_id is empty"),
 ])
 def test_a_bad_row_hands_over_to_duckdb_and_its_message(tmp_path, column, value, message):
     t = make_log(3_000, 100).to_pydict()
@@ -126,6 +127,17 @@ def test_a_bad_row_hands_over_to_duckdb_and_its_message(tmp_path, column, value,
     with pytest.raises(InputFileError) as err:
         DuckDBEngine(compiled_scan=True).aggregate(LogRequest(sources=files))
     assert str(err.value) == f"{files[0]}:row 1234: {message}"
+
+
+def test_a_missing_integer_id_hands_over(tmp_path):
+    t = make_log(3_000, 100, ids="int")
+    doc = t["doc_id"].to_pylist()
+    doc[1234] = None
+    files = write(tmp_path, t.set_column(2, "doc_id", pa.array(doc, pa.int64())), parts=1)
+    assert parquet_scan.aggregate(LogRequest(sources=files), list(files)) is None  # not hashed as some number
+    with pytest.raises(InputFileError) as err:
+        DuckDBEngine(compiled_scan=True).aggregate(LogRequest(sources=files))
+    assert str(err.value) == f"{files[0]}:row 1234: doc_id is empty"
 
 
 def test_where_the_scan_does_not_apply(tmp_path):
