@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ndcg_labeling.behavior.counts import CellCounts, SessionPatterns
-from ndcg_labeling.errors import InputFileError
+from ndcg_labeling.errors import InputFileError, NdcgLabelingError
 
 #: the log schema: required columns, then optional ones (docs/behavior.md)
 REQUIRED_COLUMNS = ("request_id", "query_id", "doc_id", "position", "clicked", "ts")
@@ -33,6 +33,13 @@ class LogRequest:
     def source_names(self) -> dict[str, str]:
         """Our column -> its name in the logs (``columns`` maps some; the others keep ours)."""
         return {c: self.columns.get(c, c) for c in REQUIRED_COLUMNS + OPTIONAL_COLUMNS}
+
+    def check_mapping(self) -> None:
+        """``NdcgLabelingError`` for a ``--column`` that names no log column of ours."""
+        unknown = sorted(set(self.columns) - set(REQUIRED_COLUMNS) - set(OPTIONAL_COLUMNS))
+        if unknown:
+            raise NdcgLabelingError(f"--column: unknown log column {unknown[0]!r}; the columns are "
+                                    f"{', '.join(REQUIRED_COLUMNS + OPTIONAL_COLUMNS)}")
 
     def check_columns(self, file: str, present: Collection[str]) -> None:
         """``InputFileError`` naming ``file`` when its columns (``present``) lack one the request needs: a

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ndcg_labeling.behavior.counts import CellCounts, SessionPatterns, narrow_positions
-from ndcg_labeling.engines.base import OPTIONAL_COLUMNS, REQUIRED_COLUMNS, LogAggregates, LogRequest
+from ndcg_labeling.engines.base import LogAggregates, LogRequest
 from ndcg_labeling.errors import InputFileError, NdcgLabelingError
 
 MEMORY_LIMIT = "1500MB"
@@ -132,13 +132,6 @@ def _fetch_columns(relation: Any) -> dict[str, np.ndarray]:
     return out
 
 
-def _check_columns(request: LogRequest) -> None:
-    unknown = sorted(set(request.columns) - set(REQUIRED_COLUMNS) - set(OPTIONAL_COLUMNS))
-    if unknown:
-        raise NdcgLabelingError(f"--column: unknown log column {unknown[0]!r}; the columns are "
-                                f"{', '.join(REQUIRED_COLUMNS + OPTIONAL_COLUMNS)}")
-
-
 class DuckDBEngine:
     """:class:`~ndcg_labeling.engines.base.LogEngine` over DuckDB."""
 
@@ -151,7 +144,7 @@ class DuckDBEngine:
 
     def aggregate(self, request: LogRequest) -> LogAggregates:
         groups = resolve_sources(request.sources)
-        _check_columns(request)
+        request.check_mapping()
         if self.compiled_scan is not False and set(groups) == {"parquet"}:
             from ndcg_labeling.engines import parquet_scan  # the same result, faster on large logs
 

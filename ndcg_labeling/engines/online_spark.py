@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ndcg_labeling.engines.base import OPTIONAL_COLUMNS, REQUIRED_COLUMNS, LogRequest
+from ndcg_labeling.engines.base import LogRequest
 from ndcg_labeling.engines.duckdb import resolve_sources
 from ndcg_labeling.engines.online_duckdb import ImpressionRows, impression_rows, read_impressions
 from ndcg_labeling.engines.spark import SparkEngine
@@ -82,11 +82,8 @@ class SparkImpressions:
 
         from ndcg_labeling.engines.spark_session import get_session
 
-        unknown = sorted(set(self.request.columns) - set(REQUIRED_COLUMNS) - set(OPTIONAL_COLUMNS))
         groups = resolve_sources(self.request.sources)
-        if unknown:
-            raise NdcgLabelingError(f"--column: unknown log column {unknown[0]!r}; the columns are "
-                                    f"{', '.join(REQUIRED_COLUMNS + OPTIONAL_COLUMNS)}")
+        self.request.check_mapping()
         self.session = get_session(self.master, self.spark)
         self._old_tz = self.session.conf.get("spark.sql.session.timeZone")
         self.session.conf.set("spark.sql.session.timeZone", "UTC")

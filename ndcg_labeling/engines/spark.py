@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ndcg_labeling.behavior.counts import CellCounts, SessionPatterns
-from ndcg_labeling.engines.base import OPTIONAL_COLUMNS, REQUIRED_COLUMNS, LogAggregates, LogRequest
+from ndcg_labeling.engines.base import LogAggregates, LogRequest
 from ndcg_labeling.engines.duckdb import resolve_sources
 from ndcg_labeling.errors import InputFileError, NdcgLabelingError
 
@@ -42,10 +42,7 @@ class SparkEngine:
     def aggregate(self, request: LogRequest) -> LogAggregates:
         from ndcg_labeling.engines.spark_session import get_session
 
-        unknown = sorted(set(request.columns) - set(REQUIRED_COLUMNS) - set(OPTIONAL_COLUMNS))
-        if unknown:
-            raise NdcgLabelingError(f"--column: unknown log column {unknown[0]!r}; the columns are "
-                                    f"{', '.join(REQUIRED_COLUMNS + OPTIONAL_COLUMNS)}")
+        request.check_mapping()
         groups = resolve_sources(request.sources)
         spark = get_session(self.master, self.spark)
         old_tz = spark.conf.get("spark.sql.session.timeZone")
