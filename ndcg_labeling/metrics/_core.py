@@ -192,7 +192,14 @@ def _rank_by_rank(r: Ranking, terms: Any) -> Any:
     """Each row's sum added rank by rank (``cumsum``), as the compiled kernel adds it: the same bits."""
     if terms.shape[1] == 0:
         return terms.sum(1)
-    return terms.cumsum(1)[:, -1]
+    if r.xp is np:
+        return terms.cumsum(1)[:, -1]
+    # torch: the same left-to-right sum, one column at a time (CUDA's cumsum over a row of ten took 5.8 ms
+    # for 1M rows on an H200, 37% of batch_ndcg; benchmarks/bench_cuda.py)
+    total = terms[:, 0]
+    for j in range(1, terms.shape[1]):
+        total = total + terms[:, j]
+    return total
 
 
 def ndcg_from_ranking(r: Ranking, k: int | None, gain: str, empty: str) -> Any:

