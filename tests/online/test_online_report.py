@@ -260,7 +260,7 @@ def test_bad_input_is_one_line(store, runner_module, tmp_path):
                    "r1,q000,q000d01,2,0,5,\n", encoding="utf-8")
     result = invoke(runner_module, db, "online", "report", str(bad), "--baseline", "a")
     assert result.exit_code == 1
-    assert result.stderr.strip() == f"Error: {bad}:3: arm is empty"
+    assert result.stderr.strip() == f"Error: {bad}:3: arm is empty (nothing was stored)"
     twice = tmp_path / "twice.csv"
     twice.write_text("request_id,query_id,doc_id,position,clicked,ts,arm\nr1,q000,q000d00,1,0,5,a\n"
                      "r1,q000,q000d01,1,0,5,a\n", encoding="utf-8")
