@@ -272,6 +272,20 @@ def test_bad_input_is_one_line(store, runner_module, tmp_path):
     assert result.exit_code == 1 and "no grader 'nobody'" in result.stderr
 
 
+def test_an_unknown_engine_has_one_message_and_nothing_is_read():
+    from ndcg_labeling.engines import get_engine
+    from ndcg_labeling.errors import NdcgLabelingError
+    from ndcg_labeling.pipeline.online import OnlineOptions, online_report
+
+    message = "--engine: unknown engine 'nope'; use duckdb or spark"
+    with pytest.raises(NdcgLabelingError) as err:  # no session, no such log: refused before either is used
+        online_report(["no/such/log.csv"], OnlineOptions(baseline="a", engine="nope"), session=None)
+    assert str(err.value) == message
+    with pytest.raises(NdcgLabelingError) as err:
+        get_engine("nope")
+    assert str(err.value) == message
+
+
 def test_option_and_column_errors_name_the_option_and_the_file(store, runner_module, tmp_path):
     db, log = store
     result = invoke(runner_module, db, "online", "report", log, "--baseline", "control", "--window", "soon")
