@@ -11,10 +11,11 @@ same ``aggregate``; the kernels do not change. ``eval --engine spark`` lives in 
 
 from __future__ import annotations
 
+from ndcg_labeling.choices import LogEngineName
 from ndcg_labeling.engines.base import LogAggregates, LogEngine, LogRequest
 from ndcg_labeling.errors import NdcgLabelingError
 
-ENGINES = ("duckdb", "spark")
+ENGINES = tuple(e.value for e in LogEngineName)
 
 
 def check_engine(name: str) -> str:
