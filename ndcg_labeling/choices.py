@@ -151,6 +151,21 @@ def parse_choice(enum: type[E], value: str, what: str) -> E:
         raise ValueError(f"unknown {what} {value!r}; use one of {choices}") from None
 
 
+class LogEngineName(StrEnum):
+    """``--engine`` of ``implicit derive`` and ``online report``: where the impression logs are read,
+    DuckDB (embedded, out of core) or Spark (docs/scale.md)."""
+
+    duckdb = "duckdb"
+    spark = "spark"
+
+
+class EvalEngine(StrEnum):
+    """``eval --engine``: this process (embedded) or the same kernels on Spark's executors."""
+
+    embedded = "embedded"
+    spark = "spark"
+
+
 class GraderRole(StrEnum):
     """What a grader may do in the web workspace: grade their own items, or also lead (run batches,
     adjudicate, see every grader's progress)."""

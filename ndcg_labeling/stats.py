@@ -21,8 +21,10 @@ Every function takes a fixed ``seed`` where it draws, so the same input gives th
 from __future__ import annotations
 
 import math
+import threading
 import warnings
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -66,15 +68,56 @@ def nct_cdf(t: float, df: float, nc: float) -> float:
     return p if math.isfinite(p) else 1.0 - float(nctdtr(df, -nc, -t))
 
 
-def _one_blas_thread() -> Any:
+# One BLAS limit for the whole process, shared by the threads that resample at once (the web server
+# answers two reports in two threads): the first holder sets it, the last one to leave restores it.
+# threadpoolctl's own context manager is process-wide with no count, so two overlapping ones could restore
+# the limit while the other still runs, or leave the process at one thread for good.
+_blas_lock = threading.Lock()
+_blas_holders = 0
+_blas_limiter: Any = None
+
+
+def _free_blas_control() -> None:
+    """threadpoolctl (3.7 on) lets one "controlling" thread change OpenBLAS's process-wide pool and
+    silently ignores the others; the first holder may set the limit and another thread restore it, so
+    each change (under ``_blas_lock``) is made with no thread in control, and leaves none. Older
+    threadpoolctl has no such owner: nothing to do."""
+    import threadpoolctl
+
+    clear = getattr(getattr(threadpoolctl, "OpenBLASController", None), "clear_controlling_thread", None)
+    if clear is not None:
+        clear(force=True)
+
+
+@contextmanager
+def _one_blas_thread() -> Iterator[None]:
     """NumPy's BLAS held to one thread (``threadpoolctl``) for the resampling products below: they are
     narrow (n x a few dozen columns) and bound by memory, so a second thread gains nothing on an idle
     host, while on a busy one its threads wait for each other (``report`` over 1.5M ranking rows,
     2 cores, load 1.7: 2.5 s with two threads, 1.7 s with one). One thread also sums in one order
-    whatever the host's core count, so the intervals' last digits no longer depend on it."""
-    from threadpoolctl import threadpool_limits
+    whatever the host's core count, so the intervals' last digits no longer depend on it.
 
-    return threadpool_limits(1, user_api="blas")
+    Safe under threads: holders are counted under a lock; the limit is set when the first enters and
+    the original limits come back when the last leaves (never while another holder is still inside)."""
+    global _blas_holders, _blas_limiter
+    with _blas_lock:
+        if _blas_holders == 0:
+            from threadpoolctl import threadpool_limits
+
+            _free_blas_control()
+            _blas_limiter = threadpool_limits(1, user_api="blas")
+            _free_blas_control()
+        _blas_holders += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_holders -= 1
+            if _blas_holders == 0:
+                _free_blas_control()
+                _blas_limiter.restore_original_limits()
+                _free_blas_control()
+                _blas_limiter = None
 
 
 def bootstrap_counts(n: int, n_resamples: int, seed: int, block: int | None = None) -> Iterator[Array]:

@@ -4,9 +4,10 @@ ndcg_labeling.choices, and the pipeline's messages about them do not name CLI fl
 from __future__ import annotations
 
 import pytest
+from typer.testing import CliRunner
 
 from ndcg_labeling import choices
-from ndcg_labeling.cli import agreement_cmds, report_cmd, tasks_cmds
+from ndcg_labeling.cli import agreement_cmds, app, report_cmd, tasks_cmds
 from ndcg_labeling.consensus import METHODS, POINTS, TIES
 from ndcg_labeling.errors import NdcgLabelingError
 from ndcg_labeling.pipeline import agreement as agreement_pipeline
@@ -30,6 +31,37 @@ def test_cli_and_pipeline_use_the_same_vocabulary():
     assert list(POINTS) == values(choices.DawidSkenePoint)
     assert list(agreement_pipeline.BY_CHOICES) == values(choices.AgreementScope)
     assert list(consensus_pipeline.ROUNDINGS) == values(choices.QrelsRounding)
+
+
+def test_the_engine_options_are_one_vocabulary_each():
+    from ndcg_labeling.engines import ENGINES
+
+    assert list(ENGINES) == values(choices.LogEngineName) == ["duckdb", "spark"]  # implicit derive, online report
+    assert values(choices.EvalEngine) == ["embedded", "spark"]  # eval
+    # library callers (no Typer in front) keep the pipeline's checks and their messages
+    from ndcg_labeling.engines import get_engine
+    from ndcg_labeling.pipeline.evaluate import evaluate_files
+
+    with pytest.raises(NdcgLabelingError) as info:
+        evaluate_files("no-qrels.txt", "no-run.txt", engine="nope")  # refused before either file is read
+    assert str(info.value) == "--engine: unknown engine 'nope'; use embedded or spark"
+    with pytest.raises(NdcgLabelingError) as info:
+        get_engine("nope")
+    assert str(info.value) == "--engine: unknown engine 'nope'; use duckdb or spark"
+
+
+@pytest.mark.parametrize(("command", "args", "offered"), [
+    (["eval"], ["qrels.txt", "run.txt"], ["embedded", "spark"]),
+    (["online", "report"], ["log.csv", "--baseline", "a"], ["duckdb", "spark"]),
+    (["implicit", "derive"], ["log.csv"], ["duckdb", "spark"]),
+])
+def test_an_unknown_engine_is_a_one_line_usage_error_and_help_lists_the_engines(command, args, offered):
+    runner = CliRunner()
+    result = runner.invoke(app, [*command, *args, "--engine", "nope"])
+    assert result.exit_code == 2  # refused by the option itself, before any file is read
+    listed = ", ".join(repr(e) for e in offered)
+    assert result.stderr.strip().splitlines()[-1] == f"Error: Invalid value for '--engine': 'nope' is not one of {listed}."
+    assert f"--engine <{'|'.join(offered)}>" in runner.invoke(app, [*command, "--help"]).stdout
 
 
 def test_the_two_empty_options_are_different_vocabularies():

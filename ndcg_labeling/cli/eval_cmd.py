@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from ndcg_labeling.choices import OutputFormat
+from ndcg_labeling.choices import EvalEngine, OutputFormat
 from ndcg_labeling.cli.common import ForceOption, OutOption, format_option, handle_errors, write_output
 
 
@@ -83,8 +83,9 @@ def register(app: typer.Typer) -> None:
                                                    help="trec (4 decimals), csv or json (full precision).")]
         = OutputFormat.trec,
         out: OutOption = None,
-        engine: Annotated[str, typer.Option("--engine", help="embedded (this process) or spark (the same kernels on "
-                                            "Spark's executors; TREC or Parquet files; docs/scale.md).")] = "embedded",
+        engine: Annotated[EvalEngine, typer.Option("--engine", help="embedded (this process) or spark (the same kernels "
+                                                   "on Spark's executors; TREC or Parquet files; docs/scale.md).")]
+        = EvalEngine.embedded,
         spark_master: Annotated[str | None, typer.Option("--spark-master", help="Spark master URL for --engine "
                                                          "spark (default local[*]).")] = None,
         force: ForceOption = False,
@@ -103,5 +104,5 @@ def register(app: typer.Typer) -> None:
             result = evaluate_files(qrels, run, measure, complete=complete, relevance_level=relevance_level,
                                     max_docs=max_docs, judged_only=judged_only, num_docs_in_coll=num_docs,
                                     rel_info_format=rel_info_format, results_format=results_format,
-                                    engine=engine, spark_master=spark_master)
+                                    engine=engine.value, spark_master=spark_master)
             write_output(render(result, fmt.value, per_query=per_query, summary=not no_summary), out, force)

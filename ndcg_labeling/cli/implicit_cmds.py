@@ -10,7 +10,7 @@ import typer
 if TYPE_CHECKING:
     from rich.console import Console
 
-from ndcg_labeling.choices import OutputFormat
+from ndcg_labeling.choices import LogEngineName, OutputFormat
 from ndcg_labeling.cli.common import (
     DbOption,
     ForceOption,
@@ -68,7 +68,7 @@ def derive(
                                                OutputFormat.html)] = OutputFormat.table,
     out: OutOption = None, force: ForceOption = False,
     db: DbOption = None,
-    engine: Annotated[str, typer.Option("--engine", help="Log engine: duckdb (embedded) or spark (docs/scale.md).")] = "duckdb",
+    engine: Annotated[LogEngineName, typer.Option("--engine", help="Log engine: duckdb (embedded) or spark (docs/scale.md).")] = LogEngineName.duckdb,
     spark_master: Annotated[str | None, typer.Option("--spark-master", help="Spark master URL for --engine spark (default local[*]).")] = None,
 ) -> None:
     """Derive graded judgments from interaction logs and store them as a behavior grader's judgments."""
@@ -85,7 +85,7 @@ def derive(
             since=parse_time(since, "--since") if since is not None else None,
             until=parse_time(until, "--until") if until is not None else None,
             min_impressions=min_impressions, thresholds=cuts, fit_to=fit_to, batch=batch, columns=cols,
-            replace=replace, engine=engine, spark_master=spark_master)
+            replace=replace, engine=engine.value, spark_master=spark_master)
     from contextlib import AbstractContextManager, nullcontext
 
     from ndcg_labeling.cli.common import err_console

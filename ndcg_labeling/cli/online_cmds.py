@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ndcg_labeling.choices import Gain, OutputFormat
+from ndcg_labeling.choices import Gain, LogEngineName, OutputFormat
 from ndcg_labeling.cli.common import (
     DbOption,
     ForceOption,
@@ -42,7 +42,7 @@ def report(
     column: Annotated[list[str] | None, typer.Option("--column", help="NAME=SOURCE: read log column NAME from SOURCE (repeatable).")] = None,
     fmt: Annotated[OutputFormat, format_option(OutputFormat.table, OutputFormat.csv, OutputFormat.json,
                                                OutputFormat.html)] = OutputFormat.table,
-    engine: Annotated[str, typer.Option("--engine", help="Log engine: duckdb (embedded) or spark (docs/scale.md).")] = "duckdb",
+    engine: Annotated[LogEngineName, typer.Option("--engine", help="Log engine: duckdb (embedded) or spark (docs/scale.md).")] = LogEngineName.duckdb,
     spark_master: Annotated[str | None, typer.Option("--spark-master", help="Spark master URL for --engine spark (default local[*]).")] = None,
     out: OutOption = None, force: ForceOption = False,
     db: DbOption = None,
@@ -54,7 +54,7 @@ def report(
     check_out(out, force)
     cols = parse_columns(column or [])
     options = OnlineOptions(baseline=baseline, metric=metric, window=window, labels=labels, gain=gain.value,
-                            cluster=cluster.value, columns=cols, engine=engine, spark_master=spark_master)
+                            cluster=cluster.value, columns=cols, engine=engine.value, spark_master=spark_master)
     with open_session(db, read_only=True) as session, handle_errors():
         result = online_report(list(logs), options, session=session)
     write_output(render(result, fmt.value), out, force)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -12,6 +13,22 @@ from ndcg_labeling.errors import InputFileError, NdcgLabelingError
 #: the log schema: required columns, then optional ones (docs/behavior.md)
 REQUIRED_COLUMNS = ("request_id", "query_id", "doc_id", "position", "clicked", "ts")
 OPTIONAL_COLUMNS = ("session_id", "user_id", "dwell_ms", "watch_ratio", "converted", "arm")
+#: the tail that :func:`bad_rows_message` puts on the first bad row's problem
+_BAD_ROWS_NOTE = re.compile(r" \((?:\d+ bad rows in all; )?nothing was stored\)$")
+
+
+def bad_rows_message(problem: str, n_bad: int) -> str:
+    """The first bad row's ``problem`` and what came of the read: ``clicked "2" is not 0 or 1 (nothing
+    was stored)`` for one bad row, ``... (2 bad rows in all; nothing was stored)`` for more. A note
+    already on ``problem`` (the Spark engine re-reads one file with the embedded engine, which counts that
+    file's bad rows only) is replaced."""
+    more = f"{n_bad} bad rows in all; " if n_bad > 1 else ""
+    return f"{_BAD_ROWS_NOTE.sub('', problem)} ({more}nothing was stored)"
+
+
+def is_bad_rows_message(problem: str) -> bool:
+    """Whether ``problem`` is a bad row's (made by :func:`bad_rows_message`), not a file's (a column)."""
+    return _BAD_ROWS_NOTE.search(problem) is not None
 
 
 @dataclass(frozen=True)

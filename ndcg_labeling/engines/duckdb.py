@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ndcg_labeling.behavior.counts import CellCounts, SessionPatterns, narrow_positions
-from ndcg_labeling.engines.base import LogAggregates, LogRequest
+from ndcg_labeling.engines.base import LogAggregates, LogRequest, bad_rows_message
 from ndcg_labeling.errors import InputFileError, NdcgLabelingError
 
 MEMORY_LIMIT = "1500MB"
@@ -258,12 +258,11 @@ class DuckDBEngine:
         request.check_columns(file, {str(r[0]) for r in con.execute(f"DESCRIBE SELECT * FROM {reader}").fetchall()})
 
     def _first_bad(self, con: Any, file: str, n_bad: int) -> InputFileError:
-        more = f" ({n_bad} bad rows in all; nothing was stored)" if n_bad > 1 else ""
         fmt = FORMATS[Path(file).suffix.lower()]
         if fmt == "parquet":
             row, problem = con.execute("SELECT _row, problem FROM logs WHERE _file = ? AND problem IS NOT NULL "
                                        "ORDER BY _row LIMIT 1", [file]).fetchone()
-            return InputFileError(f"{file}:row {int(row)}", f"{problem}{more}")
+            return InputFileError(f"{file}:row {int(row)}", bad_rows_message(str(problem), n_bad))
         # scan order is file order (preserve_insertion_order, one thread): count rows up to the first bad one
         con.execute("SET threads = 1")
         con.execute("SET preserve_insertion_order = true")
@@ -276,9 +275,10 @@ class DuckDBEngine:
             for k, (problem,) in enumerate(chunk):
                 if problem is not None:
                     header = 1 if fmt in ("csv", "tsv") else 0
-                    return InputFileError(file, f"{problem}{more}", line=seen + k + 1 + header)
+                    return InputFileError(file, bad_rows_message(str(problem), n_bad), line=seen + k + 1 + header)
             seen += len(chunk)
-        return InputFileError(file, f"bad rows{more}")  # pragma: no cover - counted above, so found here
+        # counted above, so found there
+        return InputFileError(file, bad_rows_message("bad rows", n_bad))  # pragma: no cover
 
     @staticmethod
     def _window(request: LogRequest, as_of: float | None) -> str:

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ndcg_labeling.behavior.counts import CellCounts, SessionPatterns
-from ndcg_labeling.engines.base import LogAggregates, LogRequest
+from ndcg_labeling.engines.base import LogAggregates, LogRequest, bad_rows_message, is_bad_rows_message
 from ndcg_labeling.engines.duckdb import resolve_sources
 from ndcg_labeling.errors import InputFileError, NdcgLabelingError
 
@@ -119,14 +119,13 @@ class SparkEngine:
         """The DuckDB engine's message for the first bad file (its line); else the file and the problem."""
         try:
             self.reread(file, request)
-        except InputFileError as exc:
-            more = f" ({n_bad} bad rows in all; nothing was stored)"
-            problem = exc.problem.split(" (", 1)[0] if "bad rows in all" in exc.problem else exc.problem
-            return InputFileError(exc.path, problem + (more if n_bad > 1 else ""), exc.line)
+        except InputFileError as exc:  # a bad row's count is the whole log's; a file's own error stays as it is
+            problem = bad_rows_message(exc.problem, n_bad) if is_bad_rows_message(exc.problem) else exc.problem
+            return InputFileError(exc.path, problem, exc.line)
         except Exception:  # noqa: BLE001 - the driver cannot read the file (a cluster path): no line then
             pass
         problem = logs.filter(f"_file = '{file}' AND problem IS NOT NULL").select("problem").first()
-        return InputFileError(file, str(problem["problem"]) if problem else "bad rows")
+        return InputFileError(file, bad_rows_message(str(problem["problem"]) if problem else "bad rows", n_bad))
 
     # --- pass 2: aggregation ---------------------------------------------------------------------
     def _aggregate(self, logs: Any, request: LogRequest, groups: dict[str, list[str]], first: float | None,

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ndcg_labeling.choices import EvalEngine
 from ndcg_labeling.errors import NdcgLabelingError
 from ndcg_labeling.metrics import trec_measures
 from ndcg_labeling.metrics.trec_measures import Column
@@ -65,8 +66,8 @@ def evaluate_files(
     if engine == "spark":
         return _on_spark(str(qrels_path), str(run_path), columns, options, relevance_level, num_docs_in_coll,
                          rel_info_format, spark_master, spark)
-    if engine != "embedded":
-        raise NdcgLabelingError(f"--engine: unknown engine {engine!r}; use embedded or spark")
+    if engine != EvalEngine.embedded:
+        raise NdcgLabelingError(f"--engine: unknown engine {engine!r}; use {' or '.join(EvalEngine)}")
     if rel_info_format == "qrels_jg":
         return _judgment_groups(str(qrels_path), str(run_path), columns, options, relevance_level)
     if rel_info_format in ("prefs", "qrels_prefs"):

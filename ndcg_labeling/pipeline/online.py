@@ -18,6 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
+from ndcg_labeling.engines import check_engine
 from ndcg_labeling.engines.online_duckdb import ImpressionRows, read_impressions
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
 from ndcg_labeling.metrics import parse_metric
@@ -132,8 +133,6 @@ def _values(logs: list[str], labels: OnlineLabels, metric: Any, options: OnlineO
         rows = read_impressions(logs, options.columns)
         _check(logs, len(rows), set(rows.arm.tolist()), options)
         return RequestValues(**score_requests(rows, (labels, metric, options))), len(rows)
-    if options.engine not in ("duckdb", "spark"):
-        raise NdcgLabelingError(f"--engine: unknown engine {options.engine!r}; use duckdb or spark")
     from ndcg_labeling.engines.online_spark import SparkImpressions
 
     with SparkImpressions(logs, options.columns, master=options.spark_master, spark=spark) as log:
@@ -147,6 +146,7 @@ def online_report(logs: list[str], options: OnlineOptions, *, session: Session, 
     ``spark``: a caller's SparkSession (implies the Spark engine)."""
     if options.gain not in ("exponential", "linear"):  # binary: `report --gain binary` only
         raise NdcgLabelingError(f"--gain: online report takes exponential or linear, got {options.gain!r}")
+    check_engine(options.engine)
     try:
         metric = parse_metric(options.metric)
     except ValueError as exc:

@@ -130,6 +130,12 @@ def test_a_bad_csv_row_names_its_line(log, tmp_path, column, value, message):
         get_engine().aggregate(LogRequest(sources=(str(path),), watch=True))
     # data row 137 is line 138 (the header is line 1)
     assert str(err.value) == f"{path}:138: {message} (2 bad rows in all; nothing was stored)"
+    rows[200] = rows[199]  # one bad row left: its message says that nothing was stored too
+    path.write_text(",".join(cols) + "\n" + "".join(",".join(str(r[c]) for c in cols) + "\n" for r in rows),
+                    encoding="utf-8")
+    with pytest.raises(InputFileError) as err:
+        get_engine().aggregate(LogRequest(sources=(str(path),), watch=True))
+    assert str(err.value) == f"{path}:138: {message} (nothing was stored)"
 
 
 def test_a_bad_jsonl_line_and_a_bad_parquet_row(log, tmp_path):
@@ -137,14 +143,15 @@ def test_a_bad_jsonl_line_and_a_bad_parquet_row(log, tmp_path):
     rows[41]["clicked"] = 7
     path = tmp_path / "log.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    with pytest.raises(InputFileError, match=r"log.jsonl:42: clicked \"7\" is not 0 or 1$"):
+    with pytest.raises(InputFileError, match=r"log.jsonl:42: clicked \"7\" is not 0 or 1 \(nothing was stored\)$"):
         get_engine().aggregate(LogRequest(sources=(str(path),)))
     t = table(log, 100)
     pos = t.column("position").to_numpy().copy()
     pos[57] = -3
     pq.write_table(t.set_column(t.schema.get_field_index("position"), "position", pa.array(pos)),
                    tmp_path / "part.parquet")
-    with pytest.raises(InputFileError, match=r"part.parquet:row 57: position \"-3\" is not a whole number >= 1$"):
+    with pytest.raises(InputFileError, match=r"part.parquet:row 57: position \"-3\" is not a whole number >= 1 "
+                       r"\(nothing was stored\)$"):
         get_engine().aggregate(LogRequest(sources=(str(tmp_path / "part.parquet"),)))
 
 

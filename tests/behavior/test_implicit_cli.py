@@ -103,7 +103,7 @@ def test_bad_row_is_one_line_and_stores_nothing(runner, db, sim, tmp_path):
     before = db.counts()
     result = derive(runner, db, str(path), "--model", "coec", "--grader", "clicks")
     assert result.exit_code == 1
-    assert result.stderr.strip() == f'Error: {path}:3: clicked "5" is not 0 or 1'
+    assert result.stderr.strip() == f'Error: {path}:3: clicked "5" is not 0 or 1 (nothing was stored)'
     assert db.counts() == before
 
 

@@ -126,7 +126,7 @@ def test_a_bad_row_hands_over_to_duckdb_and_its_message(tmp_path, column, value,
     assert parquet_scan.aggregate(LogRequest(sources=files), list(files)) is None
     with pytest.raises(InputFileError) as err:
         DuckDBEngine(compiled_scan=True).aggregate(LogRequest(sources=files))
-    assert str(err.value) == f"{files[0]}:row 1234: {message}"
+    assert str(err.value) == f"{files[0]}:row 1234: {message} (nothing was stored)"
 
 
 def test_a_missing_integer_id_hands_over(tmp_path):
@@ -137,7 +137,7 @@ def test_a_missing_integer_id_hands_over(tmp_path):
     assert parquet_scan.aggregate(LogRequest(sources=files), list(files)) is None  # not hashed as some number
     with pytest.raises(InputFileError) as err:
         DuckDBEngine(compiled_scan=True).aggregate(LogRequest(sources=files))
-    assert str(err.value) == f"{files[0]}:row 1234: doc_id is empty"
+    assert str(err.value) == f"{files[0]}:row 1234: doc_id is empty (nothing was stored)"
 
 
 def test_where_the_scan_does_not_apply(tmp_path):

@@ -87,7 +87,23 @@ def test_a_bad_row_gives_the_duckdb_engines_error(spark, log, tmp_path):
         get_engine("duckdb").aggregate(LogRequest(sources=(path,)))
     with pytest.raises(InputFileError) as got:
         SparkEngine(spark=spark).aggregate(LogRequest(sources=(path,)))
-    assert str(got.value) == str(want.value) and str(want.value).endswith(':125: clicked "yes" is not 0 or 1')
+    assert str(got.value) == str(want.value) and str(want.value).endswith(':125: clicked "yes" is not 0 or 1 (nothing was stored)')
+
+
+def test_one_bad_row_in_each_of_two_files_counts_both(spark, log, tmp_path):
+    """Spark re-reads the first bad file alone (one bad row there): the count is the whole log's."""
+    bad = log.astype({"clicked": str}).copy()
+    bad.loc[bad.index[[123, 4_000]], "clicked"] = "yes"
+    half = len(bad) // 2
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    paths = (_write(bad.iloc[:half], tmp_path / "a", "csv"), _write(bad.iloc[half:], tmp_path / "b", "csv"))
+    with pytest.raises(InputFileError) as want:
+        get_engine("duckdb").aggregate(LogRequest(sources=paths))
+    with pytest.raises(InputFileError) as got:
+        SparkEngine(spark=spark).aggregate(LogRequest(sources=paths))
+    assert str(want.value) == f'{paths[0]}:125: clicked "yes" is not 0 or 1 (2 bad rows in all; nothing was stored)'
+    assert str(got.value) == str(want.value)
 
 
 def _grades(db_url: str, grader: str) -> dict[tuple[str, str], int]:

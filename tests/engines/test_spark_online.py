@@ -112,7 +112,7 @@ def test_bad_rows_and_refused_lists_give_the_embedded_error(spark, store):
     refused.loc[refused.index[refused["request_id"] == "r00700"][3], "arm"] = "better-x"
     at = refused.index[refused["request_id"] == "r00400"]
     refused.loc[at[1], "position"] = refused.loc[at[0], "position"]
-    cases = {"empty_arm.csv": (empty_arm, ":323: arm is empty"),
+    cases = {"empty_arm.csv": (empty_arm, ":323: arm is empty (nothing was stored)"),
              "no_arm.parquet": (no_arm, "no column 'arm'"), "refused.parquet": (refused, "r00400")}
     for name, (frame, expected) in cases.items():
         path = str(tmp / name)

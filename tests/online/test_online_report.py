@@ -260,7 +260,7 @@ def test_bad_input_is_one_line(store, runner_module, tmp_path):
                    "r1,q000,q000d01,2,0,5,\n", encoding="utf-8")
     result = invoke(runner_module, db, "online", "report", str(bad), "--baseline", "a")
     assert result.exit_code == 1
-    assert result.stderr.strip() == f"Error: {bad}:3: arm is empty"
+    assert result.stderr.strip() == f"Error: {bad}:3: arm is empty (nothing was stored)"
     twice = tmp_path / "twice.csv"
     twice.write_text("request_id,query_id,doc_id,position,clicked,ts,arm\nr1,q000,q000d00,1,0,5,a\n"
                      "r1,q000,q000d01,1,0,5,a\n", encoding="utf-8")
@@ -270,6 +270,20 @@ def test_bad_input_is_one_line(store, runner_module, tmp_path):
     assert result.exit_code == 1 and "--baseline: no arm 'nope'" in result.stderr
     result = invoke(runner_module, db, "online", "report", log, "--baseline", "control", "--labels", "nobody")
     assert result.exit_code == 1 and "no grader 'nobody'" in result.stderr
+
+
+def test_an_unknown_engine_has_one_message_and_nothing_is_read():
+    from ndcg_labeling.engines import get_engine
+    from ndcg_labeling.errors import NdcgLabelingError
+    from ndcg_labeling.pipeline.online import OnlineOptions, online_report
+
+    message = "--engine: unknown engine 'nope'; use duckdb or spark"
+    with pytest.raises(NdcgLabelingError) as err:  # no session, no such log: refused before either is used
+        online_report(["no/such/log.csv"], OnlineOptions(baseline="a", engine="nope"), session=None)
+    assert str(err.value) == message
+    with pytest.raises(NdcgLabelingError) as err:
+        get_engine("nope")
+    assert str(err.value) == message
 
 
 def test_option_and_column_errors_name_the_option_and_the_file(store, runner_module, tmp_path):
