@@ -178,7 +178,9 @@ def _ndcg_rows_py(scores: FloatArray, labels: FloatArray, ideal: FloatArray, own
         lanes = np.empty(16)
         for i in range(first, min(first + chunk, n)):
             count = _top_columns(scores[i], k, lanes, cand_s, cand_j, ranks, top_j)
-            bad[i] = _top_labels(ideal[i], scores[i], own, top_v)
+            # the scores mask the row's own labels; a separate ideal list may be wider than the scores,
+            # so it is its own (unused) mask: _top_labels reads mask[j] for every column of vals
+            bad[i] = _top_labels(ideal[i], scores[i] if own else ideal[i], own, top_v)
             for c in range(cuts.shape[0]):
                 dcg = 0.0
                 for p in range(min(cuts[c], count)):

@@ -198,3 +198,37 @@ def test_compiled_parallel_build_takes_every_chunk_once(ideal):
         np.testing.assert_array_equal(got["numba,parallel=on"], got["numba,parallel=off"])
         np.testing.assert_array_equal(got["numba,parallel=on"], _general(scores, labels, [3, 10], "exponential", "nan",
                                                                          ideal_labels))
+
+
+def test_kernels_stay_inside_their_arrays(tmp_path):
+    """With numba's bounds checks on (a fresh build in its own cache), both builds of the kernel run the
+    inputs that reach every edge, among them an ideal list wider than the scores (the label pass once read
+    the scores row at the ideal's columns, past its end) and fewer columns than the lane pass's 32, and
+    give the NumPy reference's values."""
+    import os
+    import subprocess
+    import sys
+
+    code = """
+import numpy as np
+from ndcg_labeling import backend
+from ndcg_labeling.metrics import batch_ndcg
+rng = np.random.default_rng(5)
+for n, width, ideal_width in ((60, 10, 40), (60, 40, 12), (30, 70, 70), (20, 3, 0)):
+    s = rng.integers(0, 6, (n, width)).astype(float)
+    s[rng.random(s.shape) < 0.2] = np.nan
+    lab = rng.integers(0, 4, (n, width)).astype(float)
+    lab[::4] += 0.5
+    ideal = rng.integers(0, 4, (n, ideal_width)).astype(float)
+    for given in (None, ideal):
+        with backend.using("numpy"):
+            ref = batch_ndcg(s, lab, [1, 5, 10], ideal_labels=given)
+        for spec in ("numba,parallel=off", "numba,parallel=on"):
+            with backend.using(spec):
+                got = batch_ndcg(s, lab, [1, 5, 10], ideal_labels=given)
+            assert np.array_equal(got, ref), (spec, n, width, ideal_width)
+print("ok")
+"""
+    env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
