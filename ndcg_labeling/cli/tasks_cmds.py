@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from ndcg_labeling import choices
-from ndcg_labeling.choices import OutputFormat
+from ndcg_labeling.choices import OutputFormat, PoolStrategy
 from ndcg_labeling.cli.common import (
     DbOption,
     ForceOption,
@@ -55,7 +55,7 @@ def create(
     gold_feedback: Annotated[bool, typer.Option("--gold-feedback", help="Show the expected grade after a gold item.")] = False,
     from_traffic: Annotated[list[str] | None, typer.Option("--from-traffic", help="Pool the unjudged pairs with the most impressions in these logs (repeat).")] = None,
     budget: Annotated[int | None, typer.Option("--budget", help="With --from-traffic or --strategy: how many pairs to pool.")] = None,
-    strategy: Annotated[str | None, typer.Option("--strategy", help="Judge --budget pairs of the depth-K pool chosen by depth, mtf, bandit or sample (docs/budget.md); default: the whole pool.")] = None,
+    strategy: Annotated[PoolStrategy | None, typer.Option("--strategy", help="Judge --budget pairs of the depth-K pool chosen by depth, mtf, bandit or sample (docs/budget.md); default: the whole pool.")] = None,
     by: Annotated[str, typer.Option("--by", help="With --from-traffic: pair (heaviest first) or query-type (budget split by traffic).")] = "pair",
     half_life: Annotated[str, typer.Option("--half-life", help="With --from-traffic: impressions halve in weight every this long.")] = "14d",
     db: DbOption = None,
@@ -82,7 +82,7 @@ def create(
         from ndcg_labeling.pipeline.tasks.budgeted import create_budgeted
 
         with open_session(db) as session:
-            result = create_budgeted(batch, strategy=strategy, budget=budget, scale=scale, depth=depth,
+            result = create_budgeted(batch, strategy=strategy.value, budget=budget, scale=scale, depth=depth,
                                      overlap=overlap, graders=names, session=session, systems=system,
                                      query_types=query_type, query_ids=query_id, seed=seed, gold_rate=gold_rate,
                                      gold_feedback=gold_feedback)

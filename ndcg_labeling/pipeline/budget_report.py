@@ -23,7 +23,7 @@ from ndcg_labeling.budget.strategies import inclusion_probabilities
 from ndcg_labeling.db import models as m
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
 from ndcg_labeling.pipeline.tasks.budgeted import batch_edges, batch_mean_grades, global_strata, stored_pool
-from ndcg_labeling.pipeline.tasks.create import _chosen_systems, _pool
+from ndcg_labeling.pipeline.tasks.pooling import chosen_systems, depth_pool
 
 
 @dataclass
@@ -73,8 +73,8 @@ def _batch_pool(batch_name: str, *, session: Session, need_sample: bool
     items = session.execute(select(m.BatchItem.query_id, m.BatchItem.document_id)
                             .where(m.BatchItem.batch_id == batch.id)).all()
     queries = sorted({q for q, _ in items})
-    full = _pool(session=session, depth=batch.depth, system_ids=[ids[n] for n in names], query_types=[],
-                 query_ids=[])
+    full = depth_pool(session=session, depth=batch.depth, system_ids=[ids[n] for n in names], query_types=[],
+                      query_ids=[])
     full = full[full["qid"].isin(queries)]
     pool = stored_pool(session=session, depth=batch.depth, system_ids=[ids[n] for n in names],
                        pairs=set(zip(full["qid"].tolist(), full["did"].tolist(), strict=True)), query_ids=queries)
@@ -122,9 +122,9 @@ def plan_budget(budgets: list[int], *, session: Session, batch: str | None = Non
     if batch is not None:
         _, names, pool, _, grades = _batch_pool(batch, session=session, need_sample=False)
     else:
-        all_systems, names = _chosen_systems(systems, session=session)
-        frame = _pool(session=session, depth=depth, system_ids=[all_systems[n] for n in names], query_types=[],
-                      query_ids=[])
+        all_systems, names = chosen_systems(systems, session=session)
+        frame = depth_pool(session=session, depth=depth, system_ids=[all_systems[n] for n in names],
+                           query_types=[], query_ids=[])
         if frame.empty:
             raise NdcgLabelingError(f"nothing to pool: no ranking entries with rank <= {depth}")
         queries = sorted(set(frame["qid"].tolist()))

@@ -104,8 +104,6 @@ def test_task_files_do_not_tell_the_strategy(runner, db, tmp_path):
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["tasks", "create", "b2", *BASE, "--strategy", "greedy", "--budget", "5"],
-     "Error: unknown strategy 'greedy'; choose one of depth, mtf, bandit, sample"),
     (["tasks", "create", "b2", *BASE, "--strategy", "mtf"], "Error: --budget must be a number of pairs >= 1, got None"),
     (["tasks", "extend", "plain", "--budget", "5"],
      "Error: batch 'plain' was made by depth pooling without --strategy; only a batch made with "
@@ -119,6 +117,30 @@ def test_refusals_leave_the_database_unchanged(runner, db, tmp_path, argv, messa
     result = invoke(runner, db, *argv)
     assert result.exit_code == 1, result.output
     assert [line for line in result.stderr.splitlines() if line.strip()] == [message]
+    assert db.counts() == before
+
+
+def test_an_unknown_strategy_is_refused_by_the_option_and_help_lists_the_strategies(runner, db, tmp_path):
+    make_corpus(db, tmp_path)
+    before = db.counts()
+    result = invoke(runner, db, "tasks", "create", "b2", *BASE, "--strategy", "greedy", "--budget", "5")
+    assert result.exit_code == 2, result.output  # a usage error of the option, before the database is opened
+    assert result.stderr.strip().splitlines()[-1] == ("Error: Invalid value for '--strategy': 'greedy' is not one of "
+                                                      "'depth', 'mtf', 'bandit', 'sample'.")
+    assert db.counts() == before
+    assert "--strategy <depth|mtf|bandit|sample>" in invoke(runner, None, "tasks", "create", "--help").stdout
+
+
+def test_library_callers_keep_the_pipelines_strategy_check(db, tmp_path):
+    from ndcg_labeling.errors import NdcgLabelingError
+    from ndcg_labeling.pipeline.tasks.budgeted import create_budgeted
+
+    make_corpus(db, tmp_path)
+    before = db.counts()
+    with pytest.raises(NdcgLabelingError) as info, session_scope(db.engine) as session:
+        create_budgeted("b2", strategy="greedy", budget=5, scale="0-3", depth=5, overlap=2,
+                        graders=["ann", "bob", "cat"], session=session, seed=3)
+    assert str(info.value) == "unknown strategy 'greedy'; choose one of depth, mtf, bandit, sample"
     assert db.counts() == before
 
 

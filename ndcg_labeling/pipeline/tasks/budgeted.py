@@ -32,16 +32,8 @@ from ndcg_labeling.budget.strategies import (
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import repository as repo
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
-from ndcg_labeling.pipeline.tasks.create import (
-    BatchCreated,
-    _chosen_queries,
-    _chosen_systems,
-    _drop_judged,
-    _item_keys,
-    _pool,
-    _store_assignments,
-    create_batch,
-)
+from ndcg_labeling.pipeline.tasks.create import BatchCreated, create_batch, item_keys, store_assignments
+from ndcg_labeling.pipeline.tasks.pooling import chosen_queries, chosen_systems, depth_pool, drop_judged
 
 
 def _check(strategy: str, budget: int | None) -> int:
@@ -112,11 +104,11 @@ def create_budgeted(name: str, *, strategy: str, budget: int | None, scale: str,
     then assigned and stored as :func:`create_batch` does. Pairs already judged ``overlap`` times are left
     out of the pool first (as ``tasks create`` does)."""
     budget = _check(strategy, budget)
-    all_systems, system_names = _chosen_systems(systems, session=session)
-    type_names, qid_names = _chosen_queries(query_types, query_ids, session=session)
+    all_systems, system_names = chosen_systems(systems, session=session)
+    type_names, qid_names = chosen_queries(query_types, query_ids, session=session)
     system_ids = [all_systems[s] for s in system_names]
-    full = _pool(session=session, depth=depth, system_ids=system_ids, query_types=type_names, query_ids=qid_names)
-    left = _drop_judged(full, scale=scale, overlap=overlap, session=session) if not full.empty else full
+    full = depth_pool(session=session, depth=depth, system_ids=system_ids, query_types=type_names, query_ids=qid_names)
+    left = drop_judged(full, scale=scale, overlap=overlap, session=session) if not full.empty else full
     if left.empty:
         raise NdcgLabelingError(f"nothing to pool: no unjudged pair with rank <= {depth} for the chosen systems "
                                 f"and queries")
@@ -196,10 +188,10 @@ def extend_batch(name: str, *, budget: int | None, session: Session) -> BatchExt
     items = session.execute(select(m.BatchItem.id, m.BatchItem.query_id, m.BatchItem.document_id)
                             .where(m.BatchItem.batch_id == batch.id)).all()
     queries = sorted({q for _, q, _ in items})
-    full = _pool(session=session, depth=batch.depth, system_ids=system_ids, query_types=[], query_ids=[])
+    full = depth_pool(session=session, depth=batch.depth, system_ids=system_ids, query_types=[], query_ids=[])
     full = full[full["qid"].isin(queries)]
     in_batch = {(q, d) for _, q, d in items}
-    left = _drop_judged(full, scale=batch.scale, overlap=batch.overlap, session=session)
+    left = drop_judged(full, scale=batch.scale, overlap=batch.overlap, session=session)
     pairs = set(zip(left["qid"].tolist(), left["did"].tolist(), strict=True)) | in_batch
     pool = stored_pool(session=session, depth=batch.depth, system_ids=system_ids, pairs=pairs, query_ids=queries)
     mean_grade = batch_mean_grades(batch.name, session=session)
@@ -228,7 +220,7 @@ def _add_items(batch: m.GradingBatch, pairs: list[tuple[int, int]], round_: int,
                                                     .where(m.Assignment.batch_id == batch.id))})
     if len(graders) < batch.overlap:
         raise NdcgLabelingError(f"batch {batch.name!r} has {len(graders)} graders, fewer than its overlap")
-    keys = _item_keys(len(pairs))
+    keys = item_keys(len(pairs))
     repo.bulk_insert(m.BatchItem, ["batch_id", "item_key", "query_id", "document_id"],
                      ((batch.id, k, q, d) for k, (q, d) in zip(keys, pairs, strict=True)), session=session)
     key_to_id = dict(session.execute(select(m.BatchItem.item_key, m.BatchItem.id)
@@ -241,4 +233,4 @@ def _add_items(batch: m.GradingBatch, pairs: list[tuple[int, int]], round_: int,
     last = dict(session.execute(select(m.Assignment.grader_id, func.max(m.Assignment.position))
                                 .where(m.Assignment.batch_id == batch.id).group_by(m.Assignment.grader_id)).all())
     offset = np.array([last.get(int(g), -1) + 1 for g in grader_ids], dtype=np.int64)
-    return _store_assignments(batch.id, item_ids[item], grader_ids, position + offset, session=session)
+    return store_assignments(batch.id, item_ids[item], grader_ids, position + offset, session=session)

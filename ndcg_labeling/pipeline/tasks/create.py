@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.assignment import balanced_assignment, grader_orders
@@ -19,7 +19,13 @@ from ndcg_labeling.db import repository as repo
 from ndcg_labeling.errors import ConflictError, NdcgLabelingError, NotFoundError
 from ndcg_labeling.guidelines import load_guideline
 from ndcg_labeling.pipeline.gold_mix import GoldMix, check_gold_rate, mix_gold
-from ndcg_labeling.pipeline.tasks._common import _IN_CHUNK
+from ndcg_labeling.pipeline.tasks.pooling import (
+    chosen_queries,
+    chosen_systems,
+    depth_pool,
+    drop_judged,
+    validate_names,
+)
 from ndcg_labeling.scales import Scale, get_scale
 
 if TYPE_CHECKING:
@@ -79,18 +85,6 @@ class BatchCreated:
         return asdict(self)
 
 
-def _validate_names(values: Sequence[str] | None, what: str) -> list[str]:
-    out: list[str] = []
-    for raw in values or []:
-        value = raw.strip()
-        if not value:
-            raise NdcgLabelingError(f"empty {what} name")
-        if value in out:
-            raise NdcgLabelingError(f"{what} {value!r} is named twice")
-        out.append(value)
-    return out
-
-
 def create_batch(name: str, *, scale: str, depth: int, overlap: int, graders: Sequence[str], session: Session,
                  systems: Sequence[str] | None = None, query_types: Sequence[str] | None = None,
                  query_ids: Sequence[str] | None = None, seed: int | None = None, gold_rate: float = 0.0,
@@ -125,14 +119,15 @@ def create_batch(name: str, *, scale: str, depth: int, overlap: int, graders: Se
         raise NotFoundError(f"unknown grader {unknown[0]!r}; add it with `ndcg-labeling graders add {unknown[0]}`")
     if session.execute(select(m.GradingBatch.id).where(m.GradingBatch.name == name)).first() is not None:
         raise ConflictError(f"batch {name!r} already exists; choose another name")
-    all_systems, system_names = _chosen_systems(systems, session=session) if pool is None else ({}, [])
-    type_names, qid_names = _chosen_queries(query_types, query_ids, session=session)
+    all_systems, system_names = chosen_systems(systems, session=session) if pool is None else ({}, [])
+    type_names, qid_names = chosen_queries(query_types, query_ids, session=session)
 
     guideline = load_guideline(scale_obj.name)
-    pool = pool if pool is not None else _pool(session=session, depth=depth, query_types=type_names,  # given: --from-traffic
-                                               system_ids=[all_systems[s] for s in system_names], query_ids=qid_names)
+    if pool is None:  # else given: --from-traffic
+        pool = depth_pool(session=session, depth=depth, query_types=type_names,
+                          system_ids=[all_systems[s] for s in system_names], query_ids=qid_names)
     n_pooled = len(pool)
-    pool = _drop_judged(pool, scale=scale_obj.name, overlap=overlap, session=session)
+    pool = drop_judged(pool, scale=scale_obj.name, overlap=overlap, session=session)
     if pool.empty:
         if n_pooled == 0:
             raise NdcgLabelingError(f"nothing to pool: no ranking entries with rank <= {depth} for systems "
@@ -155,7 +150,7 @@ def create_batch(name: str, *, scale: str, depth: int, overlap: int, graders: Se
     item, grader, position, mix = _add_gold(qids, dids, gold_of, item, grader, position, scale=scale_obj.name,
                                             rate=gold_rate, grader_ids=grader_ids, seed=seed, session=session,
                                             queries=(type_names, qid_names), overlap=overlap)
-    keys = _item_keys(len(qids))  # one source for every item id, gold ones included
+    keys = item_keys(len(qids))  # one source for every item id, gold ones included
 
     batch = m.GradingBatch(name=name, scale=scale_obj.name, depth=depth, overlap=overlap, seed=seed,
                            systems=list(system_names), guideline_path=guideline.path,
@@ -164,7 +159,7 @@ def create_batch(name: str, *, scale: str, depth: int, overlap: int, graders: Se
     session.add(batch)
     session.flush()
     item_ids = _store_items(batch.id, keys, qids, dids, gold_of, seed=seed, session=session)
-    n_assign = _store_assignments(batch.id, item_ids[item], grader_ids[grader], position, session=session)
+    n_assign = store_assignments(batch.id, item_ids[item], grader_ids[grader], position, session=session)
     return _gold_summary(BatchCreated(
         batch=name, scale=scale_obj.name, depth=depth, overlap=overlap, seed=seed, systems=list(system_names),
         graders=grader_names, queries=int(pool["qid"].nunique()), items=n_items, assignments=n_assign,
@@ -228,7 +223,7 @@ def _add_gold(qids: list[int], dids: list[int], gold_of: list[int | None], item:
             np.r_[mix.position, mix.pad_position, mix.gold_position].astype(np.int64), mix)
 
 
-def _store_assignments(batch_id: int, item_ids: NDArray[np.int64], grader_ids: NDArray[np.int64],
+def store_assignments(batch_id: int, item_ids: NDArray[np.int64], grader_ids: NDArray[np.int64],
                        position: NDArray[np.int64], *, session: Session) -> int:
     """Insert the open assignments, by grader then position; returns their number."""
     order = np.lexsort((position, grader_ids))
@@ -277,7 +272,7 @@ def _check_arguments(name: str, *, scale: str, depth: int, overlap: int, graders
         raise NdcgLabelingError(f"depth must be at least 1, got {depth}")
     if overlap < 1:
         raise NdcgLabelingError(f"overlap must be at least 1, got {overlap}")
-    grader_names = _validate_names(graders, "grader")
+    grader_names = validate_names(graders, "grader")
     if not grader_names:
         raise NdcgLabelingError("no graders given")
     if overlap > len(grader_names):
@@ -288,83 +283,7 @@ def _check_arguments(name: str, *, scale: str, depth: int, overlap: int, graders
     return name, scale_obj, grader_names
 
 
-def _chosen_systems(systems: Sequence[str] | None, *, session: Session) -> tuple[dict[str, int], list[str]]:
-    """Every system (name -> id) and the names to pool from (all when none is named)."""
-    all_systems = dict(session.execute(select(m.System.name, m.System.id).order_by(m.System.name)).all())
-    system_names = _validate_names(systems, "system")
-    for s in system_names:
-        if s not in all_systems:
-            known = ", ".join(all_systems) or "(none: import a run first)"
-            raise NotFoundError(f"unknown system {s!r}; known systems: {known}")
-    if not system_names:
-        system_names = list(all_systems)
-    if not system_names:
-        raise NdcgLabelingError("no systems to pool from: import a run first (`ndcg-labeling import run`)")
-    return all_systems, system_names
-
-
-def _chosen_queries(query_types: Sequence[str] | None, query_ids: Sequence[str] | None, *,
-                    session: Session) -> tuple[list[str], list[str]]:
-    """The query types and query ids to pool, each checked to exist."""
-    type_names = _validate_names(query_types, "query type")
-    if type_names:
-        known_types = {v for v in session.execute(select(m.Query.query_type).distinct()).scalars() if v is not None}
-        for t in type_names:
-            if t not in known_types:
-                raise NotFoundError(f"unknown query type {t!r}; known query types: {', '.join(sorted(known_types)) or '(none)'}")
-    qid_names = _validate_names(query_ids, "query id")
-    if qid_names:
-        qmap = repo.external_id_map(m.Query, session=session, only=qid_names)
-        missing = [q for q in qid_names if q not in qmap]
-        if missing:
-            raise NotFoundError(f"unknown query id {missing[0]!r}")
-    return type_names, qid_names
-
-
-def _pool(*, session: Session, depth: int, system_ids: list[int], query_types: list[str],
-          query_ids: list[str]) -> pd.DataFrame:
-    """Distinct (qid, did) with rank <= depth in any of the systems, for the chosen queries."""
-    re_ = m.RankingEntry
-    stmt = (select(re_.query_id, re_.document_id).distinct()
-            .where(re_.rank <= depth, re_.system_id.in_(system_ids)))
-    if query_types or query_ids:
-        stmt = stmt.join(m.Query, m.Query.id == re_.query_id)
-        if query_types:
-            stmt = stmt.where(m.Query.query_type.in_(query_types))
-        if query_ids:
-            stmt = stmt.where(m.Query.external_id.in_(query_ids))
-    import pandas as pd
-
-    rows = session.execute(stmt).all()
-    return pd.DataFrame(rows, columns=["qid", "did"]).astype(np.int64)
-
-
-def _drop_judged(pool: pd.DataFrame, *, scale: str, overlap: int, session: Session) -> pd.DataFrame:
-    """The pool without the pairs already judged by ``overlap`` distinct human graders on ``scale``."""
-    import pandas as pd
-
-    if pool.empty:
-        return pool
-    j = m.Judgment
-    # model graders' judgments (automatic judges) do not count: people grade what only a model judged
-    stmt = (select(j.query_id, j.document_id).where(j.scale == scale)
-            .where(j.grader_id.in_(select(m.Grader.id).where(m.Grader.kind == "human")))
-            .group_by(j.query_id, j.document_id).having(func.count(j.grader_id.distinct()) >= overlap))
-    queries = pool["qid"].unique().tolist()
-    frames = []
-    if len(queries) <= _IN_CHUNK:
-        frames.append(pd.DataFrame(session.execute(stmt.where(j.query_id.in_(queries))).all(),
-                                   columns=["qid", "did"]))
-    else:
-        frames.append(pd.DataFrame(session.execute(stmt).all(), columns=["qid", "did"]))
-    judged = pd.concat(frames).astype(np.int64)
-    if judged.empty:
-        return pool
-    merged = pool.merge(judged.assign(_judged=True), on=["qid", "did"], how="left")
-    return pool[merged["_judged"].isna().to_numpy()].reset_index(drop=True)
-
-
-def _item_keys(n: int) -> list[str]:
+def item_keys(n: int) -> list[str]:
     """``n`` distinct random 24-hex-digit item ids (96 bits each) from the operating system's
     cryptographic source (:mod:`secrets`).
 
