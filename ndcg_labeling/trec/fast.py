@@ -17,7 +17,7 @@ import numpy.typing as npt
 from ndcg_labeling.errors import InputFileError
 from ndcg_labeling.io.files import require_input_file, unreadable
 from ndcg_labeling.metrics.trec_measures import RankedLists, distinct, level_counts
-from ndcg_labeling.trec.files import STDIN, read_bytes
+from ndcg_labeling.trec.files import BOM, STDIN, read_bytes
 from ndcg_labeling.trec.join import Joined, Options, duplicate_error, evaluated_queries
 
 # With the backend policy ``auto`` (ndcg_labeling.backend), from this many bytes of both files (about
@@ -54,9 +54,10 @@ def _buffer(path: str) -> npt.NDArray[np.uint8]:
         return np.frombuffer(read_bytes(path), dtype=np.uint8)
     try:
         with open(path, "rb") as fh:
-            return np.frombuffer(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ), dtype=np.uint8)
+            buf = np.frombuffer(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ), dtype=np.uint8)
     except OSError as exc:
         raise unreadable(path, exc) from None
+    return buf[len(BOM):] if bytes(buf[:len(BOM)]) == BOM else buf  # a byte-order mark is not part of an id
 
 
 def read_and_join(qrels_path: str, run_path: str, options: Options) -> Joined | None:

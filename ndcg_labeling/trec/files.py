@@ -62,16 +62,25 @@ class QrelsColumns:
     line: list[int]
 
 
+BOM = b"\xef\xbb\xbf"
+
+
+def without_bom(data: bytes) -> bytes:
+    """``data`` without a leading UTF-8 byte-order mark (docs/input-rules.md: a BOM is fine), which would
+    otherwise be part of the first line's query id."""
+    return data[len(BOM):] if data.startswith(BOM) else data
+
+
 def read_bytes(path: str | Path) -> bytes:
-    """The whole file (standard input for ``-``); a missing file, a folder or a FIFO/device is an
-    :class:`InputFileError`."""
+    """The whole file (standard input for ``-``), without a leading byte-order mark; a missing file, a
+    folder or a FIFO/device is an :class:`InputFileError`."""
     path = str(path)
     if path == STDIN:
-        return sys.stdin.buffer.read()
+        return without_bom(sys.stdin.buffer.read())
     require_input_file(path)
     try:
         with open(path, "rb") as fh:
-            return fh.read()
+            return without_bom(fh.read())
     except OSError as exc:
         raise unreadable(path, exc) from None
 
@@ -79,7 +88,7 @@ def read_bytes(path: str | Path) -> bytes:
 def lines(path: str, data: bytes) -> Iterator[tuple[int, list[str]]]:
     """``(line number, fields)`` of every line that is neither blank nor a comment."""
     try:
-        text = data.decode("utf-8")
+        text = without_bom(data).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputFileError(path, "the file is not UTF-8 text", data.count(b"\n", 0, exc.start) + 1) from None
     for number, raw in enumerate(text.split("\n"), start=1):
