@@ -15,6 +15,7 @@ from ndcg_labeling.cli.common import (
     check_out,
     format_option,
     handle_errors,
+    inert,
     open_session,
     parse_columns,
     write_output,
@@ -57,7 +58,9 @@ def report(
                             cluster=cluster.value, columns=cols, engine=engine.value, spark_master=spark_master)
     with open_session(db, read_only=True) as session, handle_errors():
         result = online_report(list(logs), options, session=session)
-    write_output(render(result, fmt.value), out, force)
+    text = render(result, fmt.value)
+    # arm names, query types and --labels come from the log and the user: the table shows them inert
+    write_output(inert(text, newlines=True) if fmt is OutputFormat.table else text, out, force)
 
 
 def register(app: typer.Typer) -> None:

@@ -336,3 +336,22 @@ def test_low_judged_share_warns(store, runner_module, tmp_path):
     assert out["judged"] == {"a": pytest.approx(1 / 3), "b": pytest.approx(1 / 3)}
     assert out["warnings"] == [f"arm {a}: only 33.3% of the scored positions are judged (below 90%); unjudged "
                                "documents count as not relevant" for a in ("a", "b")]
+
+
+def test_table_shows_arm_names_and_labels_inert(store, runner_module, tmp_path):
+    """An arm name from the log and a --labels value with a terminal escape (ESC [2J clears the screen)
+    print as visible text in the table; JSON keeps the value as it is."""
+    db, _ = store
+    evil = "\x1b[2Jevil"
+    lines = ["request_id,query_id,doc_id,position,clicked,ts,arm"]
+    for r in range(40):
+        arm = ("control", evil)[r % 2]
+        lines += [f"r{r},q000,q000d{p:02d},{p},{int(p == 1)},{1000 + r},{arm}" for p in range(1, 4)]
+    log = tmp_path / "esc.csv"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    table = invoke(runner_module, db, "online", "report", str(log), "--baseline", "control")
+    assert table.exit_code == 0, table.output
+    assert "\x1b" not in table.stdout and "\\x1b[2Jevil" in table.stdout
+    data = json.loads(invoke(runner_module, db, "online", "report", str(log), "--baseline", "control",
+                             "--format", "json").stdout)
+    assert evil in {r["arm"] for r in data["arms"]}
