@@ -14,8 +14,10 @@ from ndcg_labeling.cli.common import (
     ForceOption,
     FormatOption,
     OutOption,
+    check_out,
     err_console,
     open_session,
+    printed_to,
     render_rows,
     row_progress,
     write_output,
@@ -57,6 +59,7 @@ def agreement(
     """Krippendorff's alpha, percent agreement and Gwet's AC1/AC2 of the judgments (row 'all' first)."""
     from ndcg_labeling.pipeline.agreement import agreement_report
 
+    check_out(out, force)
     with open_session(db) as session:
         report = agreement_report(session=session, batch=batch, by=by.value if by else None,
                                   level=level.value, include_models=include_models,
@@ -67,13 +70,14 @@ def agreement(
     if fmt is OutputFormat.table:  # narrower: the notes are printed under the table instead
         columns = list(GRADER_TABLE_COLUMNS if report.by == "grader" else TABLE_COLUMNS)
     scope = f"batch {report.batch}" if report.batch is not None else "all judgments"
-    text = render_rows(report.rows, fmt, columns=columns,
-                       title=f"agreement ({report.level}, scale {report.scale}, {scope})")
+    with printed_to(out, force):
+        text = render_rows(report.rows, fmt, columns=columns,
+                           title=f"agreement ({report.level}, scale {report.scale}, {scope})")
+        if text is None:
+            for note in report.notes:
+                typer.echo(f"Note: {note}")
     if text is not None:
         write_output(text, out, force)
-    else:
-        for note in report.notes:
-            typer.echo(f"Note: {note}")
 
 
 def consensus_cmd(
@@ -139,7 +143,8 @@ def adjudicate_list(batch: BatchOption = None, fmt: FormatOption = OutputFormat.
     if not rows and fmt is OutputFormat.table:
         typer.echo("no items flagged for adjudication")
         return
-    text = render_rows(rows, fmt, columns=columns, title=flagged_title(rows))
+    with printed_to(out, force):
+        text = render_rows(rows, fmt, columns=columns, title=flagged_title(rows))
     if text is not None:
         write_output(text, out, force)
 

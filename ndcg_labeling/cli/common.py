@@ -241,6 +241,24 @@ def write_output(text: str, out: str | None, force: bool = False) -> None:
             sys.stdout.write("\n")
 
 
+@contextmanager
+def printed_to(out: str | None, force: bool = False) -> Iterator[None]:
+    """With ``-o FILE`` and the table format: what the command prints (its tables, notes and verdicts) goes
+    to FILE instead of stdout, laid out as on a pipe (plain tables, nothing cut). Without ``out``, nothing
+    changes."""
+    if not out:
+        yield
+        return
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        yield
+    if buf.getvalue():  # a csv/json command returned its text instead: the caller writes that
+        write_output(buf.getvalue(), out, force)
+
+
 def render_rows(rows: Sequence[dict[str, Any]], fmt: OutputFormat | str, *, title: str | None = None,
                 columns: Sequence[str] | None = None) -> str | None:
     """Render a list of flat dicts as csv / json text; for ``table`` print it and return None: a Rich table

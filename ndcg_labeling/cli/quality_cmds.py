@@ -19,9 +19,11 @@ from ndcg_labeling.cli.common import (
     FormatOption,
     JsonSummaryOption,
     OutOption,
+    check_out,
     console,
     open_session,
     print_summary,
+    printed_to,
     render_rows,
     write_output,
 )
@@ -69,7 +71,8 @@ def gold_list(
         typer.echo("no gold items; import some with `ndcg-labeling gold import FILE --scale 0-3`")
         return
     columns = ["query_id", "doc_id", "scale", "grade", "explanation", "batches", "answers", "accuracy"]
-    text = render_rows(rows, fmt, columns=columns, title=f"{len(rows)} gold items")
+    with printed_to(out, force):
+        text = render_rows(rows, fmt, columns=columns, title=f"{len(rows)} gold items")
     if text is not None:
         write_output(text, out, force)
 
@@ -119,6 +122,7 @@ def calibrate(
     from ndcg_labeling.pipeline.calibration import CALIBRATION_COLUMNS
     from ndcg_labeling.pipeline.calibration import calibrate as run
 
+    check_out(out, force)
     with open_session(db) as session:
         report = run(session=session, judge=judge, batch=batch, by=by.value if by else None, metric=metric)
     if fmt is OutputFormat.json:
@@ -128,15 +132,17 @@ def calibrate(
         write_output(render_rows(report.rows, fmt, columns=CALIBRATION_COLUMNS) or "", out, force)
         return
     columns = [c for c in CALIBRATION_COLUMNS if c not in ("verdict", "max_rank_change_system")]
-    render_rows(report.rows, fmt, columns=columns,
-                title=f"calibration of {report.judge} against people (scale {report.scale}, {report.metric})")
-    for row in report.rows:
-        grades = [str(g) for g in row["grades"]]
-        cm = [{"people \\ judge": g, **dict(zip(grades, counts, strict=True))}
-              for g, counts in zip(grades, row["confusion"], strict=True)]
-        render_rows(cm, fmt, columns=["people \\ judge", *grades], title=f"confusion ({row['scope']}, n {row['n']})")
-    for line in report.verdicts:
-        console.print(f"Verdict: {line}", markup=False, highlight=False)
+    with printed_to(out, force):
+        render_rows(report.rows, fmt, columns=columns,
+                    title=f"calibration of {report.judge} against people (scale {report.scale}, {report.metric})")
+        for row in report.rows:
+            grades = [str(g) for g in row["grades"]]
+            cm = [{"people \\ judge": g, **dict(zip(grades, counts, strict=True))}
+                  for g, counts in zip(grades, row["confusion"], strict=True)]
+            render_rows(cm, fmt, columns=["people \\ judge", *grades],
+                        title=f"confusion ({row['scope']}, n {row['n']})")
+        for line in report.verdicts:
+            console.print(f"Verdict: {line}", markup=False, highlight=False, soft_wrap=True)
 
 
 def print_quality_demo(result: Any, con: Console) -> None:

@@ -121,6 +121,28 @@ def test_calibrate_formats(runner, played):
     assert bad.exit_code == 1 and "Error: unknown grader 'nobody'" in bad.stderr
 
 
+def test_table_output_goes_to_the_out_file(runner, played, tmp_path):
+    """-o with the default table format writes the tables (and notes, verdicts) to the file, plain as on
+    a pipe, and prints none of it; an existing file is refused before any work. (-o was ignored: the
+    table went to stdout and no file was written.)"""
+    cal = tmp_path / "cal.txt"
+    res = invoke(runner, played, "calibrate", "--judge", "llm-judge", "--by", "query-type", "-o", str(cal))
+    assert res.exit_code == 0 and "calibration of llm-judge" not in res.stdout
+    text = cal.read_text()
+    assert text.startswith("calibration of llm-judge against people")
+    assert "confusion (all, n " in text
+    assert "Verdict: do not use llm-judge for long-tail (kappa" in text
+    again = invoke(runner, played, "calibrate", "--judge", "llm-judge", "-o", str(cal))
+    assert again.exit_code != 0 and "already exists" in again.stderr and cal.read_text() == text
+    agr = tmp_path / "agr.txt"
+    res = invoke(runner, played, "agreement", "-o", str(agr))
+    assert res.exit_code == 0 and res.stdout == ""
+    assert agr.read_text().startswith("agreement (ordinal, scale ")
+    csv_out = tmp_path / "agr.csv"
+    assert invoke(runner, played, "agreement", "--format", "csv", "-o", str(csv_out)).exit_code == 0
+    assert csv_out.read_text().startswith("scope,level,alpha")
+
+
 def test_agreement_and_consensus_count_humans_unless_include_models(runner, played, tmp_path):
     human = json.loads(invoke(runner, played, "agreement", "--format", "json").stdout)[0]
     both = json.loads(invoke(runner, played, "agreement", "--include-models", "--format", "json").stdout)[0]
