@@ -148,7 +148,8 @@ def inferred_ndcg(
     ndcg = np.where(ok[None, :], dcg / np.where(ok, ideal, 1.0)[None, :], 0.0)
     # derivative of the ideal DCG in each grade's count (piecewise linear: a one-sided step is exact)
     step = 1e-6
-    slope = np.zeros((n_q, values.size))
+    # one column at least: with no positive grade judged every pair's grade_index is -1 and z is 0
+    slope = np.zeros((n_q, max(values.size, 1)))
     for i in range(values.size):
         bumped = counts.copy()
         bumped[:, i] += step

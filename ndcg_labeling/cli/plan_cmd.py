@@ -10,8 +10,13 @@ import typer
 from ndcg_labeling.choices import OutputFormat
 from ndcg_labeling.cli.common import DbOption, FormatOption, console, handle_errors, open_session
 
+# plan's options that only one of its two modes uses: each is refused in the other rather than ignored
+QUERIES_ONLY = ("mde", "metric", "power", "alpha", "baseline", "system", "sd")
+BUDGET_ONLY = ("batch", "depth")
+
 
 def plan(
+    ctx: typer.Context,
     mde: Annotated[float | None, typer.Option("--mde", help="The smallest true difference to detect (e.g. 0.02); needed unless --budget.")] = None,
     metric: Annotated[str, typer.Option("--metric", help="The metric the difference is in.")] = "ndcg@10",
     power: Annotated[float, typer.Option("--power", help="Probability of detecting a true difference of --mde.")] = 0.8,
@@ -21,16 +26,21 @@ def plan(
     sd: Annotated[float | None, typer.Option("--sd", help="Standard deviation of per-query differences (no database needed).")] = None,
     budget: Annotated[list[int] | None, typer.Option("--budget", help="Instead: the expected 95% interval widths of infNDCG@10 for this many judgments of a sampled pool (repeat; docs/budget.md).")] = None,
     batch: Annotated[str | None, typer.Option("--batch", help="With --budget: the batch whose pool and grades so far to plan from.")] = None,
-    depth: Annotated[int, typer.Option("--depth", help="With --budget and no --batch: the pool depth.")] = 20,
+    depth: Annotated[int, typer.Option("--depth", help="With --budget and no --batch: the pool depth (1 to 1000).")] = 20,
     fmt: FormatOption = OutputFormat.table,
     db: DbOption = None,
 ) -> None:
     """Queries needed for a paired two-sided t-test to detect --mde, from the sd of per-query differences;
     with --budget, the interval widths a sampled batch of that many judgments should give."""
     from ndcg_labeling.cli.common import render_rows, write_output
+    from ndcg_labeling.cli.report_cmd import refuse_given
 
     if budget:
         from ndcg_labeling.pipeline.budget_report import plan_budget
+
+        refuse_given(ctx, QUERIES_ONLY, "--budget")
+        if batch is not None:
+            refuse_given(ctx, ("depth",), "--batch (the batch's own depth is used)")
 
         with open_session(db, read_only=True) as session:
             rows = plan_budget(list(budget), session=session, batch=batch, depth=depth)
@@ -45,6 +55,7 @@ def plan(
                  for r in rows]
         render_rows(shown, fmt, title="expected interval widths (simulated, docs/budget.md)")
         return
+    refuse_given(ctx, BUDGET_ONLY, "--mde (they plan judgments: pass --budget)")
     if mde is None:
         raise typer.BadParameter("--mde is required (or plan judgments with --budget)", param_hint="--mde")
     from ndcg_labeling.pipeline.plan import PLAN_COLUMNS, PlanOptions, plan_queries, plan_sentence

@@ -15,6 +15,7 @@ from ndcg_labeling.cli.common import (
     check_out,
     console,
     err_console,
+    fail,
     format_option,
     handle_errors,
     open_session,
@@ -32,6 +33,7 @@ Estimator = choices.Estimator
 
 
 def report(
+    ctx: typer.Context,
     system: Annotated[list[str] | None, typer.Option("--system", help="A system to score (repeat); default: all.")] = None,
     baseline: Annotated[str | None, typer.Option("--baseline", help="The system the others are compared with; default: the first by name.")] = None,
     metric: Annotated[list[str] | None, typer.Option("--metric", help="A metric such as ndcg@10 (repeat); default: ndcg@5 ndcg@10 mrr@10 map@10 p@10 judged@10.")] = None,
@@ -54,8 +56,10 @@ def report(
     """Score systems against the consensus labels: a headline, means with 95% bootstrap intervals, paired
     tests, label-quality caveats and the queries that moved; with --gate, exit 3 on a significant drop."""
     if estimator is Estimator.inferred:
-        _inferred(batch, gain.value, fmt, db)
+        refuse_given(ctx, INFERRED_REFUSES, "--estimator inferred")
+        _inferred(batch, gain.value, fmt, db, system=system, baseline=baseline, metric=metric, out=out, force=force)
         return
+    refuse_given(ctx, ("batch",), "--estimator plain")
     from ndcg_labeling.pipeline.report import build_report, gate_metrics
     from ndcg_labeling.pipeline.report_gate import decide_gate
     from ndcg_labeling.reports.headline import gate_line
@@ -82,7 +86,23 @@ def report(
             raise typer.Exit(3)
 
 
-def _inferred(batch: str | None, gain: str, fmt: OutputFormat, db: str | None) -> None:
+# report options the inferred estimator does not implement: each is refused rather than ignored
+INFERRED_REFUSES = ("by", "per_query", "relevant_threshold", "empty", "missing", "gate", "max_drop", "quiet")
+
+
+def refuse_given(ctx: typer.Context, names: tuple[str, ...], mode: str) -> None:
+    """``Error: --opt does not go with MODE`` (exit 1) for the first of ``names`` given on the command line."""
+    for param in ctx.command.params:
+        source = ctx.get_parameter_source(param.name) if param.name in names else None
+        # compared by name: typer carries its own copy of click's ParameterSource
+        if source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT", "PROMPT"):
+            raise fail(f"{param.opts[0]} does not go with {mode}")
+
+
+def _inferred(batch: str | None, gain: str, fmt: OutputFormat, db: str | None, *, system: list[str] | None,
+              baseline: str | None, metric: list[str] | None, out: str | None, force: bool) -> None:
+    import re
+
     from ndcg_labeling.cli.common import render_rows
     from ndcg_labeling.pipeline.budget_report import inferred_report
 
@@ -93,17 +113,32 @@ def _inferred(batch: str | None, gain: str, fmt: OutputFormat, db: str | None) -
                                  param_hint="--batch")
     if fmt not in (OutputFormat.table, OutputFormat.csv, OutputFormat.json):
         raise typer.BadParameter("--estimator inferred prints table, csv or json", param_hint="--format")
+    cut = re.fullmatch(r"ndcg@(\d{1,4})", metric[0].strip().lower()) if metric and len(metric) == 1 else None
+    if metric and cut is None:
+        raise fail(f"--metric: --estimator inferred estimates one ndcg@K, got {', '.join(metric)}")
+    check_out(out, force)
     with open_session(db, read_only=True) as session:
-        result = inferred_report(batch, session=session, gain=gain)
+        result = inferred_report(batch, session=session, gain=gain, k=int(cut.group(1)) if cut else 10,
+                                 baseline=baseline, systems=list(system) if system else None)
+    for warning in result.warnings:
+        err_console.print(f"Warning: {warning}", markup=False, highlight=False)
     if fmt is OutputFormat.json:
-        typer.echo(json.dumps(result.as_dict()))
+        write_output(json.dumps(result.as_dict()) + "\n", out, force)
         return
-    rows = [{"system": r.system, "infndcg@10": f"{r.inferred:.3f}", "95% ±": f"{r.half_width:.3f}",
-             "plain ndcg@10": f"{r.plain:.3f}", "diff": "" if r.diff is None else f"{r.diff:+.3f}",
+    m = result.metric
+    rows = [{"system": r.system, f"inf{m}": f"{r.inferred:.3f}", "95% ±": f"{r.half_width:.3f}",
+             f"plain {m}": f"{r.plain:.3f}", "diff": "" if r.diff is None else f"{r.diff:+.3f}",
              "diff 95% ±": "" if r.diff_half_width is None else f"{r.diff_half_width:.3f}"} for r in result.rows]
     if fmt is OutputFormat.csv:
         err_console.print(result.header(), markup=False, highlight=False)
-        write_output(render_rows(rows, "csv") or "", None)
+        write_output(render_rows(rows, "csv") or "", out, force)
+        return
+    if out:
+        from ndcg_labeling.cli.common import plain_table
+
+        write_output(result.header() + "\n" + plain_table(rows, list(rows[0]) if rows else [], f"batch {result.batch}"),
+                     out, force)
+        err_console.print(f"report written to {out}", markup=False)
         return
     typer.echo(result.header())
     render_rows(rows, "table", title=f"batch {result.batch}")

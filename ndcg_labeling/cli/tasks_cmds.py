@@ -19,6 +19,7 @@ from ndcg_labeling.cli.common import (
     SummaryFormatOption,
     console,
     err_console,
+    handle_errors,
     open_session,
     print_summary,
     render_rows,
@@ -46,7 +47,7 @@ def create(
     scale: Annotated[str, typer.Option("--scale", help="Grading scale: 0-3 or 0-4.")],
     overlap: Annotated[int, typer.Option("--overlap", help="Graders per item (N distinct graders).")],
     graders: Annotated[str, typer.Option("--graders", help="Comma-separated grader names: a,b,c.")],
-    depth: Annotated[int | None, typer.Option("--depth", help="Pool depth K: the top-K documents of each system per query (not with --from-traffic).")] = None,
+    depth: Annotated[int | None, typer.Option("--depth", help="Pool depth K (1 to 1000): the top-K documents of each system per query (not with --from-traffic).")] = None,
     system: Annotated[list[str] | None, typer.Option("--system", help="A system to pool from (repeat); default: all.")] = None,
     query_type: Annotated[list[str] | None, typer.Option("--query-type", help="Only queries of this type (repeat).")] = None,
     query_id: Annotated[list[str] | None, typer.Option("--query-id", help="Only this query (repeat).")] = None,
@@ -78,6 +79,10 @@ def create(
         return
     if depth is None:
         raise typer.BadParameter("--depth is required (or pool with --from-traffic)", param_hint="--depth")
+    from ndcg_labeling.pipeline.tasks.pooling import check_depth
+
+    with handle_errors():
+        check_depth(depth)
     if strategy is not None:
         from ndcg_labeling.pipeline.tasks.budgeted import create_budgeted
 

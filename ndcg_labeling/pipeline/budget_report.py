@@ -1,10 +1,13 @@
 """``report --estimator inferred --batch NAME``: infNDCG@k of each system from a batch made with
 ``tasks create --strategy sample``, with 95% intervals from the sampling (docs/budget.md).
 
-The pool is rebuilt as the batch drew it: the stored rankings of the batch's systems to the batch's depth,
-for the batch's queries. Each pair's grade is the mean of the batch's judgments of it; the graded pairs of a
+The pool is rebuilt as the batch drew it (:func:`ndcg_labeling.pipeline.tasks.budgeted.batch_pool`): the
+stored rankings of the batch's systems to the batch's depth, every query, less the pairs judged enough
+before the batch. Each pair's grade is the mean of the batch's judgments of it; the graded pairs of a
 stratum are taken as the sample (pairs chosen but not yet graded are assumed missing at random), so each
-graded pair's inclusion probability is (graded in its stratum) / (pooled in its stratum).
+graded pair's inclusion probability is (graded in its stratum) / (pooled in its stratum). A stratum with no
+graded pair yet cannot be estimated: its pairs drop out of the estimates, and the report says so in a
+warning with how many strata, pairs and queries that is.
 """
 
 from __future__ import annotations
@@ -22,8 +25,14 @@ from ndcg_labeling.budget.pool import Pool
 from ndcg_labeling.budget.strategies import inclusion_probabilities
 from ndcg_labeling.db import models as m
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
-from ndcg_labeling.pipeline.tasks.budgeted import batch_edges, batch_mean_grades, global_strata, stored_pool
-from ndcg_labeling.pipeline.tasks.pooling import chosen_systems, depth_pool
+from ndcg_labeling.pipeline.tasks.budgeted import (
+    batch_edges,
+    batch_mean_grades,
+    batch_pool,
+    global_strata,
+    stored_pool,
+)
+from ndcg_labeling.pipeline.tasks.pooling import check_depth, chosen_systems, depth_pool
 
 
 @dataclass
@@ -47,6 +56,7 @@ class InferredReport:
     queries: int
     baseline: str
     rows: list[InferredRow] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def header(self) -> str:
         return (f"estimator: inferred ({self.metric}, Horvitz-Thompson over the stratified sample of batch "
@@ -67,34 +77,31 @@ def _batch_pool(batch_name: str, *, session: Session, need_sample: bool
     if need_sample and batch.strategy != "sample":
         raise NdcgLabelingError(f"the inferred estimator needs a batch made with `tasks create --strategy sample`; "
                                 f"batch {batch_name!r} was made with {batch.strategy or 'depth pooling'}")
-    names = sorted(batch.systems or [])
-    ids = dict(session.execute(select(m.System.name, m.System.id).where(m.System.name.in_(names))).all())
-    names = [n for n in names if n in ids]
-    items = session.execute(select(m.BatchItem.query_id, m.BatchItem.document_id)
-                            .where(m.BatchItem.batch_id == batch.id)).all()
-    queries = sorted({q for q, _ in items})
-    full = depth_pool(session=session, depth=batch.depth, system_ids=[ids[n] for n in names], query_types=[],
-                      query_ids=[])
-    full = full[full["qid"].isin(queries)]
-    pool = stored_pool(session=session, depth=batch.depth, system_ids=[ids[n] for n in names],
-                       pairs=set(zip(full["qid"].tolist(), full["did"].tolist(), strict=True)), query_ids=queries)
+    names, queries, pool = batch_pool(batch, session=session)
     mean_grade = batch_mean_grades(batch.name, session=session)
     grades = np.array([mean_grade.get((queries[int(q)], int(c)), np.nan)
                        for q, c in zip(pool.query, pool.code, strict=True)])
     return batch, names, pool, queries, grades
 
 
-def inferred_report(batch_name: str, *, session: Session, k: int = 10, gain: str = "exponential") -> InferredReport:
-    """infNDCG@``k`` of every system of the batch, the plain NDCG@k of the same grades (unjudged = 0), and
-    each system's difference from the first system by name with its paired interval.
+def inferred_report(batch_name: str, *, session: Session, k: int = 10, gain: str = "exponential",
+                    baseline: str | None = None, systems: list[str] | None = None) -> InferredReport:
+    """infNDCG@``k`` of every system of the batch (or of ``systems``), the plain NDCG@k of the same grades
+    (unjudged = 0), and each system's difference from ``baseline`` (default: the first system by name) with
+    its paired interval.
 
-    Raises :class:`NotFoundError` for an unknown batch and :class:`NdcgLabelingError` for a batch not made
-    with ``--strategy sample`` or with no graded pair yet.
+    Raises :class:`NotFoundError` for an unknown batch or system and :class:`NdcgLabelingError` for a batch
+    not made with ``--strategy sample``, with no graded pair yet, or a ``k`` outside 1 to its depth.
     """
     batch, names, pool, queries, grades = _batch_pool(batch_name, session=session, need_sample=True)
+    if k < 1:
+        raise NdcgLabelingError(f"ndcg@{k}: the cut-off must be at least 1")
     if k > batch.depth:
         raise NdcgLabelingError(f"ndcg@{k} needs a pool at least {k} deep; batch {batch_name!r} pooled to depth "
                                 f"{batch.depth}")
+    for name in [*(systems or []), *([baseline] if baseline else [])]:
+        if name not in names:
+            raise NotFoundError(f"system {name!r} is not one of batch {batch_name!r}'s systems: {', '.join(names)}")
     graded = ~np.isnan(grades)
     if not graded.any():
         raise NdcgLabelingError(f"batch {batch_name!r} has no graded pair yet")
@@ -102,14 +109,30 @@ def inferred_report(batch_name: str, *, session: Session, k: int = 10, gain: str
     est = inferred_ndcg(pool, grades, inclusion_probabilities(strata, graded), strata, k, gain=gain)
     means, half = system_means(est)
     plain = plain_ndcg(pool, grades, k, gain=gain).mean(axis=1)
+    base = names.index(baseline) if baseline else 0
     out = InferredReport(batch=batch_name, metric=f"ndcg@{k}", judged=int(graded.sum()), pool_pairs=pool.n_pairs,
-                         queries=pool.n_queries, baseline=names[0])
+                         queries=pool.n_queries, baseline=names[base], warnings=_unsampled(pool, strata, graded))
     for s, name in enumerate(names):
-        diff = None if s == 0 else float(means[s] - means[0])
-        dhw = None if s == 0 else difference_halfwidth(est, s, 0)
+        if systems and name not in systems:
+            continue
+        diff = None if s == base else float(means[s] - means[base])
+        dhw = None if s == base else difference_halfwidth(est, s, base)
         out.rows.append(InferredRow(system=name, inferred=float(means[s]), half_width=float(half[s]),
                                     plain=float(plain[s]), diff=diff, diff_half_width=dhw))
     return out
+
+
+def _unsampled(pool: Pool, strata: np.ndarray, graded: np.ndarray) -> list[str]:
+    """The warning for strata with no graded pair (none when every stratum has one)."""
+    labels, inverse = np.unique(strata, return_inverse=True)
+    hit = np.bincount(inverse, weights=graded.astype(np.float64), minlength=labels.size)
+    empty = hit[inverse] == 0
+    if not empty.any():
+        return []
+    return [f"{int((hit == 0).sum())} of {labels.size} strata ({int(empty.sum())} of {pool.n_pairs} pooled pairs, in "
+            f"{np.unique(pool.query[empty]).size} of {pool.n_queries} queries) have no graded pair yet: they drop "
+            f"out of the estimates, which are biased until they are graded (grade the open items or `tasks "
+            f"extend` the batch)"]
 
 
 def plan_budget(budgets: list[int], *, session: Session, batch: str | None = None, depth: int = 20,
@@ -122,6 +145,7 @@ def plan_budget(budgets: list[int], *, session: Session, batch: str | None = Non
     if batch is not None:
         _, names, pool, _, grades = _batch_pool(batch, session=session, need_sample=False)
     else:
+        check_depth(depth)
         all_systems, names = chosen_systems(systems, session=session)
         frame = depth_pool(session=session, depth=depth, system_ids=[all_systems[n] for n in names],
                            query_types=[], query_ids=[])

@@ -104,7 +104,7 @@ def test_task_files_do_not_tell_the_strategy(runner, db, tmp_path):
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["tasks", "create", "b2", *BASE, "--strategy", "mtf"], "Error: --budget must be a number of pairs >= 1, got None"),
+    (["tasks", "create", "b2", *BASE, "--strategy", "mtf"], "Error: --strategy mtf needs --budget N: how many pairs of the pool to judge"),
     (["tasks", "extend", "plain", "--budget", "5"],
      "Error: batch 'plain' was made by depth pooling without --strategy; only a batch made with "
      "`tasks create --strategy S --budget N` can be extended"),

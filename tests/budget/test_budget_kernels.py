@@ -197,3 +197,15 @@ def test_small_budgets_leave_no_pair_without_a_chance(share):
     judged[picks] = True
     assert (inclusion_probabilities(stratum_ids(pool, edges), judged) > 0).all(), (share, edges)
     assert edges in EDGE_SETS
+
+
+def test_inferred_ndcg_with_no_positive_grade_judged_is_zero():
+    # audit: the linearisation indexed a (queries, 0) array when no judged grade was positive (IndexError)
+    from ndcg_labeling.budget.estimators import inferred_ndcg
+
+    pool = build_pool(random_runs(4, n_q=2), depth=10)
+    grades = np.full(pool.n_pairs, np.nan)
+    grades[:3] = 0.0
+    strata = stratum_ids(pool)
+    est = inferred_ndcg(pool, grades, inclusion_probabilities(strata, ~np.isnan(grades)), strata, 10)
+    assert (est.ndcg == 0).all() and (est.variance == 0).all()

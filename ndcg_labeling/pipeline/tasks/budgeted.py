@@ -33,15 +33,26 @@ from ndcg_labeling.db import models as m
 from ndcg_labeling.db import repository as repo
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
 from ndcg_labeling.pipeline.tasks.create import BatchCreated, create_batch, item_keys, store_assignments
-from ndcg_labeling.pipeline.tasks.pooling import chosen_queries, chosen_systems, depth_pool, drop_judged
+from ndcg_labeling.pipeline.tasks.pooling import check_depth, chosen_systems, depth_pool, drop_judged
+
+# the most pairs one call may ask for: the batch's budget column is a 32-bit integer (PostgreSQL INTEGER);
+# a budget is checked against this before anything is built, then against the pool's size
+MAX_BUDGET = 2**31 - 1
 
 
 def _check(strategy: str, budget: int | None) -> int:
     if strategy not in STRATEGIES:
         raise NdcgLabelingError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
-    if budget is None or budget < 1:
-        raise NdcgLabelingError(f"--budget must be a number of pairs >= 1, got {budget}")
+    if budget is None:
+        raise NdcgLabelingError(f"--strategy {strategy} needs --budget N: how many pairs of the pool to judge")
+    if not 1 <= budget <= MAX_BUDGET:
+        raise NdcgLabelingError(f"--budget must be a number of pairs between 1 and {MAX_BUDGET}, got {budget}")
     return budget
+
+
+def _check_fits(budget: int, free: int, where: str) -> None:
+    if budget > free:
+        raise NdcgLabelingError(f"--budget must be between 1 and the {free} pooled pairs{where}, got {budget}")
 
 
 def stored_pool(*, session: Session, depth: int, system_ids: list[int], pairs: set[tuple[int, int]],
@@ -64,6 +75,41 @@ def stored_pool(*, session: Session, depth: int, system_ids: list[int], pairs: s
             runs[s, q] = -1
             runs[s, q, : kept.size] = kept
     return build_pool(runs, depth)
+
+
+def _pool_of(*, session: Session, depth: int, system_ids: list[int], scale: str, overlap: int,
+             batch: m.GradingBatch | None = None) -> tuple[list[int], Pool]:
+    """The queries (row ids) and the pool a budgeted batch draws from: the stored rankings of its systems to
+    its depth, every query, less the pairs already judged ``overlap`` times by people on ``scale``. For an
+    existing ``batch`` the judgments counted are those made before it, outside it, and its own items are
+    always in: the pool of its first round, whatever has been graded since."""
+    full = depth_pool(session=session, depth=depth, system_ids=system_ids, query_types=[], query_ids=[])
+    left = full
+    if not full.empty:
+        left = drop_judged(full, scale=scale, overlap=overlap, session=session,
+                           before=None if batch is None else batch.created_at,
+                           outside=None if batch is None else batch.name)
+    pairs = set(zip(left["qid"].tolist(), left["did"].tolist(), strict=True))
+    if batch is not None:
+        pairs |= {(q, d) for q, d in session.execute(select(m.BatchItem.query_id, m.BatchItem.document_id)
+                                                     .where(m.BatchItem.batch_id == batch.id)).all()}
+    if not pairs:
+        raise NdcgLabelingError(f"nothing to pool: no unjudged pair with rank <= {depth} for the chosen systems "
+                                f"and queries")
+    queries = sorted({q for q, _ in pairs})
+    return queries, stored_pool(session=session, depth=depth, system_ids=system_ids, pairs=pairs, query_ids=queries)
+
+
+def batch_pool(batch: m.GradingBatch, *, session: Session) -> tuple[list[str], list[int], Pool]:
+    """The systems (names, sorted), the queries (row ids) and the pool of a budgeted batch, as
+    ``tasks create`` drew its first round (:func:`_pool_of`): ``tasks extend``, ``report --estimator
+    inferred`` and ``plan --batch`` all read this one pool."""
+    names = sorted(batch.systems or [])
+    ids = dict(session.execute(select(m.System.name, m.System.id).where(m.System.name.in_(names))).all())
+    names = [n for n in names if n in ids]
+    queries, pool = _pool_of(session=session, depth=batch.depth, system_ids=[ids[n] for n in names],
+                             scale=batch.scale, overlap=batch.overlap, batch=batch)
+    return names, queries, pool
 
 
 def batch_mean_grades(batch_name: str, *, session: Session) -> dict[tuple[int, int], float]:
@@ -104,17 +150,16 @@ def create_budgeted(name: str, *, strategy: str, budget: int | None, scale: str,
     then assigned and stored as :func:`create_batch` does. Pairs already judged ``overlap`` times are left
     out of the pool first (as ``tasks create`` does)."""
     budget = _check(strategy, budget)
+    check_depth(depth)
+    if query_types or query_ids:
+        # tasks extend and report --estimator inferred rebuild the pool from what the batch records (its
+        # systems, depth, scale and overlap); a query selection is not recorded, so it cannot be honoured
+        raise NdcgLabelingError(f"--{'query-type' if query_types else 'query-id'} does not go with --strategy: a "
+                                f"budgeted batch pools every query of its systems")
     all_systems, system_names = chosen_systems(systems, session=session)
-    type_names, qid_names = chosen_queries(query_types, query_ids, session=session)
     system_ids = [all_systems[s] for s in system_names]
-    full = depth_pool(session=session, depth=depth, system_ids=system_ids, query_types=type_names, query_ids=qid_names)
-    left = drop_judged(full, scale=scale, overlap=overlap, session=session) if not full.empty else full
-    if left.empty:
-        raise NdcgLabelingError(f"nothing to pool: no unjudged pair with rank <= {depth} for the chosen systems "
-                                f"and queries")
-    queries = sorted(set(left["qid"].tolist()))
-    pool = stored_pool(session=session, depth=depth, system_ids=system_ids,
-                 pairs=set(zip(left["qid"].tolist(), left["did"].tolist(), strict=True)), query_ids=queries)
+    queries, pool = _pool_of(session=session, depth=depth, system_ids=system_ids, scale=scale, overlap=overlap)
+    _check_fits(budget, pool.n_pairs, "")
     seed = secrets.randbelow(2**31) if seed is None else seed
     edges = design_edges(pool, budget)
     picks = select_next(pool, strategy, budget, np.full(pool.n_pairs, np.nan),
@@ -184,18 +229,15 @@ def extend_batch(name: str, *, budget: int | None, session: Session) -> BatchExt
         raise NdcgLabelingError(f"batch {name!r} was made by depth pooling without --strategy; only a batch made "
                                 f"with `tasks create --strategy S --budget N` can be extended")
     budget = _check(batch.strategy, budget)
-    system_ids = [s for (s,) in session.execute(select(m.System.id).where(m.System.name.in_(batch.systems or [])))]
-    items = session.execute(select(m.BatchItem.id, m.BatchItem.query_id, m.BatchItem.document_id)
-                            .where(m.BatchItem.batch_id == batch.id)).all()
-    queries = sorted({q for _, q, _ in items})
-    full = depth_pool(session=session, depth=batch.depth, system_ids=system_ids, query_types=[], query_ids=[])
-    full = full[full["qid"].isin(queries)]
-    in_batch = {(q, d) for _, q, d in items}
-    left = drop_judged(full, scale=batch.scale, overlap=batch.overlap, session=session)
-    pairs = set(zip(left["qid"].tolist(), left["did"].tolist(), strict=True)) | in_batch
-    pool = stored_pool(session=session, depth=batch.depth, system_ids=system_ids, pairs=pairs, query_ids=queries)
-    mean_grade = batch_mean_grades(batch.name, session=session)
+    _, queries, pool = batch_pool(batch, session=session)
+    in_batch = {(q, d) for q, d in session.execute(select(m.BatchItem.query_id, m.BatchItem.document_id)
+                                                   .where(m.BatchItem.batch_id == batch.id)).all()}
     keys = [(queries[int(q)], int(c)) for q, c in zip(pool.query, pool.code, strict=True)]
+    free = sum(k not in in_batch for k in keys)
+    if free == 0:
+        raise NdcgLabelingError(f"batch {name!r} already holds every pooled pair")
+    _check_fits(budget, free, f" not yet in batch {name!r}")
+    mean_grade = batch_mean_grades(batch.name, session=session)
     grades = np.array([mean_grade.get(k, np.nan) for k in keys])
     pending = np.array([k in in_batch and k not in mean_grade for k in keys])
     round_ = 1 + int(session.execute(select(func.max(m.BatchItemDesign.round)).join(
@@ -210,7 +252,7 @@ def extend_batch(name: str, *, budget: int | None, session: Session) -> BatchExt
     batch.budget = (batch.budget or 0) + budget
     return BatchExtended(batch=name, strategy=batch.strategy, round=round_, items=int(picks.size),
                          assignments=n_assign, judged_so_far=len(mean_grade), pool_pairs=pool.n_pairs,
-                         batch_items=len(items) + int(picks.size))
+                         batch_items=len(in_batch) + int(picks.size))
 
 
 def _add_items(batch: m.GradingBatch, pairs: list[tuple[int, int]], round_: int, *, session: Session) -> int:

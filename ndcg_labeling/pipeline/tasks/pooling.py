@@ -5,6 +5,7 @@ TREC-style depth pool of the stored rankings; and the pairs already judged enoug
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -18,6 +19,17 @@ from ndcg_labeling.pipeline.tasks._common import _IN_CHUNK
 
 if TYPE_CHECKING:
     import pandas as pd
+
+# the deepest pool: far beyond any judged depth in practice (TREC pools go to 100), and it bounds the
+# (systems, queries, depth) arrays the strategies and estimators build
+MAX_DEPTH = 1000
+
+
+def check_depth(depth: int) -> int:
+    """``depth`` if it is a pool depth (1 to :data:`MAX_DEPTH`), else an error naming ``--depth``."""
+    if not 1 <= depth <= MAX_DEPTH:
+        raise NdcgLabelingError(f"--depth must be a number of ranks between 1 and {MAX_DEPTH}, got {depth}")
+    return depth
 
 
 def validate_names(values: Sequence[str] | None, what: str) -> list[str]:
@@ -85,8 +97,11 @@ def depth_pool(*, session: Session, depth: int, system_ids: list[int], query_typ
     return pd.DataFrame(rows, columns=["qid", "did"]).astype(np.int64)
 
 
-def drop_judged(pool: pd.DataFrame, *, scale: str, overlap: int, session: Session) -> pd.DataFrame:
-    """The pool without the pairs already judged by ``overlap`` distinct human graders on ``scale``."""
+def drop_judged(pool: pd.DataFrame, *, scale: str, overlap: int, session: Session, before: datetime | None = None,
+                outside: str | None = None) -> pd.DataFrame:
+    """The pool without the pairs already judged by ``overlap`` distinct human graders on ``scale``; with
+    ``before`` and ``outside``, counting only judgments made before that time outside that batch (the pool a
+    batch was drawn from, as it was when the batch was made)."""
     import pandas as pd
 
     if pool.empty:
@@ -96,6 +111,10 @@ def drop_judged(pool: pd.DataFrame, *, scale: str, overlap: int, session: Sessio
     stmt = (select(j.query_id, j.document_id).where(j.scale == scale)
             .where(j.grader_id.in_(select(m.Grader.id).where(m.Grader.kind == "human")))
             .group_by(j.query_id, j.document_id).having(func.count(j.grader_id.distinct()) >= overlap))
+    if before is not None:
+        stmt = stmt.where(j.created_at < before)
+    if outside is not None:
+        stmt = stmt.where(j.batch != outside)
     queries = pool["qid"].unique().tolist()
     frames = []
     if len(queries) <= _IN_CHUNK:
