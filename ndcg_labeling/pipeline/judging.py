@@ -15,6 +15,7 @@ sums over the answers it stored (so an interrupted run's usage is known too).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,11 +27,13 @@ from sqlalchemy.orm import Session
 from ndcg_labeling.db import models as m
 from ndcg_labeling.errors import JudgeRequestError, NdcgLabelingError
 from ndcg_labeling.guidelines import Guideline, load_guideline
+from ndcg_labeling.io.ids import id_problem
 from ndcg_labeling.judges import client as chat
 from ndcg_labeling.judges.parser import response_format
 from ndcg_labeling.judges.prompts import ItemText, PromptTemplate, load_template, render
 from ndcg_labeling.judges.runner import Job, Outcome, run_jobs
 from ndcg_labeling.pipeline import judging_store as store
+from ndcg_labeling.pipeline.importing import GRADER_LENGTH
 from ndcg_labeling.pipeline.lookups import require_batch
 from ndcg_labeling.pipeline.transactions import run_in_transaction
 from ndcg_labeling.scales import get_scale
@@ -136,18 +139,39 @@ def _plan(settings: JudgeSettings, *, session: Session) -> _Plan:
                  done, skipped)
 
 
+# The float options' ranges: a value outside is refused before anything is stored (NaN and infinity
+# included: neither is JSON, and a NaN temperature cannot be stored). The temperature range is the
+# Chat Completions API's; the timeout's upper end (a day) keeps it within what a socket accepts; the
+# price's (1e6 per million tokens, a unit price of 1 per token) keeps a run's cost a finite number.
+MAX_TEMPERATURE = 2.0
+MAX_TIMEOUT_S = 86_400.0
+MAX_PRICE = 1e6
+
+
+def _check_float(name: str, value: float | None, low: float, high: float, *, open_low: bool = False) -> None:
+    """``Error: NAME: must be ...`` unless ``value`` is None or a finite number in [low, high] (or (low, high])."""
+    if value is None or (math.isfinite(value) and (value > low if open_low else value >= low) and value <= high):
+        return
+    lower = f"above {low:g}" if open_low else f"{low:g} or more"
+    upper = "" if math.isinf(high) else f" and at most {high:g}"
+    raise NdcgLabelingError(f"{name}: must be a finite number {lower}{upper}, got {value}")
+
+
 def _check(settings: JudgeSettings) -> None:
     if settings.concurrency < 1:
         raise NdcgLabelingError(f"--concurrency must be at least 1, got {settings.concurrency}")
     if settings.max_requests is not None and settings.max_requests < 0:
         raise NdcgLabelingError(f"--max-requests must be 0 or more, got {settings.max_requests}")
-    for name, price in (("--price-in", settings.price_in), ("--price-out", settings.price_out)):
-        if price is not None and price < 0:
-            raise NdcgLabelingError(f"{name} must be 0 or more, got {price}")
-    if settings.rate_limit is not None and settings.rate_limit <= 0:
-        raise NdcgLabelingError(f"--rate-limit must be above 0, got {settings.rate_limit}")
+    _check_float("--temperature", settings.temperature, 0.0, MAX_TEMPERATURE)
+    _check_float("--timeout", settings.timeout, 0.0, MAX_TIMEOUT_S, open_low=True)
+    _check_float("--rate-limit", settings.rate_limit, 0.0, math.inf, open_low=True)
+    _check_float("--price-in", settings.price_in, 0.0, MAX_PRICE)
+    _check_float("--price-out", settings.price_out, 0.0, MAX_PRICE)
     if settings.max_doc_chars < 1:
         raise NdcgLabelingError(f"--max-doc-chars must be at least 1, got {settings.max_doc_chars}")
+    problem = id_problem(settings.grader, "--grader: grader name", GRADER_LENGTH)  # the rule of `graders add`
+    if problem:
+        raise NdcgLabelingError(problem)
     chat.normalize_base_url(settings.base_url)
     if not settings.model.strip():
         raise NdcgLabelingError("--model must name a model")

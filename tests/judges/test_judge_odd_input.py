@@ -1,0 +1,43 @@
+"""``judge run`` on odd input, on SQLite and PostgreSQL: float options that are not finite or out of
+range and a grader name that `graders add` refuses are refused before anything is stored."""
+
+from __future__ import annotations
+
+import pytest
+from test_judge_run import judge
+
+TEMPERATURE = "--temperature: must be a finite number 0 or more and at most 2, got"
+TIMEOUT = "--timeout: must be a finite number above 0 and at most 86400, got"
+RATE = "--rate-limit: must be a finite number above 0, got"
+PRICE = "must be a finite number 0 or more and at most 1e+06, got"
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("--temperature", "inf", f"{TEMPERATURE} inf"), ("--temperature", "nan", f"{TEMPERATURE} nan"),
+    ("--temperature", "-0.5", f"{TEMPERATURE} -0.5"), ("--temperature", "2.5", f"{TEMPERATURE} 2.5"),
+    ("--timeout", "0", f"{TIMEOUT} 0.0"), ("--timeout", "inf", f"{TIMEOUT} inf"), ("--timeout", "nan", f"{TIMEOUT} nan"),
+    ("--rate-limit", "nan", f"{RATE} nan"), ("--rate-limit", "inf", f"{RATE} inf"), ("--rate-limit", "0", f"{RATE} 0.0"),
+    ("--price-in", "nan", f"--price-in: {PRICE} nan"), ("--price-in", "-1", f"--price-in: {PRICE} -1.0"),
+    ("--price-out", "inf", f"--price-out: {PRICE} inf"), ("--price-out", "1e300", f"--price-out: {PRICE} 1e+300"),
+])
+def test_a_float_option_not_finite_or_out_of_range_is_refused_and_nothing_is_stored(runner, world, fake, option,
+                                                                                   value, message):
+    before = world.db.counts()
+    result = judge(runner, world, fake, option, value)
+    assert result.exit_code == 1
+    assert result.output == f"Error: {message}\n"
+    assert world.db.counts() == before and fake.requests == []
+
+
+def test_a_grader_name_that_graders_add_refuses_is_refused_here_too(runner, world, fake):
+    from ndcg_labeling.cli import app
+
+    name = "x\x1b[2Jy"
+    before = world.db.counts()
+    added = runner.invoke(app, ["graders", "add", name, "--db", world.db.url])
+    result = runner.invoke(app, ["judge", "run", "--batch", world.batch, "--grader", name, "--model", "m",
+                                 "--base-url", fake.url, "--db", world.db.url])
+    problem = "'x\\x1b[2Jy' contains a control or non-printable character (U+001B); ids are printable text without white space"
+    assert added.exit_code == 1 and added.output == f"Error: (command line): grader name {problem}\n"
+    assert result.exit_code == 1 and result.output == f"Error: --grader: grader name {problem}\n"
+    assert world.db.counts() == before and fake.requests == []
