@@ -7,6 +7,7 @@ answer's :func:`store_outcome` in a transaction of its own.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -117,12 +118,29 @@ class Provenance:
     temperature: float
 
 
+# What no database text column holds: NUL (PostgreSQL refuses it) and a lone surrogate (not UTF-8;
+# a JSON answer can carry one as an escape, "\ud800").
+_UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
+
+
+def storable_text(text: str) -> tuple[str, int]:
+    """``text`` with each NUL and lone surrogate shown as U+FFFD, and how many there were. Only the raw
+    answer of a skipped item can hold one: an answer that parses as a grade never does (neither is JSON
+    white space, nor allowed in the one key), so no grade depends on this."""
+    return _UNSTORABLE.subn("\ufffd", text)
+
+
 def store_response(key: str, *, session: Session, run_id: int, model: str, base_url: str, prompt_sha256: str,
                    status: str, grade: int | None, raw: str, reason: str | None, tokens: tuple[int, int]) -> int:
-    """Insert one answer into the cache (the first answer of a key wins); returns its id."""
+    """Insert one answer into the cache (the first answer of a key wins); returns its id. A raw answer
+    with characters no database holds is stored with them shown as U+FFFD, and the reason says so."""
     row = session.execute(select(m.JudgeResponse.id).where(m.JudgeResponse.cache_key == key)).scalar_one_or_none()
     if row is not None:
         return int(row)
+    raw, replaced = storable_text(raw)
+    if replaced:
+        note = f"{replaced} NUL or unpaired surrogate characters of the raw answer are stored as U+FFFD"
+        reason = f"{reason}; {note}" if reason else note
     resp = m.JudgeResponse(cache_key=key, run_id=run_id, model=model, base_url=base_url, prompt_sha256=prompt_sha256,
                            status=status, grade=grade, raw=raw, reason=reason, prompt_tokens=tokens[0],
                            completion_tokens=tokens[1], created_at=m.utcnow())

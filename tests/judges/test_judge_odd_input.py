@@ -1,10 +1,17 @@
 """``judge run`` on odd input, on SQLite and PostgreSQL: float options that are not finite or out of
-range and a grader name that `graders add` refuses are refused before anything is stored."""
+range and a grader name that `graders add` refuses are refused before anything is stored; an answer
+with a NUL or a lone surrogate is skipped as unparseable on both backends (its raw text stored with
+U+FFFD)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
-from test_judge_run import judge
+from sqlalchemy import select
+from test_judge_run import judge, judge_grades
+
+from ndcg_labeling.db import models as m
 
 TEMPERATURE = "--temperature: must be a finite number 0 or more and at most 2, got"
 TIMEOUT = "--timeout: must be a finite number above 0 and at most 86400, got"
@@ -41,3 +48,19 @@ def test_a_grader_name_that_graders_add_refuses_is_refused_here_too(runner, worl
     assert added.exit_code == 1 and added.output == f"Error: (command line): grader name {problem}\n"
     assert result.exit_code == 1 and result.output == f"Error: --grader: grader name {problem}\n"
     assert world.db.counts() == before and fake.requests == []
+
+
+def test_an_answer_with_a_nul_or_a_lone_surrogate_is_skipped_as_unparseable(runner, world, fake):
+    fake.script.update({"Page 3": ["nul", "nul"], "Page 4": ["surrogate", "surrogate"]})
+    result = judge(runner, world, fake, "--format", "json", "--concurrency", "1")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert (summary["graded"], summary["skipped"]) == (world.items - 2, 2)
+    assert len(judge_grades(world)) == world.items - 2
+    with world.db.engine.connect() as conn:
+        rows = conn.execute(select(m.JudgeResponse.status, m.JudgeResponse.raw, m.JudgeResponse.reason)
+                            .where(m.JudgeResponse.grade.is_(None)).order_by(m.JudgeResponse.raw)).all()
+    note = "1 NUL or unpaired surrogate characters of the raw answer are stored as U+FFFD"
+    assert [tuple(r) for r in rows] == [
+        ("unparseable", '{"grade": 1} \ufffd', f"not one JSON object (Extra data at character 13); {note}"),
+        ("unparseable", '{"grade": 1}\ufffd', f"not one JSON object (Extra data at character 12); {note}")]
