@@ -255,15 +255,17 @@ def _send(engine: Engine, settings: JudgeSettings, plan: _Plan, todo: list[Job],
     base_url = chat.normalize_base_url(settings.base_url)
     total = sum(len(job.ref) for job in todo)
     stored = [0]
+    usage_problems: list[str] = []
 
     def on_outcomes(outcomes: list[Outcome]) -> None:
         def work(session: Session) -> None:
             for outcome in outcomes:
                 messages = outcome.job.body["messages"]
                 prompt_hash = chat.prompt_sha256(messages)
+                reason = "; ".join(r for r in (outcome.reason, outcome.usage_problem) if r) or None
                 rid = store.store_response(outcome.job.key, session=session, run_id=run_id, model=settings.model,
                                            base_url=base_url, prompt_sha256=prompt_hash, status=outcome.status,
-                                           grade=outcome.grade, raw=outcome.raw, reason=outcome.reason,
+                                           grade=outcome.grade, raw=outcome.raw, reason=reason,
                                            tokens=(outcome.prompt_tokens, outcome.completion_tokens))
                 for item in outcome.job.ref:
                     store.apply_answer(item, session=session, batch=plan.batch, grader_id=plan.grader_id,
@@ -271,6 +273,7 @@ def _send(engine: Engine, settings: JudgeSettings, plan: _Plan, todo: list[Job],
                                        prompt_sha256=prompt_hash, prov=prov)
         run_in_transaction(engine, work)
         stored[0] += sum(len(outcome.job.ref) for outcome in outcomes)
+        usage_problems.extend(o.usage_problem for o in outcomes if o.usage_problem)
         if progress is not None:
             progress(stored[0], total)
 
@@ -291,6 +294,9 @@ def _send(engine: Engine, settings: JudgeSettings, plan: _Plan, todo: list[Job],
         usage = run_in_transaction(engine, lambda s: store.finish_run(
             run_id, session=s, finished=finished, fields=fields, prices=(settings.price_in, settings.price_out)))
         summary.prompt_tokens, summary.completion_tokens, summary.cost = usage
+        if usage_problems:
+            summary.notes.append(f"{len(usage_problems)} answers reported a usage that is not a token count "
+                                 f"({usage_problems[0]}): their tokens count as 0 in the totals and the cost")
     graded, skipped, _, _ = run_in_transaction(engine, lambda s: store.run_usage(run_id, session=s))
     summary.graded, summary.skipped = graded, skipped
     summary.left += len(todo) - (graded + skipped)

@@ -1,7 +1,7 @@
 """``judge run`` on odd input, on SQLite and PostgreSQL: float options that are not finite or out of
 range and a grader name that `graders add` refuses are refused before anything is stored; an answer
 with a NUL or a lone surrogate is skipped as unparseable on both backends (its raw text stored with
-U+FFFD)."""
+U+FFFD); a usage count that is not a token count is ignored with a note, never stored."""
 
 from __future__ import annotations
 
@@ -50,6 +50,10 @@ def test_a_grader_name_that_graders_add_refuses_is_refused_here_too(runner, worl
     assert world.db.counts() == before and fake.requests == []
 
 
+def _titles(fake) -> list[str]:
+    return [b["messages"][1]["content"].split("Title: ")[1].split("\n")[0] for b in fake.requests]
+
+
 def test_an_answer_with_a_nul_or_a_lone_surrogate_is_skipped_as_unparseable(runner, world, fake):
     fake.script.update({"Page 3": ["nul", "nul"], "Page 4": ["surrogate", "surrogate"]})
     result = judge(runner, world, fake, "--format", "json", "--concurrency", "1")
@@ -64,3 +68,23 @@ def test_an_answer_with_a_nul_or_a_lone_surrogate_is_skipped_as_unparseable(runn
     assert [tuple(r) for r in rows] == [
         ("unparseable", '{"grade": 1} \ufffd', f"not one JSON object (Extra data at character 13); {note}"),
         ("unparseable", '{"grade": 1}\ufffd', f"not one JSON object (Extra data at character 12); {note}")]
+
+
+def test_a_usage_count_that_is_not_a_token_count_is_ignored_with_a_note(runner, world, fake):
+    huge = str(10**30)
+    fake.script.update({"Page 1": ["usage=" + huge], "Page 2": ["usage=-5"]})
+    result = judge(runner, world, fake, "--format", "json", "--price-in", "1", "--concurrency", "1")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["graded"] == world.items and len(judge_grades(world)) == world.items
+    assert summary["prompt_tokens"] == 100 * (world.items - 2)
+    assert summary["cost"] == pytest.approx(100 * (world.items - 2) / 1e6)
+    problems = {"Page 1": f"usage ignored: prompt_tokens {huge} is not a token count (0 to 10,000,000)",
+                "Page 2": "usage ignored: prompt_tokens -5 is not a token count (0 to 10,000,000)"}
+    with world.db.engine.connect() as conn:
+        reasons = conn.execute(select(m.JudgeResponse.reason).where(m.JudgeResponse.reason.is_not(None))).scalars()
+        assert sorted(reasons) == sorted(problems.values())
+        assert max(conn.execute(select(m.JudgeResponse.prompt_tokens)).scalars()) == 100
+    first = next(t for t in _titles(fake) if t in problems)
+    assert summary["notes"] == [f"2 answers reported a usage that is not a token count ({problems[first]}): their "
+                                "tokens count as 0 in the totals and the cost"]
