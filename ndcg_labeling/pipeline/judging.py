@@ -9,8 +9,10 @@ Each request's cache key is the sha256 of (model, base URL, prompt hash, paramet
 answered are stored from the cache, so a rerun sends no request for them. Each answer is stored as it
 arrives, with its judgment (or its skip), in a short transaction (one per answer when the database keeps
 pace; else one for the answers that arrived during the previous commit): Ctrl+C loses only the
-requests in flight, a kill at most those and the answers of one commit, and a rerun resumes. A run's token usage and cost are the
-sums over the answers it stored (so an interrupted run's usage is known too).
+requests in flight, a kill at most those and the answers of one commit, and a rerun resumes. A run that
+fails before its first answer is stored removes what it stored before sending (the run row; the grader
+and assignments it added), so a bad key or endpoint leaves the database as it was. A run's token usage
+and cost are the sums over the answers it stored (so an interrupted run's usage is known too).
 """
 
 from __future__ import annotations
@@ -120,6 +122,8 @@ class _Plan:
     items: list[store.JudgeItem]
     done: int
     skipped: int
+    new_grader: bool = False  # this call added the grader ...
+    added: int = 0  # ... and these assignments (removed again if the run stores no answer: _send)
 
 
 def _params(settings: JudgeSettings, values: tuple[int, ...]) -> dict[str, Any]:
@@ -129,14 +133,14 @@ def _params(settings: JudgeSettings, values: tuple[int, ...]) -> dict[str, Any]:
 
 def _plan(settings: JudgeSettings, *, session: Session) -> _Plan:
     batch = require_batch(settings.batch, session=session)
-    grader = store.judge_grader(settings.grader, session=session)
-    store.ensure_assignments(batch, grader, session=session)
+    grader, new_grader = store.judge_grader(settings.grader, session=session)
+    added = store.ensure_assignments(batch, grader, session=session)
     guideline = load_guideline(batch.scale)
     template = load_template(settings.prompt)
     items, done, skipped = store.open_items(batch, grader, session=session)
     session.expunge(batch)
     return _Plan(batch, grader.id, guideline, template, _params(settings, get_scale(batch.scale).values), items,
-                 done, skipped)
+                 done, skipped, new_grader, added)
 
 
 # The float options' ranges: a value outside is refused before anything is stored (NaN and infinity
@@ -287,8 +291,17 @@ def _send(engine: Engine, settings: JudgeSettings, plan: _Plan, todo: list[Job],
         finished = True
     except KeyboardInterrupt:
         summary.interrupted = True
-    except JudgeRequestError as exc:
-        raise JudgeRequestError(f"{exc}; {stored[0]} answers of run {run_id} are stored: a rerun resumes") from None
+    except Exception as exc:
+        # Nothing answered: what this call stored before sending goes again, as for any bad input.
+        if stored[0] == 0 and not summary.from_cache and run_in_transaction(engine, lambda s: store.undo_start(
+                run_id, session=s, batch_id=plan.batch.id, grader_id=plan.grader_id, assignments=bool(plan.added),
+                grader=plan.new_grader)):
+            if isinstance(exc, JudgeRequestError):
+                raise JudgeRequestError(f"{exc}; nothing was stored") from None
+            raise
+        if isinstance(exc, JudgeRequestError):
+            raise JudgeRequestError(f"{exc}; {stored[0]} answers of run {run_id} are stored: a rerun resumes") from None
+        raise
     finally:
         fields = {"n_items": summary.items, "n_cached": summary.from_cache, "n_sent": summary.sent}
         usage = run_in_transaction(engine, lambda s: store.finish_run(

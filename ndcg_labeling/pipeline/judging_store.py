@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.assignment import grader_orders
@@ -42,17 +42,19 @@ class JudgeItem:
     gold: bool
 
 
-def judge_grader(name: str, *, session: Session) -> m.Grader:
-    """The grader ``name`` of kind ``model``, added when it does not exist; a human grader is refused."""
+def judge_grader(name: str, *, session: Session) -> tuple[m.Grader, bool]:
+    """The grader ``name`` of kind ``model``, added when it does not exist (then the flag is True); a
+    human grader is refused."""
     grader = repo.grader_by_name(name, session=session)
     if grader is None:
         grader = m.Grader(name=name, kind=MODEL, role="grader", active=True)
         session.add(grader)
         session.flush()
-    elif grader.kind != MODEL:
+        return grader, True
+    if grader.kind != MODEL:
         raise NdcgLabelingError(f"grader {name!r} is of kind {grader.kind}; a judge needs a grader of kind model "
                                 f"(choose a new name, or add it with `ndcg-labeling graders add {name} --kind model`)")
-    return grader
+    return grader, False
 
 
 def ensure_assignments(batch: m.GradingBatch, grader: m.Grader, *, session: Session) -> int:
@@ -176,6 +178,33 @@ def apply_answer(item: JudgeItem, *, session: Session, batch: m.GradingBatch, gr
                                      template_version=prov.template_version, template_sha256=prov.template_sha256,
                                      temperature=prov.temperature))
     session.flush()
+
+
+def undo_start(run_id: int | None, *, session: Session, batch_id: int, grader_id: int, assignments: bool,
+               grader: bool) -> bool:
+    """Remove what a run stored before its first answer: its run row, and (when the run added them) the
+    judge's assignments in the batch and the grader itself. Each is removed only while nothing refers to
+    it (no answer stored, every assignment still open, no other run): a run going on at the same time
+    keeps what it uses. True when everything asked for was removed."""
+    a, r = m.Assignment, m.JudgeRun
+    if run_id is not None:
+        if session.scalar(select(func.count()).where(m.JudgeResponse.run_id == run_id)):
+            return False
+        session.execute(delete(r).where(r.id == run_id))
+    if assignments:
+        mine = (a.batch_id == batch_id) & (a.grader_id == grader_id)
+        if (session.scalar(select(func.count()).where(mine, a.status != "open"))
+                or session.scalar(select(func.count()).where(r.batch_id == batch_id, r.grader_id == grader_id))):
+            return False
+        session.execute(delete(a).where(mine))
+    if grader:
+        used = [session.scalar(select(func.count()).where(t.grader_id == grader_id))
+                for t in (m.Assignment, m.Judgment, m.JudgeRun)]
+        if any(used):
+            return False
+        session.execute(delete(m.Grader).where(m.Grader.id == grader_id))
+    session.flush()
+    return True
 
 
 def run_usage(run_id: int, *, session: Session) -> tuple[int, int, int, int]:

@@ -88,3 +88,21 @@ def test_a_usage_count_that_is_not_a_token_count_is_ignored_with_a_note(runner, 
     first = next(t for t in _titles(fake) if t in problems)
     assert summary["notes"] == [f"2 answers reported a usage that is not a token count ({problems[first]}): their "
                                 "tokens count as 0 in the totals and the cost"]
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_a_run_that_fails_before_its_first_answer_leaves_the_database_unchanged(runner, world, fake, existing):
+    from ndcg_labeling.cli import app
+
+    if existing:  # a grader added beforehand stays; only what the run itself stored goes
+        assert runner.invoke(app, ["graders", "add", "gpt-judge", "--kind", "model", "--db", world.db.url]).exit_code == 0
+    before = world.db.counts()
+    fake.script.update({title: ["401"] for _query, title in world.truth})  # the first request is refused
+    result = judge(runner, world, fake, "--concurrency", "1")
+    assert result.exit_code == 1 and len(fake.requests) == 1
+    assert result.output.splitlines()[-1] == (f"Error: {fake.url}/chat/completions: HTTP 401: the endpoint refused the "
+                                              "API key (check --api-key-env); nothing was stored")
+    assert world.db.counts() == before
+    fake.script.clear()
+    again = judge(runner, world, fake, "--format", "json")  # and the next run starts afresh
+    assert again.exit_code == 0 and json.loads(again.stdout)["graded"] == world.items
