@@ -76,8 +76,8 @@ def judge_run(
     rate_limit: Annotated[float | None, typer.Option("--rate-limit", help="At most this many requests per second.")]
     = None,
     max_requests: Annotated[int | None, typer.Option("--max-requests", help="Send at most this many items.")] = None,
-    temperature: Annotated[float, typer.Option("--temperature", help="Sampling temperature.")] = 0.0,
-    timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait for one answer.")] = 60.0,
+    temperature: Annotated[float, typer.Option("--temperature", help="Sampling temperature, 0 to 2.")] = 0.0,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait for one answer (at most 86400).")] = 60.0,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the first prompt and the number of requests.")]
     = False,
     price_in: Annotated[float | None, typer.Option("--price-in", help="Price per million prompt tokens.")] = None,

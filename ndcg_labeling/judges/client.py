@@ -66,6 +66,32 @@ class ChatAnswer:
     raw: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    usage_problem: str | None = None  # why the usage the server reported was ignored (counted as 0 tokens)
+
+
+# More tokens than any model's context holds: a count above it (or negative, or not a JSON integer) is
+# not a token count, and is ignored rather than stored (it would not fit the database's integers).
+MAX_TOKENS = 10_000_000
+
+
+def _usage(usage: object) -> tuple[int, int, str | None]:
+    """``(prompt tokens, completion tokens, problem)`` of a response's ``usage``; a missing count is 0;
+    any count that is not an integer in 0..MAX_TOKENS makes both 0 with the problem said."""
+    if usage is None:
+        return 0, 0, None
+    if not isinstance(usage, dict):
+        return 0, 0, f"usage ignored: not an object ({type(usage).__name__})"
+    counts = []
+    for name in ("prompt_tokens", "completion_tokens"):
+        value = usage.get(name)
+        if value is None:
+            value = 0
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS:
+            shown = json.dumps(value)  # json.loads made it: an int has at most 4300 digits
+            shown = shown if len(shown) <= 40 else shown[:40] + "..."
+            return 0, 0, f"usage ignored: {name} {shown} is not a token count (0 to {MAX_TOKENS:,})"
+        counts.append(value)
+    return counts[0], counts[1], None
 
 
 def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
@@ -90,11 +116,11 @@ def read_answer(text: str) -> ChatAnswer:
     try:
         data = json.loads(text)
         message = data["choices"][0]["message"]
-        usage = data.get("usage") or {}
         content = message.get("content")
         refusal = message.get("refusal")
+        prompt_tokens, completion_tokens, problem = _usage(data.get("usage"))
         return ChatAnswer(content if isinstance(content, str) else None, refusal if isinstance(refusal, str) else None,
-                          text, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
+                          text, prompt_tokens, completion_tokens, problem)
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
         return ChatAnswer(None, None, text)
 

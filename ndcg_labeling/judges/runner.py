@@ -50,6 +50,7 @@ class Outcome:
     prompt_tokens: int
     completion_tokens: int
     attempts: int
+    usage_problem: str | None = None  # a usage count of an attempt was not a token count (ignored: 0)
 
 
 @dataclass
@@ -68,10 +69,12 @@ async def _one(client: ChatClient, job: Job, values: Sequence[int]) -> Outcome:
     tokens = [0, 0]
     answer: ChatAnswer | None = None
     reason = ""
+    usage_problem: str | None = None
     for attempt in (1, 2):
         answer = await client.complete(job.body)
         tokens[0] += answer.prompt_tokens
         tokens[1] += answer.completion_tokens
+        usage_problem = usage_problem or answer.usage_problem
         if answer.refusal is not None and not answer.content:
             reason = "the model refused"
             continue
@@ -80,11 +83,11 @@ async def _one(client: ChatClient, job: Job, values: Sequence[int]) -> Outcome:
         except AnswerError as exc:
             reason = str(exc) if answer.content is not None else "no answer text in the response"
             continue
-        return Outcome(job, GRADED, grade, answer.content or "", None, tokens[0], tokens[1], attempt)
+        return Outcome(job, GRADED, grade, answer.content or "", None, tokens[0], tokens[1], attempt, usage_problem)
     assert answer is not None
     status = REFUSED if answer.refusal is not None and not answer.content else UNPARSEABLE
     raw = answer.refusal if status == REFUSED else (answer.content if answer.content is not None else answer.raw)
-    return Outcome(job, status, None, raw or "", reason, tokens[0], tokens[1], 2)
+    return Outcome(job, status, None, raw or "", reason, tokens[0], tokens[1], 2, usage_problem)
 
 
 class _Writer:

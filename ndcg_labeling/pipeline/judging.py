@@ -9,12 +9,15 @@ Each request's cache key is the sha256 of (model, base URL, prompt hash, paramet
 answered are stored from the cache, so a rerun sends no request for them. Each answer is stored as it
 arrives, with its judgment (or its skip), in a short transaction (one per answer when the database keeps
 pace; else one for the answers that arrived during the previous commit): Ctrl+C loses only the
-requests in flight, a kill at most those and the answers of one commit, and a rerun resumes. A run's token usage and cost are the
-sums over the answers it stored (so an interrupted run's usage is known too).
+requests in flight, a kill at most those and the answers of one commit, and a rerun resumes. A run that
+fails before its first answer is stored removes what it stored before sending (the run row; the grader
+and assignments it added), so a bad key or endpoint leaves the database as it was. A run's token usage
+and cost are the sums over the answers it stored (so an interrupted run's usage is known too).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,11 +29,13 @@ from sqlalchemy.orm import Session
 from ndcg_labeling.db import models as m
 from ndcg_labeling.errors import JudgeRequestError, NdcgLabelingError
 from ndcg_labeling.guidelines import Guideline, load_guideline
+from ndcg_labeling.io.ids import id_problem
 from ndcg_labeling.judges import client as chat
 from ndcg_labeling.judges.parser import response_format
 from ndcg_labeling.judges.prompts import ItemText, PromptTemplate, load_template, render
 from ndcg_labeling.judges.runner import Job, Outcome, run_jobs
 from ndcg_labeling.pipeline import judging_store as store
+from ndcg_labeling.pipeline.importing import GRADER_LENGTH
 from ndcg_labeling.pipeline.lookups import require_batch
 from ndcg_labeling.pipeline.transactions import run_in_transaction
 from ndcg_labeling.scales import get_scale
@@ -117,6 +122,8 @@ class _Plan:
     items: list[store.JudgeItem]
     done: int
     skipped: int
+    new_grader: bool = False  # this call added the grader ...
+    added: int = 0  # ... and these assignments (removed again if the run stores no answer: _send)
 
 
 def _params(settings: JudgeSettings, values: tuple[int, ...]) -> dict[str, Any]:
@@ -126,14 +133,32 @@ def _params(settings: JudgeSettings, values: tuple[int, ...]) -> dict[str, Any]:
 
 def _plan(settings: JudgeSettings, *, session: Session) -> _Plan:
     batch = require_batch(settings.batch, session=session)
-    grader = store.judge_grader(settings.grader, session=session)
-    store.ensure_assignments(batch, grader, session=session)
+    grader, new_grader = store.judge_grader(settings.grader, session=session)
+    added = store.ensure_assignments(batch, grader, session=session)
     guideline = load_guideline(batch.scale)
     template = load_template(settings.prompt)
     items, done, skipped = store.open_items(batch, grader, session=session)
     session.expunge(batch)
     return _Plan(batch, grader.id, guideline, template, _params(settings, get_scale(batch.scale).values), items,
-                 done, skipped)
+                 done, skipped, new_grader, added)
+
+
+# The float options' ranges: a value outside is refused before anything is stored (NaN and infinity
+# included: neither is JSON, and a NaN temperature cannot be stored). The temperature range is the
+# Chat Completions API's; the timeout's upper end (a day) keeps it within what a socket accepts; the
+# price's (1e6 per million tokens, a unit price of 1 per token) keeps a run's cost a finite number.
+MAX_TEMPERATURE = 2.0
+MAX_TIMEOUT_S = 86_400.0
+MAX_PRICE = 1e6
+
+
+def _check_float(name: str, value: float | None, low: float, high: float, *, open_low: bool = False) -> None:
+    """``Error: NAME: must be ...`` unless ``value`` is None or a finite number in [low, high] (or (low, high])."""
+    if value is None or (math.isfinite(value) and (value > low if open_low else value >= low) and value <= high):
+        return
+    lower = f"above {low:g}" if open_low else f"{low:g} or more"
+    upper = "" if math.isinf(high) else f" and at most {high:g}"
+    raise NdcgLabelingError(f"{name}: must be a finite number {lower}{upper}, got {value}")
 
 
 def _check(settings: JudgeSettings) -> None:
@@ -141,13 +166,16 @@ def _check(settings: JudgeSettings) -> None:
         raise NdcgLabelingError(f"--concurrency must be at least 1, got {settings.concurrency}")
     if settings.max_requests is not None and settings.max_requests < 0:
         raise NdcgLabelingError(f"--max-requests must be 0 or more, got {settings.max_requests}")
-    for name, price in (("--price-in", settings.price_in), ("--price-out", settings.price_out)):
-        if price is not None and price < 0:
-            raise NdcgLabelingError(f"{name} must be 0 or more, got {price}")
-    if settings.rate_limit is not None and settings.rate_limit <= 0:
-        raise NdcgLabelingError(f"--rate-limit must be above 0, got {settings.rate_limit}")
+    _check_float("--temperature", settings.temperature, 0.0, MAX_TEMPERATURE)
+    _check_float("--timeout", settings.timeout, 0.0, MAX_TIMEOUT_S, open_low=True)
+    _check_float("--rate-limit", settings.rate_limit, 0.0, math.inf, open_low=True)
+    _check_float("--price-in", settings.price_in, 0.0, MAX_PRICE)
+    _check_float("--price-out", settings.price_out, 0.0, MAX_PRICE)
     if settings.max_doc_chars < 1:
         raise NdcgLabelingError(f"--max-doc-chars must be at least 1, got {settings.max_doc_chars}")
+    problem = id_problem(settings.grader, "--grader: grader name", GRADER_LENGTH)  # the rule of `graders add`
+    if problem:
+        raise NdcgLabelingError(problem)
     chat.normalize_base_url(settings.base_url)
     if not settings.model.strip():
         raise NdcgLabelingError("--model must name a model")
@@ -231,15 +259,17 @@ def _send(engine: Engine, settings: JudgeSettings, plan: _Plan, todo: list[Job],
     base_url = chat.normalize_base_url(settings.base_url)
     total = sum(len(job.ref) for job in todo)
     stored = [0]
+    usage_problems: list[str] = []
 
     def on_outcomes(outcomes: list[Outcome]) -> None:
         def work(session: Session) -> None:
             for outcome in outcomes:
                 messages = outcome.job.body["messages"]
                 prompt_hash = chat.prompt_sha256(messages)
+                reason = "; ".join(r for r in (outcome.reason, outcome.usage_problem) if r) or None
                 rid = store.store_response(outcome.job.key, session=session, run_id=run_id, model=settings.model,
                                            base_url=base_url, prompt_sha256=prompt_hash, status=outcome.status,
-                                           grade=outcome.grade, raw=outcome.raw, reason=outcome.reason,
+                                           grade=outcome.grade, raw=outcome.raw, reason=reason,
                                            tokens=(outcome.prompt_tokens, outcome.completion_tokens))
                 for item in outcome.job.ref:
                     store.apply_answer(item, session=session, batch=plan.batch, grader_id=plan.grader_id,
@@ -247,6 +277,7 @@ def _send(engine: Engine, settings: JudgeSettings, plan: _Plan, todo: list[Job],
                                        prompt_sha256=prompt_hash, prov=prov)
         run_in_transaction(engine, work)
         stored[0] += sum(len(outcome.job.ref) for outcome in outcomes)
+        usage_problems.extend(o.usage_problem for o in outcomes if o.usage_problem)
         if progress is not None:
             progress(stored[0], total)
 
@@ -260,13 +291,25 @@ def _send(engine: Engine, settings: JudgeSettings, plan: _Plan, todo: list[Job],
         finished = True
     except KeyboardInterrupt:
         summary.interrupted = True
-    except JudgeRequestError as exc:
-        raise JudgeRequestError(f"{exc}; {stored[0]} answers of run {run_id} are stored: a rerun resumes") from None
+    except Exception as exc:
+        # Nothing answered: what this call stored before sending goes again, as for any bad input.
+        if stored[0] == 0 and not summary.from_cache and run_in_transaction(engine, lambda s: store.undo_start(
+                run_id, session=s, batch_id=plan.batch.id, grader_id=plan.grader_id, assignments=bool(plan.added),
+                grader=plan.new_grader)):
+            if isinstance(exc, JudgeRequestError):
+                raise JudgeRequestError(f"{exc}; nothing was stored") from None
+            raise
+        if isinstance(exc, JudgeRequestError):
+            raise JudgeRequestError(f"{exc}; {stored[0]} answers of run {run_id} are stored: a rerun resumes") from None
+        raise
     finally:
         fields = {"n_items": summary.items, "n_cached": summary.from_cache, "n_sent": summary.sent}
         usage = run_in_transaction(engine, lambda s: store.finish_run(
             run_id, session=s, finished=finished, fields=fields, prices=(settings.price_in, settings.price_out)))
         summary.prompt_tokens, summary.completion_tokens, summary.cost = usage
+        if usage_problems:
+            summary.notes.append(f"{len(usage_problems)} answers reported a usage that is not a token count "
+                                 f"({usage_problems[0]}): their tokens count as 0 in the totals and the cost")
     graded, skipped, _, _ = run_in_transaction(engine, lambda s: store.run_usage(run_id, session=s))
     summary.graded, summary.skipped = graded, skipped
     summary.left += len(todo) - (graded + skipped)

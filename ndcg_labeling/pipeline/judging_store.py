@@ -7,12 +7,13 @@ answer's :func:`store_outcome` in a transaction of its own.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.assignment import grader_orders
@@ -41,17 +42,19 @@ class JudgeItem:
     gold: bool
 
 
-def judge_grader(name: str, *, session: Session) -> m.Grader:
-    """The grader ``name`` of kind ``model``, added when it does not exist; a human grader is refused."""
+def judge_grader(name: str, *, session: Session) -> tuple[m.Grader, bool]:
+    """The grader ``name`` of kind ``model``, added when it does not exist (then the flag is True); a
+    human grader is refused."""
     grader = repo.grader_by_name(name, session=session)
     if grader is None:
         grader = m.Grader(name=name, kind=MODEL, role="grader", active=True)
         session.add(grader)
         session.flush()
-    elif grader.kind != MODEL:
+        return grader, True
+    if grader.kind != MODEL:
         raise NdcgLabelingError(f"grader {name!r} is of kind {grader.kind}; a judge needs a grader of kind model "
                                 f"(choose a new name, or add it with `ndcg-labeling graders add {name} --kind model`)")
-    return grader
+    return grader, False
 
 
 def ensure_assignments(batch: m.GradingBatch, grader: m.Grader, *, session: Session) -> int:
@@ -117,12 +120,29 @@ class Provenance:
     temperature: float
 
 
+# What no database text column holds: NUL (PostgreSQL refuses it) and a lone surrogate (not UTF-8;
+# a JSON answer can carry one as an escape, "\ud800").
+_UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
+
+
+def storable_text(text: str) -> tuple[str, int]:
+    """``text`` with each NUL and lone surrogate shown as U+FFFD, and how many there were. Only the raw
+    answer of a skipped item can hold one: an answer that parses as a grade never does (neither is JSON
+    white space, nor allowed in the one key), so no grade depends on this."""
+    return _UNSTORABLE.subn("\ufffd", text)
+
+
 def store_response(key: str, *, session: Session, run_id: int, model: str, base_url: str, prompt_sha256: str,
                    status: str, grade: int | None, raw: str, reason: str | None, tokens: tuple[int, int]) -> int:
-    """Insert one answer into the cache (the first answer of a key wins); returns its id."""
+    """Insert one answer into the cache (the first answer of a key wins); returns its id. A raw answer
+    with characters no database holds is stored with them shown as U+FFFD, and the reason says so."""
     row = session.execute(select(m.JudgeResponse.id).where(m.JudgeResponse.cache_key == key)).scalar_one_or_none()
     if row is not None:
         return int(row)
+    raw, replaced = storable_text(raw)
+    if replaced:
+        note = f"{replaced} NUL or unpaired surrogate characters of the raw answer are stored as U+FFFD"
+        reason = f"{reason}; {note}" if reason else note
     resp = m.JudgeResponse(cache_key=key, run_id=run_id, model=model, base_url=base_url, prompt_sha256=prompt_sha256,
                            status=status, grade=grade, raw=raw, reason=reason, prompt_tokens=tokens[0],
                            completion_tokens=tokens[1], created_at=m.utcnow())
@@ -158,6 +178,33 @@ def apply_answer(item: JudgeItem, *, session: Session, batch: m.GradingBatch, gr
                                      template_version=prov.template_version, template_sha256=prov.template_sha256,
                                      temperature=prov.temperature))
     session.flush()
+
+
+def undo_start(run_id: int | None, *, session: Session, batch_id: int, grader_id: int, assignments: bool,
+               grader: bool) -> bool:
+    """Remove what a run stored before its first answer: its run row, and (when the run added them) the
+    judge's assignments in the batch and the grader itself. Each is removed only while nothing refers to
+    it (no answer stored, every assignment still open, no other run): a run going on at the same time
+    keeps what it uses. True when everything asked for was removed."""
+    a, r = m.Assignment, m.JudgeRun
+    if run_id is not None:
+        if session.scalar(select(func.count()).where(m.JudgeResponse.run_id == run_id)):
+            return False
+        session.execute(delete(r).where(r.id == run_id))
+    if assignments:
+        mine = (a.batch_id == batch_id) & (a.grader_id == grader_id)
+        if (session.scalar(select(func.count()).where(mine, a.status != "open"))
+                or session.scalar(select(func.count()).where(r.batch_id == batch_id, r.grader_id == grader_id))):
+            return False
+        session.execute(delete(a).where(mine))
+    if grader:
+        used = [session.scalar(select(func.count()).where(t.grader_id == grader_id))
+                for t in (m.Assignment, m.Judgment, m.JudgeRun)]
+        if any(used):
+            return False
+        session.execute(delete(m.Grader).where(m.Grader.id == grader_id))
+    session.flush()
+    return True
 
 
 def run_usage(run_id: int, *, session: Session) -> tuple[int, int, int, int]:

@@ -5,7 +5,8 @@ It answers ``POST /v1/chat/completions`` from a known truth: the item is recogni
 for the query types given as noisy a deterministic random grade instead, with probability ``noise``.
 On demand (``script``: per document title, a list of behaviours served first, one per request) it
 answers 429 with Retry-After, 500, slowly (past the client's timeout), with a malformed body, with a
-refusal, or with text that is not the JSON object. It records every request body and header set, and
+refusal, with text that is not the JSON object (a NUL or a lone surrogate after a grade
+included), or with a usage that is not a token count. It records every request body and header set, and
 counts answers; ``delay`` makes every answer wait (the benchmark's 200 ms). Bound to 127.0.0.1 only,
 on a free port; :func:`serving` stops it.
 """
@@ -72,6 +73,13 @@ class FakeLLM:
             return 200, {}, _completion(None, refusal="I can't help with that.")
         if behaviour == "chatty":
             return 200, {}, _completion('Sure! {"grade": 2} because it fits.')
+        if behaviour == "nul":  # a grade followed by a NUL character (PostgreSQL text cannot hold one)
+            return 200, {}, _completion('{"grade": 1}\x00')
+        if behaviour == "surrogate":  # a lone surrogate, sent as the JSON escape \ud800 (not UTF-8)
+            return 200, {}, _completion('{"grade": 1} \ud800')
+        if behaviour.startswith("usage="):  # the true grade with prompt_tokens set to the JSON after '='
+            return 200, {}, _completion(json.dumps({"grade": self.grade_for(*key)}),
+                                        usage=json.loads(behaviour[len("usage="):]))
         if key not in self.truth:
             return 200, {}, _completion("I do not know this item.")
         with self.lock:
@@ -79,12 +87,12 @@ class FakeLLM:
         return 200, {}, _completion(json.dumps({"grade": self.grade_for(*key)}))
 
 
-def _completion(content: str | None, refusal: str | None = None) -> bytes:
+def _completion(content: str | None, refusal: str | None = None, usage: object = 100) -> bytes:
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if refusal is not None:
         message["refusal"] = refusal
     return json.dumps({"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message": message,
-                       "finish_reason": "stop"}], "usage": {"prompt_tokens": 100, "completion_tokens": 7,
+                       "finish_reason": "stop"}], "usage": {"prompt_tokens": usage, "completion_tokens": 7,
                                                              "total_tokens": 107}}).encode()
 
 

@@ -138,3 +138,21 @@ def test_retries_end_and_a_refused_key_stops_at_once_without_the_key(monkeypatch
 def test_retry_after_parsing():
     assert chat.parse_retry_after("2") == 2.0 and chat.parse_retry_after(None) is None
     assert chat.parse_retry_after("soon") is None and chat.parse_retry_after("-3") == 0.0
+
+
+@pytest.mark.parametrize(("usage", "expected"), [
+    ({"prompt_tokens": 12, "completion_tokens": 3}, (12, 3, None)),
+    (None, (0, 0, None)), ({}, (0, 0, None)), ({"prompt_tokens": 12}, (12, 0, None)),
+    ({"prompt_tokens": 10**30}, (0, 0, f"usage ignored: prompt_tokens {10**30} is not a token count (0 to 10,000,000)")),
+    ({"prompt_tokens": 5, "completion_tokens": -1},
+     (0, 0, "usage ignored: completion_tokens -1 is not a token count (0 to 10,000,000)")),
+    ({"prompt_tokens": 2.5}, (0, 0, "usage ignored: prompt_tokens 2.5 is not a token count (0 to 10,000,000)")),
+    ({"prompt_tokens": "7"}, (0, 0, 'usage ignored: prompt_tokens "7" is not a token count (0 to 10,000,000)')),
+    ({"prompt_tokens": True}, (0, 0, "usage ignored: prompt_tokens true is not a token count (0 to 10,000,000)")),
+    ([1, 2], (0, 0, "usage ignored: not an object (list)")),
+])
+def test_a_usage_count_that_is_not_a_token_count_is_ignored_and_said(usage, expected):
+    body = json.dumps({"choices": [{"message": {"content": '{"grade": 1}'}}], "usage": usage})
+    answer = chat.read_answer(body)
+    assert answer.content == '{"grade": 1}'
+    assert (answer.prompt_tokens, answer.completion_tokens, answer.usage_problem) == expected
