@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -13,6 +14,13 @@ from ndcg_labeling.errors import InputFileError, NdcgLabelingError
 #: the log schema: required columns, then optional ones (docs/behavior.md)
 REQUIRED_COLUMNS = ("request_id", "query_id", "doc_id", "position", "clicked", "ts")
 OPTIONAL_COLUMNS = ("session_id", "user_id", "dwell_ms", "watch_ratio", "converted", "arm")
+#: the deepest position a log row may name: the models keep a column per position (a position curve, the
+#: DBN's served lists), so a position such as 10^20 is a bad row, not a 10^20-wide array
+MAX_POSITION = 10_000
+#: the times a log row, ``--since``, ``--until`` and ``--as-of`` may name, in epoch seconds: the years 1 to
+#: 9999 (what a datetime holds: the window and the stored derivation print as ISO 8601)
+TS_MIN, TS_MAX = -62_135_596_800.0, 253_402_300_799.0
+TS_RANGE_PROBLEM = "is outside the years 1 to 9999"
 #: the tail that :func:`bad_rows_message` puts on the first bad row's problem
 _BAD_ROWS_NOTE = re.compile(r" \((?:\d+ bad rows in all; )?nothing was stored\)$")
 
@@ -31,6 +39,24 @@ def is_bad_rows_message(problem: str) -> bool:
     return _BAD_ROWS_NOTE.search(problem) is not None
 
 
+def first_bad_log_id(query_ids: list[str], doc_ids: list[str], names: dict[str, str]) -> tuple[str, str, str] | None:
+    """``(column, id, problem)`` of the first id of an aggregate that breaks the id rule of
+    :mod:`ndcg_labeling.io.ids` (the importers' rule), or None; ``column`` is ours, ``problem`` names the
+    source column (``names``). The rule is checked once per distinct id (2M pairs: their distinct
+    queries and documents), never per impression; the engine then finds a row with that id (the error
+    path only) to name the file and the line."""
+    import pandas as pd
+
+    from ndcg_labeling.io.ids import first_bad_id
+
+    for column, ids in (("query_id", query_ids), ("doc_id", doc_ids)):
+        distinct = pd.Series(list(dict.fromkeys(ids)), dtype=object)  # in order; 3x faster than pd.unique
+        found = first_bad_id(distinct, names[column])
+        if found is not None:
+            return column, str(distinct.iloc[found[0]]), found[1]
+    return None
+
+
 @dataclass(frozen=True)
 class LogRequest:
     """What to aggregate: ``sources`` (files, folders of Parquet files, globs), ``columns`` (our name ->
@@ -46,6 +72,14 @@ class LogRequest:
     half_life_s: float | None = None
     watch: bool = False
     sessions: bool = False
+
+    def __post_init__(self) -> None:
+        # the engines write these numbers into their SQL: only finite times of the years 1 to 9999 get there
+        for option, value in (("--since", self.since), ("--until", self.until), ("--as-of", self.as_of)):
+            if value is not None and not (math.isfinite(value) and TS_MIN <= value <= TS_MAX):
+                raise NdcgLabelingError(f"{option}: {value!r} {TS_RANGE_PROBLEM}")
+        if self.half_life_s is not None and not (math.isfinite(self.half_life_s) and self.half_life_s > 0):
+            raise NdcgLabelingError(f"--half-life: {self.half_life_s!r} is not a positive number of seconds")
 
     def source_names(self) -> dict[str, str]:
         """Our column -> its name in the logs (``columns`` maps some; the others keep ours)."""

@@ -28,7 +28,16 @@ from typing import Any
 import numpy as np
 
 from ndcg_labeling.behavior.counts import CellCounts, SessionPatterns, narrow_positions
-from ndcg_labeling.engines.base import LogAggregates, LogRequest, bad_rows_message
+from ndcg_labeling.engines.base import (
+    MAX_POSITION,
+    TS_MAX,
+    TS_MIN,
+    TS_RANGE_PROBLEM,
+    LogAggregates,
+    LogRequest,
+    bad_rows_message,
+    first_bad_log_id,
+)
 from ndcg_labeling.errors import InputFileError, NdcgLabelingError
 
 MEMORY_LIMIT = "1500MB"
@@ -42,6 +51,8 @@ EXACT_KEY = "{'q': query_id, 'd': doc_id}"
 FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "tsv", ".tab": "tsv",
            ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
 _TIME_TYPES = ("TIMESTAMP", "DATE")
+_INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
+                  "UBIGINT")
 _NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
                   "UBIGINT", "FLOAT", "DOUBLE", "DECIMAL")
 
@@ -159,7 +170,12 @@ class DuckDBEngine:
                 self._validate(con, groups, request)  # raises, naming the first bad row
             key = self._number_pairs(con)
             as_of = request.as_of if request.as_of is not None else last
-            return self._aggregate(con, request, groups, key, watched, first, last, as_of)
+            result = self._aggregate(con, request, groups, key, watched, first, last, as_of)
+            bad_id = first_bad_log_id(result.query_ids, result.doc_ids, request.source_names())
+            if bad_id is not None:  # checked on the distinct ids; the row is looked for on this path only
+                column, value, problem = bad_id
+                raise self._nth_row(con, f"CAST({column} AS VARCHAR) = ?", [value], bad_rows_message(problem, 1))
+            return result
 
     # --- the normalized view -------------------------------------------------------------------
     def _create_views(self, con: Any, groups: dict[str, list[str]], request: LogRequest) -> bool:
@@ -170,11 +186,27 @@ class DuckDBEngine:
             reader = _reader(fmt, files, sorted(set(names.values())))
             types = {str(r[0]): str(r[1]).upper() for r in con.execute(f"DESCRIBE SELECT * FROM {reader}").fetchall()}
             request.check_columns(files[0], types)
+            self._check_id_types(con, fmt, files, names, types)
             watched = watched or names["watch_ratio"] in types
             con.execute(f"CREATE TEMP VIEW src{i} AS SELECT * FROM {reader}")
             parts.append(self._normalized(f"src{i}", fmt, names, types, request, native_ids=len(groups) == 1))
         con.execute("CREATE TEMP VIEW logs AS " + " UNION ALL ".join(parts))
         return watched
+
+    @staticmethod
+    def _check_id_types(con: Any, fmt: str, files: list[str], names: dict[str, str], types: dict[str, str]) -> None:
+        """Ids stored as text or integers only: a float column (``1.5``), a date or a struct is no id
+        (as the importers refuse it). Each Parquet file of a folder or glob is asked for its own types
+        (from its footer): reading them together makes a float column of one file text."""
+        per_file = [(f, types) for f in files[:1]]
+        if fmt == "parquet" and len(files) > 1:
+            per_file = [(f, {str(r[0]): str(r[1]).upper() for r in con.execute(
+                f"DESCRIBE SELECT * FROM {_reader(fmt, [f], [])}").fetchall()}) for f in files]
+        for file, kinds in per_file:
+            for col in ("query_id", "doc_id"):
+                kind = kinds.get(names[col], "VARCHAR")
+                if not (kind.startswith("VARCHAR") or kind in _INTEGER_TYPES):
+                    raise InputFileError(file, f"column {names[col]}: ids must be text or integers, got {kind}")
 
     def _normalized(self, src: str, fmt: str, names: dict[str, str], types: dict[str, str],
                     request: LogRequest, *, native_ids: bool) -> str:
@@ -212,8 +244,10 @@ class DuckDBEngine:
         checks += [
             (f"{pos} IS NULL OR NOT isfinite({pos}) OR {pos} < 1 OR {pos} <> floor({pos})",
              says("position", "is not a whole number >= 1")),
+            (f"{pos} > {MAX_POSITION}", says("position", f"is beyond the deepest position read ({MAX_POSITION})")),
             (f"{clk} IS NULL OR {clk} NOT IN (0, 1)", says("clicked", "is not 0 or 1")),
             (f"({ts}) IS NULL OR NOT isfinite({ts})", says("ts", "is neither ISO 8601 nor epoch seconds")),
+            (f"({ts}) < {TS_MIN!r} OR ({ts}) > {TS_MAX!r}", says("ts", TS_RANGE_PROBLEM)),
         ]
         if request.watch or names["watch_ratio"] in types:
             missing = f"{wr} IS NULL OR " if request.watch else f"{raw('watch_ratio')} IS NOT NULL AND ({wr} IS NULL OR "
@@ -258,30 +292,50 @@ class DuckDBEngine:
         request.check_columns(file, {str(r[0]) for r in con.execute(f"DESCRIBE SELECT * FROM {reader}").fetchall()})
 
     def _first_bad(self, con: Any, file: str, n_bad: int) -> InputFileError:
+        path, line, problem = self._row_at(con, file, "problem IS NOT NULL", [], column="problem")
+        return InputFileError(path, bad_rows_message(str(problem), n_bad), line)
+
+    def _nth_row(self, con: Any, cond: str, params: list[Any], problem: str, nth: int = 1) -> InputFileError:
+        """The error ``problem`` at the ``nth`` row of the logs (files in name order, rows in file order)
+        where the SQL ``cond`` (with ``params``) holds: a rule checked on aggregates (an id, a served
+        list) names a row too. The error path only: a scan or two of the logs."""
+        found = con.execute(f"SELECT _file, count(*) FROM logs WHERE {cond} GROUP BY _file ORDER BY _file",
+                            params).fetchall()
+        for file, n in found:
+            if nth <= n:
+                path, line, _ = self._row_at(con, str(file), cond, params, nth=nth)
+                return InputFileError(path, problem, line)
+            nth -= n
+        return InputFileError(", ".join(str(f) for f, _ in found) or "(logs)", problem)  # pragma: no cover
+
+    @staticmethod
+    def _row_at(con: Any, file: str, cond: str, params: list[Any], nth: int = 1,
+                column: str = "NULL") -> tuple[str, int | None, Any]:
+        """``(path, line, value)``: where the ``nth`` row of ``file`` with ``cond`` is (CSV/TSV: its line,
+        the header being line 1; JSONL: its line; Parquet: ``FILE:row N``, N 0-based, and no line) and
+        its value of ``column``."""
         fmt = FORMATS[Path(file).suffix.lower()]
         if fmt == "parquet":
-            row, problem = con.execute("SELECT _row, problem FROM logs WHERE _file = ? AND problem IS NOT NULL "
-                                       "ORDER BY _row LIMIT 1", [file]).fetchone()
-            return InputFileError(f"{file}:row {int(row)}", bad_rows_message(str(problem), n_bad))
-        # scan order is file order (preserve_insertion_order, one thread): count rows up to the first bad one
+            row, value = con.execute(f"SELECT _row, {column} FROM logs WHERE _file = ? AND {cond} ORDER BY _row "
+                                     f"LIMIT 1 OFFSET {int(nth) - 1}", [file, *params]).fetchone()
+            return f"{file}:row {int(row)}", None, value
+        # scan order is file order (preserve_insertion_order, one thread): count rows up to the nth hit
         con.execute("SET threads = 1")
         con.execute("SET preserve_insertion_order = true")
-        result = con.execute("SELECT problem FROM logs WHERE _file = ?", [file])
-        seen = 0
-        while True:
-            chunk = result.fetchmany(65_536)
-            if not chunk:
-                break
-            for k, (problem,) in enumerate(chunk):
-                if problem is not None:
-                    header = 1 if fmt in ("csv", "tsv") else 0
-                    return InputFileError(file, bad_rows_message(str(problem), n_bad), line=seen + k + 1 + header)
+        result = con.execute(f"SELECT COALESCE({cond}, FALSE), {column} FROM logs WHERE _file = ?", [*params, file])
+        seen, header = 0, 1 if fmt in ("csv", "tsv") else 0
+        while chunk := result.fetchmany(65_536):
+            for k, (hit, value) in enumerate(chunk):
+                nth -= 1 if hit else 0
+                if hit and nth == 0:
+                    return file, seen + k + 1 + header, value
             seen += len(chunk)
-        # counted above, so found there
-        return InputFileError(file, bad_rows_message("bad rows", n_bad))  # pragma: no cover
+        return file, None, None  # pragma: no cover - counted above, so found there
 
     @staticmethod
     def _window(request: LogRequest, as_of: float | None) -> str:
+        # the times are finite floats of the years 1 to 9999 (LogRequest checks them; ``as_of`` is a log's
+        # own ts): a float's repr is a plain SQL number, never text of the user's
         conds = ["TRUE"]
         if request.since is not None:
             conds.append(f"ts >= {float(request.since)!r}")
@@ -350,12 +404,12 @@ class DuckDBEngine:
                            weighted_clicks=np.asarray(arr["cw"], np.float64), weighted_watch=ww, n_pairs=n_pairs)
         del arr
         n_imp = int(np.sum(cells.impressions)) if n_cells else 0
-        sessions, n_requests = self._sessions(con) if request.sessions and n_pairs else (None, None)
+        sessions, n_requests = self._sessions(con, window) if request.sessions and n_pairs else (None, None)
         return LogAggregates(query_ids=ids.column("qs").to_pylist(), doc_ids=ids.column("ds").to_pylist(), cells=cells,
                              sessions=sessions, as_of=as_of, n_impressions=n_imp, n_requests=n_requests,
                              first_ts=first, last_ts=last, files=[f for fs in groups.values() for f in fs])
 
-    def _sessions(self, con: Any) -> tuple[SessionPatterns, int]:
+    def _sessions(self, con: Any, window: str) -> tuple[SessionPatterns, int]:
         con.execute(
             "CREATE TEMP TABLE patterns AS SELECT CAST(row_number() OVER (ORDER BY lp, lpos, lc) - 1 AS BIGINT) AS sid, * FROM ("
             "SELECT lp, lpos, lc, sum(w) AS w, count(*) AS n, any_value(request_id) AS rid FROM ("
@@ -363,9 +417,12 @@ class DuckDBEngine:
             "list(clicked ORDER BY position) AS lc, avg(w) AS w FROM win JOIN pairs p USING (k) "
             "GROUP BY request_id) GROUP BY lp, lpos, lc)")
         dup = con.execute("SELECT rid, lpos FROM patterns WHERE len(list_distinct(lpos)) < len(lpos) LIMIT 1").fetchone()
-        if dup is not None:
-            raise NdcgLabelingError(f"request {dup[0]!r} shows two documents at one position ({dup[1]}): "
-                                    "the DBN needs one document per position of a served list")
+        if dup is not None:  # named at the request's second row at that position (the error path only)
+            position = next(p for p in dup[1] if dup[1].count(p) > 1)
+            raise self._nth_row(con, f"CAST(request_id AS VARCHAR) = ? AND position = ? AND {window}",
+                                [str(dup[0]), int(position)], f"request {dup[0]!r} shows two documents at one "
+                                f"position ({dup[1]}): the DBN needs one document per position of a served list",
+                                nth=2)
         head = con.execute("SELECT sid, w, n FROM patterns ORDER BY sid").fetchnumpy()
         flat = con.execute("SELECT sid, unnest(lp) AS pair, unnest(lpos) AS pos, unnest(lc) AS c FROM patterns").fetchnumpy()
         n_s, k = len(head["sid"]), int(np.max(flat["pos"]))

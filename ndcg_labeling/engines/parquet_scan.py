@@ -10,7 +10,7 @@ checks every rule and finds the window's newest ``ts`` (the decay's reference).
 
 It takes Parquet with native types (integer or text ids, numeric positions and clicks, numeric or
 timestamp ``ts``) for models that need no served lists (not the DBN). :func:`aggregate` returns None
-where it does not apply (another type, a missing column, a bad row, cells beyond
+where it does not apply (another type, a missing column, a bad row or id, cells beyond
 :data:`MAX_CELL_BYTES`); the DuckDB engine then does the work and names a bad row exactly. Its result is
 the DuckDB engine's (pairs in the text order of their ids, cells by (pair, position)):
 ``tests/engines/test_parquet_scan.py`` compares the two, and pandas, on logs built to reach the edges.
@@ -27,6 +27,7 @@ import numpy as np
 
 from ndcg_labeling import _jit
 from ndcg_labeling.behavior.counts import CellCounts, narrow_positions
+from ndcg_labeling.engines import base as rules  # the log schema's limits and the id check
 from ndcg_labeling.engines.base import REQUIRED_COLUMNS, LogAggregates, LogRequest
 
 BATCH_ROWS = 1 << 18
@@ -160,7 +161,8 @@ def _bad_row(batch: dict[str, Any], kinds: dict[str, str], watch: bool, position
         return True
     clicked = _numbers(batch["clicked"], kinds["clicked"])
     if not (np.isfinite(position).all() and (position >= 1).all() and (position == np.floor(position)).all()
-            and ((clicked == 0) | (clicked == 1)).all() and np.isfinite(ts).all()):
+            and (position <= rules.MAX_POSITION).all() and ((clicked == 0) | (clicked == 1)).all()
+            and np.isfinite(ts).all() and (ts >= rules.TS_MIN).all() and (ts <= rules.TS_MAX).all()):
         return True
     rid = batch["request_id"]  # blank: spaces only (TRIM's set), all of which sort before '!'
     if kinds["request_id"] == "text" and pc.any(pc.less(rid, "!")).as_py() and \
@@ -490,6 +492,8 @@ def _aggregate(request: LogRequest, files: list[str]) -> LogAggregates | None:
         if not scan.add(batch, kinds, bounds, kernels):
             return None
     cells, query_ids, doc_ids = scan.result(kernels)
+    if rules.first_bad_log_id(query_ids, doc_ids, request.source_names()) is not None:
+        return None  # an id the importers refuse: DuckDB names its row (the check is on the distinct ids)
     return LogAggregates(query_ids=query_ids, doc_ids=doc_ids, cells=cells, sessions=None, as_of=as_of,
                          n_impressions=int(cells.impressions.sum()), n_requests=None, first_ts=first,
                          last_ts=last, files=list(files))

@@ -25,7 +25,17 @@ from typing import Any
 import numpy as np
 
 from ndcg_labeling.behavior.counts import CellCounts, SessionPatterns
-from ndcg_labeling.engines.base import LogAggregates, LogRequest, bad_rows_message, is_bad_rows_message
+from ndcg_labeling.engines.base import (
+    MAX_POSITION,
+    TS_MAX,
+    TS_MIN,
+    TS_RANGE_PROBLEM,
+    LogAggregates,
+    LogRequest,
+    bad_rows_message,
+    first_bad_log_id,
+    is_bad_rows_message,
+)
 from ndcg_labeling.engines.duckdb import resolve_sources
 from ndcg_labeling.errors import InputFileError, NdcgLabelingError
 
@@ -52,7 +62,9 @@ class SparkEngine:
             try:
                 first, last = self._validate(logs, groups, request)
                 as_of = request.as_of if request.as_of is not None else last
-                return self._aggregate(logs, request, groups, first, last, as_of)
+                result = self._aggregate(logs, request, groups, first, last, as_of)
+                self._check_ids(logs, result, request)
+                return result
             finally:
                 logs.unpersist()
         finally:
@@ -65,6 +77,7 @@ class SparkEngine:
         for fmt, files in sorted(groups.items()):
             df = self._read(spark, fmt, files)
             request.check_columns(files[0], df.columns)
+            _check_id_types(df, names, files)
             first, extra = self.frame_hook(df, names, files)
             frames.append(_normalized(df, names, request, first=first, extra=extra))
         out = frames[0]
@@ -127,6 +140,24 @@ class SparkEngine:
         problem = logs.filter(f"_file = '{file}' AND problem IS NOT NULL").select("problem").first()
         return InputFileError(file, bad_rows_message(str(problem["problem"]) if problem else "bad rows", n_bad))
 
+    def _check_ids(self, logs: Any, result: LogAggregates, request: LogRequest) -> None:
+        """The id rule on the distinct ids (as the DuckDB engine checks it); a bad one is named at its row
+        by the embedded engine's re-read of the first file that holds it."""
+        from pyspark.sql import functions as F
+
+        bad = first_bad_log_id(result.query_ids, result.doc_ids, request.source_names())
+        if bad is None:
+            return
+        column, value, problem = bad
+        file = logs.filter(F.col(column) == value).agg(F.min("_file")).first()[0]
+        try:
+            self.reread(str(file), request)
+        except InputFileError:
+            raise
+        except Exception:  # noqa: BLE001 - the driver cannot read the file (a cluster path): no line then
+            pass
+        raise InputFileError(str(file), bad_rows_message(problem, 1))
+
     # --- pass 2: aggregation ---------------------------------------------------------------------
     def _aggregate(self, logs: Any, request: LogRequest, groups: dict[str, list[str]], first: float | None,
                    last: float | None, as_of: float | None) -> LogAggregates:
@@ -172,6 +203,17 @@ def _window(request: LogRequest, as_of: float | None) -> Any:
     return cond
 
 
+def _check_id_types(df: Any, names: dict[str, str], files: list[str]) -> None:
+    """Ids stored as text or integers only (the DuckDB engine's rule): a float column is no id."""
+    from pyspark.sql.types import IntegralType, StringType
+
+    for col in ("query_id", "doc_id"):
+        kind = df.schema[names[col]].dataType if names[col] in df.columns else StringType()
+        if not isinstance(kind, (StringType, IntegralType)):
+            raise InputFileError(files[0], f"column {names[col]}: ids must be text or integers, "
+                                           f"got {kind.simpleString().upper()}")
+
+
 def _normalized(df: Any, names: dict[str, str], request: LogRequest, *, first: list[tuple[Any, Any]] | None = None,
                 extra: list[Any] | None = None) -> Any:
     """The DuckDB engine's normalized view, in Spark: typed columns and a ``problem`` per row (``first``:
@@ -206,10 +248,15 @@ def _normalized(df: Any, names: dict[str, str], request: LogRequest, *, first: l
     msgs = [F.lit(f"{names[c]} is empty") for c in ("request_id", "query_id", "doc_id")]
     checks.append(pos.isNull() | ~finite(pos) | (pos < 1) | (pos != F.floor(pos)))
     msgs.append(F.concat(F.lit(names["position"] + " "), shown(raw("position")), F.lit(" is not a whole number >= 1")))
+    checks.append(pos > MAX_POSITION)
+    msgs.append(F.concat(F.lit(names["position"] + " "), shown(raw("position")),
+                         F.lit(f" is beyond the deepest position read ({MAX_POSITION})")))
     checks.append(clk.isNull() | ~clk.isin(0.0, 1.0))
     msgs.append(F.concat(F.lit(names["clicked"] + " "), shown(raw("clicked")), F.lit(" is not 0 or 1")))
     checks.append(ts.isNull() | ~finite(ts))
     msgs.append(F.concat(F.lit(names["ts"] + " "), shown(raw("ts")), F.lit(" is neither ISO 8601 nor epoch seconds")))
+    checks.append((ts < TS_MIN) | (ts > TS_MAX))
+    msgs.append(F.concat(F.lit(names["ts"] + " "), shown(raw("ts")), F.lit(" " + TS_RANGE_PROBLEM)))
     if request.watch or names["watch_ratio"] in types:
         bad = wr.isNull() | ~finite(wr) | (wr < 0)
         checks.append(bad if request.watch else raw("watch_ratio").isNotNull() & bad)

@@ -29,13 +29,16 @@ from ndcg_labeling.db import models as m
 from ndcg_labeling.db import repository as repo
 from ndcg_labeling.db.bulk import ColumnRows, external_row_ids
 from ndcg_labeling.engines import LogAggregates, LogRequest, get_engine
+from ndcg_labeling.engines.base import TS_MAX, TS_MIN, TS_RANGE_PROBLEM
 from ndcg_labeling.errors import ConflictError, NdcgLabelingError
+from ndcg_labeling.io.ids import id_problem
 from ndcg_labeling.pipeline.agreement import BEHAVIOR, load_grades
 from ndcg_labeling.quality import weighted_kappa
 from ndcg_labeling.scales import Scale, get_scale
 
 MODELS = ("coec", "pbm", "dbn", "watch")
 MIN_IMPRESSIONS = 20
+MAX_MIN_IMPRESSIONS = 2**31 - 1  # behavior_derivations.min_impressions is an INTEGER
 HELD_OUT_SEED = 0  # the split of a --fit-to batch's queries into fitted and held-out halves
 _SPAN = np.int64(1) << np.int64(31)
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
@@ -44,22 +47,29 @@ _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
 def parse_duration(text: str) -> float:
     """Seconds of ``14d``, ``36h``, ``90m``, ``3600s``, ``2w`` (a bare number: days)."""
     found = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*([smhdw]?)\s*", text or "")
-    if found is None or float(found.group(1)) <= 0:
+    seconds = float(found.group(1)) * _UNITS[found.group(2) or "d"] if found is not None else math.nan
+    if not (math.isfinite(seconds) and seconds > 0):  # 400 nines of days: inf, never a weight
         raise NdcgLabelingError(f"--half-life: {text!r} is not a positive duration such as 14d, 36h or 90m")
-    return float(found.group(1)) * _UNITS[found.group(2) or "d"]
+    return seconds
 
 
 def parse_time(text: str, option: str) -> float:
-    """Epoch seconds of an ISO 8601 time (UTC unless it names a zone) or of epoch seconds."""
+    """Epoch seconds of an ISO 8601 time (UTC unless it names a zone) or of epoch seconds, a finite time
+    of the years 1 to 9999 (``nan``, ``inf`` and ``1e300`` are refused: the value goes into the engines'
+    SQL and into the stored window)."""
     try:
-        return float(text)
+        seconds = float(text)
     except ValueError:
-        pass
-    try:
-        when = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise NdcgLabelingError(f"{option}: {text!r} is neither ISO 8601 nor epoch seconds") from None
-    return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+        try:
+            when = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+            seconds = (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+        except (ValueError, OverflowError):
+            seconds = math.nan
+    if not math.isfinite(seconds):
+        raise NdcgLabelingError(f"{option}: {text!r} is neither ISO 8601 nor epoch seconds")
+    if not TS_MIN <= seconds <= TS_MAX:
+        raise NdcgLabelingError(f"{option}: {text!r} {TS_RANGE_PROBLEM}")
+    return seconds
 
 
 def _iso(epoch: float | None) -> str | None:
@@ -193,6 +203,14 @@ def _check(options: DeriveOptions) -> Scale:
         raise NdcgLabelingError(str(exc)) from None
     if options.min_impressions < 1:
         raise NdcgLabelingError(f"--min-impressions must be at least 1, got {options.min_impressions}")
+    if options.min_impressions > MAX_MIN_IMPRESSIONS:
+        raise NdcgLabelingError(f"--min-impressions must be at most {MAX_MIN_IMPRESSIONS} (the stored column's "
+                                f"width), got {options.min_impressions}")
+    from ndcg_labeling.pipeline.importing import GRADER_LENGTH
+
+    problem = id_problem(options.grader, "grader name", GRADER_LENGTH)  # the rule of `graders add`
+    if problem is not None:
+        raise NdcgLabelingError(f"--grader: {problem}")
     if options.thresholds is not None and options.fit_to is not None:
         raise NdcgLabelingError("--thresholds and --fit-to exclude each other: give fixed cut points or fit them")
     if options.thresholds is not None:

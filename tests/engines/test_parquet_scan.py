@@ -23,7 +23,8 @@ def make_log(n: int, n_pairs: int, seed: int = 3, *, ids: str = "text", watch: b
     pair = rng.integers(0, n_pairs, n)
     if ids == "text":
         q = pa.array([f"q{p // 7:05d}" for p in pair])
-        d = pa.array([f"doc-é{p * 7919 % 100_003:x}" if p % 5 else f"Doc {p}" for p in pair])
+        # "!": the lowest character an id may hold (a space would break the id rule)
+        d = pa.array([f"doc-é{p * 7919 % 100_003:x}" if p % 5 else f"Doc!{p}" for p in pair])
     else:
         q, d = pa.array(pair // 7, pa.int64()), pa.array(pair * 13, pa.int64())
     cols = {"request_id": pa.array(rng.integers(0, n // 5 + 1, n)), "query_id": q, "doc_id": d,

@@ -90,6 +90,23 @@ def test_a_bad_row_gives_the_duckdb_engines_error(spark, log, tmp_path):
     assert str(got.value) == str(want.value) and str(want.value).endswith(':125: clicked "yes" is not 0 or 1 (nothing was stored)')
 
 
+def test_an_id_that_breaks_the_id_rule_and_a_float_id_column_give_the_duckdb_engines_error(spark, log, tmp_path):
+    bad = log.copy()
+    bad.loc[bad.index[200], "doc_id"] = "D\x1b[31mX"
+    path = _write(bad, tmp_path, "csv")
+    with pytest.raises(InputFileError) as want:
+        get_engine("duckdb").aggregate(LogRequest(sources=(path,)))
+    with pytest.raises(InputFileError) as got:
+        SparkEngine(spark=spark).aggregate(LogRequest(sources=(path,)))
+    assert str(want.value) == (f"{path}:202: doc_id 'D\\x1b[31mX' contains a control or non-printable character "
+                               "(U+001B); ids are printable text without white space (nothing was stored)")
+    assert str(got.value) == str(want.value)
+    floats = _write(log.assign(query_id=1.5), tmp_path, "parquet")
+    with pytest.raises(InputFileError) as got:
+        SparkEngine(spark=spark).aggregate(LogRequest(sources=(floats,)))
+    assert str(got.value) == f"{floats}: column query_id: ids must be text or integers, got DOUBLE"
+
+
 def test_one_bad_row_in_each_of_two_files_counts_both(spark, log, tmp_path):
     """Spark re-reads the first bad file alone (one bad row there): the count is the whole log's."""
     bad = log.astype({"clicked": str}).copy()
