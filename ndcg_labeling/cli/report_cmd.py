@@ -19,6 +19,7 @@ from ndcg_labeling.cli.common import (
     format_option,
     handle_errors,
     open_session,
+    printed_to,
     write_output,
 )
 
@@ -133,15 +134,11 @@ def _inferred(batch: str | None, gain: str, fmt: OutputFormat, db: str | None, *
         err_console.print(result.header(), markup=False, highlight=False)
         write_output(render_rows(rows, "csv") or "", out, force)
         return
+    with printed_to(out, force):  # with -o: the same header and table, plain, into the file
+        typer.echo(result.header())
+        render_rows(rows, "table", title=f"batch {result.batch}")
     if out:
-        from ndcg_labeling.cli.common import plain_table
-
-        write_output(result.header() + "\n" + plain_table(rows, list(rows[0]) if rows else [], f"batch {result.batch}"),
-                     out, force)
         err_console.print(f"report written to {out}", markup=False)
-        return
-    typer.echo(result.header())
-    render_rows(rows, "table", title=f"batch {result.batch}")
 
 
 def _render(result: Any, fmt: OutputFormat, out: str | None, force: bool) -> None:
