@@ -6,7 +6,8 @@
 (and, for the DBN, the served lists' click patterns) that every model of :mod:`ndcg_labeling.behavior`
 takes. DuckDB (:mod:`.duckdb`, embedded, out of core) and Spark (:mod:`.spark`, a cluster) have the
 same ``aggregate``; the kernels do not change. ``eval --engine spark`` lives in :mod:`.spark_eval`.
-:func:`get_engine` picks one by name (:func:`check_engine` checks a name) (it imports the implementations, which import only :mod:`.base`).
+:func:`get_engine` picks one by name (it imports the implementations, which import only :mod:`.base`);
+:func:`check_engine` is the one check of a name.
 """
 
 from __future__ import annotations

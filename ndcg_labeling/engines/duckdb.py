@@ -53,8 +53,7 @@ FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "tsv"
 _TIME_TYPES = ("TIMESTAMP", "DATE")
 _INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
                   "UBIGINT")
-_NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
-                  "UBIGINT", "FLOAT", "DOUBLE", "DECIMAL")
+_NUMERIC_TYPES = (*_INTEGER_TYPES, "FLOAT", "DOUBLE", "DECIMAL")
 
 
 def _q(name: str) -> str:
