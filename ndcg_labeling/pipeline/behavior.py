@@ -31,7 +31,6 @@ from ndcg_labeling.db.bulk import ColumnRows, external_row_ids
 from ndcg_labeling.engines import LogAggregates, LogRequest, get_engine
 from ndcg_labeling.engines.base import TS_MAX, TS_MIN, TS_RANGE_PROBLEM
 from ndcg_labeling.errors import ConflictError, NdcgLabelingError
-from ndcg_labeling.io.ids import id_problem
 from ndcg_labeling.pipeline.agreement import BEHAVIOR, load_grades
 from ndcg_labeling.quality import weighted_kappa
 from ndcg_labeling.scales import Scale, get_scale
@@ -206,9 +205,9 @@ def _check(options: DeriveOptions) -> Scale:
     if options.min_impressions > MAX_MIN_IMPRESSIONS:
         raise NdcgLabelingError(f"--min-impressions must be at most {MAX_MIN_IMPRESSIONS} (the stored column's "
                                 f"width), got {options.min_impressions}")
-    from ndcg_labeling.pipeline.importing import GRADER_LENGTH
+    from ndcg_labeling.pipeline.importing import grader_name_problem
 
-    problem = id_problem(options.grader, "grader name", GRADER_LENGTH)  # the rule of `graders add`
+    problem = grader_name_problem(options.grader)
     if problem is not None:
         raise NdcgLabelingError(f"--grader: {problem}")
     if options.thresholds is not None and options.fit_to is not None:

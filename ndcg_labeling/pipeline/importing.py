@@ -203,6 +203,14 @@ def _check_kind(kind: str) -> None:
         raise NdcgLabelingError(f"unknown grader kind {kind!r}; use {' or '.join(GRADER_KINDS)}")
 
 
+def grader_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a grader's name (the id rule at the grader column's width), or None: the one
+    rule of ``graders add``, ``judge run --grader`` and ``implicit derive --grader``."""
+    from ndcg_labeling.io.ids import id_problem
+
+    return id_problem(name, "grader name", GRADER_LENGTH)
+
+
 def add_graders(names: list[str], *, session: Session, role: str = "grader", kind: str = "human") -> ImportSummary:
     """Add graders by name with ``role`` (grader or lead) and ``kind`` (human or model); existing names
     are left unchanged (also one a concurrent writer adds)."""
@@ -211,12 +219,10 @@ def add_graders(names: list[str], *, session: Session, role: str = "grader", kin
     check_role(role)
     _check_kind(kind)
     summary = ImportSummary("graders", "(command line)")
-    from ndcg_labeling.io.ids import id_problem
-
     wanted: dict[str, None] = {}
     for raw in names:
         name = raw.strip()
-        problem = id_problem(name, "grader name", GRADER_LENGTH)
+        problem = grader_name_problem(name)
         if problem:
             raise InputFileError("(command line)", problem)
         wanted[name] = None

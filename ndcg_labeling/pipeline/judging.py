@@ -29,13 +29,12 @@ from sqlalchemy.orm import Session
 from ndcg_labeling.db import models as m
 from ndcg_labeling.errors import JudgeRequestError, NdcgLabelingError
 from ndcg_labeling.guidelines import Guideline, load_guideline
-from ndcg_labeling.io.ids import id_problem
 from ndcg_labeling.judges import client as chat
 from ndcg_labeling.judges.parser import response_format
 from ndcg_labeling.judges.prompts import ItemText, PromptTemplate, load_template, render
 from ndcg_labeling.judges.runner import Job, Outcome, run_jobs
 from ndcg_labeling.pipeline import judging_store as store
-from ndcg_labeling.pipeline.importing import GRADER_LENGTH
+from ndcg_labeling.pipeline.importing import grader_name_problem
 from ndcg_labeling.pipeline.lookups import require_batch
 from ndcg_labeling.pipeline.transactions import run_in_transaction
 from ndcg_labeling.scales import get_scale
@@ -173,9 +172,9 @@ def _check(settings: JudgeSettings) -> None:
     _check_float("--price-out", settings.price_out, 0.0, MAX_PRICE)
     if settings.max_doc_chars < 1:
         raise NdcgLabelingError(f"--max-doc-chars must be at least 1, got {settings.max_doc_chars}")
-    problem = id_problem(settings.grader, "--grader: grader name", GRADER_LENGTH)  # the rule of `graders add`
+    problem = grader_name_problem(settings.grader)
     if problem:
-        raise NdcgLabelingError(problem)
+        raise NdcgLabelingError(f"--grader: {problem}")
     chat.normalize_base_url(settings.base_url)
     if not settings.model.strip():
         raise NdcgLabelingError("--model must name a model")
