@@ -89,6 +89,7 @@ class PoolStrategy(StrEnum):
     mtf = "mtf"
     bandit = "bandit"
     sample = "sample"
+    weighted = "weighted"
 
 
 class ConsensusMethod(StrEnum):

@@ -23,7 +23,15 @@ that calls it with a small ``n`` many times gets the fully sequential strategy.
   discount of NDCG; within a stratum the pairs are a simple random sample, so the inclusion probability of
   a pair is (judged in its stratum) / (size of its stratum): :func:`inclusion_probabilities`.
 
-``mtf``, ``bandit`` and ``sample`` share the budget among queries in proportion to their pool sizes.
+- ``weighted``: the pairs of a query in the order of their summed weight in the measure over the runs
+  (Moffat, Webber & Zobel, "Strategic system comparisons via targeted relevance judgments", SIGIR 2007, in
+  its static form, with the NDCG discount in place of RBP's weights): a pair's priority is the sum over
+  the runs of ``1 / log2(rank + 1)`` at its rank in each run within the pool depth (0 where a run does not
+  rank it there). A document that several runs put near the top comes first; one that a single run ranks
+  deep comes last. It uses no grades, so rounds simply continue the order.
+
+``mtf``, ``bandit``, ``sample`` and ``weighted`` share the budget among queries in proportion to their
+pool sizes.
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ import numpy.typing as npt
 from ndcg_labeling.budget.pool import FloatArray, IntArray, Pool
 from ndcg_labeling.choices import PoolStrategy
 
-STRATEGIES = tuple(s.value for s in PoolStrategy)  # depth, mtf, bandit, sample
+STRATEGIES = tuple(s.value for s in PoolStrategy)  # depth, mtf, bandit, sample, weighted
 # best-rank strata of the sampling design: [1], [2], [3,4], [5,7], [8,10], [11,15], [16,20], [21, ...)
 DEFAULT_EDGES = (1, 2, 3, 5, 8, 11, 16, 21)
 # coarser designs for smaller budgets: a stratum left without a sampled pair would have inclusion probability 0
@@ -79,6 +87,12 @@ def select_next(
         return _depth(pool, n, taken, rng)
     quotas = _quotas(pool, n, taken)
     picks: list[int] = []
+    if strategy == "weighted":
+        weight = summed_weights(pool)
+        for q in np.nonzero(quotas)[0]:
+            sel = np.nonzero((pool.query == q) & ~taken)[0]
+            picks.extend(sel[np.argsort(-weight[sel], kind="stable")][: int(quotas[q])].tolist())
+        return np.asarray(picks, dtype=np.int64)
     strata = stratum_ids(pool, edges if edges is not None else design_edges(pool, int(taken.sum()) + n))
     for q in np.nonzero(quotas)[0]:
         m = int(quotas[q])
@@ -96,6 +110,16 @@ def _depth(pool: Pool, n: int, taken: BoolArray, rng: np.random.Generator) -> In
     tiebreak = rng.permutation(free.size)
     order = np.lexsort((tiebreak, pool.min_rank[free]))
     return free[order[:n]].astype(np.int64)
+
+
+def summed_weights(pool: Pool) -> FloatArray:
+    """(pairs,): each pair's summed NDCG discount over the runs, ``sum of 1 / log2(rank + 1)`` over the runs
+    that rank it within the pool depth (the ``weighted`` strategy's priority)."""
+    lists = pool.run_pairs[:, :, : pool.depth]
+    ok = lists >= 0
+    discount = 1.0 / np.log2(np.arange(2, lists.shape[2] + 2, dtype=np.float64))
+    weights = np.broadcast_to(discount, lists.shape)[ok]
+    return np.bincount(lists[ok], weights=weights, minlength=pool.n_pairs).astype(np.float64)
 
 
 def _quotas(pool: Pool, n: int, taken: BoolArray) -> IntArray:

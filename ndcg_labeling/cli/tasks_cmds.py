@@ -56,7 +56,7 @@ def create(
     gold_feedback: Annotated[bool, typer.Option("--gold-feedback", help="Show the expected grade after a gold item.")] = False,
     from_traffic: Annotated[list[str] | None, typer.Option("--from-traffic", help="Pool the unjudged pairs with the most impressions in these logs (repeat).")] = None,
     budget: Annotated[int | None, typer.Option("--budget", help="With --from-traffic or --strategy: how many pairs to pool.")] = None,
-    strategy: Annotated[PoolStrategy | None, typer.Option("--strategy", help="Judge --budget pairs of the depth-K pool chosen by depth, mtf, bandit or sample (docs/budget.md); default: the whole pool.")] = None,
+    strategy: Annotated[PoolStrategy | None, typer.Option("--strategy", help="Judge --budget pairs of the depth-K pool chosen by depth, mtf, bandit, sample or weighted (docs/budget.md); default: the whole pool.")] = None,
     by: Annotated[str, typer.Option("--by", help="With --from-traffic: pair (heaviest first) or query-type (budget split by traffic).")] = "pair",
     half_life: Annotated[str, typer.Option("--half-life", help="With --from-traffic: impressions halve in weight every this long.")] = "14d",
     db: DbOption = None,

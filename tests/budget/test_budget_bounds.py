@@ -24,7 +24,7 @@ def corpus(db, tmp_path):
     return top_k(runs["bm25"], 10) | top_k(runs["dense"], 10)
 
 
-@pytest.mark.parametrize("strategy", ["depth", "mtf", "bandit", "sample"])
+@pytest.mark.parametrize("strategy", ["depth", "mtf", "bandit", "sample", "weighted"])
 def test_extend_grows_over_the_pool_create_drew_from(runner, db, tmp_path, strategy):
     pool = corpus(db, tmp_path)
     result = invoke(runner, db, "tasks", "create", "b", *ARGS, "--strategy", strategy, "--budget", "3")

@@ -31,7 +31,7 @@ def designs(db, name: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["query", "doc", "round", "stratum", "inclusion"])
 
 
-@pytest.mark.parametrize("strategy", ["depth", "mtf", "bandit", "sample"])
+@pytest.mark.parametrize("strategy", ["depth", "mtf", "bandit", "sample", "weighted"])
 def test_create_takes_the_budget_from_the_pool(runner, db, tmp_path, strategy):
     runs = make_corpus(db, tmp_path)
     pool = top_k(runs["bm25"], 5) | top_k(runs["dense"], 5)
@@ -126,9 +126,9 @@ def test_an_unknown_strategy_is_refused_by_the_option_and_help_lists_the_strateg
     result = invoke(runner, db, "tasks", "create", "b2", *BASE, "--strategy", "greedy", "--budget", "5")
     assert result.exit_code == 2, result.output  # a usage error of the option, before the database is opened
     assert result.stderr.strip().splitlines()[-1] == ("Error: Invalid value for '--strategy': 'greedy' is not one of "
-                                                      "'depth', 'mtf', 'bandit', 'sample'.")
+                                                      "'depth', 'mtf', 'bandit', 'sample', 'weighted'.")
     assert db.counts() == before
-    assert "--strategy <depth|mtf|bandit|sample>" in invoke(runner, None, "tasks", "create", "--help").stdout
+    assert "--strategy <depth|mtf|bandit|sample|weighted>" in invoke(runner, None, "tasks", "create", "--help").stdout
 
 
 def test_library_callers_keep_the_pipelines_strategy_check(db, tmp_path):
@@ -140,7 +140,7 @@ def test_library_callers_keep_the_pipelines_strategy_check(db, tmp_path):
     with pytest.raises(NdcgLabelingError) as info, session_scope(db.engine) as session:
         create_budgeted("b2", strategy="greedy", budget=5, scale="0-3", depth=5, overlap=2,
                         graders=["ann", "bob", "cat"], session=session, seed=3)
-    assert str(info.value) == "unknown strategy 'greedy'; choose one of depth, mtf, bandit, sample"
+    assert str(info.value) == "unknown strategy 'greedy'; choose one of depth, mtf, bandit, sample, weighted"
     assert db.counts() == before
 
 
@@ -192,7 +192,7 @@ def test_strategies_are_one_vocabulary():
     from ndcg_labeling import choices
     from ndcg_labeling.budget.strategies import STRATEGIES
 
-    assert STRATEGIES == tuple(s.value for s in choices.PoolStrategy) == ("depth", "mtf", "bandit", "sample")
+    assert STRATEGIES == tuple(s.value for s in choices.PoolStrategy) == ("depth", "mtf", "bandit", "sample", "weighted")
 
 
 def test_plan_budget_widths_fall_with_the_budget(runner, db, tmp_path):

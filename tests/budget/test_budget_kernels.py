@@ -209,3 +209,33 @@ def test_inferred_ndcg_with_no_positive_grade_judged_is_zero():
     strata = stratum_ids(pool)
     est = inferred_ndcg(pool, grades, inclusion_probabilities(strata, ~np.isnan(grades)), strata, 10)
     assert (est.ndcg == 0).all() and (est.variance == 0).all()
+
+
+def test_weighted_takes_each_querys_pairs_by_their_summed_discount():
+    """``weighted``'s order, against the weights worked out pair by pair from the run lists: each query's
+    picks are the pairs of the largest sum over the runs of 1 / log2(rank + 1) (ranks within the depth), and
+    growing the batch in rounds continues the same order (it uses no grades)."""
+    runs = random_runs(4, n_sys=4, n_q=3, width=12, docs=25)
+    pool = build_pool(runs, depth=8)
+    want = np.zeros(pool.n_pairs)
+    for i in range(pool.n_pairs):
+        q, c = int(pool.query[i]), int(pool.code[i])
+        for s in range(runs.shape[0]):
+            hits = [r for r in range(8) if runs[s, q, r] == c]
+            want[i] += sum(1.0 / np.log2(r + 2.0) for r in hits)
+    nan = np.full(pool.n_pairs, np.nan)
+    whole = select_next(pool, "weighted", pool.n_pairs, nan)
+    for q in range(pool.n_queries):
+        got = [int(p) for p in whole if pool.query[p] == q]
+        assert np.all(np.diff(want[got]) <= 1e-12), q  # non-increasing weights within each query
+    one = select_next(pool, "weighted", 10, nan)
+    pending = np.zeros(pool.n_pairs, dtype=bool)
+    pending[one] = True
+    two = select_next(pool, "weighted", 10, nan, pending=pending)
+    both = select_next(pool, "weighted", 20, nan)
+    assert set(one.tolist()) | set(two.tolist()) == set(both.tolist())
+    for q in range(pool.n_queries):  # the top of each query is the heaviest pair of that query
+        sel = np.nonzero(pool.query == q)[0]
+        firsts = [int(p) for p in one if pool.query[p] == q]
+        if firsts:
+            assert want[firsts].max() == pytest.approx(want[sel].max())
