@@ -3,7 +3,9 @@
 The widths are simulated. Each repeat completes the grades of the pool (pairs already graded keep their
 grade; the others draw one from the graded pairs of the same best-rank band, from all graded pairs when the
 band has none, and uniformly from ``0 .. max_grade`` when nothing is graded yet), draws the stratified sample
-of each budget, and computes the 95% half-widths of :func:`ndcg_labeling.budget.estimators.system_means` and
+of each budget (in the strata :func:`~ndcg_labeling.budget.strategies.design_edges` gives that budget, as ``tasks
+create`` would; in a batch's own strata, fixed by its first round, when planning how far to extend it), and
+computes the 95% half-widths of :func:`ndcg_labeling.budget.estimators.system_means` and
 :func:`~ndcg_labeling.budget.estimators.difference_halfwidth`. The means over the repeats are the
 expected widths. With no grades the uniform prior is a deliberately pessimistic guess (most real pools hold
 fewer relevant documents, and less varied grades): the widths are for planning an order of magnitude.
@@ -48,12 +50,17 @@ def expected_halfwidths(
     max_grade: int = 3,
     repeats: int = 20,
     seed: int = 0,
+    edges: tuple[int, ...] | None = None,
 ) -> tuple[FloatArray, FloatArray]:
     """Expected 95% half-widths for each budget (pairs judged in all).
 
     Returns ``(per_system, per_difference)``, shapes ``(budgets, systems)``: the half-width of each system's
     mean infNDCG@k and of its difference from system 0 (0 for system 0 itself). ``known`` (pairs,): grades
-    already in hand (NaN elsewhere). Raises ``ValueError`` for a budget outside ``1 .. pairs``.
+    already in hand (NaN elsewhere). ``edges``: the sample's strata for every budget; None (default) draws
+    each budget in :func:`design_edges` of that budget, the design of a new batch of that size. A batch
+    grown by ``tasks extend`` keeps the strata of its first round (coarse when that round was small: one
+    stratum per query when it gave the median query fewer than four pairs), and its widths follow them.
+    Raises ``ValueError`` for a budget outside ``1 .. pairs``.
     """
     b = np.asarray(budgets, dtype=np.int64).ravel()
     if b.size == 0 or (b < 1).any() or (b > pool.n_pairs).any():
@@ -66,9 +73,9 @@ def expected_halfwidths(
     for _ in range(repeats):
         oracle = _complete(pool, grades_known, rng, max_grade)
         for i, budget in enumerate(b.tolist()):
-            edges = design_edges(pool, budget)
-            strata = stratum_ids(pool, edges)
-            picks = select_next(pool, "sample", budget, np.full(pool.n_pairs, np.nan), rng=rng, k=k, edges=edges)
+            design = edges if edges is not None else design_edges(pool, budget)
+            strata = stratum_ids(pool, design)
+            picks = select_next(pool, "sample", budget, np.full(pool.n_pairs, np.nan), rng=rng, k=k, edges=design)
             judged = np.zeros(pool.n_pairs, dtype=bool)
             judged[picks] = True
             # only the widths are read, and they do not depend on the bias correction: skip its replicates

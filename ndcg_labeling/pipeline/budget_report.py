@@ -139,11 +139,16 @@ def plan_budget(budgets: list[int], *, session: Session, batch: str | None = Non
                 systems: list[str] | None = None, repeats: int = 20, seed: int = 0) -> list[dict[str, Any]]:
     """``plan --budget``: for each number of judgments, the expected 95% half-width of each system's
     infNDCG@10 and of its difference from the first system by name (:func:`expected_halfwidths`). The pool
-    is the batch's (its grades so far inform the simulation) or, without ``batch``, the top ``depth`` of the
+    is the batch's (its grades so far inform the simulation; a sampled batch's strata, fixed by its first
+    round, are the design's, as ``tasks extend`` keeps them) or, without ``batch``, the top ``depth`` of the
     stored rankings of ``systems`` (all when None) with no grades (a uniform prior). A budget below two
     pairs per query gets no widths (None)."""
+    edges: tuple[int, ...] | None = None
     if batch is not None:
-        _, names, pool, _, grades = _batch_pool(batch, session=session, need_sample=False)
+        made, names, pool, _, grades = _batch_pool(batch, session=session, need_sample=False)
+        # tasks extend keeps the strata of a sampled batch's first round: the widths are those of that design
+        # (a batch made otherwise only lends its pool and grades to a new sample, in the budget's own strata)
+        edges = batch_edges(made) if made.strategy == "sample" else None
     else:
         check_depth(depth)
         all_systems, names = chosen_systems(systems, session=session)
@@ -165,7 +170,8 @@ def plan_budget(budgets: list[int], *, session: Session, batch: str | None = Non
     # no width is given there rather than a falsely narrow one
     usable = [b for b in budgets if b >= 2 * pool.n_queries]
     if usable:
-        per_system, per_diff = expected_halfwidths(pool, usable, grades, repeats=repeats, seed=seed)
+        per_system, per_diff = expected_halfwidths(pool, usable, grades, repeats=repeats, seed=seed,
+                                                      edges=edges)
     rows: list[dict[str, Any]] = []
     for b in budgets:
         i = usable.index(b) if b in usable else None
