@@ -166,3 +166,23 @@ def test_out_of_range_numbers_and_options_are_one_error_line(runner, db, tmp_pat
     assert result.exit_code == 1, result.output
     assert result.stderr.strip() == f"Error: {message}"
     assert db.counts() == before
+
+
+def test_a_first_round_too_small_for_the_full_design_says_so_and_names_the_size_that_is_not(runner, db, tmp_path):
+    """The first round fixes a sample's strata and `tasks extend` keeps them: a round too small for the eight
+    best-rank strata is warned about, with the smallest first round that gets them; at that size, no warning."""
+    corpus(db, tmp_path)
+    result = invoke(runner, db, "tasks", "create", "small", *ARGS, "--strategy", "sample", "--budget", "3")
+    assert result.exit_code == 0, result.output
+    lines = [ln for ln in result.output.splitlines() if "best-rank strat" in ln]
+    assert len(lines) == 1, result.output
+    size = int(lines[0].split("a first round of at least ")[1].split()[0])
+    assert lines[0].startswith("Warning: a first round of 3 pairs samples in 1 best-rank stratum per query, not 8, "
+                               "and `tasks extend` keeps them: a batch grown from it has wider intervals than one "
+                               "created at its final size; a first round of at least "), lines[0]
+    for name, budget, warned in (("below", size - 1, True), ("at", size, False)):
+        result = invoke(runner, db, "tasks", "create", name, *ARGS, "--strategy", "sample", "--budget", str(budget))
+        assert result.exit_code == 0, result.output
+        assert ("best-rank strat" in result.output) is warned, (budget, result.output)
+    d = designs(db, "at")
+    assert d["stratum"].nunique() > designs(db, "below")["stratum"].nunique()

@@ -177,10 +177,27 @@ def create_budgeted(name: str, *, strategy: str, budget: int | None, scale: str,
     if strategy == "sample" and budget < 2 * len(queries):
         created.warnings.append(f"a budget of {budget} gives some of the {len(queries)} queries fewer than two "
                                 f"sampled pairs: their estimates and intervals are unreliable")
+    if strategy == "sample" and edges != DEFAULT_EDGES:
+        created.warnings.append(_coarse_strata(pool, budget, edges))
     created.warnings.append(f"strategy {strategy}: {len(picks)} of {pool.n_pairs} pooled pairs "
                             f"({len(picks) / pool.n_pairs:.0%}); grow the batch with `tasks extend {created.batch} "
                             f"--budget N`")
     return created
+
+
+def _coarse_strata(pool: Pool, budget: int, edges: tuple[int, ...]) -> str:
+    """The warning for a first round too small for the full sampling design: the first round fixes the
+    strata and every later round keeps them, so the batch stays coarser than one created at its final size."""
+    lo, hi = budget, pool.n_pairs  # the smallest budget that gets DEFAULT_EDGES (design_edges grows with it)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if design_edges(pool, mid) == DEFAULT_EDGES else (mid + 1, hi)
+    full = f"; a first round of at least {lo} pairs gets all {len(DEFAULT_EDGES)}" if lo <= pool.n_pairs \
+        and design_edges(pool, lo) == DEFAULT_EDGES else ""
+    strata = "stratum" if len(edges) == 1 else "strata"
+    return (f"a first round of {budget} pairs samples in {len(edges)} best-rank {strata} per query, not "
+            f"{len(DEFAULT_EDGES)}, and `tasks extend` keeps them: a batch grown from it has wider intervals than "
+            f"one created at its final size{full}")
 
 
 def batch_edges(batch: m.GradingBatch) -> tuple[int, ...]:
