@@ -48,7 +48,7 @@ def report(
     gate: Annotated[str | None, typer.Option("--gate", help="CI gate on this metric (e.g. ndcg@10): exit 3 when a system is significantly worse than the baseline by more than --max-drop.")] = None,
     max_drop: Annotated[float, typer.Option("--max-drop", help="With --gate: the largest drop (system - baseline) allowed; the gate fails when the drop is significantly larger (one-sided).")] = 0.0,
     quiet: Annotated[bool, typer.Option("--quiet", help="With --gate: print only the verdict, not the report.")] = False,
-    estimator: Annotated[Estimator, typer.Option("--estimator", help="plain: unjudged = not relevant (the report below); inferred: infNDCG@10 with sampling intervals from a batch made with --strategy sample (needs --batch; docs/budget.md).")] = Estimator.plain,
+    estimator: Annotated[Estimator, typer.Option("--estimator", help="plain: unjudged = not relevant (the report below); inferred: infNDCG@10 (--metric ndcg@K) or xinfAP (--metric map[@K]) with sampling intervals from a batch made with --strategy sample (needs --batch; docs/budget.md).")] = Estimator.plain,
     batch: Annotated[str | None, typer.Option("--batch", help="With --estimator inferred: the sampled batch.")] = None,
     out: OutOption = None,
     force: ForceOption = False,
@@ -58,7 +58,10 @@ def report(
     tests, label-quality caveats and the queries that moved; with --gate, exit 3 on a significant drop."""
     if estimator is Estimator.inferred:
         refuse_given(ctx, INFERRED_REFUSES, "--estimator inferred")
-        _inferred(batch, gain.value, fmt, db, system=system, baseline=baseline, metric=metric, out=out, force=force)
+        if not any(m.strip().lower().startswith("map") for m in metric or ()):
+            refuse_given(ctx, ("relevant_threshold",), "--estimator inferred --metric ndcg@K")
+        _inferred(batch, gain.value, fmt, db, system=system, baseline=baseline, metric=metric, out=out, force=force,
+                  relevant=relevant_threshold)
         return
     refuse_given(ctx, ("batch",), "--estimator plain")
     from ndcg_labeling.pipeline.report import build_report, gate_metrics
@@ -88,7 +91,7 @@ def report(
 
 
 # report options the inferred estimator does not implement: each is refused rather than ignored
-INFERRED_REFUSES = ("by", "per_query", "relevant_threshold", "empty", "missing", "gate", "max_drop", "quiet")
+INFERRED_REFUSES = ("by", "per_query", "empty", "missing", "gate", "max_drop", "quiet")
 
 
 def refuse_given(ctx: typer.Context, names: tuple[str, ...], mode: str) -> None:
@@ -101,7 +104,8 @@ def refuse_given(ctx: typer.Context, names: tuple[str, ...], mode: str) -> None:
 
 
 def _inferred(batch: str | None, gain: str, fmt: OutputFormat, db: str | None, *, system: list[str] | None,
-              baseline: str | None, metric: list[str] | None, out: str | None, force: bool) -> None:
+              baseline: str | None, metric: list[str] | None, out: str | None, force: bool,
+              relevant: float = 1.0) -> None:
     import re
 
     from ndcg_labeling.cli.common import render_rows
@@ -114,13 +118,18 @@ def _inferred(batch: str | None, gain: str, fmt: OutputFormat, db: str | None, *
                                  param_hint="--batch")
     if fmt not in (OutputFormat.table, OutputFormat.csv, OutputFormat.json):
         raise typer.BadParameter("--estimator inferred prints table, csv or json", param_hint="--format")
-    cut = re.fullmatch(r"ndcg@(\d{1,4})", metric[0].strip().lower()) if metric and len(metric) == 1 else None
+    given = metric[0].strip().lower() if metric and len(metric) == 1 else ""
+    cut = re.fullmatch(r"ndcg@(\d{1,4})|map(?:@(\d{1,4}))?", given)
     if metric and cut is None:
-        raise fail(f"--metric: --estimator inferred estimates one ndcg@K, got {', '.join(metric)}")
+        raise fail(f"--metric: --estimator inferred estimates one ndcg@K or map[@K], got {', '.join(metric)}")
+    measure = "map" if given.startswith("map") else "ndcg"
+    digits = (cut.group(1) or cut.group(2)) if cut else "10"
+    k = int(digits) if digits else None  # map alone: each list to the batch's depth
     check_out(out, force)
     with open_session(db, read_only=True) as session:
-        result = inferred_report(batch, session=session, gain=gain, k=int(cut.group(1)) if cut else 10,
-                                 baseline=baseline, systems=list(system) if system else None)
+        result = inferred_report(batch, session=session, gain=gain, k=k,
+                                 baseline=baseline, systems=list(system) if system else None, measure=measure,
+                                 relevant=relevant)
     for warning in result.warnings:
         err_console.print(f"Warning: {warning}", markup=False, highlight=False)
     if fmt is OutputFormat.json:

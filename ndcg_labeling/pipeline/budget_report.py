@@ -23,6 +23,7 @@ from ndcg_labeling.budget.estimators import difference_halfwidth, inferred_ndcg,
 from ndcg_labeling.budget.plan import expected_halfwidths
 from ndcg_labeling.budget.pool import Pool
 from ndcg_labeling.budget.strategies import inclusion_probabilities
+from ndcg_labeling.budget.xinfap_intervals import plain_ap, xinfap_means
 from ndcg_labeling.db import models as m
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
 from ndcg_labeling.pipeline.tasks.budgeted import (
@@ -57,9 +58,10 @@ class InferredReport:
     baseline: str
     rows: list[InferredRow] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    method: str = "Horvitz-Thompson"
 
     def header(self) -> str:
-        return (f"estimator: inferred ({self.metric}, Horvitz-Thompson over the stratified sample of batch "
+        return (f"estimator: inferred ({self.metric}, {self.method} over the stratified sample of batch "
                 f"{self.batch}); {self.judged} of {self.pool_pairs} pooled pairs judged "
                 f"({self.judged / max(self.pool_pairs, 1):.0%}), {self.queries} queries; 95% intervals reflect "
                 f"the sampling only; diff = system - {self.baseline} (paired over the same sample)")
@@ -84,20 +86,25 @@ def _batch_pool(batch_name: str, *, session: Session, need_sample: bool
     return batch, names, pool, queries, grades
 
 
-def inferred_report(batch_name: str, *, session: Session, k: int = 10, gain: str = "exponential",
-                    baseline: str | None = None, systems: list[str] | None = None) -> InferredReport:
-    """infNDCG@``k`` of every system of the batch (or of ``systems``), the plain NDCG@k of the same grades
-    (unjudged = 0), and each system's difference from ``baseline`` (default: the first system by name) with
-    its paired interval.
+def inferred_report(batch_name: str, *, session: Session, k: int | None = 10, gain: str = "exponential",
+                    baseline: str | None = None, systems: list[str] | None = None, measure: str = "ndcg",
+                    relevant: float = 1.0) -> InferredReport:
+    """infNDCG@``k`` (``measure="ndcg"``) or xinfAP (``"map"``, each list read to rank ``k``, or to the
+    batch's depth when ``k`` is None; a mean grade >= ``relevant`` is relevant) of every system of the batch
+    (or of ``systems``), the plain value of the same grades (unjudged = 0), and each system's difference
+    from ``baseline`` (default: the first system by name) with its paired interval.
 
     Raises :class:`NotFoundError` for an unknown batch or system and :class:`NdcgLabelingError` for a batch
     not made with ``--strategy sample``, with no graded pair yet, or a ``k`` outside 1 to its depth.
     """
     batch, names, pool, queries, grades = _batch_pool(batch_name, session=session, need_sample=True)
-    if k < 1:
-        raise NdcgLabelingError(f"ndcg@{k}: the cut-off must be at least 1")
-    if k > batch.depth:
-        raise NdcgLabelingError(f"ndcg@{k} needs a pool at least {k} deep; batch {batch_name!r} pooled to depth "
+    if measure not in ("ndcg", "map") or (measure == "ndcg" and k is None):
+        raise NdcgLabelingError(f"the inferred estimator estimates ndcg@K or map[@K], got {measure}")
+    name = measure if k is None else f"{measure}@{k}"
+    if k is not None and k < 1:
+        raise NdcgLabelingError(f"{name}: the cut-off must be at least 1")
+    if k is not None and k > batch.depth:
+        raise NdcgLabelingError(f"{name} needs a pool at least {k} deep; batch {batch_name!r} pooled to depth "
                                 f"{batch.depth}")
     for name in [*(systems or []), *([baseline] if baseline else [])]:
         if name not in names:
@@ -106,18 +113,28 @@ def inferred_report(batch_name: str, *, session: Session, k: int = 10, gain: str
     if not graded.any():
         raise NdcgLabelingError(f"batch {batch_name!r} has no graded pair yet")
     strata = global_strata(pool, queries, batch_edges(batch))
-    est = inferred_ndcg(pool, grades, inclusion_probabilities(strata, graded), strata, k, gain=gain)
-    means, half = system_means(est)
-    plain = plain_ndcg(pool, grades, k, gain=gain).mean(axis=1)
     base = names.index(baseline) if baseline else 0
-    out = InferredReport(batch=batch_name, metric=f"ndcg@{k}", judged=int(graded.sum()), pool_pairs=pool.n_pairs,
+    out = InferredReport(batch=batch_name, metric=name, judged=int(graded.sum()), pool_pairs=pool.n_pairs,
                          queries=pool.n_queries, baseline=names[base], warnings=_unsampled(pool, strata, graded))
-    for s, name in enumerate(names):
-        if systems and name not in systems:
+    if measure == "map":
+        ap = xinfap_means(pool, grades, strata, cut=k or batch.depth, relevant=relevant)
+        means, half, plain = ap.means, ap.half_widths(), plain_ap(pool, grades, cut=k or batch.depth,
+                                                                  relevant=relevant).mean(axis=1)
+        out.method = "xinfAP, stratified jackknife intervals,"
+        if ap.single:
+            out.warnings.append(f"{ap.single} strata have a single graded pair: the jackknife cannot leave it "
+                                f"out, so they add nothing to the intervals, which are that much too narrow")
+    else:
+        est = inferred_ndcg(pool, grades, inclusion_probabilities(strata, graded), strata, k or 10, gain=gain)
+        means, half = system_means(est)
+        plain = plain_ndcg(pool, grades, k or 10, gain=gain).mean(axis=1)
+    for s, system in enumerate(names):
+        if systems and system not in systems:
             continue
         diff = None if s == base else float(means[s] - means[base])
-        dhw = None if s == base else difference_halfwidth(est, s, base)
-        out.rows.append(InferredRow(system=name, inferred=float(means[s]), half_width=float(half[s]),
+        dhw = None if s == base else (ap.difference_half_width(s, base) if measure == "map"
+                                      else difference_halfwidth(est, s, base))
+        out.rows.append(InferredRow(system=system, inferred=float(means[s]), half_width=float(half[s]),
                                     plain=float(plain[s]), diff=diff, diff_half_width=dhw))
     return out
 

@@ -103,7 +103,8 @@ def test_report_inferred_refuses_the_options_it_does_not_implement(runner, db, t
     grade_all(db, "b")
     result = invoke(runner, db, "report", "--estimator", "inferred", "--batch", "b", *argv)
     assert result.exit_code == 1
-    assert result.stderr.strip() == f"Error: {option} does not go with --estimator inferred"
+    mode = "--estimator inferred --metric ndcg@K" if option == "--relevant-threshold" else "--estimator inferred"
+    assert result.stderr.strip() == f"Error: {option} does not go with {mode}"
 
 
 def test_report_inferred_takes_baseline_system_metric_and_out(runner, db, tmp_path):

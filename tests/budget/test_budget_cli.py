@@ -161,6 +161,33 @@ def test_report_inferred_equals_plain_when_the_whole_pool_is_sampled(runner, db,
         assert row["half_width"] == pytest.approx(0.0, abs=1e-12)
 
 
+def test_report_inferred_map_is_xinfap_and_equals_plain_ap_when_everything_is_sampled(runner, db, tmp_path):
+    runs = make_corpus(db, tmp_path, docs=12)
+    pool = top_k(runs["bm25"], 10) | top_k(runs["dense"], 10)
+    args = ["--scale", "0-3", "--depth", "10", "--overlap", "1", "--graders", "ann,bob", "--seed", "2"]
+    assert invoke(runner, db, "tasks", "create", "all", *args, "--strategy", "sample",
+                  "--budget", str(len(pool))).exit_code == 0
+    grade_all(db, "all")
+    for metric, name in (("map", "map"), ("MAP@5", "map@5")):
+        result = invoke(runner, db, "report", "--estimator", "inferred", "--batch", "all", "--metric", metric,
+                        "--relevant-threshold", "2", "--format", "json")
+        assert result.exit_code == 0, result.output
+        got = json.loads(result.stdout)
+        assert got["metric"] == name and got["method"].startswith("xinfAP")
+        for row in got["rows"]:  # every pair judged: xinfAP is AP within its smoothing, no sampling error
+            assert row["inferred"] == pytest.approx(row["plain"], abs=1e-4)
+            assert row["half_width"] == pytest.approx(0.0, abs=1e-12)
+        assert 0 < got["rows"][0]["plain"] <= 1
+    table = invoke(runner, db, "report", "--estimator", "inferred", "--batch", "all", "--metric", "map")
+    assert table.stdout.startswith("estimator: inferred (map, xinfAP, stratified jackknife intervals, over the "
+                                   "stratified sample of batch all)"), table.stdout
+    assert "infmap" in table.stdout
+    bad = invoke(runner, db, "report", "--estimator", "inferred", "--batch", "all", "--metric", "map@0")
+    assert (bad.exit_code, bad.stderr.strip()) == (1, "Error: map@0: the cut-off must be at least 1")
+    bad = invoke(runner, db, "report", "--estimator", "inferred", "--batch", "all", "--metric", "p@10")
+    assert bad.stderr.strip() == "Error: --metric: --estimator inferred estimates one ndcg@K or map[@K], got p@10"
+
+
 def test_report_inferred_on_a_quarter_of_the_pool(runner, db, tmp_path):
     runs = make_corpus(db, tmp_path, queries=6, docs=20)
     pool = top_k(runs["bm25"], 10) | top_k(runs["dense"], 10)
