@@ -125,7 +125,9 @@ def test_report_inferred_takes_baseline_system_metric_and_out(runner, db, tmp_pa
     result = invoke(runner, db, "report", "--estimator", "inferred", "--batch", "b", "-o", str(out))
     assert result.exit_code == 0 and result.stdout == "" and result.stderr.strip() == f"report written to {out}"
     assert out.read_text().startswith("estimator: inferred (ndcg@10, Horvitz-Thompson")
-    for argv, message in [(["--metric", "map@10"], "--metric: --estimator inferred estimates one ndcg@K, got map@10"),
+    for argv, message in [(["--metric", "mrr@10"], "--metric: --estimator inferred estimates one ndcg@K or map[@K], "
+                                                   "got mrr@10"),
+                          (["--metric", "map@11"], "map@11 needs a pool at least 11 deep; batch 'b' pooled to depth 10"),
                           (["--metric", "ndcg@0"], "ndcg@0: the cut-off must be at least 1"),
                           (["--baseline", "nope"], "system 'nope' is not one of batch 'b''s systems: bm25, dense")]:
         result = invoke(runner, db, "report", "--estimator", "inferred", "--batch", "b", *argv)
