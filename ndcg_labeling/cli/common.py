@@ -41,10 +41,10 @@ ForceOption = Annotated[bool, typer.Option("--force", help="Overwrite the --out 
 MESSAGE_LIMIT = 1_000  # characters of one error line; longer messages are cut with a note
 
 
-def format_option(*offered: OutputFormat, help: str = "Output format.") -> Any:
-    """The ``--format`` option of a command that writes ``offered`` (members of the one vocabulary,
-    :class:`~ndcg_labeling.choices.OutputFormat`): its help shows only those, and another one is a usage
-    error (exit 2), as a choice outside an enum is."""
+def format_option(*offered: OutputFormat, help: str = "Output format.", name: str = "--format") -> Any:
+    """The ``--format`` option (or ``name``) of a command that writes ``offered`` (members of the one
+    vocabulary, :class:`~ndcg_labeling.choices.OutputFormat`): its help shows only those, and another one is
+    a usage error (exit 2), as a choice outside an enum is."""
     names = [f.value for f in offered]
 
     def check(value: OutputFormat | None) -> OutputFormat | None:
@@ -52,22 +52,71 @@ def format_option(*offered: OutputFormat, help: str = "Output format.") -> Any:
             raise typer.BadParameter(f"{value.value!r} is not one of {', '.join(repr(n) for n in names)}.")
         return value
 
-    return typer.Option("--format", metavar="<" + "|".join(names) + ">", help=help, callback=check)
+    return typer.Option(name, metavar="<" + "|".join(names) + ">", help=help, callback=check)
 
 
 #: ``--format`` of the commands that print rows: table, csv or json
 FormatOption = Annotated[OutputFormat, format_option(OutputFormat.table, OutputFormat.csv, OutputFormat.json)]
-#: ``--format`` of the commands that print a one-line summary: text, or the summary as a JSON object
-SummaryFormatOption = Annotated[OutputFormat, format_option(
-    OutputFormat.text, OutputFormat.json, help="text, or json: the summary as a JSON object.")]
-
-
+SUMMARY_FORMATS = (OutputFormat.text, OutputFormat.json, OutputFormat.csv)
+_SUMMARY_HELP = "text, or the summary as json (one object) or csv (a header line and one row)."
+#: ``--format`` of the commands that print a summary: text, or the summary as a JSON object or a CSV row
+SummaryFormatOption = Annotated[OutputFormat, format_option(*SUMMARY_FORMATS, help=_SUMMARY_HELP)]
+#: the same choice on the import commands, whose ``--format`` is the input file's format; beside ``--json``
+SummaryFormatNamedOption = Annotated[OutputFormat | None, format_option(
+    *SUMMARY_FORMATS, name="--summary-format", help=_SUMMARY_HELP + " Default: text; json with --json.")]
 JsonSummaryOption = Annotated[bool, typer.Option("--json", help="Print the summary as a JSON object.")]
 
 
-def print_summary(summary: Any, fmt: OutputFormat | bool) -> None:
-    """A command's summary: its one line (``str()``), or ``as_dict()`` as one JSON object (json, or ``--json``)."""
-    typer.echo(json.dumps(summary.as_dict()) if fmt is True or fmt is OutputFormat.json else str(summary))
+def summary_format(as_json: bool, fmt: OutputFormat | None) -> OutputFormat:
+    """The format of ``--json`` and ``--summary-format`` together; ``Error: ...`` (exit 1) when they
+    disagree. Call it before the command's work, so a refused command writes nothing."""
+    if as_json and fmt is not None and fmt is not OutputFormat.json:
+        raise fail(f"--json and --summary-format {fmt.value} disagree: give one of them")
+    return OutputFormat.json if as_json else (fmt or OutputFormat.text)
+
+
+def print_summary(summary: Any, fmt: OutputFormat | bool, as_dict: dict[str, Any] | None = None) -> None:
+    """A command's summary: its text (``str()``, every control character but the newline shown escaped),
+    or ``as_dict()`` (or ``as_dict``, when given) as one JSON object (json, or ``--json``) or as CSV
+    (:func:`summary_csv`)."""
+    fmt = OutputFormat.json if fmt is True else OutputFormat.text if fmt is False else fmt
+    if fmt is OutputFormat.json:
+        typer.echo(json.dumps(summary.as_dict() if as_dict is None else as_dict))
+    elif fmt is OutputFormat.csv:
+        write_output(summary_csv(summary.as_dict() if as_dict is None else as_dict), None)
+    else:
+        typer.echo(summary_text(summary))
+
+
+def summary_text(summary: Any) -> str:
+    """``str(summary)`` as inert text: a control character in a text field of a dataclass summary (a file
+    name, a batch name, a warning) shown escaped, a newline too, and then every control character of the
+    whole text but the newlines that separate its lines (:func:`inert`)."""
+    import dataclasses
+
+    if dataclasses.is_dataclass(summary) and not isinstance(summary, type):
+        changed: dict[str, Any] = {}
+        for f in dataclasses.fields(summary):
+            value = getattr(summary, f.name)
+            if f.init and isinstance(value, str):
+                changed[f.name] = inert(value)
+            elif f.init and isinstance(value, list) and all(isinstance(v, str) for v in value):
+                changed[f.name] = [inert(v) for v in value]
+        summary = dataclasses.replace(summary, **changed)
+    return inert(str(summary), newlines=True)
+
+
+def summary_csv(summary: dict[str, Any] | Sequence[dict[str, Any]]) -> str:
+    """A summary (one dict, or a list of them) as CSV: a header line of its keys and a row of values per
+    dict, written with the csv module (a comma, quote or newline in a value is quoted) and, as every CSV
+    the tool writes, a text cell a spreadsheet would run as a formula with a leading ' (see
+    :mod:`ndcg_labeling.spreadsheet`). A list or dict value is one cell of compact JSON; None is empty;
+    other values are written as ``str()`` writes them (``True``, ``0.25``)."""
+    rows = [summary] if isinstance(summary, dict) else list(summary)
+    flat = [{k: json.dumps(v, separators=(",", ":"), ensure_ascii=False, default=str)
+             if isinstance(v, (list, tuple, dict)) else v for k, v in row.items()} for row in rows]
+    return render_rows(flat, OutputFormat.csv) or ""
+
 
 _consoles: dict[str, Console] = {}
 

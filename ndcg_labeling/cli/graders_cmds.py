@@ -20,8 +20,8 @@ def token(
     expires: Annotated[str, typer.Option("--expires", help="How long the link is valid: 30d, 12h or 90m.")] = "30d",
     host: Annotated[str, typer.Option("--host", help="Host name of the server in the link.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port of the server in the link.")] = 8000,
-    fmt: Annotated[OutputFormat, format_option(OutputFormat.text, OutputFormat.json,
-                                               help="text, or json: {grader, token, url, expires}.")] = OutputFormat.text,
+    fmt: Annotated[OutputFormat, format_option(OutputFormat.text, OutputFormat.json, OutputFormat.csv,
+                                               help="text; json or csv: grader, token, url, expires.")] = OutputFormat.text,
     db: DbOption = None,
 ) -> None:
     """Print a sign-in link http://HOST:PORT/login?token=TOKEN for the web workspace (stored hashed)."""

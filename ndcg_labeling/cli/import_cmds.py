@@ -14,11 +14,13 @@ from ndcg_labeling.cli.common import (
     FormatOption,
     JsonSummaryOption,
     OutOption,
+    SummaryFormatNamedOption,
     check_out,
     open_session,
     print_summary,
     render_rows,
     row_progress,
+    summary_format,
     write_output,
 )
 
@@ -31,34 +33,39 @@ KindOption = Annotated[str, typer.Option("--kind", help="Kind of new graders: hu
 
 
 @import_app.command("queries")
-def import_queries(file: FileArg, fmt: InFormat = None, db: DbOption = None, as_json: JsonSummaryOption = False) -> None:
+def import_queries(file: FileArg, fmt: InFormat = None, db: DbOption = None, as_json: JsonSummaryOption = False,
+                   summary_fmt: SummaryFormatNamedOption = None) -> None:
     """Import queries: columns query_id,text,query_type."""
     from ndcg_labeling.pipeline.importing import import_queries as run
+    out_fmt = summary_format(as_json, summary_fmt)
 
     with open_session(db, file) as session:
         summary = run(file, session=session, fmt=fmt)
-    print_summary(summary, as_json)
+    print_summary(summary, out_fmt)
 
 
 @import_app.command("documents")
-def import_documents(file: FileArg, fmt: InFormat = None, db: DbOption = None, as_json: JsonSummaryOption = False) -> None:
+def import_documents(file: FileArg, fmt: InFormat = None, db: DbOption = None, as_json: JsonSummaryOption = False,
+                     summary_fmt: SummaryFormatNamedOption = None) -> None:
     """Import documents: columns doc_id,title and body and/or url (other columns become metadata)."""
     from ndcg_labeling.pipeline.importing import import_documents as run
+    out_fmt = summary_format(as_json, summary_fmt)
 
     with open_session(db, file) as session:
         summary = run(file, session=session, fmt=fmt)
-    print_summary(summary, as_json)
+    print_summary(summary, out_fmt)
 
 
 @import_app.command("graders")
 def import_graders(file: FileArg, fmt: InFormat = None, db: DbOption = None, as_json: JsonSummaryOption = False,
-                   kind: KindOption = "human") -> None:
+                   kind: KindOption = "human", summary_fmt: SummaryFormatNamedOption = None) -> None:
     """Import graders: columns grader[,display_name]."""
     from ndcg_labeling.pipeline.importing import import_graders as run
+    out_fmt = summary_format(as_json, summary_fmt)
 
     with open_session(db, file) as session:
         summary = run(file, session=session, fmt=fmt, kind=kind)
-    print_summary(summary, as_json)
+    print_summary(summary, out_fmt)
 
 
 @import_app.command("run")
@@ -70,14 +77,16 @@ def import_run(
     description: Annotated[str | None, typer.Option("--description", help="Description of a new system.")] = None,
     db: DbOption = None,
     as_json: JsonSummaryOption = False,
+    summary_fmt: SummaryFormatNamedOption = None,
 ) -> None:
     """Import a system's ranking: TREC run (qid Q0 docid rank score tag) or CSV (query_id,doc_id,rank[,score])."""
     from ndcg_labeling.pipeline.importing import import_run as run
+    out_fmt = summary_format(as_json, summary_fmt)
 
     with open_session(db, file) as session, row_progress(f"importing {file.name}") as progress:
         summary = run(file, system=system, session=session, fmt=fmt, replace=replace, description=description,
                       progress=progress)
-    print_summary(summary, as_json)
+    print_summary(summary, out_fmt)
 
 
 @import_app.command("judgments")
@@ -90,14 +99,16 @@ def import_judgments(
     create_graders: Annotated[bool, typer.Option("--create-graders", help="Add graders the file names that are unknown.")] = False,
     db: DbOption = None,
     as_json: JsonSummaryOption = False,
+    summary_fmt: SummaryFormatNamedOption = None,
 ) -> None:
     """Import judgments: long format query_id,doc_id,grader,grade[,batch], or TREC qrels with --grader."""
     from ndcg_labeling.pipeline.importing import import_judgments as run
+    out_fmt = summary_format(as_json, summary_fmt)
 
     with open_session(db, file) as session, row_progress(f"importing {file.name}") as progress:
         summary = run(file, scale=scale, session=session, fmt=fmt, grader=grader, replace=replace,
                       create_graders=create_graders, progress=progress)
-    print_summary(summary, as_json)
+    print_summary(summary, out_fmt)
 
 
 @graders_app.command("add")

@@ -19,12 +19,14 @@ from ndcg_labeling.cli.common import (
     FormatOption,
     JsonSummaryOption,
     OutOption,
+    SummaryFormatNamedOption,
     check_out,
     console,
     open_session,
     print_summary,
     printed_to,
     render_rows,
+    summary_format,
     write_output,
 )
 
@@ -46,13 +48,15 @@ def gold_import(
     fmt: Annotated[str | None, typer.Option("--format", help="File format; default from the extension.")] = None,
     db: DbOption = None,
     as_json: JsonSummaryOption = False,
+    summary_fmt: SummaryFormatNamedOption = None,
 ) -> None:
     """Import gold items: columns query_id,doc_id,grade[,explanation] (queries and documents must exist)."""
     from ndcg_labeling.pipeline.gold import import_gold
 
+    out_fmt = summary_format(as_json, summary_fmt)
     with open_session(db) as session:
         summary = import_gold(file, scale=scale, session=session, fmt=fmt)
-    print_summary(summary, as_json)
+    print_summary(summary, out_fmt)
 
 
 @gold_app.command("list")

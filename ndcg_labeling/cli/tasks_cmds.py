@@ -16,6 +16,7 @@ from ndcg_labeling.cli.common import (
     FormatOption,
     JsonSummaryOption,
     OutFileOption,
+    SummaryFormatNamedOption,
     SummaryFormatOption,
     console,
     err_console,
@@ -23,6 +24,7 @@ from ndcg_labeling.cli.common import (
     open_session,
     print_summary,
     render_rows,
+    summary_format,
     write_output,
 )
 
@@ -211,6 +213,7 @@ def import_cmd(
     as_json: JsonSummaryOption = False,
     overwrite_newer: Annotated[bool, typer.Option(
         "--overwrite-newer", help="Replace grades made after the file was exported (refused and counted otherwise).")] = False,
+    summary_fmt: SummaryFormatNamedOption = None,
 ) -> None:
     """Import a filled task file (CSV/JSONL with item_id,grade or a Label Studio JSON export) as judgments.
 
@@ -219,6 +222,7 @@ def import_cmd(
     counted, unless --overwrite-newer."""
     from ndcg_labeling.pipeline.tasks import GradedFileError, import_graded
 
+    out_fmt = summary_format(as_json, summary_fmt)
     with open_session(db) as session:
         try:
             result = import_graded(file, grader=grader, session=session, fmt=fmt.value if fmt else None, batch=batch,
@@ -227,7 +231,7 @@ def import_cmd(
             for line in exc.lines:
                 err_console.print(f"Error: {line}", markup=False)
             raise typer.Exit(1) from None  # the transaction rolls back: nothing is written
-    print_summary(result, as_json)
+    print_summary(result, out_fmt)
 
 
 def grade(batch: BatchArg, grader: GraderOption, db: DbOption = None) -> None:

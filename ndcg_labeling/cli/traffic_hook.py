@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import typer
 
 from ndcg_labeling.choices import OutputFormat
-from ndcg_labeling.cli.common import open_session
+from ndcg_labeling.cli.common import open_session, print_summary, summary_text
 
 
 def create_from_traffic(batch: str, logs: list[str], *, budget: int | None, by: str, half_life: str, scale: str,
@@ -25,4 +23,4 @@ def create_from_traffic(batch: str, logs: list[str], *, budget: int | None, by: 
         result, found = create_batch_from_traffic(batch, logs, budget=budget, by=by, half_life=half_life, scale=scale,
                                                   overlap=overlap, graders=graders, session=session, seed=seed,
                                                   gold_rate=gold_rate, gold_feedback=gold_feedback)
-    typer.echo(json.dumps({**result.as_dict(), "traffic": found.as_dict()}) if fmt is OutputFormat.json else f"{result}\n{found}")
+    print_summary(f"{summary_text(result)}\n{summary_text(found)}", fmt, {**result.as_dict(), "traffic": found.as_dict()})
