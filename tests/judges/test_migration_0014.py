@@ -14,7 +14,7 @@ from sqlalchemy import inspect, text
 from sqlalchemy.exc import DataError
 
 from ndcg_labeling.db import migrate
-from ndcg_labeling.errors import NdcgLabelingError
+from tests.conftest import invoke
 from tests.db.test_migrations_keep_data import ROWS_0001, ROWS_0002, _dump
 
 BIG = 3_000_000_000  # more than 2**31 - 1: a long run's prompt tokens
@@ -62,7 +62,7 @@ def read_counts(engine) -> dict[str, int]:
                 for t, cols in COUNTS.items() for c in cols}
 
 
-def test_0014_widens_the_token_counts_and_the_downgrade_narrows_them(empty_db):
+def test_0014_widens_the_token_counts_and_the_downgrade_narrows_them(empty_db, runner):
     engine = empty_db.engine
     pg = engine.dialect.name == "postgresql"
     migrate.upgrade(engine, "0013")
@@ -86,10 +86,10 @@ def test_0014_widens_the_token_counts_and_the_downgrade_narrows_them(empty_db):
     assert all(type(v) is int for v in counts.values())
 
     if pg:  # a downgrade that would not fit the count refuses, naming it, and changes nothing
-        with pytest.raises(NdcgLabelingError) as refused:
-            migrate.downgrade(engine, "0013")
-        assert str(refused.value) == ("cannot downgrade to '0013': judge_runs.prompt_tokens holds 3,000,000,000, more "
-                                      "than the 2,147,483,647 that its INTEGER holds at revision 0013; nothing was changed")
+        refused = invoke(runner, empty_db, "db", "downgrade", "0013")
+        assert refused.exit_code == 1
+        assert refused.stderr == ("Error: cannot downgrade to '0013': judge_runs.prompt_tokens holds 3,000,000,000, more "
+                                  "than the 2,147,483,647 that its INTEGER holds at revision 0013; nothing was changed\n")
         assert migrate.current_revision(engine) == "0014"
         assert set(count_types(engine).values()) == {"BIGINT"} and read_counts(engine) == counts
         with engine.begin() as conn:
