@@ -330,6 +330,10 @@ class ConsensusSetting(Base):
 
 # --- revision 0011: LLM judges that run ----------------------------------------------------------------
 
+#: token counts (revision 0014): BIGINT on PostgreSQL, where a run's sums passed 2**31 - 1 in long runs;
+#: INTEGER on SQLite, which stores any signed 64-bit value in it (see migrations/versions/0014)
+TOKEN_COUNT = BigInteger().with_variant(Integer(), "sqlite")
+
 
 class JudgeRun(Base):
     """One ``judge run``: the endpoint, the template, the parameters, the counts, tokens and cost.
@@ -352,8 +356,8 @@ class JudgeRun(Base):
     n_sent: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     n_graded: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     n_skipped: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
-    prompt_tokens: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
-    completion_tokens: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    prompt_tokens: Mapped[int] = mapped_column(TOKEN_COUNT, default=0, server_default="0")
+    completion_tokens: Mapped[int] = mapped_column(TOKEN_COUNT, default=0, server_default="0")
     price_in: Mapped[float | None] = mapped_column(Float)  # per million prompt tokens
     price_out: Mapped[float | None] = mapped_column(Float)  # per million completion tokens
     cost: Mapped[float | None] = mapped_column(Float)
@@ -376,8 +380,8 @@ class JudgeResponse(Base):
     grade: Mapped[int | None] = mapped_column(Integer)
     raw: Mapped[str] = mapped_column(Text)
     reason: Mapped[str | None] = mapped_column(Text)
-    prompt_tokens: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
-    completion_tokens: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    prompt_tokens: Mapped[int] = mapped_column(TOKEN_COUNT, default=0, server_default="0")
+    completion_tokens: Mapped[int] = mapped_column(TOKEN_COUNT, default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
 
 

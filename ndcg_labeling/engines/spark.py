@@ -10,7 +10,8 @@ click-model kernels then run on them unchanged. Work is partitioned by (query, d
   seconds or ISO 8601, UTC);
 * validates every row with the same rules and messages; when a row is bad, the first bad file is
   re-read by the DuckDB engine on the driver to name the line exactly as ``--engine duckdb`` does
-  (a file the driver cannot read: the file and the problem, without the line);
+  (a file the driver cannot read: the file and the problem, without the line); so is a served list
+  with two documents at one position (the DBN), at the request's second row at that position;
 * hands the cells over sorted by (pair, position) and the DBN's patterns sorted by their lists, as
   the DuckDB engine does, so the EM fits add in the same order: without a half-life the aggregates
   and the grades are identical; with one, Spark and DuckDB sum the decayed weights in another order
@@ -37,7 +38,7 @@ from ndcg_labeling.engines.base import (
     is_bad_rows_message,
 )
 from ndcg_labeling.engines.duckdb import resolve_sources
-from ndcg_labeling.errors import InputFileError, NdcgLabelingError
+from ndcg_labeling.errors import InputFileError
 
 
 class SparkEngine:
@@ -184,10 +185,47 @@ class SparkEngine:
                             weighted_watch=ww, n_pairs=len(keys))
         sessions, n_requests = (None, None)
         if request.sessions and keys:
-            sessions, n_requests = _sessions(win, keys)
+            patterns = _patterns(win, keys)
+            duplicate = _first_duplicate(patterns)
+            if duplicate is not None:
+                raise self._duplicate_position(logs, request, as_of, *duplicate)
+            sessions, n_requests = _session_matrices(patterns)
         return LogAggregates(query_ids=[q for q, _ in keys], doc_ids=[d for _, d in keys], cells=counts,
                              sessions=sessions, as_of=as_of, n_impressions=int(counts.impressions.sum()),
                              n_requests=n_requests, first_ts=first, last_ts=last, files=files)
+
+
+    def _duplicate_position(self, logs: Any, request: LogRequest, as_of: float | None, rid: str,
+                            positions: list[int]) -> InputFileError:
+        """The DuckDB engine's error for a served list with two documents at one position, named at the
+        request's second row at that position (files in name order, rows in file order). The error path
+        only: Spark finds the files that hold the request's rows in the window, the DuckDB engine re-reads
+        them on the driver (the same window) and raises its own error, line included; a file the driver
+        cannot read: the file of that second row and the problem, without the line."""
+        from pyspark.sql import functions as F
+
+        from ndcg_labeling.engines.duckdb import DuckDBEngine
+
+        position = next(p for p in positions if positions.count(p) > 1)
+        problem = (f"request {rid!r} shows two documents at one position ({positions}): the DBN needs one document "
+                   "per position of a served list")
+        per_file = (logs.filter((F.col("request_id") == rid) & _window(request, as_of)).groupBy("_file")
+                    .agg(F.sum(F.when(F.col("position") == position, 1).otherwise(0)).alias("at"))
+                    .orderBy("_file").collect())
+        files = [str(r["_file"]) for r in per_file]
+        try:
+            DuckDBEngine().aggregate(LogRequest(sources=tuple(files), columns=request.columns, since=request.since,
+                                                until=request.until, as_of=as_of, watch=request.watch, sessions=True))
+        except InputFileError as exc:
+            return exc
+        except Exception:  # noqa: BLE001 - the driver cannot read the files (a cluster path): no line then
+            pass
+        seen = 0
+        for row in per_file:
+            seen += int(row["at"])
+            if seen >= 2:
+                return InputFileError(str(row["_file"]), problem)
+        return InputFileError(", ".join(files), problem)  # pragma: no cover - two rows are there
 
 
 def _window(request: LogRequest, as_of: float | None) -> Any:
@@ -280,8 +318,9 @@ def _normalized(df: Any, names: dict[str, str], request: LogRequest, *, first: l
                      wr.alias("watch_ratio"), *(extra or []))
 
 
-def _sessions(win: Any, keys: list[tuple[str, str]]) -> tuple[SessionPatterns, int]:
-    """The DBN's served lists: per request the (position-ordered) pairs and clicks, grouped into patterns."""
+def _patterns(win: Any, keys: list[tuple[str, str]]) -> Any:
+    """The DBN's served lists: per request the (position-ordered) pairs and clicks, grouped into patterns
+    (a pandas frame: ``lp``, ``lpos``, ``lc``, ``w``, ``n``, ``rid``, one of its requests)."""
     from pyspark.sql import functions as F
 
     spark = win.sparkSession
@@ -297,11 +336,19 @@ def _sessions(win: Any, keys: list[tuple[str, str]]) -> tuple[SessionPatterns, i
     # the DuckDB engine's order (lists compared element by element): the EM sums in the same order
     order = sorted(range(len(patterns)), key=lambda i: (list(patterns["lp"].iloc[i]), list(patterns["lpos"].iloc[i]),
                                                          list(patterns["lc"].iloc[i])))
-    patterns = patterns.iloc[order].reset_index(drop=True)
+    return patterns.iloc[order].reset_index(drop=True)
+
+
+def _first_duplicate(patterns: Any) -> tuple[str, list[int]] | None:
+    """``(request, its positions)`` of the first pattern with two documents at one position, or None."""
     for rid, lpos in zip(patterns["rid"], patterns["lpos"], strict=True):
         if len(set(lpos)) < len(lpos):
-            raise NdcgLabelingError(f"request {rid!r} shows two documents at one position ({[int(x) for x in lpos]}): "
-                                    "the DBN needs one document per position of a served list")
+            return str(rid), [int(x) for x in lpos]
+    return None
+
+
+def _session_matrices(patterns: Any) -> tuple[SessionPatterns, int]:
+    """The patterns as the DBN kernel's matrices (a row per pattern, a column per position)."""
     n_s = len(patterns)
     k = max(int(max(p)) for p in patterns["lpos"])
     pair_m = np.full((n_s, k), -1, dtype=np.int64)

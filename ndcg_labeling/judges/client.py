@@ -70,7 +70,10 @@ class ChatAnswer:
 
 
 # More tokens than any model's context holds: a count above it (or negative, or not a JSON integer) is
-# not a token count, and is ignored rather than stored (it would not fit the database's integers).
+# not a token count, and is ignored rather than stored. Every count kept fits a signed 64-bit integer, and so
+# does every run's sum: a run stores at most one answer per row of judge_responses (a 32-bit id), and
+# (2**31 - 1) * 10**7 < 2**63, the most the BIGINT token counts of migration 0014 hold (a test checks it).
+# A bound of 2**63 - 1 for one answer would let two answers overflow the run's sum at its end.
 MAX_TOKENS = 10_000_000
 
 

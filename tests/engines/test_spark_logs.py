@@ -123,6 +123,79 @@ def test_one_bad_row_in_each_of_two_files_counts_both(spark, log, tmp_path):
     assert str(got.value) == str(want.value)
 
 
+def _two_at_one_position(log: pd.DataFrame) -> tuple[pd.DataFrame, str, int]:
+    """The log with request r00007's third document moved to its first position: (log, the problem,
+    the 0-based row of that third document, the request's second row at position 1)."""
+    bad = log.copy()
+    rows = bad.index[bad["request_id"] == "r00007"]
+    bad.loc[rows[2], "position"] = 1
+    positions = sorted(bad.loc[rows, "position"].astype(int).tolist())
+    problem = (f"request 'r00007' shows two documents at one position ({positions}): the DBN needs one document "
+               "per position of a served list")
+    return bad, problem, bad.index.get_loc(rows[2])
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_two_documents_at_one_position_give_the_duckdb_engines_error(spark, log, tmp_path, fmt):
+    bad, problem, row = _two_at_one_position(log)
+    path = _write(bad.reset_index(drop=True), tmp_path, fmt)
+    request = LogRequest(sources=(path,), sessions=True)
+    with pytest.raises(InputFileError) as want:
+        get_engine("duckdb").aggregate(request)
+    with pytest.raises(InputFileError) as got:
+        SparkEngine(spark=spark).aggregate(request)
+    where = f"{path}:{row + 2}" if fmt == "csv" else f"{path}:row {row}"  # CSV: the header is line 1
+    assert str(want.value) == f"{where}: {problem}"
+    assert str(got.value) == str(want.value)
+
+
+def test_implicit_derive_on_spark_names_the_line_of_two_documents_at_one_position(spark, log, tmp_path):
+    from ndcg_labeling.db import migrate
+    from ndcg_labeling.db.session import make_engine
+
+    url = f"sqlite:///{tmp_path / 'labels.db'}"
+    engine = make_engine(url)
+    migrate.upgrade(engine)
+    engine.dispose()
+    bad, problem, row = _two_at_one_position(log)
+    path = _write(bad, tmp_path, "csv")
+    result = CliRunner().invoke(app, ["implicit", "derive", path, "--model", "dbn", "--grader", "by-spark",
+                                      "--engine", "spark", "--db", url], catch_exceptions=False)
+    assert result.exit_code == 1
+    assert result.stderr.strip() == f"Error: {path}:{row + 2}: {problem}"
+
+
+def test_two_documents_at_one_position_across_two_files_name_the_second_file(spark, log, tmp_path):
+    """The request's rows in two files: its second row at the position is the second file's first."""
+    bad, problem, row = _two_at_one_position(log.reset_index(drop=True))
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    paths = (_write(bad.iloc[:row], tmp_path / "a", "csv"), _write(bad.iloc[row:], tmp_path / "b", "jsonl"))
+    request = LogRequest(sources=paths, sessions=True)
+    with pytest.raises(InputFileError) as want:
+        get_engine("duckdb").aggregate(request)
+    with pytest.raises(InputFileError) as got:
+        SparkEngine(spark=spark).aggregate(request)
+    assert str(want.value) == f"{paths[1]}:1: {problem}"
+    assert str(got.value) == str(want.value)
+
+
+def test_two_documents_at_one_position_in_a_file_the_driver_cannot_read_name_the_file(spark, log, tmp_path,
+                                                                                      monkeypatch):
+    from ndcg_labeling.engines.duckdb import DuckDBEngine
+
+    bad, problem, _ = _two_at_one_position(log)
+    path = _write(bad, tmp_path, "parquet")
+
+    def unreadable(self, request):  # noqa: ANN001, ANN202 - as on a cluster path the driver does not see
+        raise OSError(f"{request.sources[0]}: no such file")
+
+    monkeypatch.setattr(DuckDBEngine, "aggregate", unreadable)
+    with pytest.raises(InputFileError) as got:
+        SparkEngine(spark=spark).aggregate(LogRequest(sources=(path,), sessions=True))
+    assert str(got.value) == f"{path}: {problem}"
+
+
 def _grades(db_url: str, grader: str) -> dict[tuple[str, str], int]:
     from sqlalchemy import create_engine
 

@@ -144,6 +144,11 @@ def test_retry_after_parsing():
     ({"prompt_tokens": 12, "completion_tokens": 3}, (12, 3, None)),
     (None, (0, 0, None)), ({}, (0, 0, None)), ({"prompt_tokens": 12}, (12, 0, None)),
     ({"prompt_tokens": 10**30}, (0, 0, f"usage ignored: prompt_tokens {10**30} is not a token count (0 to 10,000,000)")),
+    ({"prompt_tokens": 10_000_000, "completion_tokens": 1}, (10_000_000, 1, None)),
+    ({"prompt_tokens": 10_000_001},
+     (0, 0, "usage ignored: prompt_tokens 10000001 is not a token count (0 to 10,000,000)")),
+    ({"prompt_tokens": 2**63 - 1},
+     (0, 0, f"usage ignored: prompt_tokens {2**63 - 1} is not a token count (0 to 10,000,000)")),
     ({"prompt_tokens": 5, "completion_tokens": -1},
      (0, 0, "usage ignored: completion_tokens -1 is not a token count (0 to 10,000,000)")),
     ({"prompt_tokens": 2.5}, (0, 0, "usage ignored: prompt_tokens 2.5 is not a token count (0 to 10,000,000)")),
@@ -156,3 +161,15 @@ def test_a_usage_count_that_is_not_a_token_count_is_ignored_and_said(usage, expe
     answer = chat.read_answer(body)
     assert answer.content == '{"grade": 1}'
     assert (answer.prompt_tokens, answer.completion_tokens, answer.usage_problem) == expected
+
+
+def test_every_run_total_of_kept_counts_fits_the_64_bit_columns():
+    # one answer per judge_responses row (a 32-bit id), each at most MAX_TOKENS: the run's sums fit the BIGINT
+    # token counts of migration 0014 (docs/judges.md says so); a larger bound could overflow them at a run's end
+    from sqlalchemy import BigInteger
+
+    from ndcg_labeling.db import models as m
+
+    assert (2**31 - 1) * chat.MAX_TOKENS < 2**63
+    assert isinstance(m.JudgeRun.__table__.c.prompt_tokens.type, BigInteger)
+    assert isinstance(m.JudgeResponse.__table__.c.completion_tokens.type, BigInteger)
