@@ -25,6 +25,12 @@ TS_RANGE_PROBLEM = "is outside the years 1 to 9999"
 _BAD_ROWS_NOTE = re.compile(r" \((?:\d+ bad rows in all; )?nothing was stored\)$")
 
 
+def duplicate_position_message(request_id: object, positions: list[int]) -> str:
+    """The DBN's refusal of a served list with two documents at one position (both engines say it alike)."""
+    return (f"request {request_id!r} shows two documents at one position ({positions}): the DBN needs one "
+            f"document per position of a served list")
+
+
 def bad_rows_message(problem: str, n_bad: int) -> str:
     """The first bad row's ``problem`` and what came of the read: ``clicked "2" is not 0 or 1 (nothing
     was stored)`` for one bad row, ``... (2 bad rows in all; nothing was stored)`` for more. A note

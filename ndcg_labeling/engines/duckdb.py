@@ -36,6 +36,7 @@ from ndcg_labeling.engines.base import (
     LogAggregates,
     LogRequest,
     bad_rows_message,
+    duplicate_position_message,
     first_bad_log_id,
 )
 from ndcg_labeling.errors import InputFileError, NdcgLabelingError
@@ -419,9 +420,7 @@ class DuckDBEngine:
         if dup is not None:  # named at the request's second row at that position (the error path only)
             position = next(p for p in dup[1] if dup[1].count(p) > 1)
             raise self._nth_row(con, f"CAST(request_id AS VARCHAR) = ? AND position = ? AND {window}",
-                                [str(dup[0]), int(position)], f"request {dup[0]!r} shows two documents at one "
-                                f"position ({dup[1]}): the DBN needs one document per position of a served list",
-                                nth=2)
+                                [str(dup[0]), int(position)], duplicate_position_message(dup[0], dup[1]), nth=2)
         head = con.execute("SELECT sid, w, n FROM patterns ORDER BY sid").fetchnumpy()
         flat = con.execute("SELECT sid, unnest(lp) AS pair, unnest(lpos) AS pos, unnest(lc) AS c FROM patterns").fetchnumpy()
         n_s, k = len(head["sid"]), int(np.max(flat["pos"]))

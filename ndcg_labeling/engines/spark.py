@@ -34,6 +34,7 @@ from ndcg_labeling.engines.base import (
     LogAggregates,
     LogRequest,
     bad_rows_message,
+    duplicate_position_message,
     first_bad_log_id,
     is_bad_rows_message,
 )
@@ -207,8 +208,7 @@ class SparkEngine:
         from ndcg_labeling.engines.duckdb import DuckDBEngine
 
         position = next(p for p in positions if positions.count(p) > 1)
-        problem = (f"request {rid!r} shows two documents at one position ({positions}): the DBN needs one document "
-                   "per position of a served list")
+        problem = duplicate_position_message(rid, positions)
         per_file = (logs.filter((F.col("request_id") == rid) & _window(request, as_of)).groupBy("_file")
                     .agg(F.sum(F.when(F.col("position") == position, 1).otherwise(0)).alias("at"))
                     .orderBy("_file").collect())
