@@ -144,13 +144,19 @@ def test_library_callers_keep_the_pipelines_strategy_check(db, tmp_path):
     assert db.counts() == before
 
 
-def test_report_inferred_equals_plain_when_the_whole_pool_is_sampled(runner, db, tmp_path):
+def whole_pool_sampled(runner, db, tmp_path) -> set:  # type: ignore[no-untyped-def]
+    """Batch 'all': every pair of the depth-10 pool of bm25 and dense sampled and graded (grade_all)."""
     runs = make_corpus(db, tmp_path, docs=12)
     pool = top_k(runs["bm25"], 10) | top_k(runs["dense"], 10)
     args = ["--scale", "0-3", "--depth", "10", "--overlap", "1", "--graders", "ann,bob", "--seed", "2"]
     assert invoke(runner, db, "tasks", "create", "all", *args, "--strategy", "sample",
                   "--budget", str(len(pool))).exit_code == 0
     grade_all(db, "all")
+    return pool
+
+
+def test_report_inferred_equals_plain_when_the_whole_pool_is_sampled(runner, db, tmp_path):
+    pool = whole_pool_sampled(runner, db, tmp_path)
     result = invoke(runner, db, "report", "--estimator", "inferred", "--batch", "all", "--format", "json")
     assert result.exit_code == 0, result.output
     got = json.loads(result.stdout)
@@ -162,12 +168,7 @@ def test_report_inferred_equals_plain_when_the_whole_pool_is_sampled(runner, db,
 
 
 def test_report_inferred_map_is_xinfap_and_equals_plain_ap_when_everything_is_sampled(runner, db, tmp_path):
-    runs = make_corpus(db, tmp_path, docs=12)
-    pool = top_k(runs["bm25"], 10) | top_k(runs["dense"], 10)
-    args = ["--scale", "0-3", "--depth", "10", "--overlap", "1", "--graders", "ann,bob", "--seed", "2"]
-    assert invoke(runner, db, "tasks", "create", "all", *args, "--strategy", "sample",
-                  "--budget", str(len(pool))).exit_code == 0
-    grade_all(db, "all")
+    whole_pool_sampled(runner, db, tmp_path)
     for metric, name in (("map", "map"), ("MAP@5", "map@5")):
         result = invoke(runner, db, "report", "--estimator", "inferred", "--batch", "all", "--metric", metric,
                         "--relevant-threshold", "2", "--format", "json")
