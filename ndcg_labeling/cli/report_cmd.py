@@ -58,7 +58,9 @@ def report(
     tests, label-quality caveats and the queries that moved; with --gate, exit 3 on a significant drop."""
     if estimator is Estimator.inferred:
         refuse_given(ctx, INFERRED_REFUSES, "--estimator inferred")
-        if not any(m.strip().lower().startswith("map") for m in metric or ()):
+        if any(m.strip().lower().startswith("map") for m in metric or ()):
+            refuse_given(ctx, ("gain",), "--estimator inferred --metric map")
+        else:
             refuse_given(ctx, ("relevant_threshold",), "--estimator inferred --metric ndcg@K")
         _inferred(batch, gain.value, fmt, db, system=system, baseline=baseline, metric=metric, out=out, force=force,
                   relevant=relevant_threshold)

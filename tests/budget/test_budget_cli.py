@@ -185,6 +185,8 @@ def test_report_inferred_map_is_xinfap_and_equals_plain_ap_when_everything_is_sa
     assert "infmap" in table.stdout
     bad = invoke(runner, db, "report", "--estimator", "inferred", "--batch", "all", "--metric", "map@0")
     assert (bad.exit_code, bad.stderr.strip()) == (1, "Error: map@0: the cut-off must be at least 1")
+    bad = invoke(runner, db, "report", "--estimator", "inferred", "--batch", "all", "--metric", "map", "--gain", "linear")
+    assert (bad.exit_code, bad.stderr.strip()) == (1, "Error: --gain does not go with --estimator inferred --metric map")
     bad = invoke(runner, db, "report", "--estimator", "inferred", "--batch", "all", "--metric", "p@10")
     assert bad.stderr.strip() == "Error: --metric: --estimator inferred estimates one ndcg@K or map[@K], got p@10"
 
