@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ndcg_labeling.budget.pool import FloatArray, IntArray, Pool, ideal_labels, run_labels
-from ndcg_labeling.metrics import batch_dcg, batch_ndcg
+from ndcg_labeling.metrics import batch_average_precision, batch_dcg, batch_ndcg
 
 INFAP_EPSILON = 1e-5  # trec_eval's, so infAP agrees with it where no relevant document precedes
 
@@ -63,6 +63,22 @@ def plain_ndcg(pool: Pool, grades: npt.ArrayLike, k: int = 10, *, gain: str = "e
     ideal = np.tile(ideal_labels(pool, g), (n_sys, 1))
     flat = batch_ndcg(_positions(n_sys * n_q, k, present.reshape(n_sys * n_q, k)), labels.reshape(n_sys * n_q, k),
                       k=k, gain=gain, ideal_labels=ideal)
+    return np.asarray(flat, dtype=np.float64).reshape(n_sys, n_q)
+
+
+def plain_ap(pool: Pool, grades: npt.ArrayLike, *, cut: int | None = None, relevant: float = 1.0) -> FloatArray:
+    """(systems, queries) AP of each run read to rank ``cut`` (default: the whole list), unjudged pairs as
+    not relevant, divided by the judged relevant pairs of the query (trec_eval's ``map`` over these
+    judgments; 0 for a query with none): the metrics kernels' :func:`batch_average_precision`."""
+    g = np.asarray(grades, dtype=np.float64)
+    width = pool.run_pairs.shape[2] if cut is None else cut
+    labels = run_labels(pool, g, width)
+    n_sys, n_q, width = labels.shape
+    present = pool.run_pairs[:, :, :width] >= 0
+    ideal = np.tile(ideal_labels(pool, g), (n_sys, 1))
+    flat = batch_average_precision(_positions(n_sys * n_q, width, present.reshape(n_sys * n_q, width)),
+                                   labels.reshape(n_sys * n_q, width), ideal_labels=ideal,
+                                   relevant_threshold=relevant, empty="zero")
     return np.asarray(flat, dtype=np.float64).reshape(n_sys, n_q)
 
 

@@ -85,16 +85,3 @@ def xinfap_means(pool: Pool, grades: npt.ArrayLike, strata: npt.ArrayLike, *, cu
             cov += fpc * (members.size - 1) / members.size * (dev.T @ dev)
     return XinfapEstimate(means=full.mean(axis=1), cov=cov / max(n_q, 1) ** 2, single=single, per_query=full)
 
-
-def plain_ap(pool: Pool, grades: npt.ArrayLike, *, cut: int | None = None, relevant: float = 1.0) -> FloatArray:
-    """(systems, queries) AP of the judged grades, unjudged pairs as not relevant, divided by the judged
-    relevant pairs of the query (trec_eval's AP over these judgments; 0 for a query with none)."""
-    g = np.nan_to_num(np.asarray(grades, dtype=np.float64), nan=-np.inf)
-    rel_pair = g >= relevant
-    lists = pool.run_pairs[:, :, : (pool.run_pairs.shape[2] if cut is None else cut)]
-    rel = np.where(lists >= 0, rel_pair[np.maximum(lists, 0)], False)
-    found = np.cumsum(rel, axis=2)
-    prec = found / np.arange(1, lists.shape[2] + 1)
-    num_rel = np.bincount(pool.query, weights=rel_pair.astype(np.float64), minlength=pool.n_queries)
-    total = np.where(rel, prec, 0.0).sum(axis=2)
-    return np.where(num_rel > 0, total / np.where(num_rel > 0, num_rel, 1.0), 0.0)

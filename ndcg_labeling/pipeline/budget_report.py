@@ -12,18 +12,26 @@ warning with how many strata, pairs and queries that is.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ndcg_labeling.budget.estimators import difference_halfwidth, inferred_ndcg, plain_ndcg, system_means
+from ndcg_labeling.budget.estimators import (
+    difference_halfwidth,
+    inferred_ndcg,
+    plain_ap,
+    plain_ndcg,
+    system_means,
+)
 from ndcg_labeling.budget.plan import expected_halfwidths
 from ndcg_labeling.budget.pool import Pool
 from ndcg_labeling.budget.strategies import inclusion_probabilities
-from ndcg_labeling.budget.xinfap_intervals import plain_ap, xinfap_means
+from ndcg_labeling.budget.xinfap_intervals import xinfap_means
 from ndcg_labeling.db import models as m
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
 from ndcg_labeling.pipeline.tasks.budgeted import (
@@ -116,24 +124,26 @@ def inferred_report(batch_name: str, *, session: Session, k: int | None = 10, ga
     base = names.index(baseline) if baseline else 0
     out = InferredReport(batch=batch_name, metric=name, judged=int(graded.sum()), pool_pairs=pool.n_pairs,
                          queries=pool.n_queries, baseline=names[base], warnings=_unsampled(pool, strata, graded))
+    cut = batch.depth if k is None else k  # k is None for map only
+    pair_width: Callable[[int], float]  # the half-width of a system's difference from the baseline
     if measure == "map":
-        ap = xinfap_means(pool, grades, strata, cut=k or batch.depth, relevant=relevant)
-        means, half, plain = ap.means, ap.half_widths(), plain_ap(pool, grades, cut=k or batch.depth,
-                                                                  relevant=relevant).mean(axis=1)
+        ap = xinfap_means(pool, grades, strata, cut=cut, relevant=relevant)
+        means, half, plain = ap.means, ap.half_widths(), plain_ap(pool, grades, cut=cut, relevant=relevant).mean(axis=1)
+        pair_width = partial(ap.difference_half_width, b=base)
         out.method = "xinfAP, stratified jackknife intervals,"
         if ap.single:
             out.warnings.append(f"{ap.single} strata have a single graded pair: the jackknife cannot leave it "
                                 f"out, so they add nothing to the intervals, which are that much too narrow")
     else:
-        est = inferred_ndcg(pool, grades, inclusion_probabilities(strata, graded), strata, k or 10, gain=gain)
+        est = inferred_ndcg(pool, grades, inclusion_probabilities(strata, graded), strata, cut, gain=gain)
         means, half = system_means(est)
-        plain = plain_ndcg(pool, grades, k or 10, gain=gain).mean(axis=1)
+        plain = plain_ndcg(pool, grades, cut, gain=gain).mean(axis=1)
+        pair_width = partial(difference_halfwidth, est, b=base)
     for s, system in enumerate(names):
         if systems and system not in systems:
             continue
         diff = None if s == base else float(means[s] - means[base])
-        dhw = None if s == base else (ap.difference_half_width(s, base) if measure == "map"
-                                      else difference_halfwidth(est, s, base))
+        dhw = None if s == base else pair_width(s)
         out.rows.append(InferredRow(system=system, inferred=float(means[s]), half_width=float(half[s]),
                                     plain=float(plain[s]), diff=diff, diff_half_width=dhw))
     return out

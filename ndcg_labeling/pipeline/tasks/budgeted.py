@@ -192,8 +192,9 @@ def _coarse_strata(pool: Pool, budget: int, edges: tuple[int, ...]) -> str:
     while lo < hi:
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if design_edges(pool, mid) == DEFAULT_EDGES else (mid + 1, hi)
-    full = f"; a first round of at least {lo} pairs gets all {len(DEFAULT_EDGES)}" if lo <= pool.n_pairs \
-        and design_edges(pool, lo) == DEFAULT_EDGES else ""
+    # lo is the whole pool when even that is too small for the full design: then no size is named
+    full = f"; a first round of at least {lo} pairs gets all {len(DEFAULT_EDGES)}" \
+        if design_edges(pool, lo) == DEFAULT_EDGES else ""
     strata = "stratum" if len(edges) == 1 else "strata"
     return (f"a first round of {budget} pairs samples in {len(edges)} best-rank {strata} per query, not "
             f"{len(DEFAULT_EDGES)}, and `tasks extend` keeps them: a batch grown from it has wider intervals than "
