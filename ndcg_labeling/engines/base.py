@@ -31,6 +31,12 @@ def duplicate_position_message(request_id: object, positions: list[int]) -> str:
             f"document per position of a served list")
 
 
+def id_type_problem(column: str, kind: str) -> str:
+    """The refusal of an id column stored as neither text nor integers (a float ``1.5``, a date, a struct:
+    no id, as the importers refuse it); both engines say it alike, ``kind`` in the engine's own type names."""
+    return f"column {column}: ids must be text or integers, got {kind}"
+
+
 def bad_rows_message(problem: str, n_bad: int) -> str:
     """The first bad row's ``problem`` and what came of the read: ``clicked "2" is not 0 or 1 (nothing
     was stored)`` for one bad row, ``... (2 bad rows in all; nothing was stored)`` for more. A note

@@ -38,6 +38,7 @@ from ndcg_labeling.engines.base import (
     bad_rows_message,
     duplicate_position_message,
     first_bad_log_id,
+    id_type_problem,
 )
 from ndcg_labeling.errors import InputFileError, NdcgLabelingError
 
@@ -206,7 +207,7 @@ class DuckDBEngine:
             for col in ("query_id", "doc_id"):
                 kind = kinds.get(names[col], "VARCHAR")
                 if not (kind.startswith("VARCHAR") or kind in _INTEGER_TYPES):
-                    raise InputFileError(file, f"column {names[col]}: ids must be text or integers, got {kind}")
+                    raise InputFileError(file, id_type_problem(names[col], kind))
 
     def _normalized(self, src: str, fmt: str, names: dict[str, str], types: dict[str, str],
                     request: LogRequest, *, native_ids: bool) -> str:

@@ -20,6 +20,7 @@ click-model kernels then run on them unchanged. Work is partitioned by (query, d
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ from ndcg_labeling.engines.base import (
     bad_rows_message,
     duplicate_position_message,
     first_bad_log_id,
+    id_type_problem,
     is_bad_rows_message,
 )
 from ndcg_labeling.engines.duckdb import resolve_sources
@@ -132,13 +134,10 @@ class SparkEngine:
 
     def _first_bad(self, logs: Any, file: str, n_bad: int, request: LogRequest) -> InputFileError:
         """The DuckDB engine's message for the first bad file (its line); else the file and the problem."""
-        try:
-            self.reread(file, request)
-        except InputFileError as exc:  # a bad row's count is the whole log's; a file's own error stays as it is
+        exc = _driver_error(lambda: self.reread(file, request))
+        if exc is not None:  # a bad row's count is the whole log's; a file's own error stays as it is
             problem = bad_rows_message(exc.problem, n_bad) if is_bad_rows_message(exc.problem) else exc.problem
             return InputFileError(exc.path, problem, exc.line)
-        except Exception:  # noqa: BLE001 - the driver cannot read the file (a cluster path): no line then
-            pass
         problem = logs.filter(f"_file = '{file}' AND problem IS NOT NULL").select("problem").first()
         return InputFileError(file, bad_rows_message(str(problem["problem"]) if problem else "bad rows", n_bad))
 
@@ -152,13 +151,8 @@ class SparkEngine:
             return
         column, value, problem = bad
         file = logs.filter(F.col(column) == value).agg(F.min("_file")).first()[0]
-        try:
-            self.reread(str(file), request)
-        except InputFileError:
-            raise
-        except Exception:  # noqa: BLE001 - the driver cannot read the file (a cluster path): no line then
-            pass
-        raise InputFileError(str(file), bad_rows_message(problem, 1))
+        found = _driver_error(lambda: self.reread(str(file), request))
+        raise found or InputFileError(str(file), bad_rows_message(problem, 1))
 
     # --- pass 2: aggregation ---------------------------------------------------------------------
     def _aggregate(self, logs: Any, request: LogRequest, groups: dict[str, list[str]], first: float | None,
@@ -213,19 +207,30 @@ class SparkEngine:
                     .agg(F.sum(F.when(F.col("position") == position, 1).otherwise(0)).alias("at"))
                     .orderBy("_file").collect())
         files = [str(r["_file"]) for r in per_file]
-        try:
-            DuckDBEngine().aggregate(LogRequest(sources=tuple(files), columns=request.columns, since=request.since,
-                                                until=request.until, as_of=as_of, watch=request.watch, sessions=True))
-        except InputFileError as exc:
+        exc = _driver_error(lambda: DuckDBEngine().aggregate(LogRequest(
+            sources=tuple(files), columns=request.columns, since=request.since, until=request.until, as_of=as_of,
+            watch=request.watch, sessions=True)))
+        if exc is not None:
             return exc
-        except Exception:  # noqa: BLE001 - the driver cannot read the files (a cluster path): no line then
-            pass
         seen = 0
         for row in per_file:
             seen += int(row["at"])
             if seen >= 2:
                 return InputFileError(str(row["_file"]), problem)
         return InputFileError(", ".join(files), problem)  # pragma: no cover - two rows are there
+
+
+def _driver_error(read: Callable[[], object]) -> InputFileError | None:
+    """The ``InputFileError`` (its line named) that the embedded engine raises when it re-reads files on the
+    driver, or None: where the read passes, or the driver cannot read the files (a cluster path: the caller
+    then names the file without a line)."""
+    try:
+        read()
+    except InputFileError as exc:
+        return exc
+    except Exception:  # noqa: BLE001 - any failure to read on the driver just means no line
+        return None
+    return None
 
 
 def _window(request: LogRequest, as_of: float | None) -> Any:
@@ -248,8 +253,7 @@ def _check_id_types(df: Any, names: dict[str, str], files: list[str]) -> None:
     for col in ("query_id", "doc_id"):
         kind = df.schema[names[col]].dataType if names[col] in df.columns else StringType()
         if not isinstance(kind, (StringType, IntegralType)):
-            raise InputFileError(files[0], f"column {names[col]}: ids must be text or integers, "
-                                           f"got {kind.simpleString().upper()}")
+            raise InputFileError(files[0], id_type_problem(names[col], kind.simpleString().upper()))
 
 
 def _normalized(df: Any, names: dict[str, str], request: LogRequest, *, first: list[tuple[Any, Any]] | None = None,
