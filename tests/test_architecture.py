@@ -170,7 +170,7 @@ def test_a_forbidden_relative_import_fails_the_layer_table(tmp_path):
     db_file.write_text(db_file.read_text(encoding="utf-8") + "\nfrom .. import stats as _stats\n", encoding="utf-8")
     assert layer_violations(copy) == [
         "ndcg_labeling/db/reads.py: db must not import kernels (ndcg_labeling.stats)",
-        "ndcg_labeling/reports/text.py: reports must not import pipeline (ndcg_labeling.pipeline.report)",
+        "ndcg_labeling/reports/text.py: reports must not import pipeline (ndcg_labeling.scoring.report)",
     ]
 
 
@@ -276,7 +276,7 @@ def test_the_front_private_and_circle_checks_catch_a_violation(tmp_path):
     web.write_text(web.read_text(encoding="utf-8") + "\nfrom ndcg_labeling.cli import common as _common\n",
                    encoding="utf-8")
     cli = copy / "cli" / "eval_cmd.py"
-    cli.write_text(cli.read_text(encoding="utf-8") + "\nfrom ndcg_labeling.pipeline.tasks import _common\n",
+    cli.write_text(cli.read_text(encoding="utf-8") + "\nfrom ndcg_labeling.labels.tasks import _common\n",
                    encoding="utf-8")
     scales = copy / "scales.py"  # a new circle: scales -> errors -> scales (the second inside a function)
     scales.write_text(scales.read_text(encoding="utf-8") + "\nimport ndcg_labeling.errors\n", encoding="utf-8")
@@ -285,7 +285,7 @@ def test_the_front_private_and_circle_checks_catch_a_violation(tmp_path):
                       encoding="utf-8")
     assert front_violations(copy) == ["ndcg_labeling.web.text imports ndcg_labeling.cli.common"]
     assert private_violations(copy) == ["ndcg_labeling.cli.eval_cmd imports the private "
-                                        "ndcg_labeling.pipeline.tasks._common"]
+                                        "ndcg_labeling.labels.tasks._common"]
     assert frozenset({"ndcg_labeling.errors", "ndcg_labeling.scales"}) in import_circles(copy)
 
 

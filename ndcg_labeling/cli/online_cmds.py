@@ -49,7 +49,7 @@ def report(
     db: DbOption = None,
 ) -> None:
     """Score every served list against the label store and compare the arms on NDCG and business metrics."""
-    from ndcg_labeling.pipeline.online import OnlineOptions, online_report
+    from ndcg_labeling.experiments.report import OnlineOptions, online_report
     from ndcg_labeling.reports.online import render
 
     check_out(out, force)

@@ -261,7 +261,7 @@ def coverage_advice(result: ReportResult) -> list[str]:
 
 
 def gate_line(decision: GateDecision) -> str:
-    """``report --gate``'s decision (:func:`ndcg_labeling.pipeline.report_gate.decide_gate`) in one line:
+    """``report --gate``'s decision (:func:`ndcg_labeling.scoring.gate.decide_gate`) in one line:
     the failed rows, or each passed row with the drop it would have found (80% power)."""
     failed, passed = [], []
     max_drop = decision.max_drop

@@ -28,9 +28,9 @@ from ndcg_labeling.errors import (
     PermissionDenied,
     TooManyRetries,
 )
-from ndcg_labeling.pipeline import auth
-from ndcg_labeling.pipeline.auth import WebUser
-from ndcg_labeling.pipeline.transactions import run_in_transaction
+from ndcg_labeling.labels.transactions import run_in_transaction
+from ndcg_labeling.workspace import auth
+from ndcg_labeling.workspace.auth import WebUser
 
 T = TypeVar("T")
 SESSION_COOKIE = "ndcg_session"

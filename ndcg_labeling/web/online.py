@@ -1,5 +1,5 @@
 """Online experiments in ``serve``: ``POST /api/events`` (an ingest key), ``GET /api/online/arms``
-and the ``/lead/online`` page (leads), over one :class:`~ndcg_labeling.pipeline.online_live.LiveExperiment`
+and the ``/lead/online`` page (leads), over one :class:`~ndcg_labeling.experiments.live.LiveExperiment`
 per app."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 
 from ndcg_labeling.errors import NdcgLabelingError
-from ndcg_labeling.pipeline.online_live import LiveExperiment
+from ndcg_labeling.experiments.live import LiveExperiment
 from ndcg_labeling.web.deps import ApiLead, LeadCaller
 from ndcg_labeling.web.render import render
 

@@ -14,9 +14,10 @@ from online_sim import simulate, write_labels, write_parquet
 from sqlalchemy import text
 
 from ndcg_labeling.db.session import session_scope
-from ndcg_labeling.pipeline import auth, importing
-from ndcg_labeling.pipeline.ingest_keys import add_key, revoke_key
+from ndcg_labeling.labels import importing
 from ndcg_labeling.web.app import create_app
+from ndcg_labeling.workspace import auth
+from ndcg_labeling.workspace.ingest_keys import add_key, revoke_key
 from tests.conftest import invoke
 
 
@@ -129,8 +130,8 @@ def test_lead_page(db, setup):
 
 
 def test_live_figures_follow_a_label_change(db, runner, setup, tmp_path, monkeypatch):
-    from ndcg_labeling.pipeline import online_live
-    from ndcg_labeling.pipeline.consensus import set_adjudication
+    from ndcg_labeling.experiments import live as online_live
+    from ndcg_labeling.labels.consensus import set_adjudication
 
     monkeypatch.setattr(online_live, "LABEL_CHECK_S", 0.0)
     sim, lead, key = setup
