@@ -99,14 +99,16 @@ def consensus_cmd(
 ) -> None:
     """Write one consensus label per (query, document), replacing the previous ones of the scope."""
     from ndcg_labeling.labels.consensus import run_consensus
+    from ndcg_labeling.sources.judge_fill import judge_filler
 
     with open_session(db) as session, row_progress("writing consensus labels") as progress:
+        fill = None if judge_fills is None else judge_filler(judge_fills, batch=batch, session=session)
         summary = run_consensus(session=session, batch=batch, method=method.value, tie=tie.value,
                                 min_graders=min_graders, max_spread=max_spread, point=point.value,
                                 progress=progress, include_models=include_models,
                                 exclude_untrusted=exclude_untrusted, min_accuracy=min_accuracy,
                                 exclude_undecided=exclude_undecided, recalibrate=recalibrate,
-                                judge_fills=judge_fills, include_behavior=include_behavior)
+                                fill=fill, include_behavior=include_behavior)
     if fmt is OutputFormat.json:
         typer.echo(json.dumps(summary.as_dict()))
         return

@@ -18,8 +18,8 @@ from sqlalchemy.orm import Session
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import repository as repo
 from ndcg_labeling.errors import InvalidGrade, NotFoundError
+from ndcg_labeling.guidelines import scale_grades
 from ndcg_labeling.labels.overview import flagged_items
-from ndcg_labeling.workspace.auth import WebUser
 
 
 def _when(value: Any) -> str:
@@ -77,8 +77,6 @@ class AdjudicationItem:
 def adjudication_item(query_id: str, doc_id: str, *, session: Session, batch: str | None = None) -> AdjudicationItem:
     """The item page of the lead: query, title, URL, body; every grade with its grader and batch, every
     skip with its reason, the consensus and why it was flagged, the decisions so far (newest first)."""
-    from ndcg_labeling.workspace.grading import scale_grades
-
     q = session.execute(select(m.Query).where(m.Query.external_id == query_id)).scalar_one_or_none()
     d = session.execute(select(m.Document).where(m.Document.external_id == doc_id)).scalar_one_or_none()
     if q is None or d is None:
@@ -127,10 +125,10 @@ class Decision:
         return {"message": self.message, "version": self.version, "next": nxt}
 
 
-def adjudicate(query_id: str, doc_id: str, grade: Any, note: str | None, user: WebUser, *, session: Session,
+def adjudicate(query_id: str, doc_id: str, grade: Any, note: str | None, adjudicator: str, *, session: Session,
                version: int | None = None, confirm: bool = False, batch: str | None = None) -> Decision:
     """Record the lead's final grade of (query, document) with a note (``adjudicate set``), under the
-    lead's name. ``version``: the adjudication the lead saw (see
+    lead's name (``adjudicator``: the signed-in lead; the role check is the web's). ``version``: the adjudication the lead saw (see
     :func:`~ndcg_labeling.labels.consensus.set_adjudication`, which refuses a decision over another
     made meanwhile unless ``confirm``). The decision names the next open item of ``batch``'s queue."""
     from ndcg_labeling.labels.consensus import set_adjudication
@@ -141,7 +139,7 @@ def adjudicate(query_id: str, doc_id: str, grade: Any, note: str | None, user: W
         value = int(str(grade).strip())
     except ValueError:
         raise InvalidGrade(f"grade {grade!r} is not an integer") from None
-    record = set_adjudication(query_id, doc_id, value, adjudicator=user.grader, session=session,
+    record = set_adjudication(query_id, doc_id, value, adjudicator=adjudicator, session=session,
                               note=(note or "").strip() or None, seen=version, confirm=confirm)
     keys = [(r["query_id"], r["doc_id"]) for r in flagged_items(session=session, batch=batch)
             if r["adjudicated"] is None]

@@ -31,7 +31,7 @@ from ndcg_labeling.db import models as m
 from ndcg_labeling.db import reads
 from ndcg_labeling.db import repository as repo
 from ndcg_labeling.errors import AdjudicationConflict, NdcgLabelingError, NotFoundError
-from ndcg_labeling.labels.agreement import left_out_judgments, load_grades
+from ndcg_labeling.labels.agreement import GradeSelection, left_out_judgments, load_grades
 from ndcg_labeling.labels.overview import flagged_items as flagged_items  # Core reads, no ORM (issue 17)
 from ndcg_labeling.scales import get_scale
 
@@ -142,7 +142,8 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
                   min_graders: int = 2, max_spread: int | None = 1, point: str = "mean",
                   progress: Callable[[int], None] | None = None, include_models: bool = False,
                   exclude_untrusted: bool | None = None, min_accuracy: float | None = None,
-                  exclude_undecided: bool | None = None, recalibrate: bool = False, judge_fills: str | None = None,
+                  exclude_undecided: bool | None = None, recalibrate: bool = False,
+                  fill: Callable[[GradeSelection], tuple[GradeSelection, Any]] | None = None,
                   include_behavior: bool = False) -> ConsensusSummary:
     """Compute and store one consensus label per graded (query, document) of the selection.
 
@@ -182,11 +183,9 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
                                   include_behavior=True)
     models = left_out_judgments(session=session, batch=batch, include_models=include_models, include_behavior=True)
     behavior = left_out_judgments(session=session, batch=batch, include_models=True, include_behavior=include_behavior)
-    fill = None
-    if judge_fills is not None:
-        from ndcg_labeling.sources.judge_fill import fill_with_judge
-
-        sel, fill = fill_with_judge(sel, judge=judge_fills, batch=batch, session=session)
+    filled = None
+    if fill is not None:  # a step that adds grades before the vote (``--judge-fills``: sources.judge_fill)
+        sel, filled = fill(sel)
 
     def combine(grades: NDArray[np.int64]) -> Any:
         return consensus(sel.item, sel.grader, grades, sel.scale.values, method_c, tie=tie_c,
@@ -216,7 +215,7 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
                             excluded=excluded, models_left_out=models, behavior_left_out=behavior, exclude_untrusted=rule.exclude_untrusted,
                             exclude_undecided=rule.exclude_undecided,
                             exclusion_recorded=exclude_untrusted is None and rule.exclude_untrusted,
-                            recalibrated=recalibrated, recalibration_changed=changed, judge_fill=fill)
+                            recalibrated=recalibrated, recalibration_changed=changed, judge_fill=filled)
 
 
 def _delete_previous_labels(batch: str | None, *, session: Session) -> int:

@@ -213,7 +213,7 @@ def grader_name_problem(name: str) -> str | None:
 def add_graders(names: list[str], *, session: Session, role: str = "grader", kind: str = "human") -> ImportSummary:
     """Add graders by name with ``role`` (grader or lead) and ``kind`` (human or model); existing names
     are left unchanged (also one a concurrent writer adds)."""
-    from ndcg_labeling.workspace.auth import check_role
+    from ndcg_labeling.labels.lookups import check_role
 
     check_role(role)
     _check_kind(kind)

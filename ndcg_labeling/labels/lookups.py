@@ -5,9 +5,10 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from ndcg_labeling.choices import GraderRole
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import repository as repo
-from ndcg_labeling.errors import NotFoundError
+from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
 from ndcg_labeling.labels.overview import (
     list_graders as list_graders,  # a Core read: `graders list` starts fast
 )
@@ -28,3 +29,14 @@ def require_batch(name: str, *, session: Session) -> m.GradingBatch:
     if batch is None:
         raise unknown_batch(name, session=session)
     return batch
+
+
+ROLES = tuple(GraderRole)
+
+
+def check_role(role: str) -> str:
+    """``role`` if it is a grader role (grader or lead); the one message of ``graders add --role`` and
+    ``graders role`` otherwise."""
+    if role not in ROLES:
+        raise NdcgLabelingError(f"unknown role {role!r}; use {' or '.join(ROLES)}")
+    return role

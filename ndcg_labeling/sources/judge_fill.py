@@ -10,7 +10,9 @@ the summary counts their items that stayed short.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 import numpy as np
 from numpy.typing import NDArray
@@ -38,6 +40,13 @@ class JudgeFill:
     def as_dict(self) -> dict[str, object]:
         return {"judge": self.judge, "agreeing_query_types": self.agreeing, "filled": int(self.filled.sum()),
                 "filled_by_query_type": dict(self.by_type), "left_short_by_query_type": dict(self.left_short)}
+
+
+def judge_filler(judge: str, *, batch: str | None,
+                 session: Session) -> Callable[[GradeSelection], tuple[GradeSelection, JudgeFill]]:
+    """The ``fill`` step of :func:`ndcg_labeling.labels.consensus.run_consensus` for ``--judge-fills judge``
+    (consensus takes the step as input, so the label side does not import the judge side)."""
+    return partial(fill_with_judge, judge=judge, batch=batch, session=session)
 
 
 def fill_with_judge(sel: GradeSelection, *, judge: str, batch: str | None,

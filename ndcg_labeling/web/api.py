@@ -93,7 +93,7 @@ class AdjudicationIn(BaseModel):
 def lead_adjudicate(body: AdjudicationIn, user: ApiLead, writer: WriterDep) -> dict[str, Any]:
     from ndcg_labeling.labels.adjudication import adjudicate
 
-    done = writer(lambda s: adjudicate(body.query_id, body.doc_id, body.grade, body.note, user, session=s,
+    done = writer(lambda s: adjudicate(body.query_id, body.doc_id, body.grade, body.note, user.grader, session=s,
                                        version=body.version, confirm=body.confirm))
     return done.as_dict()  # type: ignore[no-any-return]
 

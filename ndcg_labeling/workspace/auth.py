@@ -34,8 +34,8 @@ from sqlalchemy.orm import Session
 from ndcg_labeling.choices import GraderRole
 from ndcg_labeling.db import models as m
 from ndcg_labeling.errors import AuthenticationError, NdcgLabelingError, NotFoundError, PermissionDenied
+from ndcg_labeling.labels.lookups import check_role
 
-ROLES = tuple(GraderRole)
 DEFAULT_EXPIRES = "30d"
 MAX_EXPIRES = timedelta(days=366)
 _DURATION = re.compile(r"^\s*(\d{1,6})\s*([dhm])\s*$")
@@ -113,12 +113,6 @@ def parse_expires(text: str) -> timedelta:
     if value < timedelta(minutes=1) or value > MAX_EXPIRES:
         raise NdcgLabelingError(f"--expires {text!r} must be between 1m and 366d")
     return value
-
-
-def check_role(role: str) -> str:
-    if role not in ROLES:
-        raise NdcgLabelingError(f"unknown role {role!r}; use {' or '.join(ROLES)}")
-    return role
 
 
 def _grader(name: str, *, session: Session) -> m.Grader:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import select
@@ -24,14 +23,8 @@ from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
 from ndcg_labeling.errors import InvalidInput, NdcgLabelingError, NotFoundError
-from ndcg_labeling.guidelines import (
-    Guideline,
-    guideline_filename,
-    guidelines_dir,
-    load_guideline,
-)
+from ndcg_labeling.guidelines import scale_grades
 from ndcg_labeling.labels import tasks
-from ndcg_labeling.scales import get_scale
 from ndcg_labeling.workspace.auth import WebUser
 
 MAX_SKIP_REASON = 500
@@ -58,31 +51,6 @@ class GradingView:
 
 def progress_dict(progress: tasks.GraderProgress) -> dict[str, int]:
     return {"done": progress.done, "skipped": progress.skipped, "open": progress.open, "total": progress.total}
-
-
-@lru_cache(maxsize=16)
-def _guideline(scale: str, _mtime_ns: int) -> Guideline | None:
-    try:
-        return load_guideline(scale)
-    except NdcgLabelingError:
-        return None
-
-
-def scale_grades(scale: str) -> tuple[list[dict[str, Any]], str]:
-    """The grades of ``scale`` as ``[{"value", "name", "definition"}]`` from its guideline, and the guideline text.
-
-    The parsed guideline is kept while its file is unchanged (one ``stat`` per call, not a read and a parse).
-    """
-    try:
-        mtime = (guidelines_dir() / guideline_filename(scale)).stat().st_mtime_ns
-    except (OSError, NdcgLabelingError):
-        mtime = -1
-    guideline = _guideline(scale, mtime)
-    if guideline is not None:
-        return ([{"value": g.grade, "name": g.name, "definition": g.definition} for g in guideline.grades],
-                guideline.text)
-    sc = get_scale(scale)
-    return [{"value": v, "name": sc.name_of(v), "definition": ""} for v in sc.values], ""
 
 
 def item_payload(view: GradingView) -> dict[str, Any] | None:
