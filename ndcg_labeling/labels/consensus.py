@@ -201,7 +201,7 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
     rows = zip(sel.item_query_id.tolist(), sel.item_document_id.tolist(),
                _floats_or_none(result.value), [method] * n, [sel.scale.name] * n,
                [batch or ""] * n, result.n_graders.tolist(), _floats_or_none(result.spread),
-               result.needs_adjudication.tolist(), reasons, [now] * n, _filled_by(fill, n), strict=True)
+               result.needs_adjudication.tolist(), reasons, [now] * n, _filled_by(filled, n), strict=True)
     written = repo.bulk_insert(label, LABEL_COLUMNS, rows, session=session, progress=progress)
 
     by_reason: Counter[str] = Counter()
