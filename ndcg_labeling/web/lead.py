@@ -73,7 +73,7 @@ def adjudicate(request: Request, caller: LeadCaller, writer: WriterDep, session:
     made meanwhile by another lead over a different grade: the item page again (409) naming it."""
     check_form_csrf(request, csrf)
     try:
-        done: Decision = writer(lambda s: set_decision(query_id, doc_id, grade, note, caller.user, session=s,
+        done: Decision = writer(lambda s: set_decision(query_id, doc_id, grade, note, caller.user.grader, session=s,
                                                        version=version, confirm=confirm, batch=batch or None))
     except AdjudicationConflict as conflict:
         item = adjudication_item(query_id, doc_id, session=session, batch=batch or None)
