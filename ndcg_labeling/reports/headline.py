@@ -55,9 +55,18 @@ def _p(p: float) -> str:
     return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
 
 
+def signed_bound(x: float) -> str:
+    """An interval bound at 3 decimals, with more digits where those would print a nonzero bound as
+    ±0.000: an interval that excludes 0 never reads as touching it."""
+    text = f"{x:+.3f}"
+    return f"{x:+.2g}" if x != 0 and float(text) == 0 else text
+
+
 def _ci(lo: float, hi: float, sign: bool) -> str:
     if lo is None or hi is None or math.isnan(lo) or math.isnan(hi):
         return "[no interval]"
+    if sign:
+        return f"[{signed_bound(lo)}, {signed_bound(hi)}]"
     f = "+.3f" if sign else ".2f"  # a difference's interval at the precision of the difference (as in the tables)
     return f"[{lo:{f}}, {hi:{f}}]"
 

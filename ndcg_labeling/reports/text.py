@@ -44,7 +44,9 @@ def adj_interval(r: Any) -> str:
     lo, hi = r["t_ci_adj_low"], r["t_ci_adj_high"]
     if not tested(r) or math.isnan(lo) or math.isnan(hi):
         return "-"
-    return f"[{lo:+.3f}, {hi:+.3f}]"
+    from ndcg_labeling.reports.headline import signed_bound
+
+    return f"[{signed_bound(lo)}, {signed_bound(hi)}]"
 
 def _full(value: Any) -> str:
     """A number at full precision (``repr`` of the float), empty for NaN/None."""
