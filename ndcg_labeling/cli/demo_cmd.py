@@ -45,7 +45,7 @@ def demo(
     con = console if console.is_terminal else Console(width=120)  # piped: no wrapping of the tables
     for name, secs in result.timings:
         err_console.print(f"[green]✓[/] {name} ({secs:.1f} s)", highlight=False)
-    con.print(f"batch: {result.batch_summary}", markup=False, highlight=False)
+    con.print(result.batch_summary, markup=False, highlight=False)  # it starts with "batch NAME: ..."
     con.print(result.consensus_summary, markup=False, highlight=False)
     if result.agreement:
         table = Table(title="agreement per query type (Krippendorff's alpha, ordinal)", box=box.SIMPLE_HEAD)

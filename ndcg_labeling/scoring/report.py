@@ -58,6 +58,7 @@ from ndcg_labeling.results import (
 from ndcg_labeling.scoring.caveats import agreement_by_query_type
 from ndcg_labeling.stats import TIE_EPS as _EPS
 from ndcg_labeling.stats import (
+    bonferroni,
     bootstrap_ci,
     bootstrap_counts,
     contain,
@@ -299,7 +300,8 @@ def _summarise(data: _Loaded, scored: _Scored, opts: ReportOptions, metric_names
     comparisons = pd.concat(comparison_parts, ignore_index=True) if comparison_parts else pd.DataFrame(
         columns=["system", "baseline", "query_type", "metric", "n_queries", "baseline_value", "value", "diff",
                  "diff_ci_low", "diff_ci_high", "t_p", "t_p_holm", "rand_p", "rand_p_holm", "wins", "ties",
-                 "losses", "diff_sd", "mde", "t_ci_low", "t_ci_high"])
+                 "losses", "diff_sd", "mde", "t_ci_low", "t_ci_high", "t_p_bonf", "n_compared", "t_ci_adj_low",
+                 "t_ci_adj_high"])
     if len(comparisons):
         # one bisection for every group (each of its steps costs the same for one row or a thousand)
         comparisons["mde"] = minimum_detectable_effect(comparisons["n_queries"].to_numpy(np.float64),
@@ -312,7 +314,24 @@ def _summarise(data: _Loaded, scored: _Scored, opts: ReportOptions, metric_names
         for col in ("t_p", "rand_p"):
             comparisons[f"{col}_holm"] = comparisons.groupby(["query_type", "metric"])[col].transform(
                 lambda p: pd.Series(holm(p.to_numpy()), index=p.index))
+        _add_simultaneous(comparisons)
     return summary, comparisons, pd.DataFrame(coverage_records)
+
+
+def _add_simultaneous(comparisons: pd.DataFrame) -> None:
+    """The one story the report tells per comparison (issue 45): the paired t-test, Bonferroni-corrected
+    over the systems compared with the baseline in the group (``t_p_bonf``, family size ``n_compared``),
+    with its simultaneous interval (``t_ci_adj_low/high``, each at ``1 - 0.05 / n_compared``), which
+    excludes 0 exactly when ``t_p_bonf < 0.05``."""
+    comparisons["t_p_bonf"], comparisons["n_compared"] = np.nan, 0
+    comparisons["t_ci_adj_low"], comparisons["t_ci_adj_high"] = np.nan, np.nan
+    for _key, idx in comparisons.groupby(["query_type", "metric"]).groups.items():
+        rows = comparisons.loc[idx]
+        adjusted, m = bonferroni(rows["t_p"].to_numpy(np.float64))
+        low, high = paired_t_interval(rows["n_queries"].to_numpy(np.float64), rows["diff"].to_numpy(np.float64),
+                                      rows["diff_sd"].to_numpy(np.float64), 1.0 - SIGNIFICANCE / max(m, 1))
+        comparisons.loc[idx, "t_p_bonf"], comparisons.loc[idx, "n_compared"] = adjusted, m
+        comparisons.loc[idx, "t_ci_adj_low"], comparisons.loc[idx, "t_ci_adj_high"] = low, high
 
 
 def _per_query_frame(scored: _Scored, systems: list[str], metric_names: list[str], ext_ids: Array,

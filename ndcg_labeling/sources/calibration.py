@@ -212,7 +212,9 @@ def _verdict(judge: str, row: dict[str, Any], failing: list[str] | None = None) 
                 f"{', '.join(failing)} (see the rows per query type)")
     if _agrees(row):
         return f"{judge} agrees with people {where} ({shown})"
-    return f"do not use {judge} {'at all' if row['scope'] == 'all' else 'for ' + row['scope']} ({shown})"
+    # "at all" read as "never" next to a per-type row that agrees: name the scope instead
+    where = "over all query types together" if row["scope"] == "all" else f"for {row['scope']}"
+    return f"do not use {judge} {where} ({shown})"
 
 
 def calibrate(*, session: Session, judge: str, batch: str | None = None, by: str | None = None,
