@@ -98,9 +98,11 @@ class LiveExperiment:
             else:
                 conn.execute(insert(OnlineEvent), [dict(zip(COLUMNS, r, strict=True)) for r in rows])
 
-    def arms(self, window: str | None) -> dict[str, Any]:
-        """The live figures per arm over the last ``window`` (``15m``, ``1h``; None or ``all``: all)."""
+    def arms(self, window: str | None, unjudged: str = "skip") -> dict[str, Any]:
+        """The live figures per arm over the last ``window`` (``15m``, ``1h``; None or ``all``: all);
+        ``unjudged``: a request whose query has no label is left out of the metric's mean (``skip``)
+        or scores 0 (``zero``), as ``online report --unjudged``."""
         window_s = None if window in (None, "", "all") else parse_window(str(window), "window")
         with self.lock:
-            snap = self._load().snapshot(window_s)
+            snap = self._load().snapshot(window_s, unjudged)
         return {"window": window or "all", "window_s": window_s, **snap}

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 
+from ndcg_labeling.choices import Unjudged
 from ndcg_labeling.errors import NdcgLabelingError
 from ndcg_labeling.pipeline.online_live import LiveExperiment
 from ndcg_labeling.web.deps import ApiLead, LeadCaller
@@ -36,10 +37,13 @@ async def post_events(request: Request) -> dict[str, Any]:
 
 
 @router.get("/api/online/arms")
-def online_arms(request: Request, user: ApiLead, window: str | None = "15m") -> dict[str, Any]:
-    return live(request).arms(window)
+def online_arms(request: Request, user: ApiLead, window: str | None = "15m",
+                unjudged: Unjudged = Unjudged.skip) -> dict[str, Any]:
+    return live(request).arms(window, unjudged.value)
 
 
 @router.get("/lead/online")
-def online_page(request: Request, caller: LeadCaller, window: str = "15m") -> Response:
-    return render(request, "lead_online.html", {"user": caller.user, "csrf": caller.csrf, "window": window})
+def online_page(request: Request, caller: LeadCaller, window: str = "15m",
+                unjudged: Unjudged = Unjudged.skip) -> Response:
+    return render(request, "lead_online.html", {"user": caller.user, "csrf": caller.csrf, "window": window,
+                                                "unjudged": unjudged.value})
