@@ -75,10 +75,15 @@ class LiveExperiment:
         return state
 
     # --- the routes -------------------------------------------------------------------------------
-    def ingest(self, body: bytes, authorization: str | None) -> dict[str, Any]:
-        """Check the key and the batch, store the events, then count them; ``{"accepted": n}``."""
+    def authenticate(self, authorization: str | None) -> str:
+        """The name of the ingest key of an ``Authorization`` header (401 otherwise): checked before the
+        body is read."""
         with session_scope(read_only(self.engine)) as session:
-            key = authenticate_ingest(authorization, session=session)
+            return authenticate_ingest(authorization, session=session)
+
+    def ingest(self, body: bytes, key: str) -> dict[str, Any]:
+        """Check the batch (posted with the ingest key named ``key``), store the events, then count them;
+        ``{"accepted": n}``."""
         rows = parse_events(body)
         with self.lock:
             state = self._load()
