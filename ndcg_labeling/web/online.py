@@ -32,9 +32,10 @@ def _too_large() -> BodyTooLarge:
     return BodyTooLarge(f"the body is larger than {MAX_BODY} bytes; post smaller batches")
 
 
-async def read_body(request: Request, limit: int = MAX_BODY) -> bytes:
+async def read_body(request: Request, limit: int | None = None) -> bytes:
     """The request's body, read chunk by chunk and refused (413) as soon as it passes ``limit`` bytes
     (or says it will, in ``Content-Length``): a client can never make the server hold more."""
+    limit = MAX_BODY if limit is None else limit
     declared = request.headers.get("content-length", "")
     if declared.strip().isdigit() and int(declared) > limit:
         raise _too_large()
