@@ -219,3 +219,19 @@ def test_live_sums_stay_exact_at_the_bounds():
     (arm,) = state.snapshot(None)["arms"]
     assert arm["watch_ratio"] == WATCH_RATIO_MAX and arm["metric"] == 1.0 and arm["n"] == n
     assert int(next(iter(state.sums.values()))[FIELDS.index("watch_sq")]) == n * int(WATCH_RATIO_MAX ** 2 * 2 ** 32)
+
+
+def test_online_report_refuses_a_log_row_beyond_the_bounds(db, runner, tmp_path):
+    from tests.conftest import invoke
+
+    for col, value, word in (("watch_ratio", 1e15, "above 1000"), ("dwell_ms", 1e11, "above 1e+10"),
+                             ("ts", 1e300, "outside the years 1 to 9999")):
+        log = tmp_path / f"{col}.jsonl"
+        base = dict(GOOD, watch_ratio=0.5, dwell_ms=10)
+        rows = [base, {**base, "doc_id": "d2", "position": 2, col: value}]
+        log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        result = invoke(runner, db, "online", "report", str(log), "--baseline", "a")
+        assert result.exit_code != 0
+        line = result.output.strip()
+        assert line.startswith("Error: ") and f"{log}:2" in line and col in line and word in line, line
+        assert "Traceback" not in result.output
