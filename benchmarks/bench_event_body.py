@@ -92,7 +92,7 @@ def main() -> None:
                     time.sleep(0.2)
             idle = kb(proc.pid, "VmRSS")
             print(f"machine: {cpu_name()}; server idle: {idle / 1024:.0f} MiB resident")
-            print(f"{'post':<22} {'MiB sent':>9} {"answer":<40} {'seconds':>8} {'peak over idle':>15}")
+            print(f"{'post':<22} {'MiB sent':>9} {'answer':<40} {'seconds':>8} {'peak over idle':>15}")
             for name, headers in (("no key", ""), ("with key", f"Authorization: Bearer {key}\r\n")):
                 sent, answer, secs = post(port, headers, args.mib)
                 over = (kb(proc.pid, "VmHWM") - idle) / 1024
