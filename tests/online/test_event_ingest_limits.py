@@ -235,3 +235,19 @@ def test_online_report_refuses_a_log_row_beyond_the_bounds(db, runner, tmp_path)
         line = result.output.strip()
         assert line.startswith("Error: ") and f"{log}:2" in line and col in line and word in line, line
         assert "Traceback" not in result.output
+
+
+def test_implicit_derive_refuses_a_parquet_row_beyond_the_bounds(db, runner, tmp_path):
+    """``implicit derive`` reads the same bounds (engines/base.py) as the online report and the ingest."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tests.conftest import invoke
+
+    rows = [dict(GOOD, doc_id=f"d{i}", position=i + 1, watch_ratio=0.5) for i in range(3)]
+    rows[2]["watch_ratio"] = 2000.0
+    log = tmp_path / "log.parquet"
+    pq.write_table(pa.table({k: [r[k] for r in rows] for k in rows[0]}), log)
+    result = invoke(runner, db, "implicit", "derive", str(log), "--model", "watch", "--grader", "watch")
+    assert result.exit_code != 0 and "watch_ratio" in result.output and "above 1000" in result.output, result.output
+    assert "Traceback" not in result.output
