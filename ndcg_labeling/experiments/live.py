@@ -75,10 +75,15 @@ class LiveExperiment:
         return state
 
     # --- the routes -------------------------------------------------------------------------------
-    def ingest(self, body: bytes, authorization: str | None) -> dict[str, Any]:
-        """Check the key and the batch, store the events, then count them; ``{"accepted": n}``."""
+    def authenticate(self, authorization: str | None) -> str:
+        """The name of the ingest key of an ``Authorization`` header (401 otherwise): checked before the
+        body is read."""
         with session_scope(read_only(self.engine)) as session:
-            key = authenticate_ingest(authorization, session=session)
+            return authenticate_ingest(authorization, session=session)
+
+    def ingest(self, body: bytes, key: str) -> dict[str, Any]:
+        """Check the batch (posted with the ingest key named ``key``), store the events, then count them;
+        ``{"accepted": n}``."""
         rows = parse_events(body)
         with self.lock:
             state = self._load()
@@ -98,9 +103,11 @@ class LiveExperiment:
             else:
                 conn.execute(insert(OnlineEvent), [dict(zip(COLUMNS, r, strict=True)) for r in rows])
 
-    def arms(self, window: str | None) -> dict[str, Any]:
-        """The live figures per arm over the last ``window`` (``15m``, ``1h``; None or ``all``: all)."""
+    def arms(self, window: str | None, unjudged: str = "skip") -> dict[str, Any]:
+        """The live figures per arm over the last ``window`` (``15m``, ``1h``; None or ``all``: all);
+        ``unjudged``: a request whose query has no label is left out of the metric's mean (``skip``)
+        or scores 0 (``zero``), as ``online report --unjudged``."""
         window_s = None if window in (None, "", "all") else parse_window(str(window), "window")
         with self.lock:
-            snap = self._load().snapshot(window_s)
+            snap = self._load().snapshot(window_s, unjudged)
         return {"window": window or "all", "window_s": window_s, **snap}

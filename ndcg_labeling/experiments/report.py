@@ -44,6 +44,7 @@ class OnlineOptions:
     seed: int = 0
     engine: str = "duckdb"
     spark_master: str | None = None
+    unjudged: str = "skip"  # a request whose query has no label: skip it in the metric's mean, or zero
 
 
 @dataclass
@@ -107,7 +108,8 @@ def row_labels(rows: ImpressionRows, labels: OnlineLabels) -> np.ndarray:
 
 #: the per-request values as Spark columns (:class:`~ndcg_labeling.online.sums.RequestValues`' fields)
 SPARK_SCHEMA = {"arm": "string", "query_type": "string", "ts": "double", "cluster": "string", "metric": "double",
-                "judged": "bigint", "scored": "bigint", "clicked": "bigint", "converted": "double", "watch": "double"}
+                "judged": "bigint", "scored": "bigint", "clicked": "bigint", "converted": "double", "watch": "double",
+                "labelled": "bigint"}
 
 
 def score_requests(rows: ImpressionRows, shared: tuple[OnlineLabels, Any, OnlineOptions]) -> dict[str, Any]:
@@ -155,7 +157,9 @@ def online_report(logs: list[str], options: OnlineOptions, *, session: Session, 
     labels = load_online_labels(options.labels, session=session)
     values, n_rows = _values(logs, labels, metric, options, spark)
     result = analyse(values, AnalysisOptions(metric=metric.name, baseline=options.baseline, window_s=window_s,
-                                             n_resamples=options.n_resamples, seed=options.seed))
+                                             n_resamples=options.n_resamples, seed=options.seed,
+                                             unjudged=options.unjudged))
     result.update(metric=metric.name, baseline=options.baseline, labels=labels.source, window=options.window,
-                  window_s=window_s, cluster=options.cluster, n_rows=n_rows, n_requests=int(values.metric.size))
+                  window_s=window_s, cluster=options.cluster, n_rows=n_rows, n_requests=int(values.metric.size),
+                  unjudged=options.unjudged)
     return result

@@ -126,6 +126,8 @@ def test_lead_page(db, setup):
         assert client.post("/login", data={"token": lead, "nonce": nonce}).status_code == 303
         page = client.get("/lead/online?window=1h")
         assert page.status_code == 200 and 'src="/static/online.js"' in page.text and 'data-window="1h"' in page.text
+        assert 'data-unjudged="skip"' in page.text  # the default: requests of unlabelled queries left out
+        assert 'data-unjudged="zero"' in client.get("/lead/online?window=1h&unjudged=zero").text
         assert client.get("/static/online.js").status_code == 200
 
 
