@@ -10,11 +10,12 @@ unspecified; ours is exact).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from ndcg_labeling.metrics import _dcg
+from ndcg_labeling.metrics._dcg import exp_gain, libm_log2
 from ndcg_labeling.metrics._trec_kernels import (
     Context,
     FloatArray,
@@ -22,24 +23,11 @@ from ndcg_labeling.metrics._trec_kernels import (
     _safe_div,
     distinct,
     gain_table,
-    libm_log2,
-    log2_of_ints,
     rbp_powers,
     seq_sum,
 )
 
 _WHOLE = np.iinfo(np.int64).max // 4  # a cut-off past every list
-
-
-def _log2_ranks(width: int) -> FloatArray:
-    """``log2(i + 2)`` for ranks ``i = 0..width-1``: trec_eval divides each gain by it."""
-    return log2_of_ints(np.arange(width, dtype=np.int64) + 2)
-
-
-def _dcg_terms(rg: FloatArray) -> FloatArray:
-    """``gain / log2(i + 2)`` where the gain is not 0 (trec_eval skips those), 0 elsewhere."""
-    with np.errstate(invalid="ignore"):
-        return np.where(rg != 0, rg / _log2_ranks(rg.shape[1])[None, :], 0.0)
 
 
 def results_gains(ctx: Context, pairs: Mapping[float, float], positive_labels_only: bool = False) -> FloatArray:
@@ -81,7 +69,7 @@ def ideal_dcg_before(gains: FloatArray, cum: IntArray, m: IntArray | int, *, dis
         ranks = np.arange(start, min(start + block, int(stop[rows].max())), dtype=np.int64)
         terms = _ideal_block(gains, cum[rows], ranks)
         if discount:
-            terms = terms / _log2_ranks(int(ranks[-1]) + 1)[None, ranks]
+            terms = terms / _dcg.log2_ranks(int(ranks[-1]) + 1)[None, ranks]
         terms = np.where(ranks[None, :] < stop[rows, None], terms, 0.0)
         terms[:, 0] += out[rows]
         out[rows] = np.cumsum(terms, axis=1)[:, -1]
@@ -107,7 +95,7 @@ def ideal_gain_at_ranks(gains: FloatArray, cum: IntArray, width: int) -> FloatAr
 def ndcg_family(ctx: Context, which: str, pairs: Mapping[float, float]) -> FloatArray:
     """m_ndcg.c: ``ndcg``, ``dcg`` and ``ideal_dcg`` over the whole list; the ideal uses every
     judged document, retrieved or not."""
-    dcg = seq_sum(_dcg_terms(results_gains(ctx, pairs)))
+    dcg = _dcg.dcg(results_gains(ctx, pairs))
     if which == "dcg":
         return dcg
     gains, cum = ideal_groups(ctx, pairs)
@@ -131,7 +119,7 @@ def dcg_cut(ctx: Context, cutoffs: Sequence[int | None], exponential: bool = Fal
     if exponential:
         rg = exp_gain(rg)
         pairs = dict(zip(ctx.lists.levels.tolist(), exp_gain(ctx.lists.levels).tolist(), strict=True))
-    cum_dcg = np.cumsum(_dcg_terms(rg), axis=1)
+    cum_dcg = _dcg.cumulative_dcg(rg)
     gains, cum = ideal_groups(ctx, pairs)
     out = []
     for k in cutoffs:
@@ -141,23 +129,12 @@ def dcg_cut(ctx: Context, cutoffs: Sequence[int | None], exponential: bool = Fal
     return out
 
 
-def exp_gain(labels: FloatArray) -> FloatArray:
-    """``2^label - 1``: exact for integer labels; the C library's ``pow`` for the others (NumPy's SIMD
-    ``exp2`` can differ in the last bit, and a label must get one gain wherever it is ranked)."""
-    out = np.exp2(labels) - 1.0
-    odd = labels != np.floor(labels)
-    if odd.any():
-        values, where = np.unique(labels[odd], return_inverse=True)
-        out[odd] = np.array([math.pow(2.0, v) - 1.0 for v in values.tolist()])[where]
-    return out
-
-
 def ndcg_rel(ctx: Context, pairs: Mapping[float, float]) -> FloatArray:
     """m_ndcg_rel.c: NDCG averaged over the ranks of the documents with a positive gain; each one
     not retrieved adds the final DCG over the full ideal DCG."""
     width = ctx.lists.rel.shape[1]
     rg = results_gains(ctx, pairs)
-    dcg_cum = np.cumsum(_dcg_terms(rg), axis=1)
+    dcg_cum = _dcg.cumulative_dcg(rg)
     gains, cum = ideal_groups(ctx, pairs)
     ideal_cum = _ideal_cum(gains, cum, width)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -171,7 +148,7 @@ def ndcg_rel(ctx: Context, pairs: Mapping[float, float]) -> FloatArray:
 
 def _ideal_cum(gains: FloatArray, cum: IntArray, width: int) -> FloatArray:
     """``(n, width)``: ideal DCG of the first ``j + 1`` ranks."""
-    return np.cumsum(ideal_gain_at_ranks(gains, cum, width) / _log2_ranks(width)[None, :], axis=1)
+    return _dcg.cumulative_dcg(ideal_gain_at_ranks(gains, cum, width))
 
 
 def rndcg(ctx: Context, pairs: Mapping[float, float]) -> FloatArray:
@@ -180,7 +157,7 @@ def rndcg(ctx: Context, pairs: Mapping[float, float]) -> FloatArray:
     list plus one. NaN where no boundary has a positive ideal DCG (trec_eval prints nan there too)."""
     width = ctx.lists.rel.shape[1]
     num_ret = ctx.lists.num_ret
-    dcg_cum = np.cumsum(_dcg_terms(results_gains(ctx, pairs)), axis=1)
+    dcg_cum = _dcg.cumulative_dcg(results_gains(ctx, pairs))
     gains, cum = ideal_groups(ctx, pairs)
 
     def dcg_before(m: IntArray) -> FloatArray:
