@@ -244,7 +244,7 @@ def ndcg(scores: FloatArray, labels: FloatArray, ideal: FloatArray | None, cuts:
     n = scores.shape[0]
     out = np.empty((n, len(cuts)), dtype=np.float64)
     bad = np.empty(n, dtype=np.int64)
-    table = np.exp2(np.arange(LEVELS, dtype=np.float64)) - 1.0
+    table = _dcg.exp_gain(np.arange(LEVELS, dtype=np.float64))
     kernels["ndcg" if plan.parallel else "ndcg_serial"](
         scores, labels, labels if ideal is None else ideal, ideal is None, np.ascontiguousarray(cuts, dtype=np.int64),
         k, k_ideal, exponential, table, _dcg.log2_ranks(max(k, k_ideal)), empty_value, out, bad)
