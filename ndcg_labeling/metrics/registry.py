@@ -37,42 +37,19 @@ class _Family:
     doc: str
 
 
-def _ndcg(r: Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
-    return _core.ndcg_from_ranking(r, k, gain, empty)
-
-
-def _dcg(r: Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
-    return _core.dcg_from_ranking(r, k, gain)
-
-
-def _mrr(r: Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
-    return _core.mrr_from_ranking(r, k, t, empty)
-
-
-def _map(r: Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
-    return _core.average_precision_from_ranking(r, k, t, empty)
-
-
-def _p(r: Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
-    return _core.precision_from_ranking(r, k, t, empty)
-
-
-def _recall(r: Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
-    return _core.recall_from_ranking(r, k, t, empty)
-
-
-def _judged(r: Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
-    return _core.judged_from_ranking(r, k, empty)
-
-
+# Each family's kernel over one Ranking: (ranking, k, gain, relevant threshold, empty) -> per-query values.
 REGISTRY: dict[str, _Family] = {
-    "ndcg": _Family(_ndcg, "normalised DCG (batch_ndcg)"),
-    "dcg": _Family(_dcg, "discounted cumulative gain (batch_dcg)"),
-    "mrr": _Family(_mrr, "reciprocal rank (batch_mrr)"),
-    "map": _Family(_map, "average precision (batch_average_precision)"),
-    "p": _Family(_p, "precision (batch_precision)"),
-    "recall": _Family(_recall, "recall (batch_recall)"),
-    "judged": _Family(_judged, "share of judged documents (judged_at_k)"),
+    "ndcg": _Family(lambda r, k, gain, t, empty: _core.ndcg_from_ranking(r, k, gain, empty),
+                    "normalised DCG (batch_ndcg)"),
+    "dcg": _Family(lambda r, k, gain, t, empty: _core.dcg_from_ranking(r, k, gain),
+                   "discounted cumulative gain (batch_dcg)"),
+    "mrr": _Family(lambda r, k, gain, t, empty: _core.mrr_from_ranking(r, k, t, empty), "reciprocal rank (batch_mrr)"),
+    "map": _Family(lambda r, k, gain, t, empty: _core.average_precision_from_ranking(r, k, t, empty),
+                   "average precision (batch_average_precision)"),
+    "p": _Family(lambda r, k, gain, t, empty: _core.precision_from_ranking(r, k, t, empty), "precision (batch_precision)"),
+    "recall": _Family(lambda r, k, gain, t, empty: _core.recall_from_ranking(r, k, t, empty), "recall (batch_recall)"),
+    "judged": _Family(lambda r, k, gain, t, empty: _core.judged_from_ranking(r, k, empty),
+                      "share of judged documents (judged_at_k)"),
 }
 ALIASES = {"rr": "mrr", "recip_rank": "mrr", "ap": "map", "precision": "p"}
 
