@@ -233,7 +233,8 @@ def average_precision_from_ranking(r: Ranking, k: int | None, threshold: float, 
     ranks = xp.arange(1, rel.shape[1] + 1, dtype=rel.dtype, **_device(r, rel))
     precision_at = rel.cumsum(1) / ranks
     n_rel = r.n_relevant(threshold)
-    return _fill(xp, n_rel > 0, (precision_at * rel).sum(1), n_rel, empty)
+    terms = precision_at * rel  # NumPy: added rank by rank, as trec_eval's m_map.c (the ranked-list engine)
+    return _fill(xp, n_rel > 0, _dcg.running_sum(terms) if xp is np else terms.sum(1), n_rel, empty)
 
 
 def precision_from_ranking(r: Ranking, k: int | None, threshold: float, empty: str) -> Any:

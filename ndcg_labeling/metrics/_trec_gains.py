@@ -10,22 +10,24 @@ unspecified; ours is exact).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import numpy as np
 
 from ndcg_labeling.metrics import _dcg
-from ndcg_labeling.metrics._dcg import exp_gain, libm_log2
+from ndcg_labeling.metrics._dcg import libm_log2
 from ndcg_labeling.metrics._trec_kernels import (
     Context,
     FloatArray,
     IntArray,
+    RankedLists,
     _safe_div,
     distinct,
     gain_table,
     rbp_powers,
     seq_sum,
 )
+from ndcg_labeling.metrics._validation import Ranking
 
 _WHOLE = np.iinfo(np.int64).max // 4  # a cut-off past every list
 
@@ -104,29 +106,33 @@ def ndcg_family(ctx: Context, which: str, pairs: Mapping[float, float]) -> Float
 
 
 def ndcg_cut(ctx: Context, cutoffs: tuple[int, ...]) -> FloatArray:
-    """m_ndcg_cut.c: DCG and ideal DCG both cut at K; gains are the labels (no parameters)."""
-    cols = [np.where(ideal > 0, _safe_div(dcg, ideal), dcg) for dcg, ideal in dcg_cut(ctx, cutoffs)]
-    return np.column_stack(cols)
+    """m_ndcg_cut.c: DCG and ideal DCG both cut at K; gains are the labels (no parameters). The
+    registry's NDCG kernel over :func:`ranking` (an ideal DCG of 0 comes with a DCG of 0: 0)."""
+    from ndcg_labeling.metrics import _core  # not at import: eval's start does without the backend policy
+
+    r = ranking(ctx.lists, max(cutoffs), "ndcg_cut")
+    return np.column_stack([_core.ndcg_from_ranking(r, k, "linear", "zero") for k in cutoffs])
 
 
-def dcg_cut(ctx: Context, cutoffs: Sequence[int | None], exponential: bool = False
-            ) -> list[tuple[FloatArray, FloatArray]]:
-    """``(DCG, ideal DCG)`` at each cut-off (None: the whole list and the whole ideal list), added rank
-    by rank as trec_eval's m_ndcg_cut.c adds them. A positive label's gain is the label, or with
-    ``exponential`` ``2^label - 1`` (the registry's default gain: trec_eval's NDCG over those gains)."""
-    rg = results_gains(ctx, {}, positive_labels_only=True)
-    pairs: dict[float, float] = {}
-    if exponential:
-        rg = exp_gain(rg)
-        pairs = dict(zip(ctx.lists.levels.tolist(), exp_gain(ctx.lists.levels).tolist(), strict=True))
-    cum_dcg = _dcg.cumulative_dcg(rg)
-    gains, cum = ideal_groups(ctx, pairs)
-    out = []
-    for k in cutoffs:
-        width = cum_dcg.shape[1]
-        dcg = cum_dcg[:, (width if k is None else min(k, width)) - 1] if width else np.zeros(ctx.lists.n)
-        out.append((dcg, ideal_dcg_before(gains, cum, _WHOLE if k is None else k)))
-    return out
+def ranking(lists: RankedLists, k_max: int | None, func: str) -> Ranking:
+    """The ranked lists as the :class:`Ranking` every registry kernel reads (``batch_ndcg``'s, so
+    ``report`` and ``eval`` score with the same code as the library API): the labels of the first
+    ``k_max`` ranks (None: all; documents without a judgment, or with a negative label, as NaN), which
+    ranks hold a document, the query's judged labels descending (every judgment, retrieved or not) and
+    R at any threshold from the label counts."""
+    rel = lists.rel
+    k_rank = rel.shape[1] if k_max is None else max(1, min(k_max, rel.shape[1]))
+    with np.errstate(invalid="ignore"):
+        ranked = np.where(rel[:, :k_rank] >= 0, rel[:, :k_rank], np.nan)
+    levels, cum = ideal_groups(Context(lists, 0.0), {})
+    longest = int(cum[:, -1].max()) if cum.size and lists.n else 0
+    k_ideal = max(1, longest if k_max is None else min(k_max, longest))
+
+    def n_relevant(threshold: float) -> FloatArray:
+        return np.asarray(lists.level_counts[:, lists.levels >= threshold].sum(axis=1), dtype=np.float64)
+
+    return Ranking(np, ranked, ~np.isnan(rel[:, :k_rank]), _ideal_block(levels, cum, np.arange(k_ideal)),
+                   n_relevant, _dcg.log2_ranks(max(k_rank, k_ideal)), rel.shape[1], func)
 
 
 def ndcg_rel(ctx: Context, pairs: Mapping[float, float]) -> FloatArray:

@@ -239,40 +239,23 @@ def compute_on_lists(names: Iterable[str | Metric], lists: RankedLists, *, gain:
     t = check_threshold("compute_on_lists", relevant_threshold)
     if lists.rel.shape[1] == 0:  # no ranked document at all: one column of padding
         lists = RankedLists(np.full((lists.n, 1), np.nan), lists.num_ret, lists.levels, lists.level_counts)
-    ctx = _trec_kernels.Context(lists, t)
-    fill = 0.0 if empty == "zero" else np.nan
+    own = [mt for mt in metrics if mt.family in REGISTRY]
     out: dict[str, FloatArray] = {}
-    ndcgs = [mt for mt in metrics if mt.family in ("ndcg", "dcg")]
-    for mt, (dcg, ideal) in zip(ndcgs, _trec_gains.dcg_cut(ctx, [mt.k for mt in ndcgs], gain == "exponential"),
-                                strict=True):
-        out[mt.name] = dcg if mt.family == "dcg" else np.where(ideal > 0, dcg / np.where(ideal > 0, ideal, 1.0), fill)
+    if own:  # the library's kernels over the lists: one engine for batch_ndcg, report and eval
+        k_max = None if any(mt.k is None for mt in own) else max(mt.k for mt in own if mt.k is not None)
+        r = _trec_gains.ranking(lists, k_max, "compute_on_lists")
+        out = {mt.name: REGISTRY[mt.family].kernel(r, mt.k, gain, t, empty) for mt in own}
+    ctx = _trec_kernels.Context(lists, t)
     for mt in metrics:
-        if mt.family in ("ndcg", "dcg"):
-            continue
-        if mt.family == "judged":
-            shown = np.minimum(lists.num_ret, lists.rel.shape[1] if mt.k is None else mt.k)
-            with np.errstate(invalid="ignore"):
-                judged = (lists.rel[:, : mt.k] >= 0).sum(axis=1)
-            out[mt.name] = np.where(shown > 0, judged / np.maximum(shown, 1), fill)
-            continue
-        value = _on_lists(ctx, mt)
-        out[mt.name] = value if empty == "zero" else np.where(ctx.num_rel > 0, value, np.nan)
+        if mt.family not in REGISTRY:
+            value = _on_lists(ctx, mt)
+            out[mt.name] = value if empty == "zero" else np.where(ctx.num_rel > 0, value, np.nan)
     return {mt.name: out[mt.name] for mt in metrics}
 
 
 def _on_lists(ctx: Any, mt: Metric) -> FloatArray:
-    """One metric (mrr, map, p, recall or a trec_eval family) over ``ctx``'s lists (empty: 0)."""
-    k, tk = mt.k, _trec_kernels
-    if mt.family == "mrr":
-        rel = ctx.is_rel[:, :k]
-        return np.where(rel.any(axis=1), 1.0 / (rel.argmax(axis=1) + 1.0), 0.0)
-    if mt.family == "map":
-        return tk.average_precision(ctx, None if k is None else (k,))[:, 0]
-    if mt.family in ("p", "recall"):
-        found = ctx.num_rel_ret if k is None else ctx.rel_in_top(k)
-        per = ctx.lists.num_ret if k is None else np.full(ctx.lists.n, k)  # trec_eval's P: over k, short or not
-        return tk._safe_div(found, per if mt.family == "p" else ctx.num_rel)
-    col = trec_measures.trec_column_for(mt.family, k)
+    """One trec_eval family over ``ctx``'s lists (empty: 0)."""
+    col = trec_measures.trec_column_for(mt.family, mt.k)
     if col is None:  # pragma: no cover - parse_metric admits only families that have one
         raise ValueError(f"compute_on_lists: no trec_eval measure for {mt.name!r}")
     return np.asarray(trec_measures.compute([col], ctx.lists, relevance_level=ctx.relevance_level)[col.name])
