@@ -27,7 +27,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ndcg_labeling.budget.pool import FloatArray, IntArray, Pool, ideal_labels, run_labels
-from ndcg_labeling.metrics import _dcg, batch_average_precision, batch_dcg, batch_ndcg
+from ndcg_labeling.metrics import batch_average_precision, batch_dcg, batch_ndcg
+from ndcg_labeling.metrics import dcg as _dcg
 
 INFAP_EPSILON = 1e-5  # trec_eval's, so infAP agrees with it where no relevant document precedes
 

@@ -41,7 +41,7 @@ import numpy.typing as npt
 
 from ndcg_labeling.budget.pool import FloatArray, IntArray, Pool
 from ndcg_labeling.choices import PoolStrategy
-from ndcg_labeling.metrics import _dcg
+from ndcg_labeling.metrics import dcg as _dcg
 
 STRATEGIES = tuple(s.value for s in PoolStrategy)  # depth, mtf, bandit, sample, weighted
 # best-rank strata of the sampling design: [1], [2], [3,4], [5,7], [8,10], [11,15], [16,20], [21, ...)

@@ -15,7 +15,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ndcg_labeling import backend
-from ndcg_labeling.metrics import _dcg, _kernels
+from ndcg_labeling.metrics import _kernels
+from ndcg_labeling.metrics import dcg as _dcg
 from ndcg_labeling.metrics._validation import (
     FloatArray,
     Ranking,
@@ -186,7 +187,7 @@ def ideal_dcg_from_ranking(r: Ranking, k: int | None, gain: str) -> Any:
 
 
 def _rank_by_rank(r: Ranking, terms: Any) -> Any:
-    """Each row's sum added rank by rank, as :func:`ndcg_labeling.metrics._dcg.running_sum` and the
+    """Each row's sum added rank by rank, as :func:`ndcg_labeling.metrics.dcg.running_sum` and the
     compiled kernel add it: the same bits."""
     if r.xp is np:
         return _dcg.running_sum(terms)

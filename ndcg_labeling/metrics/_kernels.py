@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from ndcg_labeling import _jit, backend
 from ndcg_labeling.backend import Plan
-from ndcg_labeling.metrics import _dcg
+from ndcg_labeling.metrics import dcg as _dcg
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]

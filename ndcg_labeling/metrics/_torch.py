@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from ndcg_labeling.metrics import _dcg
+from ndcg_labeling.metrics import dcg as _dcg
 from ndcg_labeling.metrics._validation import Ranking, check_rows, check_same_shape
 
 

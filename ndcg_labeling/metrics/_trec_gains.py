@@ -14,8 +14,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ndcg_labeling.metrics import _dcg
-from ndcg_labeling.metrics._dcg import libm_log2
+from ndcg_labeling.metrics import dcg as _dcg
 from ndcg_labeling.metrics._trec_kernels import (
     Context,
     FloatArray,
@@ -28,6 +27,7 @@ from ndcg_labeling.metrics._trec_kernels import (
     seq_sum,
 )
 from ndcg_labeling.metrics._validation import Ranking
+from ndcg_labeling.metrics.dcg import libm_log2
 
 _WHOLE = np.iinfo(np.int64).max // 4  # a cut-off past every list
 

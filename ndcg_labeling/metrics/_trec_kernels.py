@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ndcg_labeling.metrics._dcg import log2_of_ints, running_sum
+from ndcg_labeling.metrics.dcg import log2_of_ints, running_sum
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -33,7 +33,7 @@ UNJUDGED = -2.0
 MIN_GEO_MEAN = 0.00001  # trec_eval.h: the floor of per-query values in gm_map and gm_bpref
 INFAP_EPSILON = 0.00001
 
-# Row sums added left to right, as trec_eval's loops add them (metrics._dcg's, for every sum of terms)
+# Row sums added left to right, as trec_eval's loops add them (metrics.dcg's, for every sum of terms)
 seq_sum = running_sum
 
 

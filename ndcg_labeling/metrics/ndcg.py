@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from ndcg_labeling.metrics import _core, _dcg
+from ndcg_labeling.metrics import _core
+from ndcg_labeling.metrics import dcg as _dcg
 from ndcg_labeling.metrics._validation import (
     EMPTIES,
     GAINS,

@@ -4,7 +4,7 @@ A request is a run of consecutive rows with one ``request_id`` (the rows come or
 position); its rank ``r`` (1-based) is the row's place in the request, gaps in ``position`` closing up.
 A request has one arm and one query (else the log is refused), and its time is its smallest ``ts``.
 
-NDCG and DCG are the metrics engine's (:mod:`ndcg_labeling.metrics._dcg`: a running sum over ranks,
+NDCG and DCG are the metrics engine's (:mod:`ndcg_labeling.metrics.dcg`: a running sum over ranks,
 then a division by the ideal DCG of the query precomputed from the label store), so a list
 scored alone (the live path) and in a batch of a million (the report) give the same bits; the tests
 check them against pytrec_eval and against :func:`ndcg_labeling.metrics.compute_metrics`. Other
@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ndcg_labeling.errors import NdcgLabelingError
-from ndcg_labeling.metrics import _dcg
+from ndcg_labeling.metrics import dcg as _dcg
 
 F = NDArray[np.float64]
 I = NDArray[np.int64]  # noqa: E741

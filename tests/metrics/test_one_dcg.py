@@ -1,4 +1,4 @@
-"""One DCG in the package: ``metrics/_dcg.py`` is the only module that takes a ``log2`` (the discount),
+"""One DCG in the package: ``metrics/dcg.py`` is the only module that takes a ``log2`` (the discount),
 and every path that scores NDCG (batch_ndcg's NumPy, compiled and torch builds, the ranked-list engine
 of ``report`` / ``eval``, online, budget) gives the same bits on the same lists."""
 
@@ -20,7 +20,7 @@ from ndcg_labeling.metrics.trec_measures import ranked_lists_from_scores
 from ndcg_labeling.online import lists as online_lists
 
 PACKAGE = Path(ndcg_labeling.__file__).parent
-ENGINE = PACKAGE / "metrics" / "_dcg.py"
+ENGINE = PACKAGE / "metrics" / "dcg.py"
 
 
 def _log2_calls(path: Path) -> list[int]:
@@ -41,7 +41,7 @@ def _log2_calls(path: Path) -> list[int]:
 def test_only_the_engine_takes_a_log2() -> None:
     offenders = {str(p.relative_to(PACKAGE)): lines for p in sorted(PACKAGE.rglob("*.py"))
                  if p != ENGINE and (lines := _log2_calls(p))}
-    assert offenders == {}, f"a log2 (a DCG discount) outside metrics/_dcg.py: {offenders}"
+    assert offenders == {}, f"a log2 (a DCG discount) outside metrics/dcg.py: {offenders}"
     assert _log2_calls(ENGINE), "the check finds no log2 in the engine itself: it is looking at nothing"
 
 
