@@ -51,3 +51,37 @@ def test_a_sqlite_writer_waits_longer_than_one_busy_timeout(sqlite_db, tmp_path:
 
     monkeypatch.setattr(db_session, "SQLITE_BUSY_TIMEOUT_MS", 1)
     test_two_concurrent_consensus_runs_on_one_batch(sqlite_db, tmp_path)
+
+
+def test_two_concurrent_task_creates_of_one_name(db, tmp_path: Path):
+    """`tasks create` twice with one name at once: one batch, and the other run gets the clean
+    "already exists" refusal (before: a duplicate key on grading_batches.name on PostgreSQL)."""
+    from ndcg_labeling.errors import ConflictError
+    from ndcg_labeling.pipeline import tasks as t
+    from tests.pipeline.test_tasks import make_corpus
+
+    make_corpus(db, tmp_path, queries=20, docs=10)
+    barrier = threading.Barrier(2)
+    outcomes: list[object] = []
+
+    def run() -> None:
+        engine = make_engine(db.url)
+        try:
+            barrier.wait()
+            with session_scope(engine) as session:
+                t.create_batch("b1", scale="0-3", depth=3, overlap=2, graders=["ann", "bob", "cat"], seed=7,
+                               session=session)
+            outcomes.append("created")
+        except BaseException as exc:  # noqa: BLE001 - compared below
+            outcomes.append(exc)
+        finally:
+            engine.dispose()
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(60)
+    assert outcomes.count("created") == 1, outcomes
+    refusal = next(o for o in outcomes if o != "created")
+    assert isinstance(refusal, ConflictError) and "already exists" in str(refusal), refusal
