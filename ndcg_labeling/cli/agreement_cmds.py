@@ -74,10 +74,14 @@ def agreement(
         text = render_rows(report.rows, fmt, columns=columns,
                            title=f"agreement ({report.level}, scale {report.scale}, {scope})")
         if text is None:
+            for warning in report.warnings:
+                typer.echo(f"Warning: {warning}")
             for note in report.notes:
                 typer.echo(f"Note: {note}")
     if text is not None:
         write_output(text, out, force)
+    for warning in report.warnings if text is not None else ():  # csv/json: the warning on stderr, the data clean
+        typer.echo(f"Warning: {warning}", err=True)
 
 
 def consensus_cmd(

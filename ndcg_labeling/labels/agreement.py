@@ -196,7 +196,8 @@ class AgreementReport:
     """Rows of ``agreement``: the ``all`` row first, then one row per scope.
 
     ``notes`` are sentences for people (prevalence paradox, flagged graders, superseded grades); the
-    same text is in the ``note`` column of the row it concerns.
+    same text is in the ``note`` column of the row it concerns. ``warnings``: sentences that must not be
+    missed (an alpha below 0: the graders agree less than chance would).
     """
 
     level: str
@@ -206,6 +207,21 @@ class AgreementReport:
     rows: list[dict[str, Any]]
     columns: tuple[str, ...]
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def below_chance_warning(rows: Sequence[dict[str, Any]]) -> str | None:
+    """A plain-language warning naming the scopes whose alpha is below 0 (agreement below chance:
+    the graders disagree more often than if they had graded at random), None when none is."""
+    below = [(str(r["scope"]), float(r["alpha"])) for r in rows
+             if r.get("alpha") is not None and float(r["alpha"]) < 0]
+    if not below:
+        return None
+    shown = ", ".join(f"{scope} {alpha:.3f}" for scope, alpha in below[:5])
+    more = f" and {len(below) - 5} more" if len(below) > 5 else ""
+    return (f"alpha is below 0 ({shown}{more}): agreement is below chance, the graders disagree more often "
+            f"than if they had graded at random; check the guidelines, a grader who may have read the scale "
+            f"backwards (agreement --by grader) and the items before using these labels")
 
 
 def _clean(value: Any) -> Any:
@@ -303,8 +319,9 @@ def agreement_report(*, session: Session, batch: str | None = None, by: By | Non
         elif row.get("note") and "alpha" in row and row.get("alpha") is not None:
             notes.append(f"{row['scope']}: {row['note']}")
     cleaned = [{k: (_clean(v) if k != "kappa" else v) for k, v in r.items()} for r in rows]
+    warning = below_chance_warning(cleaned)
     return AgreementReport(level=level, scale=sel.scale.name, batch=batch, by=by, rows=cleaned,
-                           columns=columns, notes=notes)
+                           columns=columns, notes=notes, warnings=[warning] if warning else [])
 
 
 def _grader_rows(session: Session, sel: GradeSelection, level: str, notes: list[str]) -> list[dict[str, Any]]:

@@ -30,6 +30,7 @@ from ndcg_labeling.consensus import consensus
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import reads
 from ndcg_labeling.db import repository as repo
+from ndcg_labeling.db.locks import serialize
 from ndcg_labeling.errors import AdjudicationConflict, NdcgLabelingError, NotFoundError
 from ndcg_labeling.labels.agreement import GradeSelection, left_out_judgments, load_grades
 from ndcg_labeling.labels.overview import flagged_items as flagged_items  # Core reads, no ORM (issue 17)
@@ -167,6 +168,7 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
     except ValueError as exc:
         raise NdcgLabelingError(str(exc)) from None
     _check_limits(min_graders, max_spread)
+    serialize("consensus", batch or "", session=session)  # two runs on one scope: one after the other
     rule = _exclusion_rule(batch, exclude_untrusted, exclude_undecided, min_accuracy, session=session)
     shifts = _shifts(batch, include_models, session=session) if recalibrate else {}
     untrusted: dict[int, str] = {}

@@ -268,6 +268,7 @@ class AgreementView:
     by_query_type: list[dict[str, Any]] = field(default_factory=list)
     by_grader: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 def batch_detail(batch: str, *, session: Session) -> BatchDetail:
@@ -299,6 +300,7 @@ def agreement_view(batch: str | None, *, session: Session) -> AgreementView:
             continue
         target.extend(rep.rows)
         view.notes.extend(n for n in rep.notes if n not in view.notes)
+        view.warnings.extend(w for w in rep.warnings if w not in view.warnings)
     return view
 
 

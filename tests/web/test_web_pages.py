@@ -230,6 +230,10 @@ def test_lead_pages_with_agreement_adjudication_and_the_live_report(sqlite_db, t
         for row in by_type:
             alpha = "—" if row["alpha"] is None else f"{row['alpha']:.3f}"
             assert f"<td>{row['scope']}</td><td>{alpha}</td>" in agreement
+        # an alpha below 0 (here the "all" row: the two graders of graded_two_ways disagree) is said in words
+        below = [row["scope"] for row in by_type if row["alpha"] is not None and row["alpha"] < 0]
+        assert below and 'role="alert"><strong>Agreement below chance.</strong>' in agreement
+        assert agreement.count("alpha below 0: agreement below chance</span>") == len(below)
         assert "<td>ann</td>" in agreement and "<td>bob</td>" in agreement
         queue = lead.get("/lead/adjudication?batch=b1").text
         first = flagged[0]

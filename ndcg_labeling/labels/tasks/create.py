@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 from ndcg_labeling.assignment import balanced_assignment, grader_orders
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import repository as repo
+from ndcg_labeling.db.locks import serialize
 from ndcg_labeling.errors import ConflictError, NdcgLabelingError, NotFoundError
 from ndcg_labeling.guidelines import load_guideline
 from ndcg_labeling.labels.tasks.gold_mix import GoldMix, check_gold_rate, mix_gold
@@ -117,6 +118,7 @@ def create_batch(name: str, *, scale: str, depth: int, overlap: int, graders: Se
     unknown = [g for g in grader_names if g not in gmap]
     if unknown:
         raise NotFoundError(f"unknown grader {unknown[0]!r}; add it with `ndcg-labeling graders add {unknown[0]}`")
+    serialize("batch", name, session=session)  # two creates of one name: the second sees the first's batch
     if session.execute(select(m.GradingBatch.id).where(m.GradingBatch.name == name)).first() is not None:
         raise ConflictError(f"batch {name!r} already exists; choose another name")
     all_systems, system_names = chosen_systems(systems, session=session) if pool is None else ({}, [])
