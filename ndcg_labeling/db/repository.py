@@ -29,12 +29,9 @@ ProgressCallback = _bulk.ProgressCallback
 begin_bulk = _references.begin_bulk
 bulk_insert = _bulk.bulk_insert
 db_datetime = _bulk.db_datetime
+dialect_name = _bulk.dialect_name
 ensure_external_ids = _bulk.ensure_external_ids
 insert_missing_names = _bulk.insert_missing_names
-
-
-def dialect_name(session: Session) -> str:
-    return session.get_bind().dialect.name
 
 
 def bulk_update_by_external_id(model: type[m.Query] | type[m.Document], columns: Sequence[str],

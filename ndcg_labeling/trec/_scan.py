@@ -212,14 +212,9 @@ def _sort_desc_py(idx: Any, buf: Any, dstart: Any, dlen: Any, tmp: Any) -> None:
                     tmp[k] = b
                     j += 1
                 k += 1
-            while i < mid:
-                tmp[k] = idx[i]
-                i += 1
-                k += 1
-            while j < hi:
-                tmp[k] = idx[j]
-                j += 1
-                k += 1
+            tmp[k:k + mid - i] = idx[i:mid]  # what is left of one half (the other is empty)
+            k += mid - i
+            tmp[k:k + hi - j] = idx[j:hi]
         idx[:] = tmp[:n]
         width *= 2
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -162,22 +162,25 @@ def read_qrels(path: str | Path, *, data: bytes | None = None) -> QrelsColumns:
     """A qrels file's columns; :class:`InputFileError` for a line without exactly 4 fields (a file
     separated by ``;`` or ``,`` has 1) or a relevance that is not an integer."""
     path = str(path)
-    data = read_bytes(path) if data is None else data
+    rows = _qrels_lines(path, read_bytes(path) if data is None else data, is_int)
+    return QrelsColumns([f[0] for _, f in rows], [f[1] for _, f in rows], [f[2] for _, f in rows],
+                        [int(float(f[3])) for _, f in rows], [number for number, _ in rows])
+
+
+def _qrels_lines(path: str, data: bytes, integer: Callable[[str], bool]) -> list[tuple[int, list[str]]]:
+    """``(line number, fields)`` of a qrels file, each line of 4 fields with a relevance that ``integer``
+    accepts; :class:`InputFileError` for the first line that is not, or for a file without lines."""
     check_nul(path, data)
-    out = QrelsColumns([], [], [], [], [])
+    rows = []
     for number, fields in lines(path, data):
         if len(fields) != 4:
             raise InputFileError(path, QRELS_FIELDS.format(n=len(fields)), number)
-        if not is_int(fields[3]):
+        if not integer(fields[3]):
             raise InputFileError(path, f"relevance must be an integer, got {fields[3]!r}", number)
-        out.query_id.append(fields[0])
-        out.iteration.append(fields[1])
-        out.doc_id.append(fields[2])
-        out.relevance.append(int(float(fields[3])))
-        out.line.append(number)
-    if not out.line:
+        rows.append((number, fields))
+    if not rows:
         raise InputFileError(path, "the file is empty")
-    return out
+    return rows
 
 
 def read_trec_run(path: str | Path) -> pd.DataFrame:
@@ -218,19 +221,8 @@ def read_trec_qrels(path: str | Path, *, relevance_text: bool = False) -> pd.Dat
             raise InputFileError(str(path), f"relevance {q.relevance[large[0]]} is too large", q.line[large[0]])
         return pd.DataFrame({"query_id": q.query_id, "iteration": q.iteration, "doc_id": q.doc_id,
                              "relevance": pd.array(q.relevance, dtype="int64")}, columns=columns)
-    path = str(path)
-    data = read_bytes(path)
-    check_nul(path, data)
-    rows = []
-    for number, fields in lines(path, data):
-        if len(fields) != 4:
-            raise InputFileError(path, QRELS_FIELDS.format(n=len(fields)), number)
-        if not _exact_integer(fields[3]):
-            raise InputFileError(path, f"relevance must be an integer, got {fields[3]!r}", number)
-        rows.append(fields)
-    if not rows:
-        raise InputFileError(path, "the file is empty")
-    return pd.DataFrame(rows, columns=columns, dtype=object)
+    rows = _qrels_lines(str(path), read_bytes(str(path)), _exact_integer)
+    return pd.DataFrame([fields for _, fields in rows], columns=columns, dtype=object)
 
 
 def _exact_integer(text: str) -> bool:

@@ -33,8 +33,8 @@ from sqlalchemy.orm import Session
 
 from ndcg_labeling.choices import GraderRole
 from ndcg_labeling.db import models as m
-from ndcg_labeling.errors import AuthenticationError, NdcgLabelingError, NotFoundError, PermissionDenied
-from ndcg_labeling.labels.lookups import check_role
+from ndcg_labeling.errors import AuthenticationError, NdcgLabelingError, PermissionDenied
+from ndcg_labeling.labels.lookups import check_role, require_grader
 
 DEFAULT_EXPIRES = "30d"
 MAX_EXPIRES = timedelta(days=366)
@@ -115,16 +115,9 @@ def parse_expires(text: str) -> timedelta:
     return value
 
 
-def _grader(name: str, *, session: Session) -> m.Grader:
-    grader = session.execute(select(m.Grader).where(m.Grader.name == name)).scalar_one_or_none()
-    if grader is None:
-        raise NotFoundError(f"unknown grader {name!r}; add it with `ndcg-labeling graders add {name}`")
-    return grader
-
-
 def set_role(name: str, role: str, *, session: Session) -> str:
     """Give grader ``name`` the role ``grader`` or ``lead``; returns the previous role."""
-    grader = _grader(name, session=session)
+    grader = require_grader(name, session=session)
     previous = grader.role
     grader.role = check_role(role)
     session.flush()
@@ -139,7 +132,7 @@ def login_url(token: str, *, host: str = "127.0.0.1", port: int = 8000, scheme: 
 def issue_token(name: str, *, session: Session, expires: str = DEFAULT_EXPIRES, host: str = "127.0.0.1",
                 port: int = 8000, scheme: str = "http") -> IssuedToken:
     """A new sign-in token of grader ``name``, valid for ``expires`` (``30d``, ``12h``, ``90m``)."""
-    grader = _grader(name, session=session)
+    grader = require_grader(name, session=session)
     if not grader.active:
         raise NdcgLabelingError(f"grader {name!r} is not active")
     until = m.utcnow().replace(microsecond=0) + parse_expires(expires)
@@ -152,7 +145,7 @@ def issue_token(name: str, *, session: Session, expires: str = DEFAULT_EXPIRES, 
 
 def revoke_tokens(name: str, *, session: Session) -> Revoked:
     """End every sign-in token and browser session of grader ``name``."""
-    grader = _grader(name, session=session)
+    grader = require_grader(name, session=session)
     now = m.utcnow()
     tokens: Any = session.execute(update(m.GraderToken).where(m.GraderToken.grader_id == grader.id,
                                                               m.GraderToken.revoked_at.is_(None))
