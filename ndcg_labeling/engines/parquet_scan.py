@@ -91,15 +91,25 @@ def _batches(files: list[str], columns: list[str], names: dict[str, str]) -> Ite
     import pyarrow.parquet as pq
 
     for path in files:
-        pa.default_memory_pool().release_unused()  # the allocator keeps the last file's pages otherwise
         handle = pq.ParquetFile(path)
         present = [c for c in columns if names[c] in handle.schema_arrow.names]
-        for batch in handle.iter_batches(batch_size=BATCH_ROWS, columns=[names[c] for c in present], use_threads=True):
-            out: dict[str, Any] = dict.fromkeys(columns)
-            for c in present:
-                col = batch.column(names[c])
-                out[c] = col.dictionary_decode() if hasattr(col, "dictionary_decode") else col
-            yield out
+        for group in range(handle.metadata.num_row_groups):
+            # one row group at a time: asked for the whole file, the reader pre-buffers every row group's
+            # column chunks at once, so memory grew with the size of one file (1.5 GB at 20M rows in one
+            # file against 0.9 GB in 5M-row files); the allocator gives back the last group's pages
+            pa.default_memory_pool().release_unused()
+            yield from _group_batches(handle, group, columns, present, names)
+
+
+def _group_batches(handle: Any, group: int, columns: list[str], present: list[str],
+                   names: dict[str, str]) -> Iterator[dict[str, Any]]:
+    for batch in handle.iter_batches(batch_size=BATCH_ROWS, row_groups=[group], columns=[names[c] for c in present],
+                                     use_threads=True):
+        out: dict[str, Any] = dict.fromkeys(columns)
+        for c in present:
+            col = batch.column(names[c])
+            out[c] = col.dictionary_decode() if hasattr(col, "dictionary_decode") else col
+        yield out
 
 
 def _prefetched(items: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:

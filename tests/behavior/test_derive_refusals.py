@@ -140,10 +140,11 @@ def test_two_documents_at_one_position_name_the_second_row(runner, db, tmp_path)
 
 def test_a_log_file_given_twice_is_refused_not_counted_twice(runner, db, tmp_path):
     log = _csv(tmp_path, "r1,Q1,D2,2,0,1762041890,0.5")
-    again = str(tmp_path / "." / "log.csv")
+    again = tmp_path / "link.csv"
+    again.symlink_to(log)  # another name of the same file
     twice = "its impressions would count twice"
     assert _derive(runner, db, log, log) == f"Error: {log}: this log file is given twice: {twice}"
-    assert _derive(runner, db, log, again) == f"Error: {log}: this log file is given again as {again}: {twice}"
+    assert _derive(runner, db, log, str(again)) == f"Error: {log}: this log file is given again as {again}: {twice}"
     folder = tmp_path / "logs"
     folder.mkdir()
     part = folder / "a.parquet"

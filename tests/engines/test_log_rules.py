@@ -76,3 +76,19 @@ def test_the_online_readers_arm_rule_on_both_engines(spark, tmp_path, monkeypatc
     with pytest.raises(InputFileError) as on_spark, online_spark.SparkImpressions([str(path)], spark=spark):
         pass
     assert on_spark.value.problem == duck.value.problem and on_spark.value.path == str(path)
+
+
+def test_a_refused_derive_on_spark_prints_one_stderr_line(sqlite_db, tmp_path):
+    """A fresh process (its own JVM, as a user runs it; about 15 s): the one Error line, nothing of the
+    JVM's start-up or log4j on stderr, and the driver on loopback (no SPARK_LOCAL_IP given)."""
+    import os
+    import subprocess
+    import sys
+
+    path, line = _log(tmp_path, next(r for r in LOG_RULES if r.column == "clicked"))  # clicked "2"
+    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_LOCAL_IP", "PYSPARK_SUBMIT_ARGS")}
+    done = subprocess.run([sys.executable, "-m", "ndcg_labeling", "implicit", "derive", str(path), "--model", "coec",
+                           "--grader", "clicks", "--engine", "spark", "--spark-master", "local[1]", "--db", sqlite_db.url],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [f'Error: {path}:{line}: clicked "2" is not 0 or 1 (nothing was stored)']
