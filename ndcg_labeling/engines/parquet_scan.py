@@ -28,6 +28,7 @@ import numpy as np
 from ndcg_labeling import _jit
 from ndcg_labeling.behavior.counts import CellCounts, narrow_positions
 from ndcg_labeling.engines import base as rules  # the log schema's limits and the id check
+from ndcg_labeling.engines import rules as log_rules  # the row rules, one table for every engine
 from ndcg_labeling.engines.base import REQUIRED_COLUMNS, LogAggregates, LogRequest
 
 BATCH_ROWS = 1 << 18
@@ -162,33 +163,35 @@ def _numbers(array: Any, kind: str) -> np.ndarray:
     return np.asarray(array.cast(pa.float64()).to_numpy(zero_copy_only=False), dtype=np.float64)
 
 
-def _bad_row(batch: dict[str, Any], kinds: dict[str, str], watch: bool, position: np.ndarray, ts: np.ndarray) -> bool:
+def _bad_row(batch: dict[str, Any], kinds: dict[str, str], request: LogRequest, position: np.ndarray,
+             ts: np.ndarray) -> bool:
     """Whether a row of pass 1's ``batch`` (``position`` and ``ts`` already as numbers) breaks a rule of the
-    log schema; the ids of pass 2 are checked for blankness by their hashing kernel."""
+    log (:data:`~.rules.LOG_RULES`, rendered into NumPy); the ids of pass 2 are checked for blankness by
+    their hashing kernel."""
     import pyarrow.compute as pc
 
-    if any(batch[c].null_count for c in ("request_id", "position", "clicked", "ts")):
-        return True
-    clicked = _numbers(batch["clicked"], kinds["clicked"])
-    if not (np.isfinite(position).all() and (position >= 1).all() and (position == np.floor(position)).all()
-            and (position <= rules.MAX_POSITION).all() and ((clicked == 0) | (clicked == 1)).all()
-            and np.isfinite(ts).all() and (ts >= rules.TS_MIN).all() and (ts <= rules.TS_MAX).all()):
-        return True
-    rid = batch["request_id"]  # blank: spaces only (TRIM's set), all of which sort before '!'
-    if kinds["request_id"] == "text" and pc.any(pc.less(rid, "!")).as_py() and \
-            pc.any(pc.equal(pc.utf8_length(pc.utf8_trim(rid.filter(pc.less(rid, "!")), " ")), 0)).as_py():
-        return True
-    for col in ("watch_ratio", "converted", "dwell_ms"):
-        if batch.get(col) is None:
-            continue
-        present = np.asarray(batch[col].is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-        if col == "watch_ratio" and watch and not present.all():
+    names = request.source_names()
+    numbers = {"position": position, "ts": ts}
+
+    def number(col: str) -> np.ndarray:
+        if col not in numbers:
+            numbers[col] = _numbers(batch[col], kinds[col])
+        return numbers[col]
+
+    def valid(col: str) -> np.ndarray:
+        return np.asarray(batch[col].is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+
+    def any_blank(col: str) -> bool:
+        values = batch[col]
+        if values.null_count:
             return True
-        v = _numbers(batch[col], kinds[col])[present]
-        ok = ((v == 0) | (v == 1)) if col == "converted" else (np.isfinite(v) & (v >= 0))
-        if not ok.all():
-            return True
-    return False
+        if kinds[col] != "text" or not pc.any(pc.less(values, "!")).as_py():  # blank: spaces only, before '!'
+            return False
+        return bool(pc.any(pc.equal(pc.utf8_length(pc.utf8_trim(values.filter(pc.less(values, "!")), " ")), 0)).as_py())
+
+    rules = [(rule, optional) for rule, optional in log_rules.active_rules(request, {names[c] for c in kinds})
+             if batch.get(rule.column) is not None]
+    return log_rules.numpy_any_bad(rules, number=number, valid=valid, any_blank=any_blank)
 
 
 # --- the compiled kernels (plain Python bodies, compiled by numba on first use) ------------------
@@ -457,7 +460,7 @@ def _survey(files: list[str], kinds: dict[str, str], request: LogRequest) -> tup
     columns = ["request_id", "position", "clicked", "ts"] + [c for c in ("watch_ratio", "converted", "dwell_ms") if c in kinds]
     for batch in _prefetched(_batches(files, columns, names)):
         position, ts = _numbers(batch["position"], kinds["position"]), _numbers(batch["ts"], kinds["ts"])
-        if _bad_row(batch, kinds, request.watch, position, ts):
+        if _bad_row(batch, kinds, request, position, ts):
             return None
         inside = ts[(ts >= low) & (ts <= high)]
         if inside.size:

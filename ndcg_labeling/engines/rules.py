@@ -15,6 +15,8 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ndcg_labeling.engines.base import MAX_POSITION, TS_MAX, TS_MIN, TS_RANGE_PROBLEM, LogRequest
 
 
@@ -198,3 +200,42 @@ def spark_checks(rules: list[tuple[LogRule, bool]], names: dict[str, str], *, ra
             message = F.lit(f"{names[col]} {rule.problem}")
         out.append((cond, message))
     return out
+
+
+# --- NumPy (the compiled Parquet scan's first pass) -----------------------------------------------
+
+def numpy_any_bad(rules: list[tuple[LogRule, bool]], *, number: Callable[[str], np.ndarray],
+                  valid: Callable[[str], np.ndarray], any_blank: Callable[[str], bool]) -> bool:
+    """Whether any row of a batch breaks one of ``rules`` (the scan only asks whether; DuckDB then names
+    the row): ``number(col)`` the column as float64 (NaN for a null), ``valid(col)`` where it is not
+    null, ``any_blank(col)`` whether a value is blank. :data:`NOT_AN_ID` is JSON's and not checked here."""
+    for rule, optional in rules:
+        keep = valid(rule.column) if optional else None
+        for t in rule.tests:
+            if t.op == "not_an_id":
+                continue
+            if t.op == "blank":
+                if any_blank(rule.column):
+                    return True
+                continue
+            v = number(rule.column)
+            v = v[keep] if keep is not None else v
+            with np.errstate(invalid="ignore"):
+                hit = _numpy_test(t, v)
+            if np.any(hit):
+                return True
+    return False
+
+
+def _numpy_test(test: Test, v: np.ndarray) -> np.ndarray:
+    if test.op == "missing":
+        return np.isnan(v)
+    if test.op == "not_finite":
+        return ~np.isfinite(v)
+    if test.op == "not_whole":
+        return v != np.floor(v)
+    if test.op == "below":
+        return v < test.arg  # type: ignore[operator]
+    if test.op == "above":
+        return v > test.arg  # type: ignore[operator]
+    return ~np.isin(v, test.arg)

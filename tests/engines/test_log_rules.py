@@ -92,3 +92,35 @@ def test_a_refused_derive_on_spark_prints_one_stderr_line(sqlite_db, tmp_path):
                           capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 1
     assert done.stderr.splitlines() == [f'Error: {path}:{line}: clicked "2" is not 0 or 1 (nothing was stored)']
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+NUMERIC = [r for r in LOG_RULES if _is_number(r.example) and NOT_AN_ID not in r.tests]
+
+
+@pytest.mark.parametrize("rule", NUMERIC, ids=[f"{r.column}-{r.example}" for r in NUMERIC])
+def test_the_compiled_scans_numpy_rendering_finds_each_numeric_rules_example(rule):
+    """The Parquet scan's first pass asks the same table (in NumPy) whether a batch holds a bad row."""
+    import pyarrow as pa
+
+    from ndcg_labeling.engines import parquet_scan
+
+    good = {c: v for c, v in GOOD.items() if c != "arm"}
+    cols = {c: pa.array([v, v] if c.endswith("_id") else [float(v), float(v)]) for c, v in good.items()}
+    kinds = {c: "text" if c.endswith("_id") else "float" for c in good}
+    request = LogRequest(sources=("x.parquet",))
+
+    def bad_row(batch: dict) -> bool:
+        return parquet_scan._bad_row(batch, kinds, request, parquet_scan._numbers(batch["position"], "float"),
+                                     parquet_scan._numbers(batch["ts"], "float"))
+
+    assert not bad_row(cols)
+    broken = {**cols, rule.column: pa.array([float(good[rule.column]), float(rule.example)])}
+    assert bad_row(broken)
