@@ -228,14 +228,17 @@ def numpy_any_bad(rules: list[tuple[LogRule, bool]], *, number: Callable[[str], 
 
 
 def _numpy_test(test: Test, v: np.ndarray) -> np.ndarray:
+    arg: Any = test.arg
     if test.op == "missing":
-        return np.isnan(v)
-    if test.op == "not_finite":
-        return ~np.isfinite(v)
-    if test.op == "not_whole":
-        return v != np.floor(v)
-    if test.op == "below":
-        return v < test.arg  # type: ignore[operator]
-    if test.op == "above":
-        return v > test.arg  # type: ignore[operator]
-    return ~np.isin(v, test.arg)
+        out = np.isnan(v)
+    elif test.op == "not_finite":
+        out = ~np.isfinite(v)
+    elif test.op == "not_whole":
+        out = v != np.floor(v)
+    elif test.op == "below":
+        out = v < arg
+    elif test.op == "above":
+        out = v > arg
+    else:
+        out = ~np.isin(v, arg)
+    return np.asarray(out, dtype=bool)
