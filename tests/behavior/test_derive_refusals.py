@@ -163,3 +163,14 @@ def test_a_csv_header_naming_a_column_twice_is_refused_at_line_1(runner, db, tmp
 def test_derive_into_a_batch_that_does_not_exist_is_refused(runner, db, tmp_path):
     message = _derive(runner, db, _csv(tmp_path), "--batch", "nosuchbatch")
     assert message.startswith("Error: unknown batch 'nosuchbatch'")
+
+
+@pytest.mark.parametrize(("value", "shown"), [('{"x": 1}', '{"x":1}'), ("[1, 2]", "[1,2]"), ("1.5", "1.5"),
+                                             ("true", "true")])
+def test_a_json_object_array_or_fraction_in_an_id_field_is_a_bad_row(runner, db, tmp_path, value, shown):
+    path = tmp_path / "log.jsonl"
+    good = '{"request_id": "r0", "query_id": "Q1", "doc_id": "D1", "position": 1, "clicked": 1, "ts": 1762041890, ' \
+           '"watch_ratio": 0.5}'
+    path.write_text(good + "\n" + good.replace('"D1"', value).replace('"r0"', '"r1"') + "\n", encoding="utf-8")
+    assert _derive(runner, db, str(path)) == \
+        f'Error: {path}:2: doc_id "{shown}" is not text or an integer (nothing was stored)'
