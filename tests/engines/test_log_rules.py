@@ -79,7 +79,7 @@ def test_the_online_readers_arm_rule_on_both_engines(spark, tmp_path, monkeypatc
 
 
 def test_a_refused_derive_on_spark_prints_one_stderr_line(sqlite_db, tmp_path):
-    """A fresh process (its own JVM, as a user runs it; about 15 s): the one Error line, nothing of the
+    """A fresh process (its own JVM, as a user runs it: 15-60 s by the load): the one Error line, nothing of the
     JVM's start-up or log4j on stderr, and the driver on loopback (no SPARK_LOCAL_IP given)."""
     import os
     import subprocess
