@@ -17,7 +17,16 @@ from typing import Any
 
 import numpy as np
 
-from ndcg_labeling.engines.base import MAX_POSITION, TS_MAX, TS_MIN, TS_RANGE_PROBLEM, LogRequest
+from ndcg_labeling.engines.base import (
+    DWELL_MS_MAX,
+    MAX_POSITION,
+    TS_MAX,
+    TS_MIN,
+    TS_RANGE_PROBLEM,
+    WATCH_RATIO_MAX,
+    LogRequest,
+    above_max_problem,
+)
 
 
 @dataclass(frozen=True)
@@ -79,8 +88,10 @@ LOG_RULES: tuple[LogRule, ...] = (
     LogRule("ts", (MISSING, NOT_FINITE), "is neither ISO 8601 nor epoch seconds", "yesterday"),
     LogRule("ts", (below(TS_MIN), above(TS_MAX)), TS_RANGE_PROBLEM, "1e300"),
     LogRule("watch_ratio", _NOT_A_COUNT, "is not a number >= 0", "-0.5", optional=True),
+    LogRule("watch_ratio", (above(WATCH_RATIO_MAX),), above_max_problem(WATCH_RATIO_MAX), "1001", optional=True),
     LogRule("converted", (MISSING, not_in(0, 1)), "is not 0 or 1", "yes", optional=True),
     LogRule("dwell_ms", _NOT_A_COUNT, "is not a number >= 0", "inf", optional=True),
+    LogRule("dwell_ms", (above(DWELL_MS_MAX),), above_max_problem(DWELL_MS_MAX), "2e10", optional=True),
 )
 #: the online report's rule, checked before the log's: a served list belongs to an arm
 ARM_RULE = LogRule("arm", (BLANK,), "is empty", " ", shows_value=False)
