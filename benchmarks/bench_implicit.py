@@ -40,9 +40,11 @@ EXAMINATION = np.array([1.0, 0.85, 0.7, 0.58, 0.48, 0.4, 0.33, 0.28, 0.24, 0.2])
 
 
 def write_log(folder: Path, rows: int, seed: int = 1, n_queries: int = N_QUERIES,
-              string_ids: bool = False) -> list[Path]:
+              string_ids: bool = False, single_file: bool = False) -> list[Path]:
     """``string_ids``: query and document ids as text (``q-0012345``, a 40-hex-digit document id drawn
-    per pair, as a web collection's URL hashes), so the engine joins and groups strings as on real logs."""
+    per pair, as a web collection's URL hashes), so the engine joins and groups strings as on real logs.
+    ``single_file``: the same rows in one Parquet file (``single.parquet``, row groups of 1M rows)
+    instead of files of 5M rows."""
     import hashlib
 
     import pyarrow as pa
@@ -54,7 +56,8 @@ def write_log(folder: Path, rows: int, seed: int = 1, n_queries: int = N_QUERIES
     if string_ids:
         qnames = pa.array([f"q-{q:07d}" for q in range(n_queries)])
         dnames = pa.array([hashlib.sha1(f"doc {p} {seed}".encode()).hexdigest() for p in range(n_queries * N_DOCS)])
-    files = []
+    files: list[Path] = []
+    writer = None
     for start in range(0, rows, CHUNK):
         n_req = min(CHUNK, rows - start) // N_DOCS
         query = rng.integers(0, n_queries, n_req)
@@ -62,15 +65,23 @@ def write_log(folder: Path, rows: int, seed: int = 1, n_queries: int = N_QUERIES
         pair = query[:, None] * N_DOCS + doc
         clicked = (rng.random(pair.shape) < EXAMINATION) & (rng.random(pair.shape) < attractiveness[pair])
         ts = 1_760_000_000 + rng.integers(0, 30 * 86_400, n_req)
-        path = folder / f"part-{start // CHUNK:05d}.parquet"
+        path = folder / (f"part-{start // CHUNK:05d}.parquet" if not single_file else "single.parquet")
         qcol = np.repeat(query, N_DOCS)
-        pq.write_table(pa.table({
+        table = pa.table({
             "request_id": np.repeat(np.arange(start // N_DOCS, start // N_DOCS + n_req, dtype=np.int64), N_DOCS),
             "query_id": qnames.take(qcol) if qnames is not None else qcol,
             "doc_id": dnames.take(pair.ravel()) if dnames is not None else pair.ravel(),
             "position": np.tile(np.arange(1, N_DOCS + 1, dtype=np.int8), n_req),
-            "clicked": clicked.ravel().astype(np.int8), "ts": np.repeat(ts, N_DOCS)}), path)
-        files.append(path)
+            "clicked": clicked.ravel().astype(np.int8), "ts": np.repeat(ts, N_DOCS)})
+        if single_file:
+            writer = writer or pq.ParquetWriter(path, table.schema)
+            writer.write_table(table, row_group_size=1 << 20)
+            files[:] = [path]
+        else:
+            pq.write_table(table, path)
+            files.append(path)
+    if writer is not None:
+        writer.close()
     return files
 
 
@@ -82,7 +93,7 @@ from ndcg_labeling.behavior.click_models import coec, pbm
 from ndcg_labeling.behavior.dbn import dbn
 files, model, path = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]
 t0 = time.perf_counter()
-agg = DuckDBEngine(compiled_scan=None if path == "scan" else False).aggregate(LogRequest(sources=tuple(files), half_life_s=None if model == "coec-check" else 14 * 86400.0,
+agg = DuckDBEngine(compiled_scan=True if path == "scan" else False).aggregate(LogRequest(sources=tuple(files), half_life_s=None if model == "coec-check" else 14 * 86400.0,
                                         sessions=model == "dbn"))
 t1 = time.perf_counter()
 fit = {"coec": coec, "coec-check": coec, "pbm": pbm}.get(model)
@@ -151,15 +162,24 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=N_QUERIES, help="distinct queries (x 10 documents = pairs)")
     ap.add_argument("--string-ids", action="store_true",
                     help="ids as text: q-NNNNNNN and a 40-hex-digit document id per pair (realistic joins)")
+    ap.add_argument("--single-file", action="store_true",
+                    help="the log as one Parquet file (row groups of 1M rows) instead of files of 5M rows")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-implicit-") as tmp:
         folder = args.folder or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
         t = time.perf_counter()
-        files = sorted(folder.glob("part-*.parquet"))
-        if sum(1 for _ in files) * CHUNK < args.rows:
-            files = write_log(folder, args.rows, n_queries=args.queries, string_ids=args.string_ids)
-        files = files[: -(-args.rows // CHUNK)]
+        if args.single_file:
+            import pyarrow.parquet as pq
+
+            files = [f for f in [folder / "single.parquet"] if f.exists() and pq.read_metadata(f).num_rows == args.rows]
+            if not files:
+                files = write_log(folder, args.rows, n_queries=args.queries, string_ids=args.string_ids, single_file=True)
+        else:
+            files = sorted(folder.glob("part-*.parquet"))
+            if sum(1 for _ in files) * CHUNK < args.rows:
+                files = write_log(folder, args.rows, n_queries=args.queries, string_ids=args.string_ids)
+            files = files[: -(-args.rows // CHUNK)]
         print(f"machine: {cpu_name()}, {__import__('os').cpu_count()} CPUs; log: {args.rows:,} impressions in "
               f"{len(files)} Parquet files ({sum(f.stat().st_size for f in files) / 1e6:.0f} MB), "
               f"written in {time.perf_counter() - t:.1f} s")
@@ -181,6 +201,8 @@ def main() -> None:
                 raise SystemExit(f"implicit derive failed: exit {res['code']}")
             what = f"ours: implicit derive --model {model}, SQLite"
             print(f"{what:<44} {args.rows:>12,} {wall:>8.1f} {res['cpu_s']:>7.1f} {'':>9} {'':>7} {res['rss_mb']:>12.0f}")
+        if not args.pandas_rows:
+            return
         small = [str(f) for f in files[: max(1, args.pandas_rows // CHUNK)]]
         ours, wall_o = run(OURS, json.dumps(small), "coec-check", "scan")
         theirs, wall_p = run(PANDAS, json.dumps(small))

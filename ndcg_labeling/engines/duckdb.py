@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import glob
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -29,20 +29,14 @@ import numpy as np
 
 from ndcg_labeling.behavior.counts import CellCounts, SessionPatterns, narrow_positions
 from ndcg_labeling.engines.base import (
-    DWELL_MS_MAX,
-    MAX_POSITION,
-    TS_MAX,
-    TS_MIN,
-    TS_RANGE_PROBLEM,
-    WATCH_RATIO_MAX,
     LogAggregates,
     LogRequest,
-    above_max_problem,
     bad_rows_message,
     duplicate_position_message,
     first_bad_log_id,
     id_type_problem,
 )
+from ndcg_labeling.engines.rules import LogRule, active_rules, sql_checks
 from ndcg_labeling.errors import InputFileError, NdcgLabelingError
 
 MEMORY_LIMIT = "1500MB"
@@ -55,6 +49,7 @@ HASHED_KEY = "hash(query_id, doc_id)"
 EXACT_KEY = "{'q': query_id, 'd': doc_id}"
 FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "tsv", ".tab": "tsv",
            ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
+ID_COLUMNS = ("request_id", "query_id", "doc_id")
 _TIME_TYPES = ("TIMESTAMP", "DATE")
 _INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
                   "UBIGINT")
@@ -65,18 +60,16 @@ def _q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _shown(expr: str) -> str:
-    """SQL for a raw value inside a message: in double quotes, or (empty) for NULL."""
-    return f"COALESCE('\"' || CAST({expr} AS VARCHAR) || '\"', '(empty)')"
-
-
 def _lit(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
 def resolve_sources(sources: tuple[str, ...]) -> dict[str, list[str]]:
-    """``format -> files``: each source is a file, a folder (its Parquet files, recursively) or a glob."""
+    """``format -> files``: each source is a file, a folder (its Parquet files, recursively) or a glob.
+    A file reached twice (named twice, or by a file and a folder or glob that holds it) is refused: its
+    impressions would count twice; so is a CSV/TSV header naming a column twice (:func:`check_header`)."""
     out: dict[str, list[str]] = {}
+    seen: dict[Path, str] = {}
     for source in sources:
         path = Path(source)
         if any(ch in source for ch in "*?["):
@@ -93,11 +86,37 @@ def resolve_sources(sources: tuple[str, ...]) -> dict[str, list[str]]:
             fmt = FORMATS.get(Path(f).suffix.lower())
             if fmt is None:
                 raise InputFileError(f, "unknown log format: use .parquet, .csv, .tsv or .jsonl")
+            real = Path(f).resolve()
+            if real in seen:
+                again = f"again as {f}" if f != seen[real] else "twice"
+                raise InputFileError(seen[real], f"this log file is given {again}: its impressions would count twice")
+            seen[real] = f
+            if fmt in ("csv", "tsv"):
+                check_header(f, "\t" if fmt == "tsv" else ",")
             out.setdefault(fmt, []).append(f)
     return out
 
 
-def _reader(fmt: str, files: list[str], names: list[str]) -> str:
+def check_header(file: str, delimiter: str) -> None:
+    """``InputFileError`` naming ``file``'s line 1 when its header names a column twice (a reader would
+    rename one of them and read the other silently)."""
+    import csv
+
+    try:
+        with open(file, newline="", encoding="utf-8", errors="replace") as handle:
+            header = next(csv.reader(handle, delimiter=delimiter), [])
+    except (OSError, csv.Error):
+        return  # the reader says what is wrong with the file
+    seen: set[str] = set()
+    for name in header:
+        if name in seen:
+            raise InputFileError(file, f"the header names the column {name!r} twice", line=1)
+        seen.add(name)
+
+
+def _reader(fmt: str, files: list[str], names: list[str], ids: Collection[str] = ()) -> str:
+    """The DuckDB table function reading ``files``; JSON Lines: the columns ``names`` as text, the ``ids``
+    as JSON (so that an object, an array or a fraction in an id field is seen as one)."""
     listed = "[" + ", ".join(_lit(f) for f in files) + "]"
     if fmt == "parquet":
         return f"read_parquet({listed}, filename=true, file_row_number=true, union_by_name=true)"
@@ -105,7 +124,7 @@ def _reader(fmt: str, files: list[str], names: list[str]) -> str:
         delim = "\\t" if fmt == "tsv" else ","
         return (f"read_csv({listed}, all_varchar=true, header=true, delim=E'{delim}', quote='\"', filename=true, "
                 f"union_by_name=true)")
-    cols = "{" + ", ".join(f"{_lit(n)}: 'VARCHAR'" for n in names) + "}"
+    cols = "{" + ", ".join(f"{_lit(n)}: '{'JSON' if n in ids else 'VARCHAR'}'" for n in names) + "}"
     return f"read_json({listed}, format='newline_delimited', columns={cols}, filename=true)"
 
 
@@ -151,6 +170,8 @@ class DuckDBEngine:
     """:class:`~ndcg_labeling.engines.base.LogEngine` over DuckDB."""
 
     name = "duckdb"
+    #: rules checked before the log's (:mod:`.rules`; the online reader's ``arm``)
+    first_rules: tuple[LogRule, ...] = ()
 
     def __init__(self, compiled_scan: bool | None = None) -> None:
         #: whether typed Parquet logs go through :mod:`.parquet_scan`: None (default) from
@@ -187,7 +208,7 @@ class DuckDBEngine:
         names = request.source_names()
         parts, watched = [], False
         for i, (fmt, files) in enumerate(sorted(groups.items())):
-            reader = _reader(fmt, files, sorted(set(names.values())))
+            reader = _reader(fmt, files, sorted(set(names.values())), {names[c] for c in ID_COLUMNS})
             types = {str(r[0]): str(r[1]).upper() for r in con.execute(f"DESCRIBE SELECT * FROM {reader}").fetchall()}
             request.check_columns(files[0], types)
             self._check_id_types(con, fmt, files, names, types)
@@ -209,7 +230,7 @@ class DuckDBEngine:
         for file, kinds in per_file:
             for col in ("query_id", "doc_id"):
                 kind = kinds.get(names[col], "VARCHAR")
-                if not (kind.startswith("VARCHAR") or kind in _INTEGER_TYPES):
+                if not (kind.startswith("VARCHAR") or kind == "JSON" or kind in _INTEGER_TYPES):
                     raise InputFileError(file, id_type_problem(names[col], kind))
 
     def _normalized(self, src: str, fmt: str, names: dict[str, str], types: dict[str, str],
@@ -217,11 +238,19 @@ class DuckDBEngine:
         """One source's rows in our names and types, with ``problem`` (NULL for a good row). Ids keep
         their own type when there is one source format (grouping integers is faster than text);
         they become text in the pairs table."""
+        def is_json(col: str) -> bool:
+            return types.get(names[col]) == "JSON"
+
         def raw(col: str) -> str:
-            return f"{src}.{_q(names[col])}" if names[col] in types else "NULL"
+            if names[col] not in types:
+                return "NULL"
+            return f"({src}.{_q(names[col])} ->> '$')" if is_json(col) else f"{src}.{_q(names[col])}"
+
+        def is_text(col: str) -> bool:
+            return is_json(col) or types.get(names[col], "VARCHAR").startswith("VARCHAR")
 
         def ident(col: str) -> str:
-            keep = native_ids and not types.get(names[col], "VARCHAR").startswith("VARCHAR")
+            keep = native_ids and not is_text(col)
             return raw(col) if keep else f"CAST({raw(col)} AS VARCHAR)"
 
         ts_type = types.get(names["ts"], "VARCHAR")
@@ -234,39 +263,14 @@ class DuckDBEngine:
         row = {"parquet": "file_row_number", "jsonl": "NULL", "csv": "NULL", "tsv": "NULL"}[fmt]
         pos, clk = f"TRY_CAST({raw('position')} AS DOUBLE)", f"TRY_CAST({raw('clicked')} AS DOUBLE)"
         wr = f"TRY_CAST({raw('watch_ratio')} AS DOUBLE)"
-        def empty(col: str) -> str:
-            if types.get(names[col], "VARCHAR").startswith("VARCHAR"):
-                # blank = only spaces (TRIM's set), all of which sort before '!': the cheap comparison
-                # spares TRIM on every id (a third of the scan's time with 40-character ids)
-                return f"({raw(col)} IS NULL OR ({raw(col)} < '!' AND TRIM({raw(col)}) = ''))"
-            return f"{raw(col)} IS NULL"
+        def number(col: str) -> str:
+            return ts if col == "ts" else f"TRY_CAST({raw(col)} AS DOUBLE)"
 
-        def says(col: str, what: str) -> str:
-            return f"{_lit(names[col] + ' ')} || {_shown(raw(col))} || {_lit(' ' + what)}"
+        def kind(col: str) -> str | None:  # JSON Lines: the JSON type of an id field's value
+            return f"json_type({src}.{_q(names[col])})" if is_json(col) else None
 
-        checks = [(empty(c), _lit(f"{names[c]} is empty")) for c in ("request_id", "query_id", "doc_id")]
-        checks += [
-            (f"{pos} IS NULL OR NOT isfinite({pos}) OR {pos} < 1 OR {pos} <> floor({pos})",
-             says("position", "is not a whole number >= 1")),
-            (f"{pos} > {MAX_POSITION}", says("position", f"is beyond the deepest position read ({MAX_POSITION})")),
-            (f"{clk} IS NULL OR {clk} NOT IN (0, 1)", says("clicked", "is not 0 or 1")),
-            (f"({ts}) IS NULL OR NOT isfinite({ts})", says("ts", "is neither ISO 8601 nor epoch seconds")),
-            (f"({ts}) < {TS_MIN!r} OR ({ts}) > {TS_MAX!r}", says("ts", TS_RANGE_PROBLEM)),
-        ]
-        if request.watch or names["watch_ratio"] in types:
-            missing = f"{wr} IS NULL OR " if request.watch else f"{raw('watch_ratio')} IS NOT NULL AND ({wr} IS NULL OR "
-            close = "" if request.watch else ")"
-            checks.append((f"{missing}NOT isfinite({wr}) OR {wr} < 0{close}", says("watch_ratio", "is not a number >= 0")))
-            checks.append((f"{wr} > {WATCH_RATIO_MAX!r}", says("watch_ratio", above_max_problem(WATCH_RATIO_MAX))))
-        if names["converted"] in types:
-            v = f"TRY_CAST({raw('converted')} AS DOUBLE)"
-            checks.append((f"{raw('converted')} IS NOT NULL AND ({v} IS NULL OR {v} NOT IN (0, 1))",
-                           says("converted", "is not 0 or 1")))
-        if names["dwell_ms"] in types:
-            v = f"TRY_CAST({raw('dwell_ms')} AS DOUBLE)"
-            checks.append((f"{raw('dwell_ms')} IS NOT NULL AND ({v} IS NULL OR NOT isfinite({v}) OR {v} < 0)",
-                           says("dwell_ms", "is not a number >= 0")))
-            checks.append((f"{v} > {DWELL_MS_MAX!r}", says("dwell_ms", above_max_problem(DWELL_MS_MAX))))
+        checks = sql_checks(active_rules(request, types, first=self.first_rules), names, raw=raw, number=number,
+                            is_text=is_text, kind=kind)
         problem = "CASE " + " ".join(f"WHEN {cond} THEN {message}" for cond, message in checks) + " END"
         # bad: whether any check holds (the same conditions, without building the message)
         bad = "COALESCE(" + " OR ".join(f"({cond})" for cond, _ in checks) + ", FALSE)"
@@ -294,7 +298,8 @@ class DuckDBEngine:
         """A file of a folder or glob without a required column (the others have it): its name, not
         "empty" rows (reading by name fills the column with NULL there)."""
         fmt = FORMATS[Path(file).suffix.lower()]
-        reader = _reader(fmt, [file], sorted(set(request.source_names().values())))
+        names = request.source_names()
+        reader = _reader(fmt, [file], sorted(set(names.values())), {names[c] for c in ID_COLUMNS})
         request.check_columns(file, {str(r[0]) for r in con.execute(f"DESCRIBE SELECT * FROM {reader}").fetchall()})
 
     def _first_bad(self, con: Any, file: str, n_bad: int) -> InputFileError:

@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 
 from ndcg_labeling.engines.base import LogRequest
-from ndcg_labeling.engines.duckdb import DuckDBEngine, _lit, _q, connection, resolve_sources
-from ndcg_labeling.errors import InputFileError, NdcgLabelingError
+from ndcg_labeling.engines.duckdb import DuckDBEngine, _q, connection, resolve_sources
+from ndcg_labeling.engines.rules import ARM_RULE
+from ndcg_labeling.errors import InputFileError
 
 
 @dataclass
@@ -49,6 +50,7 @@ class _OnlineEngine(DuckDBEngine):
     """The engine's normalized view with the experiment's columns added (and ``arm`` required)."""
 
     sources: list[tuple[str, list[str]]] = []  # (format, files) in the order of the engine's views
+    first_rules = (ARM_RULE,)
 
     def _create_views(self, con: Any, groups: dict[str, list[str]], request: LogRequest) -> bool:
         self.sources = sorted(groups.items())
@@ -66,12 +68,6 @@ class _OnlineEngine(DuckDBEngine):
         def raw(col: str) -> str:
             return f"{src}.{_q(names[col])}" if names[col] in types else "NULL"
 
-        arm_check = (f"WHEN NULLIF(TRIM(CAST({raw('arm')} AS VARCHAR)), '') IS NULL THEN "
-                     f"{_lit(names['arm'] + ' is empty')} ")
-        head, sep, tail = base.partition("CASE ")
-        if not sep:  # pragma: no cover - the engine's view always has its CASE of problems
-            raise NdcgLabelingError("online: unexpected log view")
-        base = head + sep + arm_check + tail
         extra = (f", CAST({raw('arm')} AS VARCHAR) AS arm, TRY_CAST({raw('converted')} AS DOUBLE) AS converted, "
                  f"CAST({raw('session_id')} AS VARCHAR) AS session_id, CAST({raw('user_id')} AS VARCHAR) AS user_id")
         at = base.rfind(f" FROM {src}")

@@ -25,6 +25,7 @@ import numpy as np
 from ndcg_labeling.engines.base import LogRequest
 from ndcg_labeling.engines.duckdb import resolve_sources
 from ndcg_labeling.engines.online_duckdb import ImpressionRows, impression_rows, read_impressions
+from ndcg_labeling.engines.rules import ARM_RULE
 from ndcg_labeling.engines.spark import SparkEngine
 from ndcg_labeling.errors import InputFileError, NdcgLabelingError
 
@@ -39,7 +40,9 @@ Score = Callable[[ImpressionRows, Any], dict[str, Any]]
 class _OnlineSparkEngine(SparkEngine):
     """The Spark log frame with the experiment's columns (and ``arm`` required), as ``_OnlineEngine``."""
 
-    def frame_hook(self, df: Any, names: dict[str, str], files: list[str]) -> tuple[list[tuple[Any, Any]], list[Any]]:
+    first_rules = (ARM_RULE,)
+
+    def frame_hook(self, df: Any, names: dict[str, str], files: list[str]) -> list[Any]:
         from pyspark.sql import functions as F
 
         have = set(df.columns)
@@ -53,10 +56,8 @@ class _OnlineSparkEngine(SparkEngine):
         converted = (F.expr(f"try_cast(`{names['converted']}` AS DOUBLE)") if names["converted"] in have
                      else F.lit(None).cast("double"))
         arm = raw("arm").cast("string")
-        empty = arm.isNull() | (F.trim(arm) == "")
-        extra = [arm.alias("arm"), converted.alias("converted"), raw("session_id").cast("string").alias("session_id"),
+        return [arm.alias("arm"), converted.alias("converted"), raw("session_id").cast("string").alias("session_id"),
                  raw("user_id").cast("string").alias("user_id")]
-        return [(empty, F.lit(f"{names['arm']} is empty"))], extra
 
     def reread(self, file: str, request: LogRequest) -> None:
         read_impressions([file], request.columns)

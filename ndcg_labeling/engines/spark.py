@@ -28,15 +28,8 @@ import numpy as np
 
 from ndcg_labeling.behavior.counts import CellCounts, SessionPatterns
 from ndcg_labeling.engines.base import (
-    DWELL_MS_MAX,
-    MAX_POSITION,
-    TS_MAX,
-    TS_MIN,
-    TS_RANGE_PROBLEM,
-    WATCH_RATIO_MAX,
     LogAggregates,
     LogRequest,
-    above_max_problem,
     bad_rows_message,
     duplicate_position_message,
     first_bad_log_id,
@@ -44,6 +37,7 @@ from ndcg_labeling.engines.base import (
     is_bad_rows_message,
 )
 from ndcg_labeling.engines.duckdb import resolve_sources
+from ndcg_labeling.engines.rules import LogRule, active_rules, spark_checks
 from ndcg_labeling.errors import InputFileError
 
 
@@ -52,6 +46,8 @@ class SparkEngine:
     else the active one, or one started on ``master``)."""
 
     name = "spark"
+    #: rules checked before the log's (:mod:`.rules`; the online reader's ``arm``)
+    first_rules: tuple[LogRule, ...] = ()
 
     def __init__(self, master: str | None = None, spark: Any = None) -> None:
         self.master, self.spark = master, spark
@@ -85,19 +81,18 @@ class SparkEngine:
             df = self._read(spark, fmt, files)
             request.check_columns(files[0], df.columns)
             _check_id_types(df, names, files)
-            first, extra = self.frame_hook(df, names, files)
-            frames.append(_normalized(df, names, request, first=first, extra=extra))
+            extra = self.frame_hook(df, names, files)
+            frames.append(_normalized(df, names, request, first_rules=self.first_rules, extra=extra))
         out = frames[0]
         for f in frames[1:]:
             out = out.unionByName(f)
         return out
 
-    def frame_hook(self, df: Any, names: dict[str, str], files: list[str]) -> tuple[list[tuple[Any, Any]], list[Any]]:
-        """The public hook of a subclass (``online report``'s reader): per source, ``(condition,
-        message)`` checks placed before the log checks, and extra columns of the normalized frame
-        (``df``: the source as read, ``names``: our column -> its column, ``files``: the source's
-        files). None here."""
-        return [], []
+    def frame_hook(self, df: Any, names: dict[str, str], files: list[str]) -> list[Any]:
+        """The public hook of a subclass (``online report``'s reader): per source, extra columns of the
+        normalized frame (``df``: the source as read, ``names``: our column -> its column, ``files``: the
+        source's files). None here; rules checked before the log's are :attr:`first_rules`."""
+        return []
 
     def reread(self, file: str, request: LogRequest) -> None:
         """Read ``file`` on the driver with the embedded engine, to raise the ``InputFileError`` that
@@ -117,11 +112,13 @@ class SparkEngine:
             df = (spark.read.option("header", True).option("sep", "\t" if fmt == "tsv" else ",")
                   .option("quote", '"').option("inferSchema", False).csv(paths))
         else:
-            df = spark.read.option("primitivesAsString", True).json(paths)
+            df = _json_lines(spark, paths)
+        if "_path" not in df.columns:
+            df = df.withColumn("_path", F.col("_metadata.file_path"))
         given = dict(zip(paths, files, strict=True))  # Spark's file:/abs/path back to the name the user gave
         mapping = F.create_map(*[x for k, v in given.items() for x in (F.lit(k), F.lit(v))])
-        local = F.regexp_replace(F.col("_metadata.file_path"), "^file:(//)?", "")
-        return df.withColumn("_file", F.coalesce(mapping[local], F.col("_metadata.file_path")))
+        local = F.regexp_replace(F.col("_path"), "^file:(//)?", "")
+        return df.withColumn("_file", F.coalesce(mapping[local], F.col("_path"))).drop("_path")
 
     # --- pass 1: validation ----------------------------------------------------------------------
     def _validate(self, logs: Any, groups: dict[str, list[str]], request: LogRequest) -> tuple[float | None, float | None]:
@@ -249,6 +246,27 @@ def _window(request: LogRequest, as_of: float | None) -> Any:
     return cond
 
 
+#: the column of a JSON Lines source holding the JSON type of an id field's value (``_kind query_id``)
+KIND_PREFIX = "_kind "
+
+
+def _json_lines(spark: Any, paths: list[str]) -> Any:
+    """JSON Lines as text columns (every field of the records, as the reader infers them), and, per field,
+    its value's JSON type (:data:`KIND_PREFIX`): an object, an array or a fraction in an id field is
+    refused by :data:`~.rules.NOT_AN_ID` instead of becoming the text of an id."""
+    from pyspark.sql import functions as F
+
+    fields = [c for c in spark.read.option("primitivesAsString", True).json(paths).columns if c != "_corrupt_record"]
+    records = spark.read.option("singleVariantColumn", "_v").json(paths)
+
+    def at(name: str) -> str:  # the field's path (a name with both quotes cannot be one: no such log column)
+        return f"$['{name}']" if "'" not in name else f'$["{name}"]'
+
+    cols = [F.try_variant_get("_v", at(c), "string").alias(c) for c in fields]
+    kinds = [F.schema_of_variant(F.try_variant_get("_v", at(c), "variant")).alias(KIND_PREFIX + c) for c in fields]
+    return records.select(*cols, *kinds, F.col("_metadata.file_path").alias("_path"))
+
+
 def _check_id_types(df: Any, names: dict[str, str], files: list[str]) -> None:
     """Ids stored as text or integers only (the DuckDB engine's rule): a float column is no id."""
     from pyspark.sql.types import IntegralType, StringType
@@ -259,10 +277,11 @@ def _check_id_types(df: Any, names: dict[str, str], files: list[str]) -> None:
             raise InputFileError(files[0], id_type_problem(names[col], kind.simpleString().upper()))
 
 
-def _normalized(df: Any, names: dict[str, str], request: LogRequest, *, first: list[tuple[Any, Any]] | None = None,
+def _normalized(df: Any, names: dict[str, str], request: LogRequest, *, first_rules: tuple[LogRule, ...] = (),
                 extra: list[Any] | None = None) -> Any:
-    """The DuckDB engine's normalized view, in Spark: typed columns and a ``problem`` per row (``first``:
-    checks before the log's own, ``extra``: more columns; :meth:`SparkEngine.frame_hook`)."""
+    """The DuckDB engine's normalized view, in Spark: typed columns and a ``problem`` per row, by the rules
+    of :mod:`.rules` (``first_rules``: rules checked before the log's, ``extra``: more columns;
+    :meth:`SparkEngine.frame_hook`)."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import DateType, NumericType, TimestampType
 
@@ -270,9 +289,6 @@ def _normalized(df: Any, names: dict[str, str], request: LogRequest, *, first: l
 
     def raw(col: str) -> Any:
         return F.col(f"`{names[col]}`") if names[col] in types else F.lit(None)
-
-    def shown(expr: Any) -> Any:
-        return F.coalesce(F.concat(F.lit('"'), expr.cast("string"), F.lit('"')), F.lit("(empty)"))
 
     def num(col: str) -> Any:
         return F.expr(f"try_cast(`{names[col]}` AS DOUBLE)") if names[col] in types else F.lit(None).cast("double")
@@ -285,43 +301,12 @@ def _normalized(df: Any, names: dict[str, str], request: LogRequest, *, first: l
     else:
         ts = F.coalesce(num("ts"), F.unix_micros(F.expr(f"try_cast(`{names['ts']}` AS TIMESTAMP)")) / 1e6)
     pos, clk, wr = num("position"), num("clicked"), num("watch_ratio")
+    rules = active_rules(request, types, first=first_rules)
+    def kind(col: str) -> Any:  # JSON Lines: the JSON type of a field's value (None: another format)
+        return F.col(f"`{KIND_PREFIX}{names[col]}`") if KIND_PREFIX + names[col] in types else None
 
-    def finite(e: Any) -> Any:
-        return ~F.isnan(e) & (F.abs(e) != float("inf"))
-
-    checks = [(F.trim(raw(c).cast("string")) == "") | raw(c).isNull() for c in ("request_id", "query_id", "doc_id")]
-    msgs = [F.lit(f"{names[c]} is empty") for c in ("request_id", "query_id", "doc_id")]
-    checks.append(pos.isNull() | ~finite(pos) | (pos < 1) | (pos != F.floor(pos)))
-    msgs.append(F.concat(F.lit(names["position"] + " "), shown(raw("position")), F.lit(" is not a whole number >= 1")))
-    checks.append(pos > MAX_POSITION)
-    msgs.append(F.concat(F.lit(names["position"] + " "), shown(raw("position")),
-                         F.lit(f" is beyond the deepest position read ({MAX_POSITION})")))
-    checks.append(clk.isNull() | ~clk.isin(0.0, 1.0))
-    msgs.append(F.concat(F.lit(names["clicked"] + " "), shown(raw("clicked")), F.lit(" is not 0 or 1")))
-    checks.append(ts.isNull() | ~finite(ts))
-    msgs.append(F.concat(F.lit(names["ts"] + " "), shown(raw("ts")), F.lit(" is neither ISO 8601 nor epoch seconds")))
-    checks.append((ts < TS_MIN) | (ts > TS_MAX))
-    msgs.append(F.concat(F.lit(names["ts"] + " "), shown(raw("ts")), F.lit(" " + TS_RANGE_PROBLEM)))
-    if request.watch or names["watch_ratio"] in types:
-        bad = wr.isNull() | ~finite(wr) | (wr < 0)
-        checks.append(bad if request.watch else raw("watch_ratio").isNotNull() & bad)
-        msgs.append(F.concat(F.lit(names["watch_ratio"] + " "), shown(raw("watch_ratio")), F.lit(" is not a number >= 0")))
-        checks.append(wr > WATCH_RATIO_MAX)
-        msgs.append(F.concat(F.lit(names["watch_ratio"] + " "), shown(raw("watch_ratio")),
-                             F.lit(" " + above_max_problem(WATCH_RATIO_MAX))))
-    if names["converted"] in types:
-        v = num("converted")
-        checks.append(raw("converted").isNotNull() & (v.isNull() | ~v.isin(0.0, 1.0)))
-        msgs.append(F.concat(F.lit(names["converted"] + " "), shown(raw("converted")), F.lit(" is not 0 or 1")))
-    if names["dwell_ms"] in types:
-        v = num("dwell_ms")
-        checks.append(raw("dwell_ms").isNotNull() & (v.isNull() | ~finite(v) | (v < 0)))
-        msgs.append(F.concat(F.lit(names["dwell_ms"] + " "), shown(raw("dwell_ms")), F.lit(" is not a number >= 0")))
-        checks.append(v > DWELL_MS_MAX)
-        msgs.append(F.concat(F.lit(names["dwell_ms"] + " "), shown(raw("dwell_ms")),
-                             F.lit(" " + above_max_problem(DWELL_MS_MAX))))
-    checks = [c for c, _ in first or []] + checks
-    msgs = [m for _, m in first or []] + msgs
+    pairs = spark_checks(rules, names, raw=raw, number=lambda col: ts if col == "ts" else num(col), kind=kind)
+    checks, msgs = [c for c, _ in pairs], [m for _, m in pairs]
     problem = F.when(checks[0], msgs[0])
     for c, m in zip(checks[1:], msgs[1:], strict=True):
         problem = problem.when(c, m)

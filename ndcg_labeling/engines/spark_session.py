@@ -10,11 +10,18 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from ndcg_labeling.errors import NdcgLabelingError
 
 DEFAULT_MASTER = "local[*]"
+#: the JVM's logging: errors only (a refused command prints its one ``Error:`` line, not log4j's start-up)
+LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
+LOOPBACK = "127.0.0.1"
 
 
 def require_pyspark() -> Any:
@@ -40,16 +47,50 @@ def get_session(master: str | None = None, spark: Any = None) -> Any:
         return active
     # The executors' Python must be the one that has ndcg_labeling (this venv), not the first python3.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    url = master or DEFAULT_MASTER
+    builder = (SparkSession.builder.master(url).appName("ndcg-labeling")
+               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+               .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{LOG4J_CONFIG}"))
+    if url.startswith("local") and "SPARK_LOCAL_IP" not in os.environ:
+        # local mode needs no network: listen on loopback only, never on the host's address
+        builder = builder.config("spark.driver.bindAddress", LOOPBACK).config("spark.driver.host", LOOPBACK)
     try:
-        session = (SparkSession.builder.master(master or DEFAULT_MASTER).appName("ndcg-labeling")
-                .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-                .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-                .getOrCreate())
+        with _jvm_output_to_file() as jvm_log:
+            try:
+                session = builder.getOrCreate()
+            except Exception as exc:  # Java missing, a bad master URL: one line, not a Py4J traceback
+                lines = [x for x in jvm_log.read_text(errors="replace").splitlines() if x.strip()]
+                detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                if lines:
+                    detail = f"{detail} ({lines[-1].strip()[:300]})"
+                raise NdcgLabelingError(f"cannot start Spark on {url}: {detail}") from None
         session.sparkContext.setLogLevel("ERROR")
         return session
-    except Exception as exc:  # Java missing, a bad master URL: one line, not a Py4J traceback
-        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise NdcgLabelingError(f"cannot start Spark on {master or DEFAULT_MASTER}: {detail}") from None
+    except OSError as exc:  # the temporary file for the JVM's output
+        raise NdcgLabelingError(f"cannot start Spark on {url}: {exc}") from None
+
+
+@contextmanager
+def _jvm_output_to_file() -> Iterator[Path]:
+    """While the JVM starts, file descriptors 1 and 2 point at a temporary file, which the JVM inherits
+    for good: its start-up notices (JDK warnings, Hadoop's native library note) never reach the
+    terminal nor ``--format json`` on stdout; errors still come back as Py4J exceptions, and the file's
+    last line is named when the start fails."""
+    fd, name = tempfile.mkstemp(prefix="ndcg-spark-jvm-", suffix=".log")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    try:
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        yield Path(name)
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for f in (*saved, fd):
+            os.close(f)
+        os.unlink(name)  # the JVM keeps writing to its descriptor; nothing is left behind
 
 
 def spark_error(exc: Exception) -> str:

@@ -222,10 +222,24 @@ def _check(options: DeriveOptions) -> Scale:
     return scale
 
 
+def _require_batch_name(name: str, *, session: Session) -> None:
+    """``--batch``: "" (no batch), or a batch that exists: a grading batch, or a batch name that stored
+    judgments carry (``import judgments`` with a batch column); a typo would store the judgments under a
+    batch nothing else knows."""
+    from sqlalchemy import exists, or_
+
+    from ndcg_labeling.labels.overview import unknown_batch
+
+    if name and not session.execute(select(or_(exists().where(m.GradingBatch.name == name),
+                                               exists().where(m.Judgment.batch == name)))).scalar():
+        raise unknown_batch(name, session=session)
+
+
 def derive_labels(sources: list[str], options: DeriveOptions, *, session: Session) -> DeriveResult:
     """Aggregate ``sources``, fit ``options.model``, map to grades and store (see the module docstring).
     Nothing is stored when anything fails (the caller's transaction)."""
     scale = _check(options)
+    _require_batch_name(options.batch, session=session)
     request = LogRequest(sources=tuple(sources), columns=dict(options.columns), since=options.since,
                          until=options.until, as_of=options.as_of, half_life_s=options.half_life_s,
                          watch=options.model == "watch", sessions=options.model == "dbn")

@@ -136,3 +136,41 @@ def test_two_documents_at_one_position_name_the_second_row(runner, db, tmp_path)
     pq.write_table(pa.table({"request_id": ["r1", "r2", "r1"], "query_id": ["Q1"] * 3, "doc_id": ["D1", "D1", "D2"],
                              "position": [1, 1, 1], "clicked": [1, 0, 0], "ts": [1762041890.0] * 3}), path)
     assert _derive(runner, db, str(path), model="dbn") == f"Error: {path}:row 2: {problem}"
+
+
+def test_a_log_file_given_twice_is_refused_not_counted_twice(runner, db, tmp_path):
+    log = _csv(tmp_path, "r1,Q1,D2,2,0,1762041890,0.5")
+    again = tmp_path / "link.csv"
+    again.symlink_to(log)  # another name of the same file
+    twice = "its impressions would count twice"
+    assert _derive(runner, db, log, log) == f"Error: {log}: this log file is given twice: {twice}"
+    assert _derive(runner, db, log, str(again)) == f"Error: {log}: this log file is given again as {again}: {twice}"
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    part = folder / "a.parquet"
+    pq.write_table(pa.table({"request_id": ["r1"], "query_id": ["Q1"], "doc_id": ["D1"], "position": [1],
+                             "clicked": [1], "ts": [1762041890.0], "watch_ratio": [0.5]}), part)
+    assert _derive(runner, db, str(folder), str(part)) == f"Error: {part}: this log file is given twice: {twice}"
+
+
+def test_a_csv_header_naming_a_column_twice_is_refused_at_line_1(runner, db, tmp_path):
+    path = tmp_path / "log.csv"
+    path.write_text("request_id,query_id,doc_id,position,clicked,ts,watch_ratio,clicked\n"
+                    "r0,Q1,D1,1,1,1762041890,0.5,0\n", encoding="utf-8")
+    assert _derive(runner, db, str(path)) == f"Error: {path}:1: the header names the column 'clicked' twice"
+
+
+def test_derive_into_a_batch_that_does_not_exist_is_refused(runner, db, tmp_path):
+    message = _derive(runner, db, _csv(tmp_path), "--batch", "nosuchbatch")
+    assert message.startswith("Error: unknown batch 'nosuchbatch'")
+
+
+@pytest.mark.parametrize(("value", "shown"), [('{"x": 1}', '{"x":1}'), ("[1, 2]", "[1,2]"), ("1.5", "1.5"),
+                                             ("true", "true")])
+def test_a_json_object_array_or_fraction_in_an_id_field_is_a_bad_row(runner, db, tmp_path, value, shown):
+    path = tmp_path / "log.jsonl"
+    good = '{"request_id": "r0", "query_id": "Q1", "doc_id": "D1", "position": 1, "clicked": 1, "ts": 1762041890, ' \
+           '"watch_ratio": 0.5}'
+    path.write_text(good + "\n" + good.replace('"D1"', value).replace('"r0"', '"r1"') + "\n", encoding="utf-8")
+    assert _derive(runner, db, str(path)) == \
+        f'Error: {path}:2: doc_id "{shown}" is not text or an integer (nothing was stored)'
