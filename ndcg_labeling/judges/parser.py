@@ -22,7 +22,6 @@ from typing import Any
 
 from ndcg_labeling.errors import AnswerError
 
-
 MAX_ANSWER_CHARS = 1_000  # an answer longer than this is refused unread (``{"grade": N}`` is 12)
 MAX_ANSWER_DEPTH = 8  # nesting of arrays and objects an answer may have before it is parsed (it needs 1)
 MAX_INT_DIGITS = 20  # a JSON integer with more digits is no grade (and no token count)
