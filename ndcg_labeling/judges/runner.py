@@ -81,7 +81,8 @@ async def _one(client: ChatClient, job: Job, values: Sequence[int]) -> Outcome:
         answer = await client.complete(job.body)
         tokens[0] += answer.prompt_tokens
         tokens[1] += answer.completion_tokens
-        usage_problem = usage_problem or answer.usage_problem
+        if usage_problem is None and answer.usage_problem is not None:  # it may quote a string the server sent
+            usage_problem = client.kept(answer.usage_problem)
         if answer.refusal is not None and not answer.content:
             reason = "the model refused"
             continue

@@ -97,6 +97,8 @@ class FakeLLM:
             return 200, {}, _completion(f"your key is {auth[7:]}; " + "y" * 10_000)
         if behaviour == "echo-key-grade":  # the key as the answer's one key
             return 200, {}, _completion(json.dumps({auth[7:]: 1}))
+        if behaviour == "echo-key-usage":  # the true grade, the key as the usage's prompt_tokens
+            return 200, {}, _completion(json.dumps({"grade": self.grade_for(*key)}), usage=auth[7:])
         if behaviour == "drip":  # the true grade, its body sent a byte at a time (see the handler)
             return 200, {"X-Drip": "1"}, _completion(json.dumps({"grade": self.grade_for(*key)}))
         if key not in self.truth:

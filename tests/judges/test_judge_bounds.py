@@ -58,7 +58,8 @@ def test_an_answer_too_long_too_deep_or_with_a_huge_number_skips_its_item_and_th
 
 
 def test_a_key_echoed_in_an_answer_is_never_stored_and_raw_answers_are_cut(runner, world, fake):
-    fake.script.update({"Page 1": ["echo-key", "echo-key"], "Page 2": ["echo-key-grade", "echo-key-grade"]})
+    fake.script.update({"Page 1": ["echo-key", "echo-key"], "Page 2": ["echo-key-grade", "echo-key-grade"],
+                        "Page 3": ["echo-key-usage"]})
     result = judge(runner, world, fake, "--concurrency", "1", "--format", "json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["skipped"] == 2
@@ -71,6 +72,9 @@ def test_a_key_echoed_in_an_answer_is_never_stored_and_raw_answers_are_cut(runne
     assert echoed[0].endswith(f"[... cut: {len('your key is [key]; ') + 10_000:,} characters in all]")
     assert '{"[key]": 1}' in raws and "['[key]']" in raws['{"[key]": 1}']  # the reason names the key: redacted
     assert SECRET not in result.output
+    # the usage that quoted the key: ignored with a note, the key redacted in the note and the stored reason
+    assert 'usage ignored: prompt_tokens "[key]" is not a token count' in result.stderr
+    assert any('"[key]"' in (reason or "") for _, g, _, reason in _responses(world) if g is not None)
 
 
 def test_timeout_is_a_deadline_for_the_whole_answer(runner, world, fake):
