@@ -98,8 +98,8 @@ def measure(url: str, target: str) -> dict[str, float]:
     import pandas  # noqa: F401
 
     from ndcg_labeling.db.session import make_engine, session_scope
-    from ndcg_labeling.pipeline.agreement import agreement_report
-    from ndcg_labeling.pipeline.consensus import export_qrels, run_consensus
+    from ndcg_labeling.labels.agreement import agreement_report
+    from ndcg_labeling.labels.consensus import export_qrels, run_consensus
 
     engine = make_engine(url)
     with engine.connect():

@@ -59,7 +59,7 @@ PYTREC_MEASURES = "map;ndcg;ndcg_cut.10;P.10;recall.100;recip_rank"
 # in one process (the CLI's start-up - interpreter, NumPy, typer - is the rest of the whole-process time).
 IN_PROCESS = textwrap.dedent("""
     import sys, time
-    from ndcg_labeling.pipeline.evaluate import evaluate_files
+    from ndcg_labeling.scoring.evaluate import evaluate_files
     from ndcg_labeling.reports.trec_eval import render
     best = float("inf")
     for _ in range(5):

@@ -44,7 +44,7 @@ from ndcg_labeling.db import migrate
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db.repository import bulk_insert
 from ndcg_labeling.db.session import make_engine, session_scope
-from ndcg_labeling.pipeline.importing import add_graders, import_judgments, import_run
+from ndcg_labeling.labels.importing import add_graders, import_judgments, import_run
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _machine import cpu_name  # noqa: E402

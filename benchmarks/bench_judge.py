@@ -31,8 +31,8 @@ from fake_llm_server import FakeLLM, serving  # noqa: E402
 
 from ndcg_labeling.db import migrate  # noqa: E402
 from ndcg_labeling.db.session import make_engine, session_scope  # noqa: E402
-from ndcg_labeling.pipeline import importing  # noqa: E402
-from ndcg_labeling.pipeline import tasks as t  # noqa: E402
+from ndcg_labeling.labels import importing  # noqa: E402
+from ndcg_labeling.labels import tasks as t  # noqa: E402
 
 
 def build(url: str, folder: Path, items: int) -> dict[tuple[str, str], int]:

@@ -43,9 +43,10 @@ def build(url: str, n_queries: int, tmp: Path) -> tuple[str, str, np.ndarray]:
 
     from ndcg_labeling.db import migrate
     from ndcg_labeling.db.session import make_engine, session_scope
-    from ndcg_labeling.pipeline import auth, importing
-    from ndcg_labeling.pipeline.consensus import run_consensus
-    from ndcg_labeling.pipeline.ingest_keys import add_key
+    from ndcg_labeling.labels import importing
+    from ndcg_labeling.labels.consensus import run_consensus
+    from ndcg_labeling.workspace import auth
+    from ndcg_labeling.workspace.ingest_keys import add_key
 
     engine = make_engine(url)
     migrate.upgrade(engine)

@@ -56,7 +56,8 @@ def build(url: str, n_queries: int, n_graders: int, tmp: Path) -> dict[str, str]
 
     from ndcg_labeling.db import migrate
     from ndcg_labeling.db.session import make_engine, session_scope
-    from ndcg_labeling.pipeline import auth, importing, tasks
+    from ndcg_labeling.labels import importing, tasks
+    from ndcg_labeling.workspace import auth
 
     engine = make_engine(url)
     migrate.upgrade(engine)

@@ -153,7 +153,7 @@ def make_online(folder: Path, rows: int, n_queries: int = 2000, n_docs: int = 50
     if not db.exists():
         from ndcg_labeling.db import migrate
         from ndcg_labeling.db.session import make_engine, session_scope
-        from ndcg_labeling.pipeline.importing import import_judgments
+        from ndcg_labeling.labels.importing import import_judgments
 
         q = np.repeat(np.arange(n_queries), n_docs)
         d = np.tile(np.arange(n_docs), n_queries)
@@ -187,7 +187,7 @@ def online_report_json(log: Path, url: str, engine: str, spark: object = None) -
     """``online report`` as JSON, the statistics without their bootstrap (``n_resamples=0``: the
     same on both engines, and not what is measured here)."""
     from ndcg_labeling.cli.common import open_session
-    from ndcg_labeling.pipeline.online import OnlineOptions, online_report
+    from ndcg_labeling.experiments.report import OnlineOptions, online_report
 
     options = OnlineOptions(baseline="control", labels="bench", n_resamples=0, engine=engine)
     with open_session(url, read_only=True) as session:
@@ -263,7 +263,7 @@ def _say(results: dict[str, object], out: Path | None, text: str) -> None:
 
 def _embedded(args: argparse.Namespace, data: dict[str, object], results: dict[str, object], out: Path | None) -> None:
     from ndcg_labeling.engines import LogRequest, get_engine
-    from ndcg_labeling.pipeline.evaluate import evaluate_files
+    from ndcg_labeling.scoring.evaluate import evaluate_files
 
     me = [os.getpid()]
     if "eval" in args.jobs:
@@ -290,7 +290,7 @@ def _on_spark(args: argparse.Namespace, data: dict[str, object], results: dict[s
 
     from ndcg_labeling.engines import LogRequest
     from ndcg_labeling.engines.spark import SparkEngine
-    from ndcg_labeling.pipeline.evaluate import evaluate_files
+    from ndcg_labeling.scoring.evaluate import evaluate_files
 
     with Cluster(args.worker_memory) as cluster:
         t_start = time.perf_counter()

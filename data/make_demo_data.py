@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ndcg_labeling.pipeline.demo import simulate_grade  # the same graders the demo plays
+from ndcg_labeling.demo.run import simulate_grade  # the same graders the demo plays
 
 HERE = Path(__file__).resolve().parent
 SEED = 20240607

@@ -5,7 +5,7 @@ The truth is known: every (query, document) has a true 0-3 grade. Three query ty
 different quality (TREC runs), and per query one more document that no system returns: the gold items
 (gold.csv, with an explanation), graded by their true grade.
 
-Graders (grader_profiles.json; the simulation is ndcg_labeling.pipeline.quality_demo.simulate):
+Graders (grader_profiles.json; the simulation is ndcg_labeling.demo.quality.simulate):
 * ana, ben, chloe: accurate (the true grade with probability 0.9, else one off);
 * dev: random (a uniform grade, whatever the truth);
 * emma: lenient (one grade too high with probability 0.7);

@@ -180,3 +180,11 @@ class GraderKind(StrEnum):
 
     human = "human"
     model = "model"
+
+
+class Unjudged(StrEnum):
+    """Online figures: a request whose query has no label at all is left out of the metric's mean
+    (``skip``, as ``report`` leaves out unjudged queries) or counted with the score 0 (``zero``)."""
+
+    skip = "skip"
+    zero = "zero"

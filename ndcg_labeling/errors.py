@@ -103,6 +103,10 @@ class EventError(NdcgLabelingError):
     """A posted batch with a bad row (HTTP 422); nothing of the batch was stored."""
 
 
+class BodyTooLarge(NdcgLabelingError):
+    """A posted body over the server's limit (HTTP 413); refused while it is read, nothing stored."""
+
+
 class DatabaseUrlError(NdcgLabelingError):
     """The database URL cannot be used: not a URL, an unknown dialect, or a driver not installed."""
 

@@ -19,10 +19,12 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
-from ndcg_labeling.scales import SCALES
+from ndcg_labeling.scales import SCALES, get_scale
 
 _GRADE_HEADING = re.compile(r"^###\s+(\d+)\s+(?:—|–|-)\s+(.+?)\s*$")
 _VERSION_LINE = re.compile(r"^Version:\s*(\S+)\s*$", re.MULTILINE)
@@ -138,3 +140,28 @@ def guideline_changed(scale: str, recorded_sha256: str | None) -> bool:
         return load_guideline(scale).sha256 != recorded_sha256
     except NdcgLabelingError:
         return True
+
+
+@lru_cache(maxsize=16)
+def _guideline(scale: str, _mtime_ns: int) -> Guideline | None:
+    try:
+        return load_guideline(scale)
+    except NdcgLabelingError:
+        return None
+
+
+def scale_grades(scale: str) -> tuple[list[dict[str, Any]], str]:
+    """The grades of ``scale`` as ``[{"value", "name", "definition"}]`` from its guideline, and the guideline text.
+
+    The parsed guideline is kept while its file is unchanged (one ``stat`` per call, not a read and a parse).
+    """
+    try:
+        mtime = (guidelines_dir() / guideline_filename(scale)).stat().st_mtime_ns
+    except (OSError, NdcgLabelingError):
+        mtime = -1
+    guideline = _guideline(scale, mtime)
+    if guideline is not None:
+        return ([{"value": g.grade, "name": g.name, "definition": g.definition} for g in guideline.grades],
+                guideline.text)
+    sc = get_scale(scale)
+    return [{"value": v, "name": sc.name_of(v), "definition": ""} for v in sc.values], ""

@@ -139,7 +139,7 @@ class ReportResult:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     caveats: LabelCaveats | None = None
-    #: per compared system: ``{"gains": [...], "losses": [...]}``, each a moved query (see report_moved)
+    #: per compared system: ``{"gains": [...], "losses": [...]}``, each a moved query (see scoring.moved)
     moved: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
     #: per group the best system on the headline metric and its paired t-test against the runner-up
     leaders: pd.DataFrame | None = None

@@ -8,7 +8,9 @@ Used by the report, which scores queries per system and compares systems query b
   column, every column resampled with the same draws (paired);
 * :func:`randomization_p`: two-sided paired randomization (sign-flip) test of a zero mean difference;
 * :func:`paired_ttest_p`: the paired t-test (as ``scipy.stats.ttest_rel``);
-* :func:`holm`: Holm's step-down adjustment of a family of p-values.
+* :func:`holm`: Holm's step-down adjustment of a family of p-values; :func:`bonferroni`: Bonferroni's,
+  whose matching intervals (each at ``1 - alpha / m``) are simultaneous, so a corrected p below ``alpha``
+  and an interval excluding 0 always agree (the report's comparisons with the baseline).
 * :func:`paired_t_power`, :func:`queries_needed`, :func:`minimum_detectable_effect`: the power of the
   paired t-test, the queries it needs for a difference, and the difference its queries can detect;
 * :func:`paired_t_interval`: the t-test's interval of the mean difference; :func:`paired_t_p_below`:
@@ -230,6 +232,16 @@ def holm(pvalues: Array) -> Array:
     adjusted = np.minimum(1.0, np.maximum.accumulate((mcount - np.arange(mcount)) * p[order]))
     out[order] = adjusted
     return out
+
+
+def bonferroni(pvalues: Array) -> tuple[Array, int]:
+    """Bonferroni-adjusted p-values ``min(1, m * p)`` and the family size ``m`` (the finite p-values;
+    NaN stays NaN and does not count). The interval that agrees with them is each comparison's at
+    confidence ``1 - alpha / m``: it excludes 0 exactly when the adjusted p is below ``alpha``."""
+    p = np.asarray(pvalues, dtype=np.float64)
+    m = int(np.isfinite(p).sum())
+    out: Array = np.where(np.isfinite(p), np.minimum(1.0, p * max(m, 1)), np.nan)
+    return out, m
 
 
 def paired_ttest_p(diffs: Array) -> Array:

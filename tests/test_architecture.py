@@ -1,6 +1,7 @@
 """The dependency direction of STYLE.md, checked on the source: a layer table over every import (relative
 ones included); the db layer never imports the kernels; the kernels never import the db layer, pandas or
-the pipeline; importing the package does no work."""
+the use cases; importing the package does no work; no import circle between modules; docs/layout.md's
+layer table is the one below."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ import sys
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "ndcg_labeling"
+#: the use cases, one package per domain (docs/layout.md): the only code that joins the database and
+#: the kernels
+USE_CASES = ("labels", "sources", "scoring", "experiments", "workspace", "demo")
 KERNELS = ("ndcg_labeling.metrics", "ndcg_labeling.agreement", "ndcg_labeling.consensus", "ndcg_labeling.stats",
            "ndcg_labeling.assignment", "ndcg_labeling.quality")
 
@@ -33,13 +37,14 @@ def test_db_layer_never_imports_kernels():
         assert not bad, f"{path.name} imports {bad}"
 
 
-def test_kernels_import_neither_db_pandas_nor_pipeline():
+def test_kernels_import_neither_db_pandas_nor_use_cases():
     files = list((PKG / "metrics").glob("*.py")) + [PKG / "agreement.py", PKG / "consensus.py", PKG / "stats.py",
                                                     PKG / "assignment.py", PKG / "quality.py"]
     for path in files:
         bad = {m for m in imported_modules(path)
                if m.split(".")[0] in {"pandas", "sqlalchemy", "alembic"}
-               or m.startswith(("ndcg_labeling.db", "ndcg_labeling.pipeline", "ndcg_labeling.io", "ndcg_labeling.cli"))}
+               or m.startswith(("ndcg_labeling.db", "ndcg_labeling.io", "ndcg_labeling.cli",
+                                 *(f"ndcg_labeling.{u}" for u in USE_CASES)))}
         assert not bad, f"{path.name} imports {bad}"
 
 
@@ -52,32 +57,47 @@ def test_importing_the_package_loads_nothing_heavy():
 
 # --- the layer table ----------------------------------------------------------------------------------
 # Every module of the package belongs to one area; an area may import only the areas listed for it.
-# Imports are resolved to module names first (``from . import x``, ``from ..pipeline import y`` and
-# ``from ndcg_labeling import _jit`` included), wherever they appear (top level or inside a function).
+# Imports are resolved to module names first (``from . import x``, ``from ..labels import y`` and
+# ``from ndcg_labeling import _jit`` included), wherever they appear (top level, inside a function or
+# under ``if TYPE_CHECKING:``).
 
 AREAS: dict[str, str] = {
-    "cli": "cli", "web": "web", "pipeline": "pipeline",
+    "cli": "cli", "web": "web",
+    # the use cases, by domain: labels people and files put in; labels from other sources (behavior logs,
+    # LLM judges); numbers from labels; online experiments; the served app's users; the demo
+    "labels": "labels", "sources": "sources", "scoring": "scoring", "experiments": "experiments",
+    "workspace": "workspace", "demo": "demo",
     # pure kernels and the small modules that only they use (the jit and backend switches)
     "metrics": "kernels", "agreement": "kernels", "consensus": "kernels", "stats": "kernels",
     "assignment": "kernels", "quality": "kernels", "_jit": "kernels", "backend": "kernels",
     "io": "io", "trec": "trec", "db": "db", "reports": "reports",
     # the next areas (docs/layout.md): each a room with pure kernels and thin use cases of its own
     "behavior": "behavior", "judges": "judges", "online": "online", "budget": "budget", "engines": "engines",
-    # the result types the pipeline builds and the renderers format (neither imports the other's internals)
+    # the result types the use cases build and the renderers format (neither imports the other's internals)
     "results": "results",
     "errors": "base", "scales": "base", "choices": "base", "guidelines": "base", "spreadsheet": "base",
     "": "root", "__main__": "root",
 }
 BASE = {"base"}
-FRONT = {"cli", "web", "pipeline", "reports", "results", "db", "io", "root"} | BASE
+FRONT = {"cli", "web", "reports", "results", "db", "io", "root"} | set(USE_CASES) | BASE
+#: what every use case may import besides other use cases
+BELOW_USE_CASES = {"kernels", "io", "trec", "db", "reports", "results", "behavior", "judges", "online", "budget",
+                   "engines"} | BASE
 LAYERS: dict[str, set[str]] = {
     "root": set(AREAS.values()),  # __main__ starts the CLI; __init__ only re-exports lazily
-    "cli": FRONT,                 # thin: options -> session -> one pipeline call -> render
+    "cli": FRONT,                 # thin: options -> session -> one use-case call -> render
     "web": FRONT,                 # like the CLI
-    "pipeline": {"pipeline", "kernels", "io", "trec", "db", "reports", "results", "behavior", "judges", "online",
-                 "budget", "engines"} | BASE,
-    # the new rooms: their kernels and use cases may use the kernels, io and one another's kernels, never
-    # the db layer or the pipeline (a use case that needs the database lives in pipeline/)
+    # the use cases, one direction between domains: labels <- sources <- scoring <- workspace <- experiments
+    # (the live arms check ingest keys) <- demo; labels imports no other domain (a role check or a judge
+    # fill is passed in or done at the edge)
+    "labels": {"labels"} | BELOW_USE_CASES,
+    "sources": {"sources", "labels"} | BELOW_USE_CASES,
+    "scoring": {"scoring", "labels", "sources"} | BELOW_USE_CASES,
+    "workspace": {"workspace", "labels", "sources", "scoring"} | BELOW_USE_CASES,
+    "experiments": {"experiments", "labels", "sources", "scoring", "workspace"} | BELOW_USE_CASES,
+    "demo": set(USE_CASES) | BELOW_USE_CASES,
+    # the rooms of kernels: they may use the kernels, io and one another's kernels, never the db layer or
+    # a use case (a use case that needs the database lives in its domain package above)
     "behavior": {"behavior", "kernels", "io", "engines"} | BASE,
     "judges": {"judges", "kernels", "io"} | BASE,
     "online": {"online", "behavior", "kernels", "io", "engines"} | BASE,
@@ -86,9 +106,9 @@ LAYERS: dict[str, set[str]] = {
     "kernels": {"kernels"} | BASE,
     "io": {"io"} | BASE,
     "trec": {"trec", "io", "kernels"} | BASE,
-    "db": {"db"} | BASE,          # never the kernels or the pipeline
-    "reports": {"reports", "results", "kernels", "trec"} | BASE,  # never the pipeline or the db layer
-    "results": {"results", "kernels"} | BASE,  # plain data: no db, no pipeline, no renderer
+    "db": {"db"} | BASE,          # never the kernels or a use case
+    "reports": {"reports", "results", "kernels", "trec"} | BASE,  # never a use case or the db layer
+    "results": {"results", "kernels"} | BASE,  # plain data: no db, no use case, no renderer
     "base": BASE,
 }
 
@@ -164,20 +184,26 @@ def test_a_forbidden_relative_import_fails_the_layer_table(tmp_path):
     copy = tmp_path / "ndcg_labeling"
     shutil.copytree(PKG, copy, ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
     target = copy / "reports" / "text.py"
-    target.write_text(target.read_text(encoding="utf-8") + "\nfrom ..pipeline import report as _report\n",
+    target.write_text(target.read_text(encoding="utf-8") + "\nfrom ..scoring import report as _report\n",
+                      encoding="utf-8")
+    labels = copy / "labels" / "adjudication.py"  # a domain climbing back up: labels -> workspace
+    labels.write_text(labels.read_text(encoding="utf-8") + "\n\ndef _f():\n    from ..workspace import auth\n",
                       encoding="utf-8")
     db_file = copy / "db" / "reads.py"
     db_file.write_text(db_file.read_text(encoding="utf-8") + "\nfrom .. import stats as _stats\n", encoding="utf-8")
     assert layer_violations(copy) == [
         "ndcg_labeling/db/reads.py: db must not import kernels (ndcg_labeling.stats)",
-        "ndcg_labeling/reports/text.py: reports must not import pipeline (ndcg_labeling.pipeline.report)",
+        "ndcg_labeling/labels/adjudication.py: labels must not import workspace (ndcg_labeling.workspace.auth)",
+        "ndcg_labeling/reports/text.py: reports must not import scoring (ndcg_labeling.scoring.report)",
     ]
 
 
 def test_every_area_of_the_table_has_its_rule():
     assert set(AREAS.values()) == set(LAYERS)
-    assert "pipeline" not in LAYERS["reports"] and "db" not in LAYERS["reports"]
-    assert "kernels" not in LAYERS["db"] and "pipeline" not in LAYERS["db"]
+    assert not LAYERS["reports"] & set(USE_CASES) and "db" not in LAYERS["reports"]
+    assert "kernels" not in LAYERS["db"] and not LAYERS["db"] & set(USE_CASES)
+    assert all(not LAYERS[room] & set(USE_CASES) for room in ("kernels", "behavior", "judges", "online", "budget",
+                                                              "engines", "io", "trec", "results", "base"))
     assert LAYERS["web"] == LAYERS["cli"]
 
 
@@ -218,10 +244,11 @@ def private_violations(root: Path = PKG) -> list[str]:
     return out
 
 
-def import_circles(root: Path = PKG) -> list[frozenset[str]]:
-    """The strongly connected components (more than one module) of the run-time import graph:
-    imports inside functions count, those under ``if TYPE_CHECKING:`` do not (Tarjan's algorithm)."""
-    graph = _graph(root, runtime=True)
+def import_circles(root: Path = PKG, runtime: bool = True) -> list[frozenset[str]]:
+    """The strongly connected components (more than one module) of the import graph (Tarjan's
+    algorithm): imports inside functions count; those under ``if TYPE_CHECKING:`` count unless
+    ``runtime`` (the graph Python runs)."""
+    graph = _graph(root, runtime=runtime)
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -266,7 +293,13 @@ def test_no_private_module_is_imported_from_outside_its_package():
 
 
 def test_no_import_circles():
-    assert [sorted(c) for c in import_circles() ] == []
+    assert [sorted(c) for c in import_circles()] == []
+
+
+def test_no_import_circles_even_counting_type_checking_and_function_local_imports():
+    """A circle kept at bay by ``if TYPE_CHECKING:`` or a function-local import is still a circle for a
+    reader (two modules that each need the other): none in the package."""
+    assert [sorted(c) for c in import_circles(runtime=False)] == []
 
 
 def test_the_front_private_and_circle_checks_catch_a_violation(tmp_path):
@@ -276,7 +309,7 @@ def test_the_front_private_and_circle_checks_catch_a_violation(tmp_path):
     web.write_text(web.read_text(encoding="utf-8") + "\nfrom ndcg_labeling.cli import common as _common\n",
                    encoding="utf-8")
     cli = copy / "cli" / "eval_cmd.py"
-    cli.write_text(cli.read_text(encoding="utf-8") + "\nfrom ndcg_labeling.pipeline.tasks import _common\n",
+    cli.write_text(cli.read_text(encoding="utf-8") + "\nfrom ndcg_labeling.labels.tasks import _common\n",
                    encoding="utf-8")
     scales = copy / "scales.py"  # a new circle: scales -> errors -> scales (the second inside a function)
     scales.write_text(scales.read_text(encoding="utf-8") + "\nimport ndcg_labeling.errors\n", encoding="utf-8")
@@ -285,8 +318,16 @@ def test_the_front_private_and_circle_checks_catch_a_violation(tmp_path):
                       encoding="utf-8")
     assert front_violations(copy) == ["ndcg_labeling.web.text imports ndcg_labeling.cli.common"]
     assert private_violations(copy) == ["ndcg_labeling.cli.eval_cmd imports the private "
-                                        "ndcg_labeling.pipeline.tasks._common"]
+                                        "ndcg_labeling.labels.tasks._common"]
     assert frozenset({"ndcg_labeling.errors", "ndcg_labeling.scales"}) in import_circles(copy)
+    # a circle through ``if TYPE_CHECKING:`` only (tasks.files imports gold at run time): invisible to the
+    # run-time graph, caught by the strict one
+    gold = copy / "labels" / "gold.py"
+    gold.write_text(gold.read_text(encoding="utf-8")
+                    + "\nif TYPE_CHECKING:\n    from .tasks import files as _files\n", encoding="utf-8")
+    pair = frozenset({"ndcg_labeling.labels.gold", "ndcg_labeling.labels.tasks.files"})
+    assert not any(pair <= c for c in import_circles(copy))
+    assert any(pair <= c for c in import_circles(copy, runtime=False))
 
 
 def test_docs_layout_names_every_package_and_top_level_module():
@@ -294,3 +335,20 @@ def test_docs_layout_names_every_package_and_top_level_module():
     names = sorted([f"{p.name}/" for p in PKG.iterdir() if (p / "__init__.py").is_file()]
                    + [p.name for p in PKG.glob("*.py")])
     assert [n for n in names if n not in text] == []
+
+
+# --- docs/layout.md's layer table is this one ---------------------------------------------------------
+def layer_table() -> str:
+    """The layer table as docs/layout.md prints it: one row per area (its packages and modules), with the
+    areas it may import (itself included), in the order of :data:`LAYERS`."""
+    rows = ["| area | holds | may import |", "|---|---|---|"]
+    for area, allowed in LAYERS.items():
+        members = sorted(f"`{k}`" if k else "`__init__`" for k, v in AREAS.items() if v == area)
+        rows.append(f"| {area} | {', '.join(members)} | {', '.join(sorted(allowed))} |")
+    return "\n".join(rows) + "\n"
+
+
+def test_docs_layout_prints_the_layer_table_of_this_test():
+    """Regenerate with ``python -c "from tests.test_architecture import layer_table; print(layer_table())"``."""
+    text = (PKG.parent / "docs" / "layout.md").read_text(encoding="utf-8")
+    assert layer_table() in text

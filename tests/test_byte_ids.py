@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from ndcg_labeling.db.pairs import PairsText
 from ndcg_labeling.io import byte_ids
-from ndcg_labeling.pipeline.import_columns import join_on_bytes
+from ndcg_labeling.labels.coded_ids import join_on_bytes
 
 # Printable ids of 1 to 40 characters without tab or newline (the id rule), some sharing long prefixes.
 IDS = st.one_of(st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), min_size=1, max_size=40),

@@ -10,9 +10,9 @@ from ndcg_labeling import choices
 from ndcg_labeling.cli import agreement_cmds, app, report_cmd, tasks_cmds
 from ndcg_labeling.consensus import METHODS, POINTS, TIES
 from ndcg_labeling.errors import NdcgLabelingError
-from ndcg_labeling.pipeline import agreement as agreement_pipeline
-from ndcg_labeling.pipeline import consensus as consensus_pipeline
-from ndcg_labeling.pipeline import report as report_pipeline
+from ndcg_labeling.labels import agreement as agreement_pipeline
+from ndcg_labeling.labels import consensus as consensus_pipeline
+from ndcg_labeling.scoring import report as report_pipeline
 
 
 def values(enum: type) -> list[str]:
@@ -40,7 +40,7 @@ def test_the_engine_options_are_one_vocabulary_each():
     assert values(choices.EvalEngine) == ["embedded", "spark"]  # eval
     # library callers (no Typer in front) keep the pipeline's checks and their messages
     from ndcg_labeling.engines import get_engine
-    from ndcg_labeling.pipeline.evaluate import evaluate_files
+    from ndcg_labeling.scoring.evaluate import evaluate_files
 
     with pytest.raises(NdcgLabelingError) as info:
         evaluate_files("no-qrels.txt", "no-run.txt", engine="nope")  # refused before either file is read

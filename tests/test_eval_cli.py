@@ -166,7 +166,7 @@ def test_a_small_evaluation_does_not_load_numba(tmp_path):
     qrels_path, run_path, *_ = _random_files(tmp_path, seed=3, n_queries=20)
     code = (
         "import sys\n"
-        "from ndcg_labeling.pipeline.evaluate import evaluate_files\n"
+        "from ndcg_labeling.scoring.evaluate import evaluate_files\n"
         f"result = evaluate_files({qrels_path!r}, {run_path!r}, ['ndcg_cut.10', 'map'])\n"
         "assert len(result.query_ids) > 10\n"
         "assert 'numba' not in sys.modules\n"

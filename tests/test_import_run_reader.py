@@ -1,4 +1,4 @@
-"""``import run``'s TREC reading (``pipeline.import_columns.ranked_trec_run``): the compiled reader of
+"""``import run``'s TREC reading (``labels.coded_ids.ranked_trec_run``): the compiled reader of
 large runs (``trec.fast.read_run``) gives what the line reader (``trec.files``), the reference, gives:
 the same distinct ids in order of first appearance, codes, scores, trec_eval's order and, for a bad file,
 the same one-line error; generated layouts with ties, queries in several blocks, non-ASCII and refused
@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ndcg_labeling.errors import InputFileError
+from ndcg_labeling.labels.coded_ids import ranked_trec_run
+from ndcg_labeling.labels.importing import _read_run
 from ndcg_labeling.metrics import numba_available
-from ndcg_labeling.pipeline.import_columns import ranked_trec_run
-from ndcg_labeling.pipeline.importing import _read_run
 from ndcg_labeling.trec import fast
 
 LIMIT = 512

@@ -90,8 +90,8 @@ def test_importing_the_metrics_loads_no_numba() -> None:
     assert out == "False"
 
 
-@pytest.mark.parametrize("module", ["ndcg_labeling.pipeline.tasks", "ndcg_labeling.pipeline.overview",
-                                    "ndcg_labeling.pipeline.consensus", "ndcg_labeling.pipeline.lookups"])
+@pytest.mark.parametrize("module", ["ndcg_labeling.labels.tasks", "ndcg_labeling.labels.overview",
+                                    "ndcg_labeling.labels.consensus", "ndcg_labeling.labels.lookups"])
 def test_module_loads_no_heavy_package(module: str) -> None:
     code = (f"import sys, {module}\n"
             "print(','.join(m for m in ('pandas', 'numba', 'matplotlib') if m in sys.modules))")

@@ -23,7 +23,9 @@ JIT_NAMES = {"jit", "njit", "vectorize", "guvectorize", "compile_kernel", "stenc
 # Current violators in modules that other engineers are rewriting on their own branches right now
 # (the metric kernels). To be removed at merge: the integrator empties this set once every branch is in,
 # and the test then holds for the whole package.
-KNOWN_OVERSIZE: set[str] = set()
+# labels/importing.py: judgments_stored.py (split off at 500 lines, the one import circle) folded back in
+# (issue 44, item 1); issue 44 item 6 replaces the 500-line cap by "a module is one idea".
+KNOWN_OVERSIZE: set[str] = {"ndcg_labeling/labels/importing.py"}
 
 
 def _callee_name(node: ast.expr) -> str:

@@ -28,20 +28,52 @@ from packaging.requirements import Requirement
 ROOT = Path(__file__).resolve().parents[1]
 
 
+_IGNORE = shutil.ignore_patterns(".venv", ".git", "*.db", "demo-out", "__pycache__", ".mypy_cache", ".ruff_cache",
+                                 ".pytest_cache", "build", "*.egg-info", ".hypothesis")
+
+
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def wheel_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The wheel and what the build printed (``-v``: pip hides the backend's output otherwise)."""
     out = tmp_path_factory.mktemp("wheel")
     # A copy of the source tree, so the build leaves nothing in the checkout.
     src = out / "src"
-    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".venv", ".git", "*.db", "demo-out", "__pycache__",
-                                                               ".mypy_cache", ".ruff_cache", ".pytest_cache", "build",
-                                                               "*.egg-info", ".hypothesis"))
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(src)],
+    shutil.copytree(ROOT, src, ignore=_IGNORE)
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-v", "-w", str(out), str(src)],
                           capture_output=True, text=True)
     if proc.returncode != 0:
         pytest.fail(f"pip wheel failed: {proc.stderr[-2000:]}")
     (found,) = out.glob("ndcg_labeling-*.whl")
-    return found
+    return found, proc.stdout + proc.stderr
+
+
+@pytest.fixture(scope="module")
+def wheel(wheel_build: tuple[Path, str]) -> Path:
+    return wheel_build[0]
+
+
+# A warning class printed by setuptools about the project's configuration (`_Warning: Package
+# 'ndcg_labeling.web.templates' is absent from the `packages` configuration`, SetuptoolsDeprecationWarning,
+# ...). setuptools' own `InformationOnly` note on every editable install is about setuptools, not the project.
+_PROJECT_WARNING = re.compile(r"\b(?!InformationOnly)\w*Warning\b: .*|absent from .*packages.* configuration")
+
+
+def test_building_the_wheel_prints_no_warning(wheel_build: tuple[Path, str]) -> None:
+    _wheel, log = wheel_build
+    assert "running build_py" in log  # the backend's output is in the log (else the check below is empty)
+    assert _PROJECT_WARNING.findall(log) == []
+
+
+def test_the_editable_build_prints_no_warning(tmp_path: Path) -> None:
+    """What `pip install -e .` runs (PEP 660's build_editable) in this environment's setuptools."""
+    src = tmp_path / "src"
+    shutil.copytree(ROOT, src, ignore=_IGNORE)
+    proc = subprocess.run([sys.executable, "-c", "from setuptools import build_meta as b; "
+                                                 f"print(b.build_editable({str(tmp_path)!r}))"],
+                          capture_output=True, text=True, cwd=src)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().endswith(".editable-py3-none-any.whl")
+    assert _PROJECT_WARNING.findall(proc.stdout + proc.stderr) == []
 
 
 def test_wheel_contains_migrations_and_guidelines(wheel: Path) -> None:

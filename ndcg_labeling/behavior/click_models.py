@@ -110,7 +110,7 @@ def pbm(cells: CellCounts, *, tol: float = TOLERANCE, max_iter: int = MAX_ITER, 
     The PBM is identified only up to a common factor (``gamma * c``, ``alpha / c`` click alike), so the
     top position is taken as always examined: ``gamma[1] = 1`` is fixed, not estimated. Start (close
     to the optimum, so few iterations): ``gamma[r] = ctr[r] / ctr[1]`` (the position CTR relative to
-    the top, clipped to [1e-6, 1]) and ``alpha[u] = clicks[u] / sum_r impressions[u, r] gamma[r]``
+    the top, clipped to [1e-6, 1 - 1e-6]: EM never moves an examination of exactly 1) and ``alpha[u] = clicks[u] / sum_r impressions[u, r] gamma[r]``
     (clipped to [1e-6, 1 - 1e-6]). The score of a pair is its attractiveness. ``use_numba``: None (the
     compiled E-step where numba is available), True or False (NumPy). ``accelerate`` (default): the EM
     steps accelerated by SQUAREM (:mod:`.squarem`: the same fixed point in about a quarter of the
@@ -126,7 +126,7 @@ def pbm(cells: CellCounts, *, tol: float = TOLERANCE, max_iter: int = MAX_ITER, 
     n_pair = np.bincount(u, weights=n, minlength=cells.n_pairs)
     n_pos = np.bincount(r, weights=n, minlength=k)
     ctr = position_ctr(cells)
-    gamma = np.clip(np.nan_to_num(ctr / max(float(ctr[0]), _EPS), nan=0.5), 1e-6, 1.0)
+    gamma = np.clip(np.nan_to_num(ctr / max(float(ctr[0]), _EPS), nan=0.5), 1e-6, 1.0 - 1e-6)
     gamma[0] = 1.0
     with np.errstate(invalid="ignore", divide="ignore"):
         alpha = np.clip(np.bincount(u, weights=c, minlength=cells.n_pairs)

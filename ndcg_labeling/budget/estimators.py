@@ -28,15 +28,14 @@ import numpy.typing as npt
 
 from ndcg_labeling.budget.pool import FloatArray, IntArray, Pool, ideal_labels, run_labels
 from ndcg_labeling.metrics import batch_average_precision, batch_dcg, batch_ndcg
+from ndcg_labeling.metrics import dcg as _dcg
 
 INFAP_EPSILON = 1e-5  # trec_eval's, so infAP agrees with it where no relevant document precedes
 
 
 def _gain(g: FloatArray, gain: str) -> FloatArray:
-    if gain == "exponential":
-        return np.power(2.0, g) - 1.0
-    if gain == "linear":
-        return g.copy()
+    if gain in ("exponential", "linear"):
+        return _dcg.gains(g, gain)
     raise ValueError(f"gain must be 'exponential' or 'linear', got {gain!r}")
 
 
@@ -234,9 +233,9 @@ def _jackknife_bias(pool: Pool, g: FloatArray, weight: FloatArray, st: IntArray,
 
 def _discounts(pool: Pool, k: int) -> FloatArray:
     # (systems, pairs) the discount at which each run ranks each pair within k, 0 elsewhere
-    ranks = pool.system_ranks().astype(np.float64)
+    ranks = pool.system_ranks()
     inside = (ranks >= 1) & (ranks <= k)
-    return np.where(inside, 1.0 / np.log2(np.where(inside, ranks, 1.0) + 1.0), 0.0)
+    return _dcg.discount(np.where(inside, ranks, 0))
 
 
 def _dcg_ht(pool: Pool, gains: FloatArray, weight: FloatArray, k: int) -> tuple[FloatArray, FloatArray]:

@@ -41,6 +41,7 @@ import numpy.typing as npt
 
 from ndcg_labeling.budget.pool import FloatArray, IntArray, Pool
 from ndcg_labeling.choices import PoolStrategy
+from ndcg_labeling.metrics import dcg as _dcg
 
 STRATEGIES = tuple(s.value for s in PoolStrategy)  # depth, mtf, bandit, sample, weighted
 # best-rank strata of the sampling design: [1], [2], [3,4], [5,7], [8,10], [11,15], [16,20], [21, ...)
@@ -117,8 +118,7 @@ def summed_weights(pool: Pool) -> FloatArray:
     that rank it within the pool depth (the ``weighted`` strategy's priority)."""
     lists = pool.run_pairs[:, :, : pool.depth]
     ok = lists >= 0
-    discount = 1.0 / np.log2(np.arange(2, lists.shape[2] + 2, dtype=np.float64))
-    weights = np.broadcast_to(discount, lists.shape)[ok]
+    weights = np.broadcast_to(_dcg.discount(np.arange(1, lists.shape[2] + 1)), lists.shape)[ok]
     return np.bincount(lists[ok], weights=weights, minlength=pool.n_pairs).astype(np.float64)
 
 
@@ -242,8 +242,7 @@ def _rank_weight(rank: IntArray, k: int) -> FloatArray:
     # the share of attention a stratum deserves: the NDCG discount at its best rank; below the cut-off
     # a document only counts through the ideal DCG (how many relevant there are), weighted at half the
     # last discount
-    r = rank.astype(np.float64)
-    return np.where(r <= k, 1.0 / np.log2(r + 1.0), 0.5 / np.log2(k + 1.0))
+    return np.where(rank <= k, _dcg.discount(np.clip(rank, 1, k)), 0.5 * _dcg.discount(k))
 
 
 def _sample(pool: Pool, q: int, m: int, taken: BoolArray, strata: IntArray, rng: np.random.Generator,

@@ -57,7 +57,7 @@ def agreement(
     db: DbOption = None,
 ) -> None:
     """Krippendorff's alpha, percent agreement and Gwet's AC1/AC2 of the judgments (row 'all' first)."""
-    from ndcg_labeling.pipeline.agreement import agreement_report
+    from ndcg_labeling.labels.agreement import agreement_report
 
     check_out(out, force)
     with open_session(db) as session:
@@ -74,10 +74,14 @@ def agreement(
         text = render_rows(report.rows, fmt, columns=columns,
                            title=f"agreement ({report.level}, scale {report.scale}, {scope})")
         if text is None:
+            for warning in report.warnings:
+                typer.echo(f"Warning: {warning}")
             for note in report.notes:
                 typer.echo(f"Note: {note}")
     if text is not None:
         write_output(text, out, force)
+    for warning in report.warnings if text is not None else ():  # csv/json: the warning on stderr, the data clean
+        typer.echo(f"Warning: {warning}", err=True)
 
 
 def consensus_cmd(
@@ -98,15 +102,17 @@ def consensus_cmd(
     db: DbOption = None,
 ) -> None:
     """Write one consensus label per (query, document), replacing the previous ones of the scope."""
-    from ndcg_labeling.pipeline.consensus import run_consensus
+    from ndcg_labeling.labels.consensus import run_consensus
+    from ndcg_labeling.sources.judge_fill import judge_filler
 
     with open_session(db) as session, row_progress("writing consensus labels") as progress:
+        fill = None if judge_fills is None else judge_filler(judge_fills, batch=batch, session=session)
         summary = run_consensus(session=session, batch=batch, method=method.value, tie=tie.value,
                                 min_graders=min_graders, max_spread=max_spread, point=point.value,
                                 progress=progress, include_models=include_models,
                                 exclude_untrusted=exclude_untrusted, min_accuracy=min_accuracy,
                                 exclude_undecided=exclude_undecided, recalibrate=recalibrate,
-                                judge_fills=judge_fills, include_behavior=include_behavior)
+                                fill=fill, include_behavior=include_behavior)
     if fmt is OutputFormat.json:
         typer.echo(json.dumps(summary.as_dict()))
         return
@@ -134,7 +140,7 @@ def adjudicate_list(batch: BatchOption = None, fmt: FormatOption = OutputFormat.
                    force: ForceOption = False, db: DbOption = None) -> None:
     """Items flagged for adjudication, with every grade (grader: grade) and the current consensus."""
     from ndcg_labeling.cli.common import open_connection
-    from ndcg_labeling.pipeline.overview import flagged_items  # Core reads: starts without the ORM or numpy
+    from ndcg_labeling.labels.overview import flagged_items  # Core reads: starts without the ORM or numpy
 
     with open_connection(db) as conn:
         rows = flagged_items(session=conn, batch=batch)
@@ -159,7 +165,7 @@ def adjudicate_set(
     db: DbOption = None,
 ) -> None:
     """Record the final GRADE of (QUERY_ID, DOC_ID); it overrides the consensus (history is kept)."""
-    from ndcg_labeling.pipeline.consensus import set_adjudication
+    from ndcg_labeling.labels.consensus import set_adjudication
 
     with open_session(db) as session:
         record = set_adjudication(query_id, doc_id, grade, adjudicator=adjudicator, note=note, session=session)
@@ -174,7 +180,7 @@ def export_qrels(
     db: DbOption = None,
 ) -> None:
     """Write the labels in force (adjudication, else consensus) as TREC qrels: qid 0 docid rel."""
-    from ndcg_labeling.pipeline.consensus import export_qrels as run
+    from ndcg_labeling.labels.consensus import export_qrels as run
 
     with open_session(db) as session:
         result = run(session=session, rounding=rounding.value if rounding else None,

@@ -24,7 +24,7 @@ def demo(
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
-    from ndcg_labeling.pipeline.demo import STEPS, run_demo
+    from ndcg_labeling.demo.run import STEPS, run_demo
     from ndcg_labeling.reports.text import render_comparison_metric, render_notes, render_overview
     from ndcg_labeling.results import headline_metric
 
@@ -45,7 +45,7 @@ def demo(
     con = console if console.is_terminal else Console(width=120)  # piped: no wrapping of the tables
     for name, secs in result.timings:
         err_console.print(f"[green]✓[/] {name} ({secs:.1f} s)", highlight=False)
-    con.print(f"batch: {result.batch_summary}", markup=False, highlight=False)
+    con.print(result.batch_summary, markup=False, highlight=False)  # it starts with "batch NAME: ..."
     con.print(result.consensus_summary, markup=False, highlight=False)
     if result.agreement:
         table = Table(title="agreement per query type (Krippendorff's alpha, ordinal)", box=box.SIMPLE_HEAD)
@@ -68,8 +68,8 @@ def demo(
     from ndcg_labeling.cli.implicit_cmds import print_behavior_demo
 
     print_behavior_demo(result.behavior, con)
-    from ndcg_labeling.pipeline.demo import DATA_DIR  # issue 27: the simulated A/B test's online headline
-    from ndcg_labeling.pipeline.online_demo import online_demo
+    from ndcg_labeling.demo.online import online_demo
+    from ndcg_labeling.demo.run import DATA_DIR  # issue 27: the simulated A/B test's online headline
 
     with handle_errors():
         for line in online_demo(result.db_url, result.out_dir, DATA_DIR):

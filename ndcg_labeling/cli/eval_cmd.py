@@ -96,8 +96,8 @@ def register(app: typer.Typer) -> None:
         document, negative labels are judged but never relevant, and queries missing from the run
         are skipped unless -c. Differences from trec_eval: docs/eval.md.
         """
-        from ndcg_labeling.pipeline.evaluate import evaluate_files
         from ndcg_labeling.reports.trec_eval import render
+        from ndcg_labeling.scoring.evaluate import evaluate_files
 
         with handle_errors():
             _refuse_unsupported(debug_level, zscore)

@@ -29,8 +29,8 @@ from ndcg_labeling.cli.common import engine_for, handle_errors, inert
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.errors import ConflictError
 from ndcg_labeling.guidelines import Guideline, load_guideline
-from ndcg_labeling.pipeline import tasks
-from ndcg_labeling.pipeline.transactions import run_in_transaction
+from ndcg_labeling.labels import tasks
+from ndcg_labeling.labels.transactions import run_in_transaction
 
 BODY_LIMIT = 2_000  # characters of the body shown; the rest is cut with a note
 
@@ -153,7 +153,7 @@ class GradingSession:
 
     def _feedback(self, item_id: str) -> None:
         """After a gold item of a batch created with --gold-feedback: the expected grade (else nothing)."""
-        from ndcg_labeling.pipeline.gold import gold_feedback
+        from ndcg_labeling.labels.gold import gold_feedback
 
         with session_scope(self.engine) as session:
             feedback = gold_feedback(self.batch, item_id, grader=self.grader, session=session)

@@ -25,7 +25,7 @@ def token(
     db: DbOption = None,
 ) -> None:
     """Print a sign-in link http://HOST:PORT/login?token=TOKEN for the web workspace (stored hashed)."""
-    from ndcg_labeling.pipeline.auth import issue_token
+    from ndcg_labeling.workspace.auth import issue_token
 
     with open_session(db) as session:
         issued = issue_token(name, session=session, expires=expires, host=host, port=port)
@@ -34,7 +34,7 @@ def token(
 
 def revoke(name: NameArg, db: DbOption = None) -> None:
     """End every sign-in token and browser session of a grader."""
-    from ndcg_labeling.pipeline.auth import revoke_tokens
+    from ndcg_labeling.workspace.auth import revoke_tokens
 
     with open_session(db) as session:
         result = revoke_tokens(name, session=session)
@@ -43,7 +43,7 @@ def revoke(name: NameArg, db: DbOption = None) -> None:
 
 def set_role(name: NameArg, role: Annotated[GraderRole, typer.Argument(help="grader or lead.")], db: DbOption = None) -> None:
     """Give a grader the role grader (grades own items) or lead (runs batches, adjudicates)."""
-    from ndcg_labeling.pipeline.auth import set_role as run
+    from ndcg_labeling.workspace.auth import set_role as run
 
     with open_session(db) as session:
         previous = run(name, role.value, session=session)

@@ -72,8 +72,8 @@ def derive(
     spark_master: Annotated[str | None, typer.Option("--spark-master", help="Spark master URL for --engine spark (default local[*]).")] = None,
 ) -> None:
     """Derive graded judgments from interaction logs and store them as a behavior grader's judgments."""
-    from ndcg_labeling.pipeline.behavior import DeriveOptions, derive_labels, parse_duration, parse_time
     from ndcg_labeling.reports.behavior import render
+    from ndcg_labeling.sources.behavior import DeriveOptions, derive_labels, parse_duration, parse_time
 
     check_out(out, force)
     cols, cuts = parse_columns(column or []), _thresholds(thresholds)

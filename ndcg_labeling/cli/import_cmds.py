@@ -36,7 +36,7 @@ KindOption = Annotated[str, typer.Option("--kind", help="Kind of new graders: hu
 def import_queries(file: FileArg, fmt: InFormat = None, db: DbOption = None, as_json: JsonSummaryOption = False,
                    summary_fmt: SummaryFormatNamedOption = None) -> None:
     """Import queries: columns query_id,text,query_type."""
-    from ndcg_labeling.pipeline.importing import import_queries as run
+    from ndcg_labeling.labels.importing import import_queries as run
     out_fmt = summary_format(as_json, summary_fmt)
 
     with open_session(db, file) as session:
@@ -48,7 +48,7 @@ def import_queries(file: FileArg, fmt: InFormat = None, db: DbOption = None, as_
 def import_documents(file: FileArg, fmt: InFormat = None, db: DbOption = None, as_json: JsonSummaryOption = False,
                      summary_fmt: SummaryFormatNamedOption = None) -> None:
     """Import documents: columns doc_id,title and body and/or url (other columns become metadata)."""
-    from ndcg_labeling.pipeline.importing import import_documents as run
+    from ndcg_labeling.labels.importing import import_documents as run
     out_fmt = summary_format(as_json, summary_fmt)
 
     with open_session(db, file) as session:
@@ -60,7 +60,7 @@ def import_documents(file: FileArg, fmt: InFormat = None, db: DbOption = None, a
 def import_graders(file: FileArg, fmt: InFormat = None, db: DbOption = None, as_json: JsonSummaryOption = False,
                    kind: KindOption = "human", summary_fmt: SummaryFormatNamedOption = None) -> None:
     """Import graders: columns grader[,display_name]."""
-    from ndcg_labeling.pipeline.importing import import_graders as run
+    from ndcg_labeling.labels.importing import import_graders as run
     out_fmt = summary_format(as_json, summary_fmt)
 
     with open_session(db, file) as session:
@@ -80,7 +80,7 @@ def import_run(
     summary_fmt: SummaryFormatNamedOption = None,
 ) -> None:
     """Import a system's ranking: TREC run (qid Q0 docid rank score tag) or CSV (query_id,doc_id,rank[,score])."""
-    from ndcg_labeling.pipeline.importing import import_run as run
+    from ndcg_labeling.labels.importing import import_run as run
     out_fmt = summary_format(as_json, summary_fmt)
 
     with open_session(db, file) as session, row_progress(f"importing {file.name}") as progress:
@@ -102,7 +102,7 @@ def import_judgments(
     summary_fmt: SummaryFormatNamedOption = None,
 ) -> None:
     """Import judgments: long format query_id,doc_id,grader,grade[,batch], or TREC qrels with --grader."""
-    from ndcg_labeling.pipeline.importing import import_judgments as run
+    from ndcg_labeling.labels.importing import import_judgments as run
     out_fmt = summary_format(as_json, summary_fmt)
 
     with open_session(db, file) as session, row_progress(f"importing {file.name}") as progress:
@@ -116,7 +116,7 @@ def graders_add(names: Annotated[list[str], typer.Argument(help="Grader names.")
                 role: Annotated[str, typer.Option("--role", help="Role of new graders: grader or lead.")] = "grader",
                 kind: KindOption = "human") -> None:
     """Add graders by name."""
-    from ndcg_labeling.pipeline.importing import add_graders
+    from ndcg_labeling.labels.importing import add_graders
 
     with open_session(db) as session:
         summary = add_graders(names, session=session, role=role, kind=kind)
@@ -128,7 +128,7 @@ def graders_list(db: DbOption = None, fmt: FormatOption = OutputFormat.table, ou
                  force: ForceOption = False) -> None:
     """List graders with their role, kind and number of judgments."""
     from ndcg_labeling.cli.common import open_connection
-    from ndcg_labeling.pipeline.overview import list_graders  # Core reads: starts without the ORM
+    from ndcg_labeling.labels.overview import list_graders  # Core reads: starts without the ORM
 
     check_out(out, force)
     with open_connection(db) as conn:

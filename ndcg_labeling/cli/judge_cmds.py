@@ -87,7 +87,7 @@ def judge_run(
     db: DbOption = None,
 ) -> None:
     """Grade the batch's items with a model, as grader NAME of kind model (cached, resumable)."""
-    from ndcg_labeling.pipeline.judging import JudgeSettings, run_judge
+    from ndcg_labeling.sources.judge_runs import JudgeSettings, run_judge
 
     settings = JudgeSettings(batch=batch, grader=grader, model=model, base_url=base_url,
                              api_key=os.environ.get(api_key_env) or None, prompt=prompt, max_doc_chars=max_doc_chars,
@@ -111,7 +111,7 @@ def judge_run(
 
 
 def _render(summary: Any, fmt: OutputFormat) -> None:
-    from ndcg_labeling.pipeline.judging import SUMMARY_COLUMNS
+    from ndcg_labeling.sources.judge_runs import SUMMARY_COLUMNS
 
     if fmt is OutputFormat.json:
         typer.echo(json.dumps(summary.as_dict(), indent=2))

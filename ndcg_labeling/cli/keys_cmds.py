@@ -30,7 +30,7 @@ def add(name: Annotated[str, typer.Argument(help="A name for the key (who or wha
         fmt: SummaryFormatOption = OutputFormat.text,
         db: DbOption = None) -> None:
     """Create a key; it is printed once (only its sha256 is stored)."""
-    from ndcg_labeling.pipeline.ingest_keys import add_key
+    from ndcg_labeling.workspace.ingest_keys import add_key
 
     with open_session(db) as session:
         issued = add_key(name, role.value, session=session)
@@ -40,7 +40,7 @@ def add(name: Annotated[str, typer.Argument(help="A name for the key (who or wha
 @keys_app.command("revoke")
 def revoke(name: Annotated[str, typer.Argument(help="The key's name.")], db: DbOption = None) -> None:
     """Revoke a key: posts with it are refused from now on."""
-    from ndcg_labeling.pipeline.ingest_keys import revoke_key
+    from ndcg_labeling.workspace.ingest_keys import revoke_key
 
     with open_session(db) as session:
         typer.echo(revoke_key(name, session=session))
@@ -49,7 +49,7 @@ def revoke(name: Annotated[str, typer.Argument(help="The key's name.")], db: DbO
 @keys_app.command("list")
 def list_(fmt: FormatOption = OutputFormat.table, db: DbOption = None) -> None:
     """The keys (never the keys themselves): name, role, created, revoked."""
-    from ndcg_labeling.pipeline.ingest_keys import list_keys
+    from ndcg_labeling.workspace.ingest_keys import list_keys
 
     with open_session(db, read_only=True) as session:
         rows = list_keys(session=session)

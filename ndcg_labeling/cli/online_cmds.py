@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ndcg_labeling.choices import Gain, LogEngineName, OutputFormat
+from ndcg_labeling.choices import Gain, LogEngineName, OutputFormat, Unjudged
 from ndcg_labeling.cli.common import (
     DbOption,
     ForceOption,
@@ -40,6 +40,7 @@ def report(
     labels: Annotated[str, typer.Option("--labels", help="consensus, GRADER, or consensus,GRADER (consensus first).")] = "consensus",
     gain: Annotated[Gain, typer.Option("--gain", help="NDCG gain: 2^rel-1 (exponential) or rel (linear); binary is refused (report only).")] = Gain.exponential,
     cluster: Annotated[Cluster, typer.Option("--cluster", help="Resampling unit: user, session, request; auto: user_id, else session_id, else request.")] = Cluster.auto,
+    unjudged: Annotated[Unjudged, typer.Option("--unjudged", help="A request whose query has no label: skip it in the metric's mean (as report skips unjudged queries) or count it as zero.")] = Unjudged.skip,
     column: Annotated[list[str] | None, typer.Option("--column", help="NAME=SOURCE: read log column NAME from SOURCE (repeatable).")] = None,
     fmt: Annotated[OutputFormat, format_option(OutputFormat.table, OutputFormat.csv, OutputFormat.json,
                                                OutputFormat.html)] = OutputFormat.table,
@@ -49,13 +50,14 @@ def report(
     db: DbOption = None,
 ) -> None:
     """Score every served list against the label store and compare the arms on NDCG and business metrics."""
-    from ndcg_labeling.pipeline.online import OnlineOptions, online_report
+    from ndcg_labeling.experiments.report import OnlineOptions, online_report
     from ndcg_labeling.reports.online import render
 
     check_out(out, force)
     cols = parse_columns(column or [])
     options = OnlineOptions(baseline=baseline, metric=metric, window=window, labels=labels, gain=gain.value,
-                            cluster=cluster.value, columns=cols, engine=engine.value, spark_master=spark_master)
+                            cluster=cluster.value, columns=cols, engine=engine.value, spark_master=spark_master,
+                            unjudged=unjudged.value)
     with open_session(db, read_only=True) as session, handle_errors():
         result = online_report(list(logs), options, session=session)
     text = render(result, fmt.value)

@@ -36,7 +36,7 @@ def plan(
     from ndcg_labeling.cli.report_cmd import refuse_given
 
     if budget:
-        from ndcg_labeling.pipeline.budget_report import plan_budget
+        from ndcg_labeling.scoring.inferred import plan_budget
 
         refuse_given(ctx, QUERIES_ONLY, "--budget")
         if batch is not None:
@@ -58,7 +58,7 @@ def plan(
     refuse_given(ctx, BUDGET_ONLY, "--mde (they plan judgments: pass --budget)")
     if mde is None:
         raise typer.BadParameter("--mde is required (or plan judgments with --budget)", param_hint="--mde")
-    from ndcg_labeling.pipeline.plan import PLAN_COLUMNS, PlanOptions, plan_queries, plan_sentence
+    from ndcg_labeling.scoring.plan import PLAN_COLUMNS, PlanOptions, plan_queries, plan_sentence
 
     options = PlanOptions(mde=mde, metric=metric, power=power, alpha=alpha, baseline=baseline, system=system, sd=sd)
     if sd is not None:

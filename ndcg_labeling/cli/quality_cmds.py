@@ -51,7 +51,7 @@ def gold_import(
     summary_fmt: SummaryFormatNamedOption = None,
 ) -> None:
     """Import gold items: columns query_id,doc_id,grade[,explanation] (queries and documents must exist)."""
-    from ndcg_labeling.pipeline.gold import import_gold
+    from ndcg_labeling.labels.gold import import_gold
 
     out_fmt = summary_format(as_json, summary_fmt)
     with open_session(db) as session:
@@ -67,7 +67,7 @@ def gold_list(
     db: DbOption = None,
 ) -> None:
     """List gold items with their grade, explanation, batches using them and graders' accuracy on them."""
-    from ndcg_labeling.pipeline.gold import list_gold
+    from ndcg_labeling.labels.gold import list_gold
 
     with open_session(db) as session:
         rows = list_gold(session=session, scale=scale)
@@ -89,8 +89,8 @@ def graders_quality(
     db: DbOption = None,
 ) -> None:
     """Per grader, answers to gold items: accuracy, within one, MAE, bias, trusted, drift over time."""
-    from ndcg_labeling.pipeline.quality import QUALITY_COLUMNS, TABLE_COLUMNS, TRUST_RULE
-    from ndcg_labeling.pipeline.quality import graders_quality as run
+    from ndcg_labeling.labels.quality import QUALITY_COLUMNS, TABLE_COLUMNS, TRUST_RULE
+    from ndcg_labeling.labels.quality import graders_quality as run
 
     with open_session(db) as session:
         report = run(session=session, batch=batch, min_accuracy=min_accuracy)
@@ -124,8 +124,8 @@ def calibrate(
     Against the human consensus on the items both labelled, and against the systems' order under the
     human labels (Kendall's tau-b, largest rank change); a verdict per query type.
     """
-    from ndcg_labeling.pipeline.calibration import CALIBRATION_COLUMNS
-    from ndcg_labeling.pipeline.calibration import calibrate as run
+    from ndcg_labeling.sources.calibration import CALIBRATION_COLUMNS
+    from ndcg_labeling.sources.calibration import calibrate as run
 
     check_out(out, force)
     with open_session(db) as session:

@@ -66,10 +66,10 @@ def report(
                   relevant=relevant_threshold)
         return
     refuse_given(ctx, ("batch",), "--estimator plain")
-    from ndcg_labeling.pipeline.report import build_report, gate_metrics
-    from ndcg_labeling.pipeline.report_gate import decide_gate
     from ndcg_labeling.reports.headline import gate_line
     from ndcg_labeling.results import DEFAULT_METRICS, ReportOptions
+    from ndcg_labeling.scoring.gate import decide_gate
+    from ndcg_labeling.scoring.report import build_report, gate_metrics
 
     check_out(out, force)
     with handle_errors():
@@ -111,7 +111,7 @@ def _inferred(batch: str | None, gain: str, fmt: OutputFormat, db: str | None, *
     import re
 
     from ndcg_labeling.cli.common import render_rows
-    from ndcg_labeling.pipeline.budget_report import inferred_report
+    from ndcg_labeling.scoring.inferred import inferred_report
 
     if gain == Gain.binary:
         raise typer.BadParameter("--estimator inferred takes exponential or linear gain, not binary", param_hint="--gain")

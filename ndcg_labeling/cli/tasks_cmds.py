@@ -66,7 +66,7 @@ def create(
 ) -> None:
     """Pool the top-K documents of the systems, leave out pairs already judged N times, and give each
     item to N graders, load-balanced, in each grader's own random order."""
-    from ndcg_labeling.pipeline.tasks import create_batch
+    from ndcg_labeling.labels.tasks import create_batch
 
     names = [g for g in (part.strip() for part in graders.split(",")) if g]
     if from_traffic and strategy is not None:
@@ -81,12 +81,12 @@ def create(
         return
     if depth is None:
         raise typer.BadParameter("--depth is required (or pool with --from-traffic)", param_hint="--depth")
-    from ndcg_labeling.pipeline.tasks.pooling import check_depth
+    from ndcg_labeling.labels.tasks.pooling import check_depth
 
     with handle_errors():
         check_depth(depth)
     if strategy is not None:
-        from ndcg_labeling.pipeline.tasks.budgeted import create_budgeted
+        from ndcg_labeling.labels.tasks.budgeted import create_budgeted
 
         with open_session(db) as session:
             result = create_budgeted(batch, strategy=strategy.value, budget=budget, scale=scale, depth=depth,
@@ -111,7 +111,7 @@ def extend(
 ) -> None:
     """Grow a batch made with --strategy by one round: its strategy picks --budget more pairs, seeing the
     grades the batch has so far; they go to the batch's graders after their current items."""
-    from ndcg_labeling.pipeline.tasks.budgeted import extend_batch
+    from ndcg_labeling.labels.tasks.budgeted import extend_batch
 
     with open_session(db) as session:
         result = extend_batch(batch, budget=budget, session=session)
@@ -122,7 +122,7 @@ def extend(
 def status(batch: BatchArg, fmt: FormatOption = OutputFormat.table, db: DbOption = None) -> None:
     """Progress of a batch: per grader done/skipped/total; items with all N grades; items still open."""
     from ndcg_labeling.cli.common import open_connection
-    from ndcg_labeling.pipeline.overview import batch_status  # Core reads: starts without the ORM
+    from ndcg_labeling.labels.overview import batch_status  # Core reads: starts without the ORM
 
     with open_connection(db) as conn:
         result = batch_status(batch, session=conn)
@@ -151,7 +151,7 @@ def status(batch: BatchArg, fmt: FormatOption = OutputFormat.table, db: DbOption
 def list_cmd(fmt: FormatOption = OutputFormat.table, db: DbOption = None) -> None:
     """List grading batches with their scale, size and progress."""
     from ndcg_labeling.cli.common import open_connection
-    from ndcg_labeling.pipeline.overview import list_batches  # Core reads: starts without the ORM
+    from ndcg_labeling.labels.overview import list_batches  # Core reads: starts without the ORM
 
     with open_connection(db) as conn:
         rows = list_batches(session=conn)
@@ -174,7 +174,7 @@ def list_cmd(fmt: FormatOption = OutputFormat.table, db: DbOption = None) -> Non
 @tasks_app.command("delete")
 def delete(batch: BatchArg, db: DbOption = None, fmt: SummaryFormatOption = OutputFormat.text) -> None:
     """Delete a batch nobody has graded yet (its items and assignments); refused once anyone graded or skipped."""
-    from ndcg_labeling.pipeline.lead_admin import delete_batch
+    from ndcg_labeling.workspace.lead import delete_batch
 
     with open_session(db) as session:
         result = delete_batch(batch, session=session)
@@ -193,7 +193,7 @@ def export(
     """Write the grader's open items, in the grader's order: item_id,query,title,body,url,grade (empty).
     An existing file (perhaps the grader's filled-in copy) is kept unless --force."""
     from ndcg_labeling.cli.common import check_out
-    from ndcg_labeling.pipeline.tasks import export_tasks_file
+    from ndcg_labeling.labels.tasks import export_tasks_file
 
     check_out(str(out), force)
     with open_session(db) as session:
@@ -220,7 +220,7 @@ def import_cmd(
     A row replaces a different stored grade only if the file was exported after that grade was made
     (its exported_at column) or the grade came from this same file; other such rows are refused and
     counted, unless --overwrite-newer."""
-    from ndcg_labeling.pipeline.tasks import GradedFileError, import_graded
+    from ndcg_labeling.labels.tasks import GradedFileError, import_graded
 
     out_fmt = summary_format(as_json, summary_fmt)
     with open_session(db) as session:

@@ -12,7 +12,7 @@ def create_from_traffic(batch: str, logs: list[str], *, budget: int | None, by: 
                         overlap: int, graders: list[str], seed: int | None, gold_rate: float, gold_feedback: bool,
                         depth: int | None, db: str | None, fmt: OutputFormat) -> None:
     """Pool by traffic and create the batch in one transaction; print both summaries."""
-    from ndcg_labeling.pipeline.traffic_pool import create_batch_from_traffic
+    from ndcg_labeling.experiments.traffic_pool import create_batch_from_traffic
 
     if budget is None:
         raise typer.BadParameter("--from-traffic needs --budget N", param_hint="--budget")

@@ -7,6 +7,7 @@ connection (:func:`connection_scope`) and start without it (issue 17)."""
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
 ENV_VAR = "NDCG_LABELING_DB"
 DEFAULT_URL = "sqlite:///ndcg_labeling.db"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+#: how long a writer waits in all for SQLite's write lock (each try waits the busy timeout)
+SQLITE_WRITE_WAIT_S = 900.0
 
 
 def resolve_url(url: str | None = None) -> str:
@@ -116,7 +119,28 @@ def _sqlite_begin(conn: Any) -> None:
     conn.exec_driver_sql("PRAGMA query_only=ON" if reads_only else "PRAGMA query_only=OFF")
     # A writer's BEGIN IMMEDIATE takes the write lock at the start of the transaction, so two writers
     # queue on the busy timeout instead of one failing with "database is locked" at its first write.
-    conn.exec_driver_sql("BEGIN" if reads_only else "BEGIN IMMEDIATE")
+    if reads_only:
+        conn.exec_driver_sql("BEGIN")
+    else:
+        _begin_immediate(conn.connection.driver_connection)
+
+
+def _begin_immediate(dbapi_connection: Any) -> None:
+    """``BEGIN IMMEDIATE``, tried again while another writer holds the lock, for up to
+    :data:`SQLITE_WRITE_WAIT_S` in all: one wait of the busy timeout was shorter than one writer's whole
+    transaction (a consensus of a large batch), and the second of two concurrent runs failed with
+    "database is locked" (issue 46). Safe to repeat: nothing of the transaction has run yet."""
+    import sqlite3
+
+    deadline = time.monotonic() + SQLITE_WRITE_WAIT_S
+    while True:
+        try:
+            dbapi_connection.execute("BEGIN IMMEDIATE")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)
 
 
 def make_engine(url: str | None = None, **kwargs: Any) -> Engine:

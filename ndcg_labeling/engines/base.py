@@ -21,6 +21,17 @@ MAX_POSITION = 10_000
 #: 9999 (what a datetime holds: the window and the stored derivation print as ISO 8601)
 TS_MIN, TS_MAX = -62_135_596_800.0, 253_402_300_799.0
 TS_RANGE_PROBLEM = "is outside the years 1 to 9999"
+#: the largest ``watch_ratio`` and ``dwell_ms`` a log row or a posted event may carry (docs/online.md): a
+#: rewatch may exceed 1, but a ratio of 1000 is a logging bug, and bounded values keep every per-request
+#: sum of the online figures (fixed point, squares included) inside int64 (:mod:`ndcg_labeling.online.sums`)
+WATCH_RATIO_MAX = 1000.0
+DWELL_MS_MAX = 1e10  # about 116 days
+
+
+def above_max_problem(maximum: float) -> str:
+    """The refusal of a value above its column's largest (:data:`WATCH_RATIO_MAX`, :data:`DWELL_MS_MAX`),
+    said alike by both engines and the event ingest."""
+    return f"is above {maximum:g}, the largest value accepted"
 #: the tail that :func:`bad_rows_message` puts on the first bad row's problem
 _BAD_ROWS_NOTE = re.compile(r" \((?:\d+ bad rows in all; )?nothing was stored\)$")
 

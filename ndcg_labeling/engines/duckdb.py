@@ -29,12 +29,15 @@ import numpy as np
 
 from ndcg_labeling.behavior.counts import CellCounts, SessionPatterns, narrow_positions
 from ndcg_labeling.engines.base import (
+    DWELL_MS_MAX,
     MAX_POSITION,
     TS_MAX,
     TS_MIN,
     TS_RANGE_PROBLEM,
+    WATCH_RATIO_MAX,
     LogAggregates,
     LogRequest,
+    above_max_problem,
     bad_rows_message,
     duplicate_position_message,
     first_bad_log_id,
@@ -254,6 +257,7 @@ class DuckDBEngine:
             missing = f"{wr} IS NULL OR " if request.watch else f"{raw('watch_ratio')} IS NOT NULL AND ({wr} IS NULL OR "
             close = "" if request.watch else ")"
             checks.append((f"{missing}NOT isfinite({wr}) OR {wr} < 0{close}", says("watch_ratio", "is not a number >= 0")))
+            checks.append((f"{wr} > {WATCH_RATIO_MAX!r}", says("watch_ratio", above_max_problem(WATCH_RATIO_MAX))))
         if names["converted"] in types:
             v = f"TRY_CAST({raw('converted')} AS DOUBLE)"
             checks.append((f"{raw('converted')} IS NOT NULL AND ({v} IS NULL OR {v} NOT IN (0, 1))",
@@ -262,6 +266,7 @@ class DuckDBEngine:
             v = f"TRY_CAST({raw('dwell_ms')} AS DOUBLE)"
             checks.append((f"{raw('dwell_ms')} IS NOT NULL AND ({v} IS NULL OR NOT isfinite({v}) OR {v} < 0)",
                            says("dwell_ms", "is not a number >= 0")))
+            checks.append((f"{v} > {DWELL_MS_MAX!r}", says("dwell_ms", above_max_problem(DWELL_MS_MAX))))
         problem = "CASE " + " ".join(f"WHEN {cond} THEN {message}" for cond, message in checks) + " END"
         # bad: whether any check holds (the same conditions, without building the message)
         bad = "COALESCE(" + " OR ".join(f"({cond})" for cond, _ in checks) + ", FALSE)"

@@ -175,7 +175,8 @@ def _bad_row(batch: dict[str, Any], kinds: dict[str, str], watch: bool, position
         if col == "watch_ratio" and watch and not present.all():
             return True
         v = _numbers(batch[col], kinds[col])[present]
-        ok = ((v == 0) | (v == 1)) if col == "converted" else (np.isfinite(v) & (v >= 0))
+        high = {"watch_ratio": rules.WATCH_RATIO_MAX, "dwell_ms": rules.DWELL_MS_MAX}.get(col, 1.0)
+        ok = ((v == 0) | (v == 1)) if col == "converted" else (np.isfinite(v) & (v >= 0) & (v <= high))
         if not ok.all():
             return True
     return False

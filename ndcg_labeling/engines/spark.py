@@ -28,12 +28,15 @@ import numpy as np
 
 from ndcg_labeling.behavior.counts import CellCounts, SessionPatterns
 from ndcg_labeling.engines.base import (
+    DWELL_MS_MAX,
     MAX_POSITION,
     TS_MAX,
     TS_MIN,
     TS_RANGE_PROBLEM,
+    WATCH_RATIO_MAX,
     LogAggregates,
     LogRequest,
+    above_max_problem,
     bad_rows_message,
     duplicate_position_message,
     first_bad_log_id,
@@ -303,6 +306,9 @@ def _normalized(df: Any, names: dict[str, str], request: LogRequest, *, first: l
         bad = wr.isNull() | ~finite(wr) | (wr < 0)
         checks.append(bad if request.watch else raw("watch_ratio").isNotNull() & bad)
         msgs.append(F.concat(F.lit(names["watch_ratio"] + " "), shown(raw("watch_ratio")), F.lit(" is not a number >= 0")))
+        checks.append(wr > WATCH_RATIO_MAX)
+        msgs.append(F.concat(F.lit(names["watch_ratio"] + " "), shown(raw("watch_ratio")),
+                             F.lit(" " + above_max_problem(WATCH_RATIO_MAX))))
     if names["converted"] in types:
         v = num("converted")
         checks.append(raw("converted").isNotNull() & (v.isNull() | ~v.isin(0.0, 1.0)))
@@ -311,6 +317,9 @@ def _normalized(df: Any, names: dict[str, str], request: LogRequest, *, first: l
         v = num("dwell_ms")
         checks.append(raw("dwell_ms").isNotNull() & (v.isNull() | ~finite(v) | (v < 0)))
         msgs.append(F.concat(F.lit(names["dwell_ms"] + " "), shown(raw("dwell_ms")), F.lit(" is not a number >= 0")))
+        checks.append(v > DWELL_MS_MAX)
+        msgs.append(F.concat(F.lit(names["dwell_ms"] + " "), shown(raw("dwell_ms")),
+                             F.lit(" " + above_max_problem(DWELL_MS_MAX))))
     checks = [c for c, _ in first or []] + checks
     msgs = [m for _, m in first or []] + msgs
     problem = F.when(checks[0], msgs[0])

@@ -10,7 +10,7 @@ The room holds what needs no database (docs/judges.md):
   backoff on 429/5xx/timeouts honouring ``Retry-After``, a rate limit); the API key never reaches a
   log line, a message or the cache key;
 * :mod:`.runner`: many requests at a bounded concurrency, each answer handed to a callback as it
-  arrives (the use case :mod:`ndcg_labeling.pipeline.judging` stores it in a short transaction).
+  arrives (the use case :mod:`ndcg_labeling.sources.judge_runs` stores it in a short transaction).
 
 Nothing here imports sqlalchemy, pandas or the pipeline.
 """

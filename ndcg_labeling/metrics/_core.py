@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from ndcg_labeling import backend
 from ndcg_labeling.metrics import _kernels
-from ndcg_labeling.metrics._trec_gains import exp_gain
+from ndcg_labeling.metrics import dcg as _dcg
 from ndcg_labeling.metrics._validation import (
     FloatArray,
     Ranking,
@@ -74,9 +74,7 @@ def prepare(
         counts: FloatArray = rel.sum(axis=1).astype(np.float64)
         return counts
 
-    size = max(k_rank, ideal.shape[1])
-    discount = 1.0 / np.log2(np.arange(2, size + 2, dtype=np.float64))
-    return Ranking(np, ranked, present, ideal, n_relevant, discount, width, func)
+    return Ranking(np, ranked, present, ideal, n_relevant, _dcg.log2_ranks(max(k_rank, ideal.shape[1])), width, func)
 
 
 def _cpu_view(torch_module: Any, scores: Any, labels: Any, ideal_labels: Any) -> Any:
@@ -162,8 +160,8 @@ def _top_k_values(values: FloatArray, k: int) -> FloatArray:
 def _gain(xp: Any, x: Any, gain: str) -> Any:
     if gain == "linear":
         return x
-    # NumPy: libm's pow for fractional labels, as the compiled kernel and the ranked-list engine
-    return xp.exp2(x) - 1.0 if xp is not np else exp_gain(x)
+    # NumPy: the engine's gain (libm's pow for fractional labels, as the compiled kernel)
+    return xp.exp2(x) - 1.0 if xp is not np else _dcg.exp_gain(x)
 
 
 def _cut(k: int | None, available: int) -> int:
@@ -180,20 +178,21 @@ def _fill(xp: Any, ok: Any, num: Any, den: Any, empty: str) -> Any:
 def dcg_from_ranking(r: Ranking, k: int | None, gain: str) -> Any:
     kk = _cut(k, r.k_ranked)
     g = _gain(r.xp, r.xp.nan_to_num(r.ranked[:, :kk], nan=0.0), gain)
-    return _rank_by_rank(r, g * r.discount[:kk])
+    return _rank_by_rank(r, g / r.log2_ranks[:kk])
 
 
 def ideal_dcg_from_ranking(r: Ranking, k: int | None, gain: str) -> Any:
     ki = _cut(k, r.k_ideal)
-    return _rank_by_rank(r, _gain(r.xp, r.ideal[:, :ki], gain) * r.discount[:ki])
+    return _rank_by_rank(r, _gain(r.xp, r.ideal[:, :ki], gain) / r.log2_ranks[:ki])
 
 
 def _rank_by_rank(r: Ranking, terms: Any) -> Any:
-    """Each row's sum added rank by rank (``cumsum``), as the compiled kernel adds it: the same bits."""
+    """Each row's sum added rank by rank, as :func:`ndcg_labeling.metrics.dcg.running_sum` and the
+    compiled kernel add it: the same bits."""
+    if r.xp is np:
+        return _dcg.running_sum(terms)
     if terms.shape[1] == 0:
         return terms.sum(1)
-    if r.xp is np:
-        return terms.cumsum(1)[:, -1]
     # torch: the same left-to-right sum, one column at a time (CUDA's cumsum over a row of ten took 5.8 ms
     # for 1M rows on an H200, 37% of batch_ndcg; benchmarks/bench_cuda.py)
     total = terms[:, 0]
@@ -235,7 +234,8 @@ def average_precision_from_ranking(r: Ranking, k: int | None, threshold: float, 
     ranks = xp.arange(1, rel.shape[1] + 1, dtype=rel.dtype, **_device(r, rel))
     precision_at = rel.cumsum(1) / ranks
     n_rel = r.n_relevant(threshold)
-    return _fill(xp, n_rel > 0, (precision_at * rel).sum(1), n_rel, empty)
+    terms = precision_at * rel  # NumPy: added rank by rank, as trec_eval's m_map.c (the ranked-list engine)
+    return _fill(xp, n_rel > 0, _dcg.running_sum(terms) if xp is np else terms.sum(1), n_rel, empty)
 
 
 def precision_from_ranking(r: Ranking, k: int | None, threshold: float, empty: str) -> Any:

@@ -25,6 +25,7 @@ import numpy.typing as npt
 
 from ndcg_labeling import _jit, backend
 from ndcg_labeling.backend import Plan
+from ndcg_labeling.metrics import dcg as _dcg
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -161,7 +162,7 @@ def _insert_labels(vals: FloatArray, mask: FloatArray, own: bool, top_v: FloatAr
 
 
 def _ndcg_rows_py(scores: FloatArray, labels: FloatArray, ideal: FloatArray, own: bool, cuts: IntArray,
-                  k: int, k_ideal: int, exponential: bool, table: FloatArray, discount: FloatArray,
+                  k: int, k_ideal: int, exponential: bool, table: FloatArray, log2_ranks: FloatArray,
                   empty_value: float, out: FloatArray, bad: IntArray) -> None:  # pragma: no cover - compiled
     """``out[i, c]``: NDCG of row ``i`` at ``cuts[c]``; ``bad[i]``: the first column of row ``i``
     whose ideal label is negative or infinite (-1: none). ``own``: the ideal comes from the row's
@@ -186,10 +187,10 @@ def _ndcg_rows_py(scores: FloatArray, labels: FloatArray, ideal: FloatArray, own
                 for p in range(min(cuts[c], count)):
                     g = labels[i, top_j[p]]
                     if g == g:
-                        dcg += _gain(g, table, exponential) * discount[p]
+                        dcg += _gain(g, table, exponential) / log2_ranks[p]
                 idcg = 0.0
                 for p in range(min(cuts[c], k_ideal)):
-                    idcg += _gain(top_v[p], table, exponential) * discount[p]
+                    idcg += _gain(top_v[p], table, exponential) / log2_ranks[p]
                 out[i, c] = dcg / idcg if idcg > 0 else empty_value
 
 
@@ -243,9 +244,8 @@ def ndcg(scores: FloatArray, labels: FloatArray, ideal: FloatArray | None, cuts:
     n = scores.shape[0]
     out = np.empty((n, len(cuts)), dtype=np.float64)
     bad = np.empty(n, dtype=np.int64)
-    discount = 1.0 / np.log2(np.arange(2, max(k, k_ideal) + 2, dtype=np.float64))
-    table = np.exp2(np.arange(LEVELS, dtype=np.float64)) - 1.0
+    table = _dcg.exp_gain(np.arange(LEVELS, dtype=np.float64))
     kernels["ndcg" if plan.parallel else "ndcg_serial"](
         scores, labels, labels if ideal is None else ideal, ideal is None, np.ascontiguousarray(cuts, dtype=np.int64),
-        k, k_ideal, exponential, table, discount, empty_value, out, bad)
+        k, k_ideal, exponential, table, _dcg.log2_ranks(max(k, k_ideal)), empty_value, out, bad)
     return out, bad

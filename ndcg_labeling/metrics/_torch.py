@@ -11,6 +11,7 @@ from typing import Any
 
 import torch
 
+from ndcg_labeling.metrics import dcg as _dcg
 from ndcg_labeling.metrics._validation import Ranking, check_rows, check_same_shape
 
 
@@ -67,7 +68,7 @@ def ranking_as_tensors(r: Ranking, dtype: torch.dtype) -> Ranking:
         return as_tensor(r.n_relevant(threshold), dtype)
 
     return Ranking(torch, as_tensor(r.ranked, dtype), torch.from_numpy(r.present), as_tensor(r.ideal, dtype),
-                   n_relevant, as_tensor(r.discount, dtype), r.width, r.func)
+                   n_relevant, as_tensor(r.log2_ranks, dtype), r.width, r.func)
 
 
 def prepare_torch(func: str, scores: Any, labels: Any, *, k_max: int | None, ideal_labels: Any) -> Ranking:
@@ -106,6 +107,6 @@ def prepare_torch(func: str, scores: Any, labels: Any, *, k_max: int | None, ide
     def n_relevant(threshold: float) -> torch.Tensor:
         return (ideal_src >= threshold).sum(1).to(dtype)
 
-    size = max(k_rank, k_id)
-    discount = 1.0 / torch.log2(torch.arange(2, size + 2, dtype=dtype, device=s.device))
-    return Ranking(torch, ranked, present, ideal, n_relevant, discount, width, func)
+    # the engine's log2 (the C library's), on the tensor's device: one discount for every backend
+    log2_ranks = torch.as_tensor(_dcg.log2_ranks(max(k_rank, k_id)), device=s.device).to(dtype)
+    return Ranking(torch, ranked, present, ideal, n_relevant, log2_ranks, width, func)

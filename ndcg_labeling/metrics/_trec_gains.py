@@ -10,36 +10,26 @@ unspecified; ours is exact).
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import numpy as np
 
+from ndcg_labeling.metrics import dcg as _dcg
 from ndcg_labeling.metrics._trec_kernels import (
     Context,
     FloatArray,
     IntArray,
+    RankedLists,
     _safe_div,
     distinct,
     gain_table,
-    libm_log2,
-    log2_of_ints,
     rbp_powers,
     seq_sum,
 )
+from ndcg_labeling.metrics._validation import Ranking
+from ndcg_labeling.metrics.dcg import libm_log2
 
 _WHOLE = np.iinfo(np.int64).max // 4  # a cut-off past every list
-
-
-def _log2_ranks(width: int) -> FloatArray:
-    """``log2(i + 2)`` for ranks ``i = 0..width-1``: trec_eval divides each gain by it."""
-    return log2_of_ints(np.arange(width, dtype=np.int64) + 2)
-
-
-def _dcg_terms(rg: FloatArray) -> FloatArray:
-    """``gain / log2(i + 2)`` where the gain is not 0 (trec_eval skips those), 0 elsewhere."""
-    with np.errstate(invalid="ignore"):
-        return np.where(rg != 0, rg / _log2_ranks(rg.shape[1])[None, :], 0.0)
 
 
 def results_gains(ctx: Context, pairs: Mapping[float, float], positive_labels_only: bool = False) -> FloatArray:
@@ -81,7 +71,7 @@ def ideal_dcg_before(gains: FloatArray, cum: IntArray, m: IntArray | int, *, dis
         ranks = np.arange(start, min(start + block, int(stop[rows].max())), dtype=np.int64)
         terms = _ideal_block(gains, cum[rows], ranks)
         if discount:
-            terms = terms / _log2_ranks(int(ranks[-1]) + 1)[None, ranks]
+            terms = terms / _dcg.log2_ranks(int(ranks[-1]) + 1)[None, ranks]
         terms = np.where(ranks[None, :] < stop[rows, None], terms, 0.0)
         terms[:, 0] += out[rows]
         out[rows] = np.cumsum(terms, axis=1)[:, -1]
@@ -107,7 +97,7 @@ def ideal_gain_at_ranks(gains: FloatArray, cum: IntArray, width: int) -> FloatAr
 def ndcg_family(ctx: Context, which: str, pairs: Mapping[float, float]) -> FloatArray:
     """m_ndcg.c: ``ndcg``, ``dcg`` and ``ideal_dcg`` over the whole list; the ideal uses every
     judged document, retrieved or not."""
-    dcg = seq_sum(_dcg_terms(results_gains(ctx, pairs)))
+    dcg = _dcg.dcg(results_gains(ctx, pairs))
     if which == "dcg":
         return dcg
     gains, cum = ideal_groups(ctx, pairs)
@@ -116,40 +106,33 @@ def ndcg_family(ctx: Context, which: str, pairs: Mapping[float, float]) -> Float
 
 
 def ndcg_cut(ctx: Context, cutoffs: tuple[int, ...]) -> FloatArray:
-    """m_ndcg_cut.c: DCG and ideal DCG both cut at K; gains are the labels (no parameters)."""
-    cols = [np.where(ideal > 0, _safe_div(dcg, ideal), dcg) for dcg, ideal in dcg_cut(ctx, cutoffs)]
-    return np.column_stack(cols)
+    """m_ndcg_cut.c: DCG and ideal DCG both cut at K; gains are the labels (no parameters). The
+    registry's NDCG kernel over :func:`ranking` (an ideal DCG of 0 comes with a DCG of 0: 0)."""
+    from ndcg_labeling.metrics import _core  # not at import: eval's start does without the backend policy
+
+    r = ranking(ctx.lists, max(cutoffs), "ndcg_cut")
+    return np.column_stack([_core.ndcg_from_ranking(r, k, "linear", "zero") for k in cutoffs])
 
 
-def dcg_cut(ctx: Context, cutoffs: Sequence[int | None], exponential: bool = False
-            ) -> list[tuple[FloatArray, FloatArray]]:
-    """``(DCG, ideal DCG)`` at each cut-off (None: the whole list and the whole ideal list), added rank
-    by rank as trec_eval's m_ndcg_cut.c adds them. A positive label's gain is the label, or with
-    ``exponential`` ``2^label - 1`` (the registry's default gain: trec_eval's NDCG over those gains)."""
-    rg = results_gains(ctx, {}, positive_labels_only=True)
-    pairs: dict[float, float] = {}
-    if exponential:
-        rg = exp_gain(rg)
-        pairs = dict(zip(ctx.lists.levels.tolist(), exp_gain(ctx.lists.levels).tolist(), strict=True))
-    cum_dcg = np.cumsum(_dcg_terms(rg), axis=1)
-    gains, cum = ideal_groups(ctx, pairs)
-    out = []
-    for k in cutoffs:
-        width = cum_dcg.shape[1]
-        dcg = cum_dcg[:, (width if k is None else min(k, width)) - 1] if width else np.zeros(ctx.lists.n)
-        out.append((dcg, ideal_dcg_before(gains, cum, _WHOLE if k is None else k)))
-    return out
+def ranking(lists: RankedLists, k_max: int | None, func: str) -> Ranking:
+    """The ranked lists as the :class:`Ranking` every registry kernel reads (``batch_ndcg``'s, so
+    ``report`` and ``eval`` score with the same code as the library API): the labels of the first
+    ``k_max`` ranks (None: all; documents without a judgment, or with a negative label, as NaN), which
+    ranks hold a document, the query's judged labels descending (every judgment, retrieved or not) and
+    R at any threshold from the label counts."""
+    rel = lists.rel
+    k_rank = rel.shape[1] if k_max is None else max(1, min(k_max, rel.shape[1]))
+    with np.errstate(invalid="ignore"):
+        ranked = np.where(rel[:, :k_rank] >= 0, rel[:, :k_rank], np.nan)
+    levels, cum = ideal_groups(Context(lists, 0.0), {})
+    longest = int(cum[:, -1].max()) if cum.size and lists.n else 0
+    k_ideal = max(1, longest if k_max is None else min(k_max, longest))
 
+    def n_relevant(threshold: float) -> FloatArray:
+        return np.asarray(lists.level_counts[:, lists.levels >= threshold].sum(axis=1), dtype=np.float64)
 
-def exp_gain(labels: FloatArray) -> FloatArray:
-    """``2^label - 1``: exact for integer labels; the C library's ``pow`` for the others (NumPy's SIMD
-    ``exp2`` can differ in the last bit, and a label must get one gain wherever it is ranked)."""
-    out = np.exp2(labels) - 1.0
-    odd = labels != np.floor(labels)
-    if odd.any():
-        values, where = np.unique(labels[odd], return_inverse=True)
-        out[odd] = np.array([math.pow(2.0, v) - 1.0 for v in values.tolist()])[where]
-    return out
+    return Ranking(np, ranked, ~np.isnan(rel[:, :k_rank]), _ideal_block(levels, cum, np.arange(k_ideal)),
+                   n_relevant, _dcg.log2_ranks(max(k_rank, k_ideal)), rel.shape[1], func)
 
 
 def ndcg_rel(ctx: Context, pairs: Mapping[float, float]) -> FloatArray:
@@ -157,7 +140,7 @@ def ndcg_rel(ctx: Context, pairs: Mapping[float, float]) -> FloatArray:
     not retrieved adds the final DCG over the full ideal DCG."""
     width = ctx.lists.rel.shape[1]
     rg = results_gains(ctx, pairs)
-    dcg_cum = np.cumsum(_dcg_terms(rg), axis=1)
+    dcg_cum = _dcg.cumulative_dcg(rg)
     gains, cum = ideal_groups(ctx, pairs)
     ideal_cum = _ideal_cum(gains, cum, width)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -171,7 +154,7 @@ def ndcg_rel(ctx: Context, pairs: Mapping[float, float]) -> FloatArray:
 
 def _ideal_cum(gains: FloatArray, cum: IntArray, width: int) -> FloatArray:
     """``(n, width)``: ideal DCG of the first ``j + 1`` ranks."""
-    return np.cumsum(ideal_gain_at_ranks(gains, cum, width) / _log2_ranks(width)[None, :], axis=1)
+    return _dcg.cumulative_dcg(ideal_gain_at_ranks(gains, cum, width))
 
 
 def rndcg(ctx: Context, pairs: Mapping[float, float]) -> FloatArray:
@@ -180,7 +163,7 @@ def rndcg(ctx: Context, pairs: Mapping[float, float]) -> FloatArray:
     list plus one. NaN where no boundary has a positive ideal DCG (trec_eval prints nan there too)."""
     width = ctx.lists.rel.shape[1]
     num_ret = ctx.lists.num_ret
-    dcg_cum = np.cumsum(_dcg_terms(results_gains(ctx, pairs)), axis=1)
+    dcg_cum = _dcg.cumulative_dcg(results_gains(ctx, pairs))
     gains, cum = ideal_groups(ctx, pairs)
 
     def dcg_before(m: IntArray) -> FloatArray:

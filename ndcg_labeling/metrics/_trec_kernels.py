@@ -16,11 +16,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from ndcg_labeling.metrics.dcg import log2_of_ints, running_sum
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -30,6 +32,9 @@ NONPOOL = -1.0
 UNJUDGED = -2.0
 MIN_GEO_MEAN = 0.00001  # trec_eval.h: the floor of per-query values in gm_map and gm_bpref
 INFAP_EPSILON = 0.00001
+
+# Row sums added left to right, as trec_eval's loops add them (metrics.dcg's, for every sum of terms)
+seq_sum = running_sum
 
 
 @dataclass(frozen=True)
@@ -152,34 +157,6 @@ class Context:
         """max over ranks ``>= j`` of the precision at that rank (-inf past a list's end)."""
         prec = np.where(np.isnan(self.lists.rel), -np.inf, self.rel_so_far / self.ranks)
         return np.maximum.accumulate(prec[:, ::-1], axis=1)[:, ::-1]
-
-
-def seq_sum(terms: FloatArray) -> FloatArray:
-    """Row sums added one term at a time, left to right, as trec_eval's loops add them (NumPy's
-    pairwise ``sum`` differs in the last bits, enough to move a printed 4th decimal on a tie such
-    as 0.34375 against trec_eval's 0.34374999999999989). Zero terms change nothing."""
-    if terms.shape[1] == 0:
-        return np.zeros(terms.shape[0])
-    return np.asarray(np.cumsum(terms, axis=1)[:, -1], dtype=np.float64)
-
-
-@lru_cache(maxsize=4)
-def _log2_table(n: int) -> FloatArray:
-    return np.array([-math.inf, *map(math.log2, range(1, n))], dtype=np.float64)
-
-
-def log2_of_ints(k: npt.ArrayLike) -> FloatArray:
-    """``log2(k)`` for integers ``k >= 1``, from the C library as trec_eval calls it (NumPy's SIMD
-    ``log2`` differs from it in the last bit for some arguments)."""
-    k = np.asarray(k, dtype=np.int64)
-    top = int(k.max()) + 1 if k.size else 2
-    return np.asarray(_log2_table(1 << max(top - 1, 1).bit_length())[np.maximum(k, 0)], dtype=np.float64)
-
-
-def libm_log2(x: npt.ArrayLike) -> FloatArray:
-    """``log2`` of any doubles through the C library (``math.log2``), one call per element."""
-    x = np.asarray(x, dtype=np.float64)
-    return np.fromiter(map(math.log2, x.ravel().tolist()), dtype=np.float64, count=x.size).reshape(x.shape)
 
 
 def _safe_div(num: FloatArray | IntArray, den: FloatArray | IntArray) -> FloatArray:

@@ -31,7 +31,7 @@ class Ranking:
     present: Any  # (n, K) bool: a document is at this rank
     ideal: Any  # (n, Ki) every judged label of the query, descending; 0 past the end
     n_relevant: Any  # callable threshold -> (n,) number of relevant judged documents
-    discount: Any  # (max(K, Ki),) 1 / log2(rank + 1)
+    log2_ranks: Any  # (max(K, Ki),) log2(rank + 1): each DCG term is a gain divided by it
     width: int  # list length (columns of scores)
     func: str
 

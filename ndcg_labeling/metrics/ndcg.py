@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ndcg_labeling.metrics import _core
+from ndcg_labeling.metrics import dcg as _dcg
 from ndcg_labeling.metrics._validation import (
     EMPTIES,
     GAINS,
@@ -219,9 +220,7 @@ def _average_ties(
     valid = ~np.isnan(s)
     order = np.argsort(np.where(valid, -s, np.inf), axis=1, kind="stable")
     srt = np.take_along_axis(s, order, 1)
-    g = np.nan_to_num(np.take_along_axis(lab, order, 1), nan=0.0)
-    g = g if gain == "linear" else np.exp2(g) - 1.0
-    g = np.where(np.take_along_axis(valid, order, 1), g, 0.0)
+    g = np.where(np.take_along_axis(valid, order, 1), _dcg.gains(np.take_along_axis(lab, order, 1), gain), 0.0)
     # Group ids: a new group starts where the sorted score changes (NaN never equals, so padding
     # positions are groups of one with gain 0).
     starts = np.ones((n, m), dtype=bool)
@@ -231,20 +230,11 @@ def _average_ties(
     sums = np.bincount(gid, weights=g.ravel())
     counts = np.bincount(gid)
     avg = (sums / counts)[gid].reshape(n, m)
-    disc = 1.0 / np.log2(np.arange(2, m + 2, dtype=np.float64))
     if ideal_labels is None:
         ideal_src = np.where(valid, lab, np.nan)
     else:
         ideal_src = as_2d(func, "ideal_labels", _to_numpy(ideal_labels))
         check_rows(func, s.shape, ideal_src.shape)
         check_labels(func, "ideal_labels", ideal_src)
-    ideal = -np.sort(-np.nan_to_num(ideal_src, nan=0.0), axis=1)
-    ideal = ideal if gain == "linear" else np.exp2(ideal) - 1.0
-    idisc = 1.0 / np.log2(np.arange(2, ideal.shape[1] + 2, dtype=np.float64))
-    dcgs, idcgs = [], []
-    for k in ks:
-        kk = m if k is None else min(k, m)
-        ki = ideal.shape[1] if k is None else min(k, ideal.shape[1])
-        dcgs.append((avg[:, :kk] * disc[:kk]).sum(axis=1))
-        idcgs.append((ideal[:, :ki] * idisc[:ki]).sum(axis=1))
-    return dcgs, idcgs
+    dcgs = [_dcg.dcg(avg if k is None else avg[:, :k]) for k in ks]
+    return dcgs, [_dcg.ideal_dcg(ideal_src, k, gain) for k in ks]

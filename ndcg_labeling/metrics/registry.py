@@ -37,42 +37,19 @@ class _Family:
     doc: str
 
 
-def _ndcg(r: Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
-    return _core.ndcg_from_ranking(r, k, gain, empty)
-
-
-def _dcg(r: Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
-    return _core.dcg_from_ranking(r, k, gain)
-
-
-def _mrr(r: Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
-    return _core.mrr_from_ranking(r, k, t, empty)
-
-
-def _map(r: Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
-    return _core.average_precision_from_ranking(r, k, t, empty)
-
-
-def _p(r: Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
-    return _core.precision_from_ranking(r, k, t, empty)
-
-
-def _recall(r: Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
-    return _core.recall_from_ranking(r, k, t, empty)
-
-
-def _judged(r: Ranking, k: int | None, gain: str, t: float, empty: str) -> Any:
-    return _core.judged_from_ranking(r, k, empty)
-
-
+# Each family's kernel over one Ranking: (ranking, k, gain, relevant threshold, empty) -> per-query values.
 REGISTRY: dict[str, _Family] = {
-    "ndcg": _Family(_ndcg, "normalised DCG (batch_ndcg)"),
-    "dcg": _Family(_dcg, "discounted cumulative gain (batch_dcg)"),
-    "mrr": _Family(_mrr, "reciprocal rank (batch_mrr)"),
-    "map": _Family(_map, "average precision (batch_average_precision)"),
-    "p": _Family(_p, "precision (batch_precision)"),
-    "recall": _Family(_recall, "recall (batch_recall)"),
-    "judged": _Family(_judged, "share of judged documents (judged_at_k)"),
+    "ndcg": _Family(lambda r, k, gain, t, empty: _core.ndcg_from_ranking(r, k, gain, empty),
+                    "normalised DCG (batch_ndcg)"),
+    "dcg": _Family(lambda r, k, gain, t, empty: _core.dcg_from_ranking(r, k, gain),
+                   "discounted cumulative gain (batch_dcg)"),
+    "mrr": _Family(lambda r, k, gain, t, empty: _core.mrr_from_ranking(r, k, t, empty), "reciprocal rank (batch_mrr)"),
+    "map": _Family(lambda r, k, gain, t, empty: _core.average_precision_from_ranking(r, k, t, empty),
+                   "average precision (batch_average_precision)"),
+    "p": _Family(lambda r, k, gain, t, empty: _core.precision_from_ranking(r, k, t, empty), "precision (batch_precision)"),
+    "recall": _Family(lambda r, k, gain, t, empty: _core.recall_from_ranking(r, k, t, empty), "recall (batch_recall)"),
+    "judged": _Family(lambda r, k, gain, t, empty: _core.judged_from_ranking(r, k, empty),
+                      "share of judged documents (judged_at_k)"),
 }
 ALIASES = {"rr": "mrr", "recip_rank": "mrr", "ap": "map", "precision": "p"}
 
@@ -262,40 +239,23 @@ def compute_on_lists(names: Iterable[str | Metric], lists: RankedLists, *, gain:
     t = check_threshold("compute_on_lists", relevant_threshold)
     if lists.rel.shape[1] == 0:  # no ranked document at all: one column of padding
         lists = RankedLists(np.full((lists.n, 1), np.nan), lists.num_ret, lists.levels, lists.level_counts)
-    ctx = _trec_kernels.Context(lists, t)
-    fill = 0.0 if empty == "zero" else np.nan
+    own = [mt for mt in metrics if mt.family in REGISTRY]
     out: dict[str, FloatArray] = {}
-    ndcgs = [mt for mt in metrics if mt.family in ("ndcg", "dcg")]
-    for mt, (dcg, ideal) in zip(ndcgs, _trec_gains.dcg_cut(ctx, [mt.k for mt in ndcgs], gain == "exponential"),
-                                strict=True):
-        out[mt.name] = dcg if mt.family == "dcg" else np.where(ideal > 0, dcg / np.where(ideal > 0, ideal, 1.0), fill)
+    if own:  # the library's kernels over the lists: one engine for batch_ndcg, report and eval
+        k_max = None if any(mt.k is None for mt in own) else max(mt.k for mt in own if mt.k is not None)
+        r = _trec_gains.ranking(lists, k_max, "compute_on_lists")
+        out = {mt.name: REGISTRY[mt.family].kernel(r, mt.k, gain, t, empty) for mt in own}
+    ctx = _trec_kernels.Context(lists, t)
     for mt in metrics:
-        if mt.family in ("ndcg", "dcg"):
-            continue
-        if mt.family == "judged":
-            shown = np.minimum(lists.num_ret, lists.rel.shape[1] if mt.k is None else mt.k)
-            with np.errstate(invalid="ignore"):
-                judged = (lists.rel[:, : mt.k] >= 0).sum(axis=1)
-            out[mt.name] = np.where(shown > 0, judged / np.maximum(shown, 1), fill)
-            continue
-        value = _on_lists(ctx, mt)
-        out[mt.name] = value if empty == "zero" else np.where(ctx.num_rel > 0, value, np.nan)
+        if mt.family not in REGISTRY:
+            value = _on_lists(ctx, mt)
+            out[mt.name] = value if empty == "zero" else np.where(ctx.num_rel > 0, value, np.nan)
     return {mt.name: out[mt.name] for mt in metrics}
 
 
 def _on_lists(ctx: Any, mt: Metric) -> FloatArray:
-    """One metric (mrr, map, p, recall or a trec_eval family) over ``ctx``'s lists (empty: 0)."""
-    k, tk = mt.k, _trec_kernels
-    if mt.family == "mrr":
-        rel = ctx.is_rel[:, :k]
-        return np.where(rel.any(axis=1), 1.0 / (rel.argmax(axis=1) + 1.0), 0.0)
-    if mt.family == "map":
-        return tk.average_precision(ctx, None if k is None else (k,))[:, 0]
-    if mt.family in ("p", "recall"):
-        found = ctx.num_rel_ret if k is None else ctx.rel_in_top(k)
-        per = ctx.lists.num_ret if k is None else np.full(ctx.lists.n, k)  # trec_eval's P: over k, short or not
-        return tk._safe_div(found, per if mt.family == "p" else ctx.num_rel)
-    col = trec_measures.trec_column_for(mt.family, k)
+    """One trec_eval family over ``ctx``'s lists (empty: 0)."""
+    col = trec_measures.trec_column_for(mt.family, mt.k)
     if col is None:  # pragma: no cover - parse_metric admits only families that have one
         raise ValueError(f"compute_on_lists: no trec_eval measure for {mt.name!r}")
     return np.asarray(trec_measures.compute([col], ctx.lists, relevance_level=ctx.relevance_level)[col.name])

@@ -33,14 +33,16 @@ class AnalysisOptions:
     n_resamples: int = 1000
     seed: int = 0
     confidence: float = 0.95
+    #: a request whose query has no label: ``skip`` it in the metric's mean (as ``report`` does) or ``zero``
+    unjudged: str = "skip"
 
 
 def iso(epoch: float | None) -> str | None:
     return None if epoch is None else datetime.fromtimestamp(epoch, UTC).isoformat().replace("+00:00", "Z")
 
 
-def _measures(values: RequestValues, metric: str) -> dict[str, NDArray[np.float64]]:
-    out = {metric: values.metric, "ctr": values.clicked.astype(np.float64)}
+def _measures(values: RequestValues, metric: str, unjudged: str = "skip") -> dict[str, NDArray[np.float64]]:
+    out = {metric: values.metric_values(unjudged), "ctr": values.clicked.astype(np.float64)}
     if np.isfinite(values.converted).any():
         out["conversion"] = values.converted
     if np.isfinite(values.watch).any():
@@ -50,7 +52,7 @@ def _measures(values: RequestValues, metric: str) -> dict[str, NDArray[np.float6
 
 def _fig_mean(fig: dict[str, Any], measure: str, metric: str) -> tuple[float | None, int]:
     if measure == metric:
-        return fig["metric"], fig["n"]
+        return fig["metric"], fig["n_metric"]
     count = {"ctr": "n", "conversion": "n_converted", "watch_ratio": "n_watch"}[measure]
     return fig[measure], int(fig[count])
 
@@ -84,7 +86,7 @@ def _measure_rows(values: RequestValues, opts: AnalysisOptions, cluster: NDArray
     for arm, idx in idx_of.items():
         fig = fig_of[arm]
         local = np.unique(cluster[idx], return_inverse=True)[1].astype(np.int64)
-        for name, vals in _measures(values, opts.metric).items():
+        for name, vals in _measures(values, opts.metric, opts.unjudged).items():
             mean, n = _fig_mean(fig, name, opts.metric)
             s, c = stats.cluster_sums(vals[idx], local)
             se = stats.cluster_se(s, c, mean) if mean is not None else math.nan
@@ -114,7 +116,7 @@ def _arm_rows(values: RequestValues, opts: AnalysisOptions, arms: list[str], qty
     for qt in [ALL, *qtypes]:
         idx_of = {a: (by_arm[(a,)] if qt == ALL else by_arm_qt[(a, qt)]) for a in arms
                   if (qt == ALL and (a,) in by_arm) or (a, qt) in by_arm_qt}
-        fig_of = {a: figures(merge(sums, arm=a, query_type=None if qt == ALL else qt)) for a in idx_of}
+        fig_of = {a: figures(merge(sums, arm=a, query_type=None if qt == ALL else qt), opts.unjudged) for a in idx_of}
         rows += [{"query_type": qt, **r} for r in _measure_rows(values, opts, cluster, idx_of, fig_of).values()]
     return rows
 
@@ -136,7 +138,7 @@ def _window_rows(values: RequestValues, opts: AnalysisOptions) -> list[dict[str,
     for w in windows:
         for qt in [ALL, *qtypes]:
             vecs = {a: merge(sums, arm=a, window=w, query_type=None if qt == ALL else qt) for a in sorted({a for a, _, _ in sums})}
-            fig_of = {a: figures(v) for a, v in vecs.items() if v[0] > 0}
+            fig_of = {a: figures(v, opts.unjudged) for a, v in vecs.items() if v[0] > 0}
             idx_of = {a: (by_w_arm[(w, a)] if qt == ALL else by_w_arm_qt[(w, a, qt)]) for a in fig_of}
             cell = _measure_rows(values, opts, cluster, idx_of, fig_of)
             for a, fig in fig_of.items():
@@ -215,5 +217,13 @@ def analyse(values: RequestValues, opts: AnalysisOptions) -> dict[str, Any]:
     warnings = [f"arm {a}: only {s:.1%} of the scored positions are judged (below {JUDGED_WARN_BELOW:.0%}); "
                 f"unjudged documents count as not relevant" for a, s in judged.items()
                 if s is not None and s < JUDGED_WARN_BELOW]
+    labelled = values.labelled_mask()
+    for a in arms:
+        mine = values.arm == a
+        n_out = int(np.count_nonzero(mine & ~labelled))
+        if n_out:
+            how = ("left out of" if opts.unjudged == "skip" else "scored 0 in")
+            warnings.append(f"arm {a}: {n_out} of {int(mine.sum())} requests are for queries without any label, "
+                            f"{how} the {opts.metric} mean (unjudged={opts.unjudged})")
     return {"arms": arm_rows, "windows": windows, "agreement": _agreement(windows, opts, arms, business),
             "headline": headline(arm_rows, opts), "warnings": warnings, "judged": judged}

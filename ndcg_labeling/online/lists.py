@@ -4,8 +4,8 @@ A request is a run of consecutive rows with one ``request_id`` (the rows come or
 position); its rank ``r`` (1-based) is the row's place in the request, gaps in ``position`` closing up.
 A request has one arm and one query (else the log is refused), and its time is its smallest ``ts``.
 
-NDCG and DCG are computed here with a fixed order of operations (a running sum over ranks, column by
-column, then a division by the ideal DCG of the query precomputed from the label store), so a list
+NDCG and DCG are the metrics engine's (:mod:`ndcg_labeling.metrics.dcg`: a running sum over ranks,
+then a division by the ideal DCG of the query precomputed from the label store), so a list
 scored alone (the live path) and in a batch of a million (the report) give the same bits; the tests
 check them against pytrec_eval and against :func:`ndcg_labeling.metrics.compute_metrics`. Other
 registry metrics go through :func:`~ndcg_labeling.metrics.compute_metrics` (report only).
@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ndcg_labeling.errors import NdcgLabelingError
+from ndcg_labeling.metrics import dcg as _dcg
 
 F = NDArray[np.float64]
 I = NDArray[np.int64]  # noqa: E741
@@ -67,40 +68,13 @@ def rebuild(request_id: NDArray[Any], position: I, arm: NDArray[Any], query_id: 
     return ServedLists(start, rank)
 
 
-def gains(labels: F, gain: str) -> F:
-    """Gain of each label: ``2^g - 1`` (exponential) or ``g`` (linear); NaN (unjudged) and negative -> 0."""
-    with np.errstate(invalid="ignore"):
-        ok = np.isfinite(labels) & (labels > 0)
-    g = np.where(ok, labels, 0.0)
-    return np.where(ok, np.exp2(g) - 1.0, 0.0) if gain == "exponential" else g
-
-
-def discounts(k: int) -> F:
-    """``1 / log2(r + 1)`` for ranks ``r = 1..k``."""
-    out: F = 1.0 / np.log2(np.arange(2, k + 2, dtype=np.float64))
-    return out
-
-
-def dcg_matrix(gain_matrix: F) -> F:
-    """DCG of each row of an (n, k) matrix of gains in rank order: a running sum over the columns, so a
-    row's value does not depend on the other rows or on the width beyond its last nonzero gain."""
-    n, k = gain_matrix.shape
-    disc = discounts(max(k, 1))
-    acc = np.zeros(n)
-    for j in range(k):
-        acc = acc + gain_matrix[:, j] * disc[j]
-    return acc
-
-
 def ideal_dcg(query_labels: list[F], k: int | None, gain: str) -> F:
     """The ideal DCG at cut-off ``k`` (None: all) of each query from all its judged labels."""
     width = max((lab.size for lab in query_labels), default=0)
-    width = width if k is None else min(width, k)
-    mat = np.zeros((len(query_labels), width))
+    mat = np.full((len(query_labels), width), np.nan)
     for i, lab in enumerate(query_labels):
-        g = np.sort(gains(np.asarray(lab, np.float64), gain))[::-1][:width]
-        mat[i, :g.size] = g
-    return dcg_matrix(mat)
+        mat[i, :lab.size] = lab
+    return _dcg.ideal_dcg(mat, k, gain)
 
 
 def ranked_matrix(lists: ServedLists, values: F, k: int | None, fill: float = np.nan) -> F:
@@ -118,8 +92,7 @@ def ranked_matrix(lists: ServedLists, values: F, k: int | None, fill: float = np
 def exact_scores(family: str, k: int | None, labels_ranked: F, idcg: F, gain: str) -> F:
     """NDCG or DCG at ``k`` of each row of ``labels_ranked`` (labels in rank order, NaN unjudged);
     ``idcg`` per row (NDCG: 0 where the ideal DCG is 0)."""
-    width = labels_ranked.shape[1] if k is None else min(k, labels_ranked.shape[1])
-    dcg = dcg_matrix(gains(labels_ranked[:, :width], gain))
+    dcg = _dcg.dcg(_dcg.gains(labels_ranked if k is None else labels_ranked[:, :k], gain))
     if family == "dcg":
         return dcg
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -20,17 +20,37 @@ from typing import Any
 
 import numpy as np
 
+from ndcg_labeling.engines.base import (
+    DWELL_MS_MAX,
+    MAX_POSITION,
+    TS_MAX,
+    TS_MIN,
+    TS_RANGE_PROBLEM,
+    WATCH_RATIO_MAX,
+    above_max_problem,
+)
 from ndcg_labeling.engines.online_duckdb import ImpressionRows
 from ndcg_labeling.errors import EventError, NdcgLabelingError
+from ndcg_labeling.io.ids import id_problem, shown
 from ndcg_labeling.online.lists import EXACT_FAMILIES, ideal_dcg
 from ndcg_labeling.online.requests import request_values
-from ndcg_labeling.online.sums import FIELDS, Key, figures, window_start
+from ndcg_labeling.online.sums import Key, figures, window_start, zeros
 
 BUCKET_S = 60.0
 COLUMNS = ("request_id", "query_id", "doc_id", "position", "clicked", "ts", "arm", "converted", "watch_ratio",
            "dwell_ms", "session_id", "user_id")
 _IDS = ("request_id", "query_id", "doc_id", "arm")
 MAX_ID = 512
+#: ``arm`` is the name of an experiment arm: the width of ``online_events.arm``
+MAX_ARM = 128
+#: the bounds of the numeric fields (docs/online.md): ``(smallest, largest)``; the ids follow the rule of
+#: :mod:`ndcg_labeling.io.ids`, as in the importers and the log engines
+BOUNDS = {"position": (1.0, float(MAX_POSITION)), "ts": (TS_MIN, TS_MAX), "watch_ratio": (0.0, WATCH_RATIO_MAX),
+          "dwell_ms": (0.0, DWELL_MS_MAX)}
+
+
+def _limit(col: str) -> int:
+    return MAX_ARM if col == "arm" else MAX_ID
 
 
 def _number(value: Any) -> float | None:
@@ -59,6 +79,13 @@ def _ts(value: Any) -> float | None:
     return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
 
 
+def _shown(value: Any) -> str:
+    """A posted value as an inert, bounded literal (a JSON array or object by its kind, never its repr)."""
+    if isinstance(value, (list, dict)):
+        return "a JSON " + ("array" if isinstance(value, list) else "object")
+    return shown(value) if isinstance(value, str) else repr(value)[:60]
+
+
 def _row(obj: Any) -> tuple[Any, ...]:
     """One event as a tuple in :data:`COLUMNS` order, or ValueError naming the problem."""
     if not isinstance(obj, dict):
@@ -74,24 +101,31 @@ def _row(obj: Any) -> tuple[Any, ...]:
         if isinstance(v, bool) or not isinstance(v, (str, int)):
             raise ValueError(f"{col} must be a string")
         out[col] = str(v)
-        if len(out[col]) > MAX_ID:
-            raise ValueError(f"{col} is longer than {MAX_ID} characters")
+        problem = id_problem(out[col], col, _limit(col))
+        if problem is not None:
+            raise ValueError(problem)
     pos = _number(obj.get("position"))
-    if pos is None or not math.isfinite(pos) or pos < 1 or pos != math.floor(pos) or pos > 2**31 - 1:
-        raise ValueError(f"position {obj.get('position')!r} is not a whole number >= 1")
+    if pos is None or not math.isfinite(pos) or pos < 1 or pos != math.floor(pos):
+        raise ValueError(f"position {_shown(obj.get('position'))} is not a whole number >= 1")
+    if pos > MAX_POSITION:
+        raise ValueError(f"position {_shown(obj.get('position'))} is beyond the deepest position read ({MAX_POSITION})")
     clicked = _number(obj.get("clicked"))
     if clicked not in (0.0, 1.0):
-        raise ValueError(f"clicked {obj.get('clicked')!r} is not 0 or 1")
+        raise ValueError(f"clicked {_shown(obj.get('clicked'))} is not 0 or 1")
     ts = _ts(obj.get("ts"))
     if ts is None or not math.isfinite(ts):
-        raise ValueError(f"ts {obj.get('ts')!r} is neither ISO 8601 nor epoch seconds")
+        raise ValueError(f"ts {_shown(obj.get('ts'))} is neither ISO 8601 nor epoch seconds")
+    if not TS_MIN <= ts <= TS_MAX:
+        raise ValueError(f"ts {_shown(obj.get('ts'))} {TS_RANGE_PROBLEM}")
     for col, rule in (("converted", "01"), ("watch_ratio", ">=0"), ("dwell_ms", ">=0")):
         v = obj.get(col)
         num = _number(v)
         if v is None:
             out[col] = None
         elif num is None or not math.isfinite(num) or (rule == "01" and num not in (0.0, 1.0)) or num < 0:
-            raise ValueError(f"{col} {v!r} is not {'0 or 1' if rule == '01' else 'a number >= 0'}")
+            raise ValueError(f"{col} {_shown(v)} is not {'0 or 1' if rule == '01' else 'a number >= 0'}")
+        elif col in BOUNDS and num > BOUNDS[col][1]:
+            raise ValueError(f"{col} {_shown(v)} {above_max_problem(BOUNDS[col][1])}")
         else:
             out[col] = num
     out.update(position=int(pos), clicked=int(clicked), ts=ts)
@@ -99,12 +133,21 @@ def _row(obj: Any) -> tuple[Any, ...]:
 
 
 def _load_items(text: str) -> list[tuple[int, Any]]:
+    try:
+        return _parse(text)
+    except RecursionError:  # 200,000 nested ``[``: Python's parser recurses once per level
+        raise EventError("the body is nested too deeply; events are flat JSON objects") from None
+
+
+def _parse(text: str) -> list[tuple[int, Any]]:
     stripped = text.lstrip()
     if stripped.startswith("["):
         try:
             data = json.loads(text)
         except ValueError as exc:
             raise EventError(f"the body is not a JSON array: {exc}") from None
+        if not isinstance(data, list):
+            raise EventError("the body is not a JSON array")
         return list(enumerate(data, start=1))
     lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
     try:  # one parse for the whole body; line by line only to name a bad line
@@ -120,8 +163,13 @@ def _load_items(text: str) -> list[tuple[int, Any]]:
     return items
 
 
-def _num_ok(v: Any) -> bool:
-    return (type(v) is int or type(v) is float) and math.isfinite(v)
+def _num_ok(v: Any, low: float = -math.inf, high: float = math.inf) -> bool:
+    return (type(v) is int or type(v) is float) and math.isfinite(v) and low <= v <= high
+
+
+def _id_ok(v: Any, limit: int) -> bool:
+    """Plainly a valid id: printable text without white space (the rule of :mod:`ndcg_labeling.io.ids`)."""
+    return type(v) is str and 0 < len(v) <= limit and v.isprintable() and " " not in v
 
 
 def _fast_rows(objs: list[Any]) -> list[tuple[Any, ...]] | None:
@@ -131,21 +179,23 @@ def _fast_rows(objs: list[Any]) -> list[tuple[Any, ...]] | None:
         return None
     cols = {c: [o.get(c) for o in objs] for c in COLUMNS}
     for c in _IDS:
-        if not all(type(v) is str and 0 < len(v) <= MAX_ID and v.strip() for v in cols[c]):
+        limit = _limit(c)
+        if not all(_id_ok(v, limit) for v in cols[c]):
             return None
     for c in ("session_id", "user_id"):
-        if not all(v is None or (type(v) is str and 0 < len(v) <= MAX_ID and v.strip()) for v in cols[c]):
+        if not all(v is None or _id_ok(v, MAX_ID) for v in cols[c]):
             return None
-    if not all(type(v) is int and 1 <= v <= 2**31 - 1 for v in cols["position"]):
+    if not all(type(v) is int and 1 <= v <= MAX_POSITION for v in cols["position"]):
         return None
     if not all(type(v) is int and (v == 0 or v == 1) for v in cols["clicked"]):
         return None
-    if not all(_num_ok(v) for v in cols["ts"]):
+    if not all(_num_ok(v, TS_MIN, TS_MAX) for v in cols["ts"]):
         return None
     if not all(v is None or (_num_ok(v) and (v == 0 or v == 1)) for v in cols["converted"]):
         return None
     for c in ("watch_ratio", "dwell_ms"):
-        if not all(v is None or (_num_ok(v) and v >= 0) for v in cols[c]):
+        high = BOUNDS[c][1]
+        if not all(v is None or _num_ok(v, 0.0, high) for v in cols[c]):
             return None
     cols["ts"] = [float(v) for v in cols["ts"]]
     for c in ("converted", "watch_ratio", "dwell_ms"):
@@ -244,7 +294,7 @@ class LiveSums:
             old = self.contribution.get(rid)
             if old is not None:
                 self.sums[old[0]] = self.sums[old[0]] - old[1]
-            self.sums[key] = self.sums.get(key, np.zeros(len(FIELDS), np.int64)) + vec
+            self.sums[key] = self.sums.get(key, zeros()) + vec
             self.contribution[rid] = (key, vec)
             self.requests[rid] = prepared.rows[rid]
         self.n_events += prepared.n_events
@@ -252,8 +302,9 @@ class LiveSums:
         if ts_max is not None:
             self.newest_ts = ts_max if self.newest_ts is None else max(self.newest_ts, ts_max)
 
-    def snapshot(self, window_s: float | None) -> dict[str, Any]:
-        """Per-arm figures over the window (None: everything) and the per-minute series of each arm."""
+    def snapshot(self, window_s: float | None, unjudged: str = "skip") -> dict[str, Any]:
+        """Per-arm figures over the window (None: everything) and the per-minute series of each arm;
+        ``unjudged``: how the metric's mean counts a request whose query has no label (``skip``, ``zero``)."""
         if window_s is not None and self.newest_ts is not None:
             cut = math.floor((self.newest_ts - window_s) / BUCKET_S) * BUCKET_S
         else:
@@ -262,8 +313,10 @@ class LiveSums:
         series: dict[tuple[str, float], np.ndarray] = {}
         for (arm, start, _), vec in self.sums.items():
             if start is not None and start >= cut:
-                arms[arm] = arms.get(arm, np.zeros(len(FIELDS), np.int64)) + vec
-                series[(arm, start)] = series.get((arm, start), np.zeros(len(FIELDS), np.int64)) + vec
+                arms[arm] = arms.get(arm, zeros()) + vec
+                series[(arm, start)] = series.get((arm, start), zeros()) + vec
         return {"metric": self.metric.name, "newest_ts": self.newest_ts, "n_events": self.n_events,
-                "arms": [{"arm": a, **figures(v)} for a, v in sorted(arms.items()) if v[0] > 0],
-                "series": [{"arm": a, "t": t, **figures(v)} for (a, t), v in sorted(series.items()) if v[0] > 0]}
+                "unjudged": unjudged,
+                "arms": [{"arm": a, **figures(v, unjudged)} for a, v in sorted(arms.items()) if v[0] > 0],
+                "series": [{"arm": a, "t": t, **figures(v, unjudged)} for (a, t), v in sorted(series.items())
+                           if v[0] > 0]}

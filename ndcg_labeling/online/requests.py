@@ -61,7 +61,8 @@ def request_values(rows: ImpressionRows, row_labels: F, query_types: Mapping[str
                    idcg: Mapping[str, float] | None = None) -> RequestValues:
     """Score every served list of ``rows`` (ordered by request, then position) with ``metric`` (a parsed
     registry metric); ``row_labels`` per row (NaN unjudged); ``ideal_labels`` every judged label per
-    query; ``query_types`` per query id (missing or None: :data:`NO_TYPE`)."""
+    query (or ``idcg``, the ideal DCG per judged query); ``query_types`` per query id (missing or None:
+    :data:`NO_TYPE`). A request whose query is in neither has ``labelled`` 0 and scores 0."""
     lists = rebuild(rows.request_id, rows.position, rows.arm, rows.query_id, rows.source)
     first = lists.start[:-1]
     queries = rows.query_id[first]
@@ -82,6 +83,11 @@ def request_values(rows: ImpressionRows, row_labels: F, query_types: Mapping[str
             lab = np.asarray(ideal_labels.get(q, np.zeros(0)), np.float64)
             ideal_rows[i, :lab.size] = lab
         scores = registry_scores(metric, labels_ranked, present, ideal_rows, gain, relevant_threshold)
+    # a query without any label scores 0 here; whether its requests count in the metric's mean is the
+    # reader's choice (``unjudged`` of :func:`~ndcg_labeling.online.sums.figures`), kept by ``labelled``
+    known = idcg if idcg is not None else ideal_labels
+    labelled = np.fromiter((q in known for q in queries), dtype=bool, count=lists.n)
+    scores = np.where(labelled, np.asarray(scores, np.float64), 0.0)
     in_cut = lists.rank <= (k if k is not None else np.iinfo(np.int64).max)
     judged = np.isfinite(row_labels) & in_cut
     starts = lists.start[:-1]
@@ -94,4 +100,4 @@ def request_values(rows: ImpressionRows, row_labels: F, query_types: Mapping[str
         scored=np.add.reduceat(in_cut.astype(np.int64), starts) if nonempty else np.zeros(0, np.int64),
         clicked=(np.maximum.reduceat(rows.clicked, starts) > 0).astype(np.int64) if nonempty else np.zeros(0, np.int64),
         converted=_reduce_present(rows.converted, lists.start, "max"),
-        watch=_reduce_present(rows.watch_ratio, lists.start, "mean"))
+        watch=_reduce_present(rows.watch_ratio, lists.start, "mean"), labelled=labelled.astype(np.int64))

@@ -11,12 +11,14 @@ Pure functions of a finished :class:`~ndcg_labeling.results.ReportResult` (no da
   renderers only (terminal, Markdown, the csv/json stderr lines); the warnings state facts.
 * :func:`gate_line`: the ``report --gate`` decision (taken by the pipeline) in one line.
 
-**One test decides every line**: the paired t-test, Holm-corrected over the systems compared with the
-baseline; the interval shown is the t-test's 95% interval of the mean difference and the MDE is the same
-test's at the queries both systems scored, so verdict, interval and MDE never disagree by construction.
-When the Holm-corrected p and the uncorrected interval point different ways the line says why; when
-the sign-flip (randomization) test, kept as a check, disagrees with the verdict the line says so. A
-group with fewer than :data:`~ndcg_labeling.stats.MIN_TEST_QUERIES` queries is not tested at all.
+**One test, one interval, one p-value per comparison** (issue 45): the paired t-test,
+Bonferroni-corrected over the systems compared with the baseline in the group (``t_p_bonf``), and its
+simultaneous interval (each at ``1 - 0.05 / m``, ``t_ci_adj_*``), which excludes 0 exactly when the
+corrected p is below 0.05; the tables show the same p and interval. The best system's line reuses that
+comparison when the runner-up is the baseline; otherwise best vs runner-up is one more paired t-test,
+uncorrected, with its own 95% interval (the two agree too). The sign-flip test stays in the JSON as a
+check; a line says (without a second p-value) when it disagrees. A group with fewer than
+:data:`~ndcg_labeling.stats.MIN_TEST_QUERIES` queries is not tested at all.
 """
 
 from __future__ import annotations
@@ -36,15 +38,16 @@ if TYPE_CHECKING:
 ALPHA_TENTATIVE = 0.667
 #: share of top-k items flagged for adjudication or unjudged above which the headline warns
 HOLES_WARN_ABOVE = 0.05
-#: the column that decides a line: the paired t-test, Holm-corrected
-P_COLUMN = "t_p_holm"
+#: the column that decides a line: the paired t-test, Bonferroni-corrected (with the interval below)
+P_COLUMN = "t_p_bonf"
+#: the simultaneous interval that agrees with :data:`P_COLUMN`
+CI_COLUMNS = ("t_ci_adj_low", "t_ci_adj_high")
 #: the sign-flip test, kept as a check (a line says when it disagrees)
 CHECK_COLUMN = "rand_p_holm"
-LEGEND = ("p: paired t-test, Holm-corrected over the systems compared with the baseline (the sign-flip test "
-          "is a check; a line says when it disagrees); interval: the t-test's 95% interval of the mean "
-          f"difference; W/T/L: queries won/tied/lost; MDE: the difference the t-test on these queries detects "
+LEGEND = ("p: paired t-test, Bonferroni-corrected over the systems compared with the baseline in each query "
+          "group; interval: the matching simultaneous 95% interval of the mean difference (it excludes 0 exactly "
+          "when p < 0.05); W/T/L: queries won/tied/lost; MDE: the difference the t-test on these queries detects "
           f"with {POWER:.0%} power; groups of fewer than {MIN_TEST_QUERIES} queries are not tested")
-
 
 def _p(p: float) -> str:
     if p is None or math.isnan(p):
@@ -52,10 +55,19 @@ def _p(p: float) -> str:
     return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
 
 
+def signed_bound(x: float) -> str:
+    """An interval bound at 3 decimals, with more digits where those would print a nonzero bound as
+    ±0.000: an interval that excludes 0 never reads as touching it."""
+    text = f"{x:+.3f}"
+    return f"{x:+.2g}" if x != 0 and float(text) == 0 else text
+
+
 def _ci(lo: float, hi: float, sign: bool) -> str:
     if lo is None or hi is None or math.isnan(lo) or math.isnan(hi):
         return "[no interval]"
-    f = "+.2f" if sign else ".2f"
+    if sign:
+        return f"[{signed_bound(lo)}, {signed_bound(hi)}]"
+    f = "+.3f" if sign else ".2f"  # a difference's interval at the precision of the difference (as in the tables)
     return f"[{lo:{f}}, {hi:{f}}]"
 
 
@@ -94,24 +106,23 @@ def comparison_text(r: Any, metric: str, baseline: str) -> tuple[str, str]:
     else:
         mde_text = "MDE n/a" if not _finite(mde) else f"MDE ±{mde:.2f}"
     p, check = r[P_COLUMN], r.get(CHECK_COLUMN, float("nan"))
-    lo, hi = r.get("t_ci_low", float("nan")), r.get("t_ci_high", float("nan"))
+    lo, hi = r.get(CI_COLUMNS[0], float("nan")), r.get(CI_COLUMNS[1], float("nan"))
     ci = _ci(lo, hi, sign=True)
     significant = _finite(p) and p < SIGNIFICANCE
     why = ""
     if _finite(check) and (check < SIGNIFICANCE) != significant:
-        why = f"; the sign-flip check disagrees ({_p(check)}, Holm)"
+        why = "; the sign-flip test (a check) disagrees"
     if significant:
         verb, verdict = ("beats", "better") if diff > 0 else ("loses to", "worse")
         return verdict, f"{r['system']} {verb} {baseline} on {metric} by {diff:+.3f} {ci}, {_p(p)}, {wtl}; {mde_text}{why}"
-    if _finite(lo) and _finite(hi) and (lo > 0 or hi < 0):
-        why = "; the interval excludes 0 but not after Holm's correction over the systems compared" + why
     return "no detectable difference", (f"{head}: no detectable difference ({mde_text} at {POWER:.0%} power); "
                                         f"{diff:+.3f} {ci}, {_p(p)}, {wtl}{why}")
 
 
 def _best(result: ReportResult, qt: str, metric: str) -> dict[str, Any] | None:
     """The best system of a group and, from ``result.leaders``, whether it is detectably ahead of the
-    runner-up (paired t-test p < 0.05)."""
+    runner-up: by the comparison with the baseline when the runner-up is the baseline (the same p and
+    interval as that line), else by one more paired t-test (uncorrected, p < 0.05)."""
     s = result.summary
     rows = s[(s["query_type"] == qt) & (s["metric"] == metric)].dropna(subset=["value"])
     if rows.empty:
@@ -130,16 +141,33 @@ def _best(result: ReportResult, qt: str, metric: str) -> dict[str, Any] | None:
             if int(r["n_queries"]) < MIN_TEST_QUERIES:
                 item.update(runner_up=str(r["runner_up"]), ahead=None)
                 text += f"; ahead of {r['runner_up']}? {too_few(int(r['n_queries']))}"
+            elif r["runner_up"] == result.baseline and (same := _comparison_row(result, qt, metric, r["system"])) is not None:
+                # the same pair as a line below: its verdict, without a second p-value or interval
+                ahead = bool(_finite(same[P_COLUMN]) and same[P_COLUMN] < SIGNIFICANCE and same["diff"] > 0)
+                item.update(runner_up=str(r["runner_up"]), ahead=ahead)
+                text += (f"; {'ahead of' if ahead else 'not detectably ahead of'} {r['runner_up']} "
+                         f"({r['runner_up_value']:.3f}; the line {r['system']} vs {r['runner_up']} below)")
             else:
                 ahead = bool(r["t_p"] < SIGNIFICANCE)
                 item.update(runner_up=str(r["runner_up"]), ahead=ahead)
                 if ahead:
-                    text += f"; ahead of {r['runner_up']} by {r['diff']:+.3f} {ci} ({_p(r['t_p'])}, paired t-test)"
+                    text += (f"; ahead of {r['runner_up']} by {r['diff']:+.3f} {ci} ({_p(r['t_p'])}, paired t-test "
+                             "of this pair, 95% interval, not corrected)")
                 else:
                     text += (f"; not detectably ahead of {r['runner_up']} ({r['runner_up_value']:.3f}; "
-                             f"{r['diff']:+.3f} {ci}, {_p(r['t_p'])}, paired t-test)")
+                             f"{r['diff']:+.3f} {ci}, {_p(r['t_p'])}, paired t-test of this pair, 95% interval, "
+                             "not corrected)")
     item["text"] = text
     return item
+
+
+def _comparison_row(result: ReportResult, qt: str, metric: str, system: str) -> Any:
+    """The comparison row of ``system`` vs the baseline in group ``qt`` on ``metric`` (None if none)."""
+    c = result.comparisons
+    if c.empty:
+        return None
+    hit = c[(c["query_type"] == qt) & (c["metric"] == metric) & (c["system"] == system)]
+    return None if hit.empty else hit.iloc[0]
 
 
 def headline_items(result: ReportResult) -> list[dict[str, Any]]:
@@ -261,7 +289,7 @@ def coverage_advice(result: ReportResult) -> list[str]:
 
 
 def gate_line(decision: GateDecision) -> str:
-    """``report --gate``'s decision (:func:`ndcg_labeling.pipeline.report_gate.decide_gate`) in one line:
+    """``report --gate``'s decision (:func:`ndcg_labeling.scoring.gate.decide_gate`) in one line:
     the failed rows, or each passed row with the drop it would have found (80% power)."""
     failed, passed = [], []
     max_drop = decision.max_drop

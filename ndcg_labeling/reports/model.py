@@ -52,7 +52,10 @@ def report_as_dict(result: ReportResult) -> dict[str, Any]:
 
     ``results[system][query_type][metric] = {value, n_queries, ci_low, ci_high}``,
     ``comparisons[system][query_type][metric] = {n_queries, baseline_value, value, diff, diff_ci_low,
-    diff_ci_high, t_p, t_p_holm, rand_p, rand_p_holm, wins, ties, losses}`` (against ``baseline``),
+    diff_ci_high, t_p, t_p_holm, rand_p, rand_p_holm, wins, ties, losses, ..., t_p_bonf, n_compared,
+    t_ci_adj_low, t_ci_adj_high}`` (against ``baseline``; the last four are what the headline and the
+    tables show: the paired t-test Bonferroni-corrected over ``n_compared`` systems, and its simultaneous
+    interval),
     ``coverage[system][query_type] = {judged, n_queries}``, ``headline`` (a list of statements, see
     :func:`ndcg_labeling.reports.headline.headline_items`), ``caveats`` (label quality per query type),
     ``moved[system] = {gains, losses}`` (the queries that moved) and, with per-query output,
@@ -73,7 +76,7 @@ def report_as_dict(result: ReportResult) -> dict[str, Any]:
         "comparisons": _nest(result.comparisons, ["system", "query_type", "metric"],
                              ["n_queries", "baseline_value", "value", "diff", "diff_ci_low", "diff_ci_high", "t_p",
                               "t_p_holm", "rand_p", "rand_p_holm", "wins", "ties", "losses", "diff_sd", "mde",
-                              "t_ci_low", "t_ci_high"]),
+                              "t_ci_low", "t_ci_high", "t_p_bonf", "n_compared", "t_ci_adj_low", "t_ci_adj_high"]),
         "coverage": _nest(result.coverage, ["system", "query_type"], ["judged", "n_queries"]),
     }
     data["headline"] = headline_items(result)

@@ -19,12 +19,34 @@ if TYPE_CHECKING:
 
 SUMMARY_COLUMNS = ["system", "query_type", "metric", "value", "n_queries", "ci_low", "ci_high"]
 PER_QUERY_COLUMNS = ["system", "query_id", "query_type", "metric", "value"]
-P_LEGEND_SHORT = ("diff = system - baseline; * = p < 0.05 in the paired t-test, Holm-corrected, with at least 6 "
-                  "queries (p-values and the sign-flip check: --format json/md/html); W/T/L = queries won, tied, lost")
-P_LEGEND = ("diff = system - baseline (mean over the queries both scored); p = paired t-test, Holm-corrected over "
-            "the systems compared with the baseline (the test that decides the headline; not tested below 6 "
+P_LEGEND_SHORT = ("diff = system - baseline; interval: simultaneous 95% (Bonferroni over the systems compared "
+                  "with the baseline); * = p < 0.05 in the paired t-test, Bonferroni-corrected the same way (it "
+                  "agrees with the interval); W/T/L = queries won, tied, lost")
+P_LEGEND = ("diff = system - baseline (mean over the queries both scored) [simultaneous 95% interval]; p = paired "
+            "t-test, Bonferroni-corrected over the systems compared with the baseline in each query group (the "
+            "test of the headline; * when p < 0.05, exactly when the interval excludes 0; not tested below 6 "
             "queries); W/T/L = queries won, tied, lost")
 
+
+def tested(r: Any) -> bool:
+    """Whether a comparison row was tested (enough queries and a corrected p)."""
+    p = r["t_p_bonf"]
+    return p is not None and not math.isnan(p) and int(r["n_queries"]) >= 6
+
+
+def star(r: Any) -> str:
+    """``*`` when the row's corrected p is below 0.05 (its simultaneous interval then excludes 0)."""
+    return "*" if tested(r) and r["t_p_bonf"] < 0.05 else ""
+
+
+def adj_interval(r: Any) -> str:
+    """The row's simultaneous interval (``-`` when the row is not tested)."""
+    lo, hi = r["t_ci_adj_low"], r["t_ci_adj_high"]
+    if not tested(r) or math.isnan(lo) or math.isnan(hi):
+        return "-"
+    from ndcg_labeling.reports.headline import signed_bound
+
+    return f"[{signed_bound(lo)}, {signed_bound(hi)}]"
 
 def _full(value: Any) -> str:
     """A number at full precision (``repr`` of the float), empty for NaN/None."""
@@ -96,12 +118,11 @@ def summary_cells(result: ReportResult, ci_digits: int = 3) -> tuple[list[str], 
 
 def comparison_cells(result: ReportResult, with_p: bool = True) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the comparison table (empty with fewer than two systems): per metric the
-    difference to the baseline, ``*`` when the Holm-corrected randomization p is below 0.05, and the
-    p-value itself when ``with_p``."""
+    difference to the baseline, ``*`` when the Bonferroni-corrected t-test p is below 0.05, and, when
+    ``with_p``, the simultaneous interval and that p (the star agrees with the interval)."""
     c = result.comparisons
     if c.empty:
         return [], []
-    p_col = "t_p_holm"  # the headline's deciding test
     first = headline_metric(result.metrics, result.options)  # the same metric in the terminal, md and html
     header = ["query type", "system vs " + str(result.baseline)] + result.metrics + [f"W/T/L {first}"]
     rows = []
@@ -113,14 +134,13 @@ def comparison_cells(result: ReportResult, with_p: bool = True) -> tuple[list[st
             cells = [qt, system]
             for metric in result.metrics:
                 r = indexed.loc[(qt, system, metric)]
-                mark = " *" if not math.isnan(r[p_col]) and r[p_col] < 0.05 and r["n_queries"] >= 6 else ""
                 diff = r["diff"]
                 if math.isnan(diff):
                     cells.append("-")
-                elif with_p:
-                    cells.append(f"{diff:+.3f} (p {_p(r[p_col])}){mark}")
+                elif with_p and tested(r):
+                    cells.append(f"{diff:+.3f}{star(r)} {adj_interval(r)} (p {_p(r['t_p_bonf'])})")
                 else:
-                    cells.append(f"{diff:+.3f}{mark.strip()}")
+                    cells.append(f"{diff:+.3f}{star(r)}")
             r0 = indexed.loc[(qt, system, first)]
             cells.append(f"{int(r0['wins'])}/{int(r0['ties'])}/{int(r0['losses'])}")
             rows.append(cells)
@@ -236,8 +256,8 @@ def render_overview(result: ReportResult, metric: str, console: Console | None =
 
 
 def render_comparison_metric(result: ReportResult, metric: str, console: Console | None = None) -> None:
-    """For one metric: each system's difference to the baseline per query type, its interval, the
-    randomization and t-test p-values (Holm-corrected) and wins/ties/losses."""
+    """For one metric: each system's difference to the baseline per query type, its simultaneous
+    interval, the Bonferroni-corrected t-test p and wins/ties/losses."""
     from rich import box
     from rich.console import Console
     from rich.table import Table
@@ -248,10 +268,10 @@ def render_comparison_metric(result: ReportResult, metric: str, console: Console
         return
     c = c[c["metric"] == metric].set_index(["query_type", "system"]).sort_index()
     table = Table(title=f"{metric}: difference to the baseline {result.baseline}", box=box.SIMPLE_HEAD,
-                  caption="p t: paired t-test (decides; * below 0.05 with >= 6 queries), p rand: sign-flip check, "
-                          "both Holm-corrected; W/T/L: queries won, tied, lost")
-    for col in ("query type", "system", "diff", f"{result.options.confidence:.0%} interval", "p rand", "p t",
-                "W/T/L"):
+                  caption="p: paired t-test, Bonferroni-corrected over the systems compared with the baseline; "
+                          "interval: the matching simultaneous 95% interval (* = p < 0.05 = the interval "
+                          "excludes 0; not tested below 6 queries); W/T/L: queries won, tied, lost")
+    for col in ("query type", "system", "diff", "simultaneous 95% interval", "p", "W/T/L"):
         table.add_column(col, justify="left" if col in ("query type", "system") else "right", no_wrap=True)
     for qt in result.query_types + ["all"]:
         if qt == "all":
@@ -260,10 +280,9 @@ def render_comparison_metric(result: ReportResult, metric: str, console: Console
             if system == result.baseline:
                 continue
             r = c.loc[(qt, system)]
-            star = "*" if r["t_p_holm"] < 0.05 and r["n_queries"] >= 6 else ""
-            table.add_row(qt, system, f"{r['diff']:+.3f}{star}",
-                          f"[{r['diff_ci_low']:+.3f}, {r['diff_ci_high']:+.3f}]", _p(r["rand_p_holm"]),
-                          _p(r["t_p_holm"]), f"{int(r['wins'])}/{int(r['ties'])}/{int(r['losses'])}")
+            table.add_row(qt, system, f"{r['diff']:+.3f}{star(r)}", adj_interval(r),
+                          _p(r["t_p_bonf"]) if tested(r) else "-",
+                          f"{int(r['wins'])}/{int(r['ties'])}/{int(r['losses'])}")
     con.print(table)
 
 

@@ -1,7 +1,7 @@
 """The JSON API (``/api``): what the pages' integrations use. Bearer token or session cookie.
 
 No payload carries a rank, score, system, position or another grader: items are
-:func:`~ndcg_labeling.pipeline.workspace.item_payload`, progress is the caller's own.
+:func:`~ndcg_labeling.workspace.grading.item_payload`, progress is the caller's own.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr
 
 from ndcg_labeling.errors import InvalidInput
-from ndcg_labeling.pipeline import tasks, workspace
-from ndcg_labeling.pipeline.adjudication import adjudication_queue
+from ndcg_labeling.labels import tasks
+from ndcg_labeling.labels.adjudication import adjudication_queue
 from ndcg_labeling.web.deps import ApiLead, ApiUser, SessionDep, WriterDep
+from ndcg_labeling.workspace import grading as workspace
 
 router = APIRouter(prefix="/api")
 
@@ -90,9 +91,9 @@ class AdjudicationIn(BaseModel):
 
 @router.post("/lead/adjudication")
 def lead_adjudicate(body: AdjudicationIn, user: ApiLead, writer: WriterDep) -> dict[str, Any]:
-    from ndcg_labeling.pipeline.adjudication import adjudicate
+    from ndcg_labeling.labels.adjudication import adjudicate
 
-    done = writer(lambda s: adjudicate(body.query_id, body.doc_id, body.grade, body.note, user, session=s,
+    done = writer(lambda s: adjudicate(body.query_id, body.doc_id, body.grade, body.note, user.grader, session=s,
                                        version=body.version, confirm=body.confirm))
     return done.as_dict()  # type: ignore[no-any-return]
 

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 from ndcg_labeling.db.session import read_only, session_scope
 from ndcg_labeling.errors import (
     AuthenticationError,
+    BodyTooLarge,
     ConflictError,
     InvalidGrade,
     InvalidInput,
@@ -28,9 +29,9 @@ from ndcg_labeling.errors import (
     PermissionDenied,
     TooManyRetries,
 )
-from ndcg_labeling.pipeline import auth
-from ndcg_labeling.pipeline.auth import WebUser
-from ndcg_labeling.pipeline.transactions import run_in_transaction
+from ndcg_labeling.labels.transactions import run_in_transaction
+from ndcg_labeling.workspace import auth
+from ndcg_labeling.workspace.auth import WebUser
 
 T = TypeVar("T")
 SESSION_COOKIE = "ndcg_session"
@@ -124,7 +125,7 @@ ApiLead = Annotated[WebUser, Depends(api_lead)]
 #: the HTTP status of each error a handler lets through (400 for any other NdcgLabelingError)
 STATUS: list[tuple[type[NdcgLabelingError], int]] = [
     (AuthenticationError, 401), (PermissionDenied, 403), (NotFoundError, 404), (ConflictError, 409),
-    (InvalidInput, 422), (InvalidGrade, 422), (TooManyRetries, 503)]
+    (InvalidInput, 422), (InvalidGrade, 422), (TooManyRetries, 503), (BodyTooLarge, 413)]
 
 
 def status_of(exc: NdcgLabelingError) -> int:

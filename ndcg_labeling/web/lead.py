@@ -10,11 +10,12 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from ndcg_labeling.errors import AdjudicationConflict
-from ndcg_labeling.pipeline import tasks, workspace
-from ndcg_labeling.pipeline.adjudication import Decision, adjudication_item, adjudication_queue
-from ndcg_labeling.pipeline.adjudication import adjudicate as set_decision
+from ndcg_labeling.labels import tasks
+from ndcg_labeling.labels.adjudication import Decision, adjudication_item, adjudication_queue
+from ndcg_labeling.labels.adjudication import adjudicate as set_decision
 from ndcg_labeling.web.deps import LeadCaller, SessionDep, WriterDep, check_form_csrf
 from ndcg_labeling.web.render import render
+from ndcg_labeling.workspace import grading as workspace
 
 router = APIRouter(prefix="/lead")
 # The report is a self-contained document with inline styles and data: images, and no script.
@@ -72,7 +73,7 @@ def adjudicate(request: Request, caller: LeadCaller, writer: WriterDep, session:
     made meanwhile by another lead over a different grade: the item page again (409) naming it."""
     check_form_csrf(request, csrf)
     try:
-        done: Decision = writer(lambda s: set_decision(query_id, doc_id, grade, note, caller.user, session=s,
+        done: Decision = writer(lambda s: set_decision(query_id, doc_id, grade, note, caller.user.grader, session=s,
                                                        version=version, confirm=confirm, batch=batch or None))
     except AdjudicationConflict as conflict:
         item = adjudication_item(query_id, doc_id, session=session, batch=batch or None)

@@ -17,13 +17,13 @@ from fastapi.responses import RedirectResponse, Response
 
 from ndcg_labeling import choices
 from ndcg_labeling.errors import NdcgLabelingError
-from ndcg_labeling.pipeline import lead_admin as admin
-from ndcg_labeling.pipeline import tasks
+from ndcg_labeling.labels import tasks
 from ndcg_labeling.scales import SCALES
 from ndcg_labeling.web import lead_admin_data, lead_admin_people
 from ndcg_labeling.web.deps import LeadCaller, SessionDep, WriterDep, check_form_csrf, status_of
 from ndcg_labeling.web.lead import REPORT_CSP
 from ndcg_labeling.web.render import admin_page
+from ndcg_labeling.workspace import lead as admin
 
 router = APIRouter(prefix="/lead")
 router.include_router(lead_admin_data.router)
@@ -35,7 +35,7 @@ CsrfField = Annotated[str | None, Form()]
 
 
 def _batch_choices(session: Any) -> dict[str, Any]:
-    from ndcg_labeling.pipeline.lead_people import graders_overview
+    from ndcg_labeling.workspace.people import graders_overview
 
     return {"systems": admin.system_names(session=session), "graders": graders_overview(session=session),
             "query_types": admin.query_types(session=session), "scales": tuple(SCALES),
@@ -121,7 +121,7 @@ def consensus(request: Request, caller: LeadCaller, writer: WriterDep, session: 
               exclude_untrusted: Annotated[bool, Form()] = False, min_accuracy: Annotated[float, Form()] = 0.7,
               csrf: CsrfField = None) -> Response:
     """``consensus --method M [--batch B] ...``: the same call, the same summary."""
-    from ndcg_labeling.pipeline.consensus import run_consensus
+    from ndcg_labeling.labels.consensus import run_consensus
 
     check_form_csrf(request, csrf)
     try:
@@ -139,7 +139,7 @@ def consensus(request: Request, caller: LeadCaller, writer: WriterDep, session: 
 
 def _downloads_page(request: Request, caller: LeadCaller, session: Any, status_code: int = 200,
                     **values: Any) -> Response:
-    from ndcg_labeling.pipeline.lead_people import graders_overview
+    from ndcg_labeling.workspace.people import graders_overview
 
     return admin_page(request, caller, "downloads", status_code, batches=admin.batch_names(session=session),
                       graders=graders_overview(session=session), roundings=list(choices.QrelsRounding),
@@ -160,7 +160,7 @@ def downloads(request: Request, caller: LeadCaller, session: SessionDep) -> Resp
 def qrels(request: Request, caller: LeadCaller, session: SessionDep, rounding: str = "",
           keep_fraction: bool = False) -> Response:
     """``export qrels [--round R] [--keep-fraction]``: the labels in force as TREC qrels."""
-    from ndcg_labeling.pipeline.consensus import export_qrels
+    from ndcg_labeling.labels.consensus import export_qrels
 
     try:
         result = export_qrels(session=session, rounding=rounding or None, keep_fraction=keep_fraction)  # type: ignore[arg-type]

@@ -11,10 +11,10 @@ from fastapi import APIRouter, File, Form, Request, UploadFile
 from fastapi.responses import RedirectResponse, Response
 
 from ndcg_labeling.errors import NdcgLabelingError
-from ndcg_labeling.pipeline import lead_admin as admin
 from ndcg_labeling.scales import SCALES
 from ndcg_labeling.web.deps import LeadCaller, SessionDep, WriterDep, check_form_csrf, status_of
 from ndcg_labeling.web.render import admin_page
+from ndcg_labeling.workspace import lead as admin
 
 router = APIRouter()
 

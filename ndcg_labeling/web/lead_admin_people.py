@@ -11,10 +11,12 @@ from fastapi.responses import RedirectResponse, Response
 
 from ndcg_labeling import choices
 from ndcg_labeling.errors import NdcgLabelingError
-from ndcg_labeling.pipeline import auth, importing, lead_people
-from ndcg_labeling.pipeline import lead_admin as admin
+from ndcg_labeling.labels import importing
 from ndcg_labeling.web.deps import LeadCaller, SessionDep, WriterDep, check_form_csrf, status_of
 from ndcg_labeling.web.render import admin_page
+from ndcg_labeling.workspace import auth
+from ndcg_labeling.workspace import lead as admin
+from ndcg_labeling.workspace import people as lead_people
 
 router = APIRouter()
 CsrfField = Annotated[str | None, Form()]

@@ -1,5 +1,5 @@
 """Online experiments in ``serve``: ``POST /api/events`` (an ingest key), ``GET /api/online/arms``
-and the ``/lead/online`` page (leads), over one :class:`~ndcg_labeling.pipeline.online_live.LiveExperiment`
+and the ``/lead/online`` page (leads), over one :class:`~ndcg_labeling.experiments.live.LiveExperiment`
 per app."""
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 
-from ndcg_labeling.errors import NdcgLabelingError
-from ndcg_labeling.pipeline.online_live import LiveExperiment
+from ndcg_labeling.choices import Unjudged
+from ndcg_labeling.errors import BodyTooLarge
+from ndcg_labeling.experiments.live import LiveExperiment
 from ndcg_labeling.web.deps import ApiLead, LeadCaller
 from ndcg_labeling.web.render import render
 
@@ -27,19 +28,43 @@ def live(request: Request) -> LiveExperiment:
     return exp
 
 
+def _too_large() -> BodyTooLarge:
+    return BodyTooLarge(f"the body is larger than {MAX_BODY} bytes; post smaller batches")
+
+
+async def read_body(request: Request, limit: int | None = None) -> bytes:
+    """The request's body, read chunk by chunk and refused (413) as soon as it passes ``limit`` bytes
+    (or says it will, in ``Content-Length``): a client can never make the server hold more."""
+    limit = MAX_BODY if limit is None else limit
+    declared = request.headers.get("content-length", "")
+    if declared.strip().isdigit() and int(declared) > limit:
+        raise _too_large()
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise _too_large()
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 @router.post("/api/events")
 async def post_events(request: Request) -> dict[str, Any]:
-    body = await request.body()
-    if len(body) > MAX_BODY:
-        raise NdcgLabelingError(f"the body is larger than {MAX_BODY} bytes; post smaller batches")
-    return await run_in_threadpool(live(request).ingest, body, request.headers.get("Authorization"))
+    exp = live(request)
+    # the key first: an unauthenticated client is answered 401 before a byte of its body is read
+    key = await run_in_threadpool(exp.authenticate, request.headers.get("Authorization"))
+    body = await read_body(request)
+    return await run_in_threadpool(exp.ingest, body, key)
 
 
 @router.get("/api/online/arms")
-def online_arms(request: Request, user: ApiLead, window: str | None = "15m") -> dict[str, Any]:
-    return live(request).arms(window)
+def online_arms(request: Request, user: ApiLead, window: str | None = "15m",
+                unjudged: Unjudged = Unjudged.skip) -> dict[str, Any]:
+    return live(request).arms(window, unjudged.value)
 
 
 @router.get("/lead/online")
-def online_page(request: Request, caller: LeadCaller, window: str = "15m") -> Response:
-    return render(request, "lead_online.html", {"user": caller.user, "csrf": caller.csrf, "window": window})
+def online_page(request: Request, caller: LeadCaller, window: str = "15m",
+                unjudged: Unjudged = Unjudged.skip) -> Response:
+    return render(request, "lead_online.html", {"user": caller.user, "csrf": caller.csrf, "window": window,
+                                                "unjudged": unjudged.value})

@@ -10,7 +10,6 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from ndcg_labeling.db.session import session_scope
-from ndcg_labeling.pipeline import auth, workspace
 from ndcg_labeling.web.deps import (
     LOGIN_COOKIE,
     SESSION_COOKIE,
@@ -21,6 +20,8 @@ from ndcg_labeling.web.deps import (
     get_engine,
 )
 from ndcg_labeling.web.render import render
+from ndcg_labeling.workspace import auth
+from ndcg_labeling.workspace import grading as workspace
 
 router = APIRouter()
 CsrfField = Annotated[str | None, Form()]

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ndcg_labeling.pipeline.demo import run_demo
+from ndcg_labeling.demo.run import run_demo
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 

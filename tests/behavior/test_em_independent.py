@@ -28,7 +28,7 @@ def pbm_reference(pair, position, clicked, weight, n_pairs, k, iterations):  # n
     # scale), alpha = clicks / expected examinations, both clipped away from 0 and 1
     ctr = [sum(w * c for r2, c, w in zip(position, clicked, weight, strict=True) if r2 == r)
            / sum(w for r2, w in zip(position, weight, strict=True) if r2 == r) for r in range(1, k + 1)]
-    gamma = [1.0] + [min(1.0, max(1e-6, ctr[r] / ctr[0])) for r in range(1, k)]
+    gamma = [1.0] + [min(1 - 1e-6, max(1e-6, ctr[r] / ctr[0])) for r in range(1, k)]
     alpha = []
     for v in range(n_pairs):
         clicks = sum(w * c for u, c, w in zip(pair, clicked, weight, strict=True) if u == v)

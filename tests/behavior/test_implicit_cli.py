@@ -16,7 +16,7 @@ from behavior_sim import N_DOCS, simulate_pbm
 from sklearn.metrics import cohen_kappa_score
 from sqlalchemy import text
 
-from ndcg_labeling.pipeline.behavior import HELD_OUT_SEED
+from ndcg_labeling.sources.behavior import HELD_OUT_SEED
 from tests.conftest import invoke
 
 N_QUERIES = 40

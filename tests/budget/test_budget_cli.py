@@ -133,7 +133,7 @@ def test_an_unknown_strategy_is_refused_by_the_option_and_help_lists_the_strateg
 
 def test_library_callers_keep_the_pipelines_strategy_check(db, tmp_path):
     from ndcg_labeling.errors import NdcgLabelingError
-    from ndcg_labeling.pipeline.tasks.budgeted import create_budgeted
+    from ndcg_labeling.labels.tasks.budgeted import create_budgeted
 
     make_corpus(db, tmp_path)
     before = db.counts()

@@ -21,9 +21,9 @@ from ndcg_labeling.budget.pool import Pool
 from ndcg_labeling.budget.strategies import design_edges, inclusion_probabilities, select_next, stratum_ids
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db.session import session_scope
-from ndcg_labeling.pipeline.demo import DATA_DIR
-from ndcg_labeling.pipeline.quality_demo import read_truth
-from ndcg_labeling.pipeline.tasks.budgeted import batch_pool
+from ndcg_labeling.demo.quality import read_truth
+from ndcg_labeling.demo.run import DATA_DIR
+from ndcg_labeling.labels.tasks.budgeted import batch_pool
 from tests.conftest import invoke
 
 

@@ -223,3 +223,28 @@ def test_batch_scoped_consensus_and_adjudication_list(runner, db, tmp_path):
         [("q2", "", "too few graders", "carol: 1")]
     assert error(invoke(runner, db, "consensus", "--method", "median", "--batch", "b9")) == \
         "Error: no judgments in batch 'b9'"
+
+
+def test_alpha_below_zero_is_shown_with_a_plain_warning(runner, db, tmp_path):
+    """Two graders who read the scale in opposite directions: alpha < 0 (checked with the krippendorff
+    package here), and the table and the CSV output both say that agreement is below chance."""
+    import krippendorff
+    import numpy as np
+
+    grades = [0, 1, 2, 3, 0, 1, 2, 3, 1, 2]
+    rows = "".join(f"q{i},d1,alice,{g}\nq{i},d1,bob,{3 - g}\n" for i, g in enumerate(grades))
+    ok(invoke(runner, db, "import", "judgments", str(write(tmp_path, "j.csv", "query_id,doc_id,grader,grade\n" + rows)),
+              "--scale", "0-3", "--create-graders"))
+    want = krippendorff.alpha(reliability_data=np.array([grades, [3 - g for g in grades]], dtype=float),
+                              level_of_measurement="ordinal", value_domain=[0, 1, 2, 3])
+    assert want < 0
+    table = ok(invoke(runner, db, "agreement"))
+    assert f"Warning: alpha is below 0 (all {want:.3f})" in table and "below chance" in table
+    result = invoke(runner, db, "agreement", "--format", "csv")
+    assert result.exit_code == 0 and "below chance" in result.stderr and "below chance" not in result.stdout
+    assert float(csv_rows(result.stdout)[0]["alpha"]) == pytest.approx(want, abs=1e-9)
+
+
+def test_no_warning_when_alpha_is_not_below_zero(runner, db, tmp_path):
+    setup_round_trip(runner, db, tmp_path)
+    assert "below chance" not in ok(invoke(runner, db, "agreement"))

@@ -91,12 +91,18 @@ def test_headline_lines_show_the_deciding_tests_interval_and_p(runner, sqlite_db
     peer = ttest_rel(nd["worse"], nd["base"])
     low, high = peer.confidence_interval(0.95)
     assert c["t_ci_low"] == pytest.approx(low, abs=1e-9) and c["t_ci_high"] == pytest.approx(high, abs=1e-9)
+    # the line shows the Bonferroni-corrected p and its simultaneous interval (each at 1 - 0.05 / m)
+    m = c["n_compared"]
+    assert m == len(report["comparisons"]) >= 2
+    low, high = peer.confidence_interval(1 - 0.05 / m)
+    assert c["t_ci_adj_low"] == pytest.approx(low, abs=1e-9) and c["t_ci_adj_high"] == pytest.approx(high, abs=1e-9)
+    assert c["t_p_bonf"] == pytest.approx(min(1.0, m * peer.pvalue), abs=1e-12)
     line = next(h for h in report["headline"] if h["query_type"] == "all" and h["system"] == "worse")
-    assert line["kind"] == "worse" and f"[{low:+.2f}, {high:+.2f}]" in line["text"]
-    for h in report["headline"]:  # never "no detectable difference" beside an interval excluding 0, unexplained
+    assert line["kind"] == "worse" and f"[{low:+.3f}, {high:+.3f}]" in line["text"]
+    for h in report["headline"]:  # never "no detectable difference" beside an interval excluding 0
         if h["kind"] == "no detectable difference" and "[" in h["text"]:
             lo, hi = (float(x) for x in h["text"].split("[", 1)[1].split("]", 1)[0].split(","))
-            assert (lo <= 0 <= hi) or "excludes 0 but not after Holm" in h["text"]
+            assert lo <= 0 <= hi, h["text"]
     assert "paired t-test" in invoke(runner, sqlite_db, "report", "--metric", "ndcg@10").stdout
 
 

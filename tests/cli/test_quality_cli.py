@@ -12,7 +12,7 @@ from sqlalchemy import select
 from ndcg_labeling.cli import app
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db.session import session_scope
-from ndcg_labeling.pipeline.quality_demo import QUALITY_DIR, load_quality_data, run_quality_demo
+from ndcg_labeling.demo.quality import QUALITY_DIR, load_quality_data, run_quality_demo
 from tests.conftest import Database, invoke
 
 
@@ -31,7 +31,7 @@ def played(tmp_path_factory):
 
 
 def _base(db: Database) -> None:
-    from ndcg_labeling.pipeline import importing
+    from ndcg_labeling.labels import importing
 
     with session_scope(db.engine) as session:
         importing.import_queries(QUALITY_DIR / "queries.csv", session=session)

@@ -178,7 +178,7 @@ def test_pg_imports_check_keys_in_bulk_as_superuser_and_per_row_as_a_plain_role(
     from sqlalchemy import event
 
     from ndcg_labeling.db import references
-    from ndcg_labeling.pipeline.importing import import_judgments, import_run
+    from ndcg_labeling.labels.importing import import_judgments, import_run
 
     n = 2_000  # above PG_TRIGGERS_MIN_ROWS
     path = tmp_path / f"{kind}.txt"

@@ -12,7 +12,7 @@ from sqlalchemy import text
 
 from ndcg_labeling.db import migrate
 from ndcg_labeling.db.session import make_engine, session_scope
-from ndcg_labeling.pipeline.importing import add_graders, import_judgments, import_run
+from ndcg_labeling.labels.importing import add_graders, import_judgments, import_run
 from tests.conftest import PG_URL
 
 

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from ndcg_labeling.cli import app
 from ndcg_labeling.errors import InputFileError
-from ndcg_labeling.pipeline.evaluate import evaluate_files
+from ndcg_labeling.scoring.evaluate import evaluate_files
 from tests.trec.test_reference_outputs import CASES, DATA  # trec_eval's test Makefile cases
 
 runner = CliRunner()

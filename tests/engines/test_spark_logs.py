@@ -90,6 +90,21 @@ def test_a_bad_row_gives_the_duckdb_engines_error(spark, log, tmp_path):
     assert str(got.value) == str(want.value) and str(want.value).endswith(':125: clicked "yes" is not 0 or 1 (nothing was stored)')
 
 
+def test_a_value_beyond_its_bound_gives_the_duckdb_engines_error(spark, log, tmp_path):
+    # the bounds of engines/base.py (issue 46): one row of the watch ratio and one of the dwell time too large
+    for col, value, word in (("watch_ratio", 1e15, "is above 1000, the largest value accepted"),
+                             ("dwell_ms", 1e11, "is above 1e+10, the largest value accepted")):
+        bad = log.copy()
+        bad[col] = 0.5
+        bad.loc[bad.index[40], col] = value
+        path = _write(bad, tmp_path, "csv")
+        with pytest.raises(InputFileError) as want:
+            get_engine("duckdb").aggregate(LogRequest(sources=(path,)))
+        with pytest.raises(InputFileError) as got:
+            SparkEngine(spark=spark).aggregate(LogRequest(sources=(path,)))
+        assert str(got.value) == str(want.value) and f":42: {col} " in str(want.value) and word in str(want.value)
+
+
 def test_an_id_that_breaks_the_id_rule_and_a_float_id_column_give_the_duckdb_engines_error(spark, log, tmp_path):
     bad = log.copy()
     bad.loc[bad.index[200], "doc_id"] = "D\x1b[31mX"

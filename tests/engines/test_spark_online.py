@@ -18,15 +18,15 @@ from typer.testing import CliRunner
 from ndcg_labeling.db import migrate
 from ndcg_labeling.engines.online_duckdb import read_impressions
 from ndcg_labeling.engines.online_spark import SparkImpressions
-from ndcg_labeling.metrics import parse_metric
-from ndcg_labeling.online.requests import request_values
-from ndcg_labeling.pipeline.online import (
+from ndcg_labeling.experiments.report import (
     SPARK_SCHEMA,
     OnlineOptions,
     load_online_labels,
     row_labels,
     score_requests,
 )
+from ndcg_labeling.metrics import parse_metric
+from ndcg_labeling.online.requests import request_values
 from tests.conftest import Database, invoke
 from tests.online.online_sim import simulate, write_labels, write_parquet
 

@@ -22,7 +22,7 @@ import pytest
 from pyspark.mllib.evaluation import RankingMetrics
 from spark_fixture import spark  # noqa: F401 - the fixture
 
-from ndcg_labeling.pipeline.evaluate import evaluate_files
+from ndcg_labeling.scoring.evaluate import evaluate_files
 
 
 def _data(seed: int, graded: bool) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:

@@ -13,7 +13,7 @@ from judge_world import SECRET, build_world
 from sklearn.metrics import cohen_kappa_score
 from sqlalchemy import text
 
-from ndcg_labeling.pipeline.calibration import MIN_KAPPA
+from ndcg_labeling.sources.calibration import MIN_KAPPA
 
 
 def cli(runner, db, *args: str):

@@ -112,7 +112,7 @@ def test_a_run_whose_answers_total_over_2_31_tokens_is_stored(db):
     from ndcg_labeling.db import models as m
     from ndcg_labeling.db.session import session_scope
     from ndcg_labeling.judges.client import MAX_TOKENS
-    from ndcg_labeling.pipeline.judging_store import finish_run
+    from ndcg_labeling.sources.judge_answers import finish_run
 
     with db.engine.begin() as conn:
         for statements in {**ROWS_0001, **ROWS_0002, "judge_runs": ROWS_0011["judge_runs"]}.values():

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ndcg_labeling.pipeline.demo import DATA_DIR
-from ndcg_labeling.pipeline.online_demo import PLANTED, online_demo
+from ndcg_labeling.demo.online import PLANTED, online_demo
+from ndcg_labeling.demo.run import DATA_DIR
 from tests.conftest import invoke
 
 

@@ -14,9 +14,10 @@ from online_sim import simulate, write_labels, write_parquet
 from sqlalchemy import text
 
 from ndcg_labeling.db.session import session_scope
-from ndcg_labeling.pipeline import auth, importing
-from ndcg_labeling.pipeline.ingest_keys import add_key, revoke_key
+from ndcg_labeling.labels import importing
 from ndcg_labeling.web.app import create_app
+from ndcg_labeling.workspace import auth
+from ndcg_labeling.workspace.ingest_keys import add_key, revoke_key
 from tests.conftest import invoke
 
 
@@ -125,12 +126,14 @@ def test_lead_page(db, setup):
         assert client.post("/login", data={"token": lead, "nonce": nonce}).status_code == 303
         page = client.get("/lead/online?window=1h")
         assert page.status_code == 200 and 'src="/static/online.js"' in page.text and 'data-window="1h"' in page.text
+        assert 'data-unjudged="skip"' in page.text  # the default: requests of unlabelled queries left out
+        assert 'data-unjudged="zero"' in client.get("/lead/online?window=1h&unjudged=zero").text
         assert client.get("/static/online.js").status_code == 200
 
 
 def test_live_figures_follow_a_label_change(db, runner, setup, tmp_path, monkeypatch):
-    from ndcg_labeling.pipeline import online_live
-    from ndcg_labeling.pipeline.consensus import set_adjudication
+    from ndcg_labeling.experiments import live as online_live
+    from ndcg_labeling.labels.consensus import set_adjudication
 
     monkeypatch.setattr(online_live, "LABEL_CHECK_S", 0.0)
     sim, lead, key = setup

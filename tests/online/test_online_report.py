@@ -275,7 +275,7 @@ def test_bad_input_is_one_line(store, runner_module, tmp_path):
 def test_an_unknown_engine_has_one_message_and_nothing_is_read():
     from ndcg_labeling.engines import get_engine
     from ndcg_labeling.errors import NdcgLabelingError
-    from ndcg_labeling.pipeline.online import OnlineOptions, online_report
+    from ndcg_labeling.experiments.report import OnlineOptions, online_report
 
     message = "--engine: unknown engine 'nope'; use duckdb or spark"
     with pytest.raises(NdcgLabelingError) as err:  # no session, no such log: refused before either is used

@@ -13,8 +13,8 @@ import sys
 import time
 
 from ndcg_labeling.db.session import make_engine
-from ndcg_labeling.pipeline.tasks import save_grade
-from ndcg_labeling.pipeline.transactions import run_in_transaction
+from ndcg_labeling.labels.tasks import save_grade
+from ndcg_labeling.labels.transactions import run_in_transaction
 
 
 def grade_for(item_id: str) -> int:

@@ -14,7 +14,7 @@ import time
 def main() -> None:
     start_at, *argv = sys.argv[1:]
     from ndcg_labeling.cli import app
-    from ndcg_labeling.pipeline import importing, tasks  # noqa: F401 - loaded before the start line
+    from ndcg_labeling.labels import importing, tasks  # noqa: F401 - loaded before the start line
 
     time.sleep(max(0.0, float(start_at) - time.time()))
     app(args=argv, prog_name="ndcg-labeling")

@@ -14,7 +14,7 @@ from ndcg_labeling.db import migrate
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.errors import AdjudicationConflict
-from ndcg_labeling.pipeline.consensus import set_adjudication
+from ndcg_labeling.labels.consensus import set_adjudication
 
 
 @pytest.mark.pg

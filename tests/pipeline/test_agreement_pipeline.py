@@ -10,8 +10,8 @@ import pytest
 
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
-from ndcg_labeling.pipeline.agreement import agreement_report, load_grades
-from ndcg_labeling.pipeline.importing import import_judgments, import_queries
+from ndcg_labeling.labels.agreement import agreement_report, load_grades
+from ndcg_labeling.labels.importing import import_judgments, import_queries
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

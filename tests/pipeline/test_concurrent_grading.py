@@ -90,8 +90,8 @@ def test_grade_retried_after_losing_a_race(runner, db, tmp_path):
     on SQLite the second writer waits for the lock (busy timeout) and needs no retry."""
     import threading
 
-    from ndcg_labeling.pipeline.tasks import save_grade
-    from ndcg_labeling.pipeline.transactions import run_in_transaction
+    from ndcg_labeling.labels.tasks import save_grade
+    from ndcg_labeling.labels.transactions import run_in_transaction
 
     invoke(runner, db, "graders", "add", "g1")
     run = tmp_path / "run.txt"

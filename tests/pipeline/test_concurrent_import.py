@@ -181,7 +181,7 @@ def test_import_documents_over_an_id_stored_after_its_check(db, tmp_path, monkey
         pytest.skip("SQLite writers queue: no writer commits inside another's transaction")
     from ndcg_labeling.db import repository as repo
     from ndcg_labeling.db.session import session_scope
-    from ndcg_labeling.pipeline import importing
+    from ndcg_labeling.labels import importing
 
     docs = tmp_path / "docs.csv"
     docs.write_text("doc_id,title,body\nd1,One,first body\nd2,Two,second body\n")

@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
-from ndcg_labeling.pipeline.consensus import (
+from ndcg_labeling.labels.consensus import (
     EFFECTIVE_COLUMNS,
     effective_labels,
     export_qrels,
@@ -18,7 +18,7 @@ from ndcg_labeling.pipeline.consensus import (
     run_consensus,
     set_adjudication,
 )
-from ndcg_labeling.pipeline.importing import import_judgments, import_queries
+from ndcg_labeling.labels.importing import import_judgments, import_queries
 
 # q1/d1: 2, 2, 3 -> median 2, spread 1 (ok); q1/d2: 0, 3 -> spread 3 (flag), median low 0, mean 1.5;
 # q2/d1: one grade 1 (too few graders)

@@ -15,11 +15,11 @@ from sqlalchemy import func, select
 
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db.session import session_scope
-from ndcg_labeling.pipeline import tasks
-from ndcg_labeling.pipeline.gold import gold_feedback, list_gold
-from ndcg_labeling.pipeline.gold_mix import gold_count
-from ndcg_labeling.pipeline.quality_demo import QUALITY_DIR, load_quality_data, play_graders
-from ndcg_labeling.pipeline.tasks import create as tasks_create
+from ndcg_labeling.demo.quality import QUALITY_DIR, load_quality_data, play_graders
+from ndcg_labeling.labels import tasks
+from ndcg_labeling.labels.gold import gold_feedback, list_gold
+from ndcg_labeling.labels.tasks import create as tasks_create
+from ndcg_labeling.labels.tasks.gold_mix import gold_count
 from tests.conftest import invoke
 
 GRADERS = ["ana", "ben", "chloe", "dev", "emma"]
@@ -66,7 +66,7 @@ def test_gold_rate_positions_and_never_two_in_a_row(db):
 
 def test_gold_rate_needs_gold_items_and_a_sane_rate(sqlite_db):
     from ndcg_labeling.errors import NdcgLabelingError
-    from ndcg_labeling.pipeline import importing
+    from ndcg_labeling.labels import importing
 
     with session_scope(sqlite_db.engine) as session:
         importing.import_queries(QUALITY_DIR / "queries.csv", session=session)
@@ -165,7 +165,7 @@ def test_gold_items_are_indistinguishable_in_every_graders_export(runner, sqlite
 
 
 def test_gold_answers_stay_out_of_judgments_and_consensus(db, tmp_path):
-    from ndcg_labeling.pipeline.consensus import run_consensus
+    from ndcg_labeling.labels.consensus import run_consensus
 
     with session_scope(db.engine) as session:
         load_quality_data(session=session)
@@ -225,8 +225,8 @@ def test_grading_a_gold_item_saves_an_answer_and_feedback_tells_the_reference(db
 
 
 def test_the_web_grading_function_returns_the_feedback_with_the_same_keys_for_every_item(sqlite_db):
-    from ndcg_labeling.pipeline import workspace
-    from ndcg_labeling.pipeline.auth import WebUser
+    from ndcg_labeling.workspace import grading as workspace
+    from ndcg_labeling.workspace.auth import WebUser
 
     with session_scope(sqlite_db.engine) as session:
         load_quality_data(session=session)
@@ -267,7 +267,7 @@ def test_feedback_cannot_be_gamed_the_first_answer_counts_and_stands(db):
     """Issue 35: a grader shown the reference grade posts it again (or undoes and regrades): the first
     answer still counts, later ones are kept for the record, undo and skip are refused."""
     from ndcg_labeling.errors import ConflictError
-    from ndcg_labeling.pipeline.quality import graders_quality
+    from ndcg_labeling.labels.quality import graders_quality
 
     with session_scope(db.engine) as session:
         load_quality_data(session=session)

@@ -10,8 +10,8 @@ from sqlalchemy import func, select
 
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db.session import session_scope
-from ndcg_labeling.pipeline import tasks
-from ndcg_labeling.pipeline.quality_demo import load_quality_data
+from ndcg_labeling.demo.quality import load_quality_data
+from ndcg_labeling.labels import tasks
 
 GRADERS = ["ana", "ben", "chloe", "dev", "emma"]
 
@@ -58,7 +58,7 @@ def test_gold_items_cannot_be_told_apart_by_block_position_id_or_length(sqlite_d
     # item ids are uniform random bytes from the OS; drawn here from a seeded generator of the same
     # distribution, so the classifier below sees the same ids on every run (with fresh ids its accuracy
     # moves by about a percent from run to run, around the bound)
-    import ndcg_labeling.pipeline.tasks.create as create_module
+    import ndcg_labeling.labels.tasks.create as create_module
 
     rng = np.random.default_rng(11)
     monkeypatch.setattr(create_module.secrets, "token_bytes", lambda n: rng.bytes(n))
@@ -150,7 +150,7 @@ def test_gold_of_queries_outside_the_batch_sits_in_blocks_like_any_other(sqlite_
     # item is padded with documents of its query to a block whose size follows the batch's blocks
     from scipy.stats import chi2_contingency
 
-    import ndcg_labeling.pipeline.tasks.create as create_module
+    import ndcg_labeling.labels.tasks.create as create_module
 
     rng = np.random.default_rng(35)
     monkeypatch.setattr(create_module.secrets, "token_bytes", lambda n: rng.bytes(n))

@@ -19,7 +19,7 @@ from ndcg_labeling.db import repository as repo
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.io.ids import first_bad_id, id_problem
 from ndcg_labeling.io.tables import _may_have_edge_spaces
-from ndcg_labeling.pipeline.import_columns import (
+from ndcg_labeling.labels.coded_ids import (
     CodedIds,
     StoredKeys,
     first_repeat,
@@ -291,7 +291,7 @@ def test_a_bad_run_read_while_the_pairs_are_read_leaves_the_database_unchanged(d
     """The file's error is the one reported, the worker is done before the transaction rolls back, and
     nothing is stored; the next import on the same engine works."""
     from ndcg_labeling.errors import InputFileError
-    from ndcg_labeling.pipeline.importing import import_run
+    from ndcg_labeling.labels.importing import import_run
 
     docs = [f"doc{i:05d}" for i in range(3_000)]
     with session_scope(db.engine) as session:

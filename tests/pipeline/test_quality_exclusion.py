@@ -9,9 +9,9 @@ from sqlalchemy import select
 
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db.session import session_scope
-from ndcg_labeling.pipeline import tasks
-from ndcg_labeling.pipeline.consensus import run_consensus
-from ndcg_labeling.pipeline.quality_demo import load_quality_data, play_graders
+from ndcg_labeling.demo.quality import load_quality_data, play_graders
+from ndcg_labeling.labels import tasks
+from ndcg_labeling.labels.consensus import run_consensus
 
 GRADERS = ["ana", "ben", "chloe", "dev", "emma"]
 
@@ -38,7 +38,7 @@ def _gold_keys(session, batch: str, grader: str) -> list[tuple[str, int]]:
 def test_trust_is_over_all_gold_answers_not_the_batch_alone(sqlite_db):
     """chloe is right on every gold item of w1 (too few to decide there) and wrong on every one of w2:
     over all her answers she is untrusted, also for consensus of w1 alone."""
-    from ndcg_labeling.pipeline.quality import graders_quality
+    from ndcg_labeling.labels.quality import graders_quality
 
     with session_scope(sqlite_db.engine) as session:
         load_quality_data(session=session)
@@ -96,8 +96,8 @@ def test_report_caveats_describe_the_labels_in_force(played):
     alpha no longer counts their grades (checked with the krippendorff package on the grades left)."""
     import krippendorff
 
-    from ndcg_labeling.pipeline.report import build_report
     from ndcg_labeling.reports.headline import caveat_warnings
+    from ndcg_labeling.scoring.report import build_report
 
     with session_scope(played) as session:
         run_consensus(session=session, batch="q", method="median")

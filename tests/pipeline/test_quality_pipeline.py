@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db.session import session_scope
-from ndcg_labeling.pipeline.quality_demo import QUALITY_DIR, run_quality_demo
+from ndcg_labeling.demo.quality import QUALITY_DIR, run_quality_demo
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +143,7 @@ def test_no_gold_answer_is_a_judgment(demo):
 
 def test_report_caveats_name_the_graders_gold_marks_untrusted(demo):
     # The report's label-quality caveat (issue 16) reads the same verdict as `graders quality` (issue 15).
-    from ndcg_labeling.pipeline.report_caveats import untrusted_graders
+    from ndcg_labeling.scoring.caveats import untrusted_graders
 
     engine, result = demo
     expected = sorted(r["grader"] for r in result.quality.rows if r["trusted"] is False)
@@ -156,8 +156,8 @@ def test_report_caveats_name_the_graders_gold_marks_untrusted(demo):
 def test_overall_verdict_agrees_only_when_every_query_type_does_and_batch_matches_pairs(demo):
     """Issue 35: a judge random on long-tail is not "agrees overall", even when the overall kappa passes;
     `calibrate --batch` finds the judge's grades imported without a batch on the batch's pairs."""
-    from ndcg_labeling.pipeline.calibration import MIN_KAPPA, calibrate
-    from ndcg_labeling.pipeline.quality_demo import BATCH
+    from ndcg_labeling.demo.quality import BATCH
+    from ndcg_labeling.sources.calibration import MIN_KAPPA, calibrate
 
     engine, _ = demo
     with session_scope(engine) as session:
@@ -171,7 +171,7 @@ def test_overall_verdict_agrees_only_when_every_query_type_does_and_batch_matche
     assert long_tail["kappa"] < MIN_KAPPA  # the planted fact
     assert overall["verdict"].startswith("do not use llm-judge")
     # a row that passes on its own does not agree overall while a query type with enough pairs fails
-    from ndcg_labeling.pipeline.calibration import _verdict
+    from ndcg_labeling.sources.calibration import _verdict
 
     good = {**overall, "kappa": 0.67, "tau": 0.9}
     assert _verdict("j", good).startswith("j agrees with people overall")

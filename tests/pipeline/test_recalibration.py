@@ -11,9 +11,9 @@ from sqlalchemy import select
 
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db.session import session_scope
-from ndcg_labeling.pipeline import tasks
-from ndcg_labeling.pipeline.consensus import run_consensus
-from ndcg_labeling.pipeline.quality_demo import QUALITY_DIR, load_quality_data, play_graders, truth_share
+from ndcg_labeling.demo.quality import QUALITY_DIR, load_quality_data, play_graders, truth_share
+from ndcg_labeling.labels import tasks
+from ndcg_labeling.labels.consensus import run_consensus
 
 GRADERS = ["ana", "ben", "chloe", "dev", "emma"]
 

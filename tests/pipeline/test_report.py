@@ -19,7 +19,7 @@ from ndcg_labeling.db import models as m
 from ndcg_labeling.db.repository import bulk_insert, db_datetime
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
-from ndcg_labeling.pipeline.report import (
+from ndcg_labeling.scoring.report import (
     ReportOptions,
     bootstrap_ci,
     bootstrap_counts,
@@ -233,7 +233,7 @@ def test_holm_step_down():
 
 def test_labels_read_in_bulk_equal_the_effective_labels_of_the_consensus_pipeline(sqlite_db):
     # the report reads the labels with one SELECT per table; it must see what consensus.effective_labels sees
-    from ndcg_labeling.pipeline.consensus import effective_labels
+    from ndcg_labeling.labels.consensus import effective_labels
 
     data = _three_query_data()
     write(sqlite_db, **data, adjudications=[("q1", "d2", 3.0), ("q1", "d2", 1.0), ("q2", "x", 2.0)])
@@ -259,7 +259,7 @@ def test_unlabelled_document_with_a_large_id_gets_no_label(db):
 
 
 def test_paired_t_test_p_values_match_scipy_column_by_column():
-    from ndcg_labeling.pipeline.report import _ttest_p
+    from ndcg_labeling.scoring.report import _ttest_p
 
     rng = np.random.default_rng(11)
     diffs = np.column_stack([

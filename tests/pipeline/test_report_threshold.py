@@ -10,7 +10,7 @@ import pytrec_eval
 
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.errors import NdcgLabelingError
-from ndcg_labeling.pipeline.report import ReportOptions, build_report
+from ndcg_labeling.scoring.report import ReportOptions, build_report
 from tests.pipeline.test_report import per_query, random_data, write
 
 

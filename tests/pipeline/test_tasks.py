@@ -17,8 +17,8 @@ from ndcg_labeling.db import models as m
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.errors import ConflictError, NdcgLabelingError, NotFoundError
 from ndcg_labeling.io.tasks_files import TASK_COLUMNS
-from ndcg_labeling.pipeline import importing
-from ndcg_labeling.pipeline import tasks as t
+from ndcg_labeling.labels import importing
+from ndcg_labeling.labels import tasks as t
 
 QUERY_TYPES = ("navigational", "informational", "transactional", "long-tail")
 

@@ -15,7 +15,7 @@ import math
 import numpy as np
 import pytest
 
-from ndcg_labeling.pipeline.evaluate import evaluate_files
+from ndcg_labeling.scoring.evaluate import evaluate_files
 from tests.trec.conftest import random_files
 
 pytrec_eval = pytest.importorskip("pytrec_eval")

@@ -14,9 +14,10 @@ from sqlalchemy import select
 
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db.session import session_scope
-from ndcg_labeling.pipeline import auth, importing
-from ndcg_labeling.pipeline import tasks as t
-from ndcg_labeling.pipeline.consensus import run_consensus
+from ndcg_labeling.labels import importing
+from ndcg_labeling.labels import tasks as t
+from ndcg_labeling.labels.consensus import run_consensus
+from ndcg_labeling.workspace import auth
 
 SYSTEMS = {"bm25zeta": 11, "denseomega": 12}  # names that appear nowhere else
 SCORE_BASE = 731.0

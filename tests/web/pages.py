@@ -111,8 +111,8 @@ def build_world(kind: str, tmp_path: Path) -> World:
     """The ``graded`` or ``fresh`` database (SQLite, in ``tmp_path``)."""
     from ndcg_labeling.db import migrate
     from ndcg_labeling.db.session import session_scope
-    from ndcg_labeling.pipeline import tasks as t
-    from ndcg_labeling.pipeline.consensus import flagged_items, set_adjudication
+    from ndcg_labeling.labels import tasks as t
+    from ndcg_labeling.labels.consensus import flagged_items, set_adjudication
     from tests.conftest import Database
     from tests.web.conftest import build_workspace, graded_two_ways
 

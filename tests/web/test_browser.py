@@ -19,7 +19,7 @@ from sqlalchemy import select
 
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db.session import session_scope
-from ndcg_labeling.pipeline import tasks as t
+from ndcg_labeling.labels import tasks as t
 from tests.web.conftest import build_workspace, grade_for, graded_two_ways
 from tests.web.pages import ARGS, CHROMIUM, sign_in
 

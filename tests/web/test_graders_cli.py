@@ -10,7 +10,7 @@ from sqlalchemy import text
 
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.errors import AuthenticationError
-from ndcg_labeling.pipeline import auth
+from ndcg_labeling.workspace import auth
 from tests.conftest import invoke
 
 

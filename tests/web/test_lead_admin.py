@@ -16,7 +16,7 @@ from sqlalchemy import select, text
 import ndcg_labeling.db.models as m
 from ndcg_labeling.db.base import Base
 from ndcg_labeling.db.session import session_scope
-from ndcg_labeling.pipeline import tasks as t
+from ndcg_labeling.labels import tasks as t
 from ndcg_labeling.web.app import create_app
 from tests.conftest import BACKENDS, Database, invoke
 from tests.web.conftest import build_workspace, graded_two_ways
@@ -444,14 +444,14 @@ def test_activity_page_matches_the_quality_pipeline_and_states_the_pace_rule(sql
 
 
 def test_activity_gold_figures_are_those_of_graders_quality(sqlite_db, tmp_path, runner):
-    from ndcg_labeling.pipeline.quality_demo import load_quality_data, play_graders
+    from ndcg_labeling.demo.quality import load_quality_data, play_graders
 
     with session_scope(sqlite_db.engine) as session:
         load_quality_data(session=session)
         t.create_batch("g1", scale="0-3", depth=8, overlap=2, graders=["ana", "ben", "chloe", "dev", "emma"],
                        session=session, seed=4, gold_rate=0.2)
         play_graders("g1", session=session, out_dir=tmp_path)
-        from ndcg_labeling.pipeline import importing
+        from ndcg_labeling.labels import importing
 
         importing.add_graders(["lee"], session=session, role="lead")
     from tests.web.conftest import Workspace

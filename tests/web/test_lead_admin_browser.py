@@ -18,7 +18,7 @@ from sqlalchemy import func, select
 
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db.session import session_scope
-from ndcg_labeling.pipeline import tasks as t
+from ndcg_labeling.labels import tasks as t
 from tests.web.conftest import Workspace, graded_two_ways
 from tests.web.pages import CHROMIUM, sign_in
 
@@ -84,9 +84,9 @@ def quality_workspace(db, tmp_path: Path) -> Workspace:
 
     from sqlalchemy import update
 
-    from ndcg_labeling.pipeline import importing
-    from ndcg_labeling.pipeline.consensus import run_consensus
-    from ndcg_labeling.pipeline.quality_demo import load_quality_data, play_graders
+    from ndcg_labeling.demo.quality import load_quality_data, play_graders
+    from ndcg_labeling.labels import importing
+    from ndcg_labeling.labels.consensus import run_consensus
 
     graders = ["ana", "ben", "chloe", "dev", "emma"]
     with session_scope(db.engine) as session:

@@ -11,9 +11,9 @@ from sqlalchemy import select
 
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db.session import session_scope
-from ndcg_labeling.pipeline import importing
-from ndcg_labeling.pipeline import tasks as t
-from ndcg_labeling.pipeline.consensus import run_consensus, set_adjudication
+from ndcg_labeling.labels import importing
+from ndcg_labeling.labels import tasks as t
+from ndcg_labeling.labels.consensus import run_consensus, set_adjudication
 from tests.web.conftest import build_workspace, graded_two_ways
 from tests.web.test_web_pages import app_client, sign_in
 
@@ -40,14 +40,14 @@ def test_the_batches_page_shows_the_number_of_items_not_a_python_repr(ws):
 
 
 def test_the_guideline_is_rendered_markdown_and_cannot_inject_markup(ws, monkeypatch):
+    from ndcg_labeling import guidelines
     from ndcg_labeling.guidelines import guidelines_dir, parse_guideline
-    from ndcg_labeling.pipeline import workspace
 
     text = (guidelines_dir() / "relevance-0-3.md").read_text(encoding="utf-8").replace(
         "## Before you grade", "## Before you grade\n\n<script>window.pwned=1</script>\n\n"
         '<img src=x onerror="window.pwned=2"> and [a link](javascript:alert(1))\n')
     guideline = parse_guideline(text, scale="0-3", path="guidelines/relevance-0-3.md")
-    monkeypatch.setattr(workspace, "_guideline", lambda scale, mtime: guideline)
+    monkeypatch.setattr(guidelines, "_guideline", lambda scale, mtime: guideline)
     with app_client(ws) as client:
         sign_in(client, ws.token("ann"))
         page = client.get("/batches/b1/grade").text

@@ -12,9 +12,9 @@ from sqlalchemy import update
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.guidelines import load_guideline
-from ndcg_labeling.pipeline import auth
-from ndcg_labeling.pipeline import tasks as t
+from ndcg_labeling.labels import tasks as t
 from ndcg_labeling.web.app import create_app
+from ndcg_labeling.workspace import auth
 from tests.web.conftest import secret_strings
 
 ITEM_KEYS = {"item_id", "query", "title", "body", "url", "scale", "grades"}
@@ -138,7 +138,7 @@ def test_unknown_batch_is_404_and_lists_no_batches(client, workspace):
 
 def test_a_grader_without_items_in_the_batch_gets_404(client, workspace):
     with session_scope(workspace.db.engine) as session:
-        from ndcg_labeling.pipeline.importing import add_graders
+        from ndcg_labeling.labels.importing import add_graders
 
         add_graders(["cat"], session=session)
     h = bearer(workspace.token("cat"))

@@ -9,9 +9,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from ndcg_labeling.db.session import session_scope
-from ndcg_labeling.pipeline import auth
-from ndcg_labeling.pipeline import tasks as t
+from ndcg_labeling.labels import tasks as t
 from ndcg_labeling.web.app import create_app
+from ndcg_labeling.workspace import auth
 from tests.web.conftest import build_workspace, graded_two_ways, secret_strings
 
 LEAD_PAGES = ("/lead", "/lead/batches/b1", "/lead/agreement", "/lead/adjudication", "/lead/report")
@@ -207,8 +207,8 @@ def test_javascript_urls_are_not_links(sqlite_db, tmp_path):
 
 
 def workspace_queue(session):
-    from ndcg_labeling.pipeline.adjudication import adjudication_queue
-    from ndcg_labeling.pipeline.consensus import flagged_items
+    from ndcg_labeling.labels.adjudication import adjudication_queue
+    from ndcg_labeling.labels.consensus import flagged_items
 
     rows = adjudication_queue("b1", session=session)
     assert [{k: v for k, v in r.items() if k not in ("query", "title", "note", "version")} for r in rows] == flagged_items(
@@ -219,7 +219,7 @@ def workspace_queue(session):
 def test_lead_pages_with_agreement_adjudication_and_the_live_report(sqlite_db, tmp_path):
     ws = graded_two_ways(sqlite_db, tmp_path)
     with session_scope(ws.db.engine) as session:
-        from ndcg_labeling.pipeline.agreement import agreement_report
+        from ndcg_labeling.labels.agreement import agreement_report
 
         flagged = workspace_queue(session)
         by_type = agreement_report(session=session, batch="b1", by="query-type").rows
@@ -230,6 +230,10 @@ def test_lead_pages_with_agreement_adjudication_and_the_live_report(sqlite_db, t
         for row in by_type:
             alpha = "—" if row["alpha"] is None else f"{row['alpha']:.3f}"
             assert f"<td>{row['scope']}</td><td>{alpha}</td>" in agreement
+        # an alpha below 0 (here the "all" row: the two graders of graded_two_ways disagree) is said in words
+        below = [row["scope"] for row in by_type if row["alpha"] is not None and row["alpha"] < 0]
+        assert below and 'role="alert"><strong>Agreement below chance.</strong>' in agreement
+        assert agreement.count("alpha below 0: agreement below chance</span>") == len(below)
         assert "<td>ann</td>" in agreement and "<td>bob</td>" in agreement
         queue = lead.get("/lead/adjudication?batch=b1").text
         first = flagged[0]
@@ -246,7 +250,7 @@ def test_lead_pages_with_agreement_adjudication_and_the_live_report(sqlite_db, t
         assert report.status_code == 200 and "<html" in report.text.lower()
         assert "script-src" not in report.headers["content-security-policy"]
     with session_scope(ws.db.engine) as session:
-        from ndcg_labeling.pipeline.consensus import flagged_items
+        from ndcg_labeling.labels.consensus import flagged_items
 
         after = {(r["query_id"], r["doc_id"]): r for r in flagged_items(session=session, batch="b1")}
     row = after[(first["query_id"], first["doc_id"])]
@@ -274,8 +278,8 @@ def test_the_grading_page_shows_gold_feedback_after_a_gold_item_only(sqlite_db, 
     from sqlalchemy import select
 
     from ndcg_labeling.db import models as m
-    from ndcg_labeling.pipeline.gold import gold_feedback
-    from ndcg_labeling.pipeline.quality_demo import load_quality_data
+    from ndcg_labeling.demo.quality import load_quality_data
+    from ndcg_labeling.labels.gold import gold_feedback
     from tests.web.conftest import Workspace
 
     graders = ["ana", "ben", "chloe", "dev", "emma"]

@@ -44,7 +44,9 @@
     const win = document.getElementById("window").dataset.window;
     const status = document.getElementById("status");
     try {
-      const res = await fetch("/api/online/arms?window=" + encodeURIComponent(win), {credentials: "same-origin"});
+      const unjudged = document.getElementById("unjudged").dataset.unjudged;
+      const res = await fetch("/api/online/arms?window=" + encodeURIComponent(win) + "&unjudged=" +
+                              encodeURIComponent(unjudged), {credentials: "same-origin"});
       const data = await res.json();
       if (!res.ok) { status.textContent = data.detail || "error"; return; }
       document.getElementById("metric-name").textContent = data.metric;

@@ -1,0 +1,87 @@
+"""Two consensus runs on one batch at the same time both succeed and store what one run stores
+(issue 46, item 12: one of them failed with a duplicate key on consensus_settings on PostgreSQL and
+"database is locked" on SQLite)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from ndcg_labeling.db.session import make_engine, session_scope
+from ndcg_labeling.labels.consensus import run_consensus
+from tests.pipeline.test_consensus_pipeline import labels, load
+
+GRADES = [(f"q{q}", f"d{d}", g, (q + d + i) % 4) for q in range(30) for d in range(8)
+          for i, g in enumerate(("a", "b", "c"))]
+
+
+def test_two_concurrent_consensus_runs_on_one_batch(db, tmp_path: Path):
+    load(db, tmp_path, GRADES, batch="b1")
+    barrier = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        engine = make_engine(db.url)  # one engine each, as two processes would have
+        try:
+            barrier.wait()
+            with session_scope(engine) as session:
+                run_consensus(session=session, batch="b1", exclude_untrusted=False)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            engine.dispose()
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors
+    both = labels(db)
+    with session_scope(db.engine) as session:
+        run_consensus(session=session, batch="b1", exclude_untrusted=False)
+    assert both == labels(db) and len(both) == 240
+
+
+def test_a_sqlite_writer_waits_longer_than_one_busy_timeout(sqlite_db, tmp_path: Path, monkeypatch):
+    """The second of two runs waits for the first even where the first holds the write lock longer than
+    SQLite's busy timeout (1 ms here, 30 s in use; a consensus of a large batch took longer): before,
+    it failed with "database is locked"."""
+    import ndcg_labeling.db.session as db_session
+
+    monkeypatch.setattr(db_session, "SQLITE_BUSY_TIMEOUT_MS", 1)
+    test_two_concurrent_consensus_runs_on_one_batch(sqlite_db, tmp_path)
+
+
+def test_two_concurrent_task_creates_of_one_name(db, tmp_path: Path):
+    """`tasks create` twice with one name at once: one batch, and the other run gets the clean
+    "already exists" refusal (before: a duplicate key on grading_batches.name on PostgreSQL)."""
+    from ndcg_labeling.errors import ConflictError
+    from ndcg_labeling.labels import tasks as t
+    from tests.pipeline.test_tasks import make_corpus
+
+    make_corpus(db, tmp_path, queries=20, docs=10)
+    barrier = threading.Barrier(2)
+    outcomes: list[object] = []
+
+    def run() -> None:
+        engine = make_engine(db.url)
+        try:
+            barrier.wait()
+            with session_scope(engine) as session:
+                t.create_batch("b1", scale="0-3", depth=3, overlap=2, graders=["ann", "bob", "cat"], seed=7,
+                               session=session)
+            outcomes.append("created")
+        except BaseException as exc:  # noqa: BLE001 - compared below
+            outcomes.append(exc)
+        finally:
+            engine.dispose()
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(60)
+    assert outcomes.count("created") == 1, outcomes
+    refusal = next(o for o in outcomes if o != "created")
+    assert isinstance(refusal, ConflictError) and "already exists" in str(refusal), refusal
