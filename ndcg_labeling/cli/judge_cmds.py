@@ -72,12 +72,12 @@ def judge_run(
     = "umbrela",
     max_doc_chars: Annotated[int, typer.Option("--max-doc-chars", help="Document body cut to this many characters.")]
     = 4000,
-    concurrency: Annotated[int, typer.Option("--concurrency", help="Requests in flight at once.")] = 8,
+    concurrency: Annotated[int, typer.Option("--concurrency", help="Requests in flight at once (1 to 64).")] = 8,
     rate_limit: Annotated[float | None, typer.Option("--rate-limit", help="At most this many requests per second.")]
     = None,
     max_requests: Annotated[int | None, typer.Option("--max-requests", help="Send at most this many items.")] = None,
     temperature: Annotated[float, typer.Option("--temperature", help="Sampling temperature, 0 to 2.")] = 0.0,
-    timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait for one answer (at most 86400).")] = 60.0,
+    timeout: Annotated[float, typer.Option("--timeout", help="Deadline of one request, sending to the last byte of its answer, in seconds (at most 86400).")] = 60.0,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the first prompt and the number of requests.")]
     = False,
     price_in: Annotated[float | None, typer.Option("--price-in", help="Price per million prompt tokens.")] = None,

@@ -118,7 +118,8 @@ def calibrate(
     out: OutOption = None, force: ForceOption = False,
     db: DbOption = None,
 ) -> None:
-    """Compare a judge with people: labels (kappa, agreement, MAE, confusion) and system ranking (tau).
+    """Compare a judge with people: labels (kappa, quadratic-weighted and unweighted; agreement, MAE,
+    confusion) and system ranking (tau). The verdict gates on the quadratic-weighted kappa.
 
     Against the human consensus on the items both labelled, and against the systems' order under the
     human labels (Kendall's tau-b, largest rank change); a verdict per query type.
@@ -135,7 +136,10 @@ def calibrate(
     if fmt is OutputFormat.csv:
         write_output(render_rows(report.rows, fmt, columns=CALIBRATION_COLUMNS) or "", out, force)
         return
-    columns = [c for c in CALIBRATION_COLUMNS if c not in ("verdict", "max_rank_change_system")]
+    # the table names the kappa's weighting: ``kappa`` (kept in json and csv) is kappa_quadratic
+    named = ["kappa_quadratic", "kappa_unweighted"]
+    columns = [c for c in CALIBRATION_COLUMNS if c not in ("kappa", "verdict", "max_rank_change_system", *named)]
+    columns[2:2] = named
     with printed_to(out, force):
         render_rows(report.rows, fmt, columns=columns,
                     title=f"calibration of {report.judge} against people (scale {report.scale}, {report.metric})")
@@ -159,7 +163,8 @@ def print_quality_demo(result: Any, con: Console) -> None:
         con.print(line, markup=False, highlight=False)
     con.print(_demo_table(f"calibration of the simulated judge {result.calibration.judge} against people",
                           result.calibration.rows,
-                          ("scope", "n", "kappa", "exact_agreement", "mae", "tau", "max_rank_change")))
+                          ("scope", "n", "kappa_quadratic", "kappa_unweighted", "exact_agreement", "mae", "tau",
+                           "max_rank_change")))
     for line in result.calibration.verdicts:
         con.print(f"verdict: {line}", markup=False, highlight=False)
 

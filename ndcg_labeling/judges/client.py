@@ -11,7 +11,17 @@ retried up to ``max_retries`` times; the wait is the ``Retry-After`` header when
 capped at ``max_wait``. Another 4xx (a bad key, an unknown model) stops the run at once. A rate limit
 (``rate`` requests per second) spaces the starts of requests. The key travels in the
 ``Authorization`` header only: it is never in a message, a log line, the cache key or the database
-(every error text is stripped of it before it leaves this module).
+(every error text is stripped of it before it leaves this module, and so is every raw answer kept:
+:meth:`ChatClient.kept`).
+
+Bounds, so that no answer can exhaust memory or the parser (issue 46): ``timeout`` is a deadline for
+the whole request, from sending to the last byte of the answer (a server dripping bytes cannot hold a
+request longer), and a request abandoned at its deadline is counted (``abandoned``: the server may
+have billed its tokens, which no answer reports). A response body is read up to
+:data:`MAX_RESPONSE_BYTES`; a longer one is not read further and is an answer without content (its
+item is skipped like any unparseable answer). A body is parsed only when it is nested at most
+:data:`MAX_RESPONSE_DEPTH` deep; an integer of more than 1,000 digits in it is not converted (no token count). A raw
+answer kept for the database is cut to :data:`MAX_RAW_CHARS` characters (:func:`kept_text`).
 """
 
 from __future__ import annotations
@@ -28,8 +38,23 @@ from typing import Any
 import httpx
 
 from ndcg_labeling.errors import JudgeRequestError, NdcgLabelingError
+from ndcg_labeling.judges.parser import json_size_problem
 
 RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
+MAX_RESPONSE_BYTES = 1 << 20  # 1 MiB: a Chat Completions answer of 16 tokens is under 2 KB
+MAX_RESPONSE_DEPTH = 32  # nesting a response body may have before it is parsed (a real one has 4)
+MAX_RAW_CHARS = 4_000  # characters of a raw answer kept in the database (judge_responses.raw)
+
+
+def kept_text(text: str, api_key: str | None) -> str:
+    """``text`` as it may be stored: the API key replaced by ``[key]`` wherever it occurs, then cut to
+    :data:`MAX_RAW_CHARS` characters with a note of the length it had (the key is replaced first, so a
+    cut never leaves a piece of it)."""
+    if api_key:
+        text = text.replace(api_key, "[key]")
+    if len(text) > MAX_RAW_CHARS:
+        text = f"{text[:MAX_RAW_CHARS]} [... cut: {len(text):,} characters in all]"
+    return text
 
 
 def prompt_sha256(messages: list[dict[str, str]]) -> str:
@@ -67,6 +92,7 @@ class ChatAnswer:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     usage_problem: str | None = None  # why the usage the server reported was ignored (counted as 0 tokens)
+    problem: str | None = None  # why the body was not read as a Chat Completions answer (too large, too deep)
 
 
 # More tokens than any model's context holds: a count above it (or negative, or not a JSON integer) is
@@ -75,6 +101,27 @@ class ChatAnswer:
 # (2**31 - 1) * 10**7 < 2**63, the most the BIGINT token counts of migration 0014 hold (a test checks it).
 # A bound of 2**63 - 1 for one answer would let two answers overflow the run's sum at its end.
 MAX_TOKENS = 10_000_000
+
+
+# A JSON integer of more digits than this in a response body is not converted (Python refuses more than
+# 4,300 digits with a ValueError, which would lose the whole answer over its usage).
+_MAX_JSON_DIGITS = 1_000
+
+
+class _HugeInt(int):
+    """A JSON integer of more than _MAX_JSON_DIGITS digits, never converted: it stands as -1 with its
+    digit count, so it is no token count."""
+
+    digits: int
+
+
+def _json_int(text: str) -> int:
+    n = len(text.lstrip("-"))
+    if n <= _MAX_JSON_DIGITS:
+        return int(text)
+    huge = _HugeInt(-1)
+    huge.digits = n
+    return huge
 
 
 def _usage(usage: object) -> tuple[int, int, str | None]:
@@ -90,7 +137,7 @@ def _usage(usage: object) -> tuple[int, int, str | None]:
         if value is None:
             value = 0
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS:
-            shown = json.dumps(value)  # json.loads made it: an int has at most 4300 digits
+            shown = f"(a number of {value.digits:,} digits)" if isinstance(value, _HugeInt) else json.dumps(value)
             shown = shown if len(shown) <= 40 else shown[:40] + "..."
             return 0, 0, f"usage ignored: {name} {shown} is not a token count (0 to {MAX_TOKENS:,})"
         counts.append(value)
@@ -115,9 +162,13 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
 
 def read_answer(text: str) -> ChatAnswer:
     """A Chat Completions response body as an answer; a body that is not the expected JSON is an answer
-    without content (the raw text kept), so that the parser refuses it like any bad answer."""
+    without content (the raw text kept), so that the parser refuses it like any bad answer. A body
+    nested deeper than MAX_RESPONSE_DEPTH is not parsed (``problem`` says so)."""
+    problem = json_size_problem(text, max_chars=MAX_RESPONSE_BYTES, max_depth=MAX_RESPONSE_DEPTH)
+    if problem:
+        return ChatAnswer(None, None, text, problem=f"response not parsed: {problem}")
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_int=_json_int)
         message = data["choices"][0]["message"]
         content = message.get("content")
         refusal = message.get("refusal")
@@ -156,12 +207,17 @@ class ChatClient:
         self._lock = asyncio.Lock()
         self.requests_sent = 0
         self.retries = 0
+        self.abandoned = 0  # requests given up at their deadline (the server may bill them all the same)
 
     async def __aenter__(self) -> ChatClient:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self._http.aclose()
+
+    def kept(self, text: str) -> str:
+        """``text`` as it may be stored: the key redacted, cut to MAX_RAW_CHARS (:func:`kept_text`)."""
+        return kept_text(text, self.endpoint.api_key)
 
     def _redact(self, text: str) -> str:
         key = self.endpoint.api_key
@@ -190,16 +246,21 @@ class ChatClient:
             self.requests_sent += 1
             retry_after = None
             try:
-                response = await self._http.post(self.url, json=body)
-            except httpx.TimeoutException:
+                async with asyncio.timeout(self.endpoint.timeout):  # the whole request, not one read
+                    response, text, cut = await self._post(body)
+            except (TimeoutError, httpx.TimeoutException):
+                self.abandoned += 1
                 last = f"no answer within {self.endpoint.timeout:g} s"
             except httpx.TransportError as exc:
                 last = f"connection failed ({type(exc).__name__})"
             else:
                 if response.status_code == 200:
-                    return read_answer(response.text)
+                    if cut:
+                        return ChatAnswer(None, None, text, problem=f"response not read: larger than the "
+                                                                    f"{MAX_RESPONSE_BYTES:,} bytes read")
+                    return read_answer(text)
                 if response.status_code not in RETRY_STATUS:
-                    raise JudgeRequestError(self._refused(response))
+                    raise JudgeRequestError(self._refused(response, text))
                 last = f"HTTP {response.status_code}"
                 retry_after = parse_retry_after(response.headers.get("retry-after"))
             if attempt < self.endpoint.max_retries:
@@ -207,13 +268,32 @@ class ChatClient:
                 await asyncio.sleep(self._wait(attempt, retry_after))
         raise JudgeRequestError(f"{self.url}: {last} after {self.endpoint.max_retries + 1} attempts")
 
-    def _refused(self, response: httpx.Response) -> str:
+    async def _post(self, body: dict[str, Any]) -> tuple[httpx.Response, str, bool]:
+        """POST ``body``; the response, its text (at most MAX_RESPONSE_BYTES of it, decoded), and whether
+        the body was longer (then the rest is not read: the connection is closed)."""
+        async with self._http.stream("POST", self.url, json=body) as response:
+            chunks: list[bytes] = []
+            size, cut = 0, False
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > MAX_RESPONSE_BYTES:
+                    chunks.append(chunk[:len(chunk) - (size - MAX_RESPONSE_BYTES)])
+                    cut = True
+                    break
+                chunks.append(chunk)
+            text = b"".join(chunks).decode(response.encoding or "utf-8", errors="replace")
+        return response, text, cut
+
+    def _refused(self, response: httpx.Response, text: str) -> str:
         status = response.status_code
         if status in (401, 403):
             return f"{self.url}: HTTP {status}: the endpoint refused the API key (check --api-key-env)"
+        problem = json_size_problem(text, max_chars=MAX_RESPONSE_BYTES, max_depth=MAX_RESPONSE_DEPTH)
         try:
-            detail = str(response.json().get("error", {}).get("message", ""))
+            if problem:
+                raise ValueError(problem)
+            detail = str(json.loads(text, parse_int=_json_int).get("error", {}).get("message", ""))
         except (ValueError, AttributeError):
-            detail = response.text
+            detail = text
         detail = " ".join(self._redact(detail).split())[:300]
         return f"{self.url}: HTTP {status}{': ' + detail if detail else ''}"

@@ -9,6 +9,11 @@ outcome in hand is stored, so it loses only the requests in flight; a kill loses
 outcomes waiting for the writer (those of one commit at most). A failed store stops the run. A request error that
 outlasts the client's retries (:class:`~ndcg_labeling.errors.JudgeRequestError`) stops the
 run: jobs not started are not sent, the error is raised after the outcomes in hand are stored.
+
+The counts (:class:`RunStats`) are kept as the run goes, in the caller's object, so that an
+interrupted or failed run still says how many jobs it sent, how many HTTP requests it made and how
+many it abandoned at their deadline. The raw answer and the reason of an outcome are as they may be
+stored: the API key redacted and the raw text cut (:func:`ndcg_labeling.judges.client.kept_text`).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from ndcg_labeling.judges.client import ChatAnswer, ChatClient, Endpoint
 from ndcg_labeling.judges.parser import parse_answer
 
 GRADED, UNPARSEABLE, REFUSED = "graded", "unparseable", "refused"
+MAX_CONCURRENCY = 64  # requests in flight at once: more buys nothing from one endpoint, and costs memory
 
 
 @dataclass
@@ -55,11 +61,12 @@ class Outcome:
 
 @dataclass
 class RunStats:
-    sent: int = 0  # jobs sent
+    sent: int = 0  # jobs sent (started: an interrupted run counts those in flight)
     graded: int = 0
     skipped: int = 0
     http_requests: int = 0
     http_retries: int = 0
+    abandoned: int = 0  # HTTP requests given up at their deadline: their tokens are unknown (maybe billed)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     errors: list[str] = field(default_factory=list)
@@ -74,20 +81,24 @@ async def _one(client: ChatClient, job: Job, values: Sequence[int]) -> Outcome:
         answer = await client.complete(job.body)
         tokens[0] += answer.prompt_tokens
         tokens[1] += answer.completion_tokens
-        usage_problem = usage_problem or answer.usage_problem
+        if usage_problem is None and answer.usage_problem is not None:  # it may quote a string the server sent
+            usage_problem = client.kept(answer.usage_problem)
         if answer.refusal is not None and not answer.content:
             reason = "the model refused"
             continue
         try:
             grade = parse_answer(answer.content, values)
         except AnswerError as exc:
-            reason = str(exc) if answer.content is not None else "no answer text in the response"
+            reason = str(exc) if answer.content is not None else (answer.problem or "no answer text in the response")
             continue
-        return Outcome(job, GRADED, grade, answer.content or "", None, tokens[0], tokens[1], attempt, usage_problem)
-    assert answer is not None
+        return Outcome(job, GRADED, grade, client.kept(answer.content or ""), None, tokens[0], tokens[1], attempt,
+                       usage_problem)
+    if answer is None:  # pragma: no cover (the loop above runs at least once)
+        raise RuntimeError("_one: no attempt made")
     status = REFUSED if answer.refusal is not None and not answer.content else UNPARSEABLE
     raw = answer.refusal if status == REFUSED else (answer.content if answer.content is not None else answer.raw)
-    return Outcome(job, status, None, raw or "", reason, tokens[0], tokens[1], 2, usage_problem)
+    return Outcome(job, status, None, client.kept(raw or ""), client.kept(reason), tokens[0], tokens[1], 2,
+                   usage_problem)
 
 
 class _Writer:
@@ -161,8 +172,9 @@ async def _run(jobs: Sequence[Job], endpoint: Endpoint, values: Sequence[int], w
 
         try:
             results = await asyncio.gather(*(worker() for _ in range(max(1, concurrency))), return_exceptions=True)
-        finally:
+        finally:  # on Ctrl+C (the task is cancelled) and on a failed request too
             stats.http_requests, stats.http_retries = client.requests_sent, client.retries
+            stats.abandoned = client.abandoned
     for result in results:
         if isinstance(result, BaseException):
             raise result
@@ -170,12 +182,13 @@ async def _run(jobs: Sequence[Job], endpoint: Endpoint, values: Sequence[int], w
 
 def run_jobs(jobs: Sequence[Job], endpoint: Endpoint, values: Sequence[int],
              on_outcomes: Callable[[list[Outcome]], None], *, concurrency: int = 8,
-             transport: httpx.AsyncBaseTransport | None = None) -> RunStats:
+             transport: httpx.AsyncBaseTransport | None = None, stats: RunStats | None = None) -> RunStats:
     """Send ``jobs`` (see the module docstring); ``values``: the scale's grades; ``on_outcomes`` stores a
-    list of outcomes (in the writer thread). Returns the counts."""
-    if concurrency < 1:
-        raise ValueError(f"run_jobs: concurrency must be at least 1, got {concurrency}")
-    stats = RunStats()
+    list of outcomes (in the writer thread). Returns the counts, kept in ``stats`` when given (so that
+    the caller has them when the run is interrupted or fails)."""
+    if not 1 <= concurrency <= MAX_CONCURRENCY:
+        raise ValueError(f"run_jobs: concurrency must be 1 to {MAX_CONCURRENCY}, got {concurrency}")
+    stats = RunStats() if stats is None else stats
     if not jobs:
         return stats
     writer = _Writer(on_outcomes)

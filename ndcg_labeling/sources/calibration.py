@@ -8,7 +8,9 @@ Two comparisons, overall and per query type:
   ``consensus --exclude-untrusted`` left out are left out here too, and a grader ``graders quality``
   marks untrusted no longer sways the comparison (before issue 28 this was a new median of every
   human grade). Labels a judge filled (``consensus --judge-fills``) never count. Quadratic-weighted
-  Cohen's kappa, exact agreement, mean absolute error, the confusion matrix (rows people, columns the
+  Cohen's kappa (``kappa``, also ``kappa_quadratic``: the one the gate uses) and unweighted Cohen's
+  kappa (``kappa_unweighted``, reported, not gated: a judge often one grade off passes the first and
+  fails the second), exact agreement, mean absolute error, the confusion matrix (rows people, columns the
   judge) and n;
 * **system ranking**: every stored system scored with ``metric`` (default ndcg@10) once with the human
   labels and once with the judge's, on the same pairs (the other documents count as unjudged, i.e.
@@ -41,12 +43,13 @@ from ndcg_labeling.quality import confusion_matrix, kendall_tau_b, rank_position
 MIN_KAPPA = 0.6  # "substantial" agreement (Landis and Koch 1977) or better
 MIN_TAU = 0.8  # system orders this close count as the same ranking (Voorhees 2000 used 0.9 for qrels sets)
 MIN_TYPE_PAIRS = 20  # a query type with this many pairs has a say in the overall verdict
+KAPPA_WEIGHTS = "quadratic"  # the weighting of the kappa the gate uses (``kappa``), named wherever it is shown
 _SPAN = np.int64(1) << np.int64(31)
 
 CALIBRATION_COLUMNS: tuple[str, ...] = (
     "scope", "n", "kappa", "exact_agreement", "mae", "n_queries", "n_systems", "tau", "max_rank_change",
-    "max_rank_change_system", "verdict",
-)
+    "max_rank_change_system", "verdict", "kappa_quadratic", "kappa_unweighted",
+)  # the csv columns: the two named kappas last, so the columns before keep their places
 
 
 @dataclass
@@ -61,7 +64,7 @@ class CalibrationReport:
 
     def as_dict(self) -> dict[str, Any]:
         return {"judge": self.judge, "batch": self.batch, "by": self.by, "metric": self.metric, "scale": self.scale,
-                "min_kappa": MIN_KAPPA, "min_tau": MIN_TAU, "rows": self.rows, "verdicts": self.verdicts}
+                "min_kappa": MIN_KAPPA, "kappa_weights": KAPPA_WEIGHTS, "min_tau": MIN_TAU, "rows": self.rows, "verdicts": self.verdicts}
 
 
 @dataclass
@@ -172,7 +175,9 @@ def _per_query_scores(pairs: _Pairs, labels: NDArray[np.int64], rank_rows: NDArr
 
 def _label_stats(pairs: _Pairs, idx: NDArray[np.int64]) -> dict[str, Any]:
     h, jg = pairs.human[idx], pairs.judge[idx]
-    return {"n": int(idx.size), "kappa": _num(weighted_kappa(h, jg, pairs.values, weights="quadratic")),
+    gated = _num(weighted_kappa(h, jg, pairs.values, weights=KAPPA_WEIGHTS))
+    return {"n": int(idx.size), "kappa": gated, "kappa_quadratic": gated,
+            "kappa_unweighted": _num(weighted_kappa(h, jg, pairs.values, weights="none")),
             "exact_agreement": _num(float(np.mean(h == jg))), "mae": _num(float(np.mean(np.abs(h - jg)))),
             "confusion": confusion_matrix(h, jg, pairs.values).tolist(), "grades": list(pairs.values)}
 
@@ -201,8 +206,10 @@ def _agrees(row: dict[str, Any]) -> bool:
 def _verdict(judge: str, row: dict[str, Any], failing: list[str] | None = None) -> str:
     """The verdict of a row; the ``all`` row agrees only when no query type with enough pairs
     (``failing``: those that do not agree) says otherwise."""
-    kappa, tau = row["kappa"], row["tau"]
-    shown = f"kappa {kappa:.2f}" if kappa is not None else "kappa undefined"
+    kappa, tau, plain = row["kappa"], row["tau"], row.get("kappa_unweighted")
+    shown = f"{KAPPA_WEIGHTS}-weighted kappa {kappa:.2f}" if kappa is not None else \
+        f"{KAPPA_WEIGHTS}-weighted kappa undefined"
+    shown += f" (unweighted {plain:.2f})" if plain is not None else ""
     if tau is not None:  # with few systems tau is coarse (3 systems: one swapped pair is tau 0.33)
         shown += f", tau {tau:.2f} over {row['n_systems']} systems"
     shown += f", n {row['n']}"
@@ -221,7 +228,7 @@ def calibrate(*, session: Session, judge: str, batch: str | None = None, by: str
               metric: str = "ndcg@10") -> CalibrationReport:
     """The judge against the human consensus and against the human system ranking (see the module
     docstring): the ``all`` row first, then one row per query type with ``by="query-type"``; a
-    verdict per row (kappa >= 0.6 and tau >= 0.8, or no systems to rank)."""
+    verdict per row (quadratic-weighted kappa >= 0.6 and tau >= 0.8, or no systems to rank)."""
     from ndcg_labeling.metrics import parse_metric
 
     if by not in (None, "query-type"):

@@ -32,7 +32,7 @@ from ndcg_labeling.guidelines import Guideline, load_guideline
 from ndcg_labeling.judges import client as chat
 from ndcg_labeling.judges.parser import response_format
 from ndcg_labeling.judges.prompts import ItemText, PromptTemplate, load_template, render
-from ndcg_labeling.judges.runner import Job, Outcome, run_jobs
+from ndcg_labeling.judges.runner import MAX_CONCURRENCY, Job, Outcome, RunStats, run_jobs
 from ndcg_labeling.labels.importing import grader_name_problem
 from ndcg_labeling.labels.lookups import require_batch
 from ndcg_labeling.labels.transactions import run_in_transaction
@@ -83,6 +83,7 @@ class JudgeRunSummary:
     left: int = 0
     http_requests: int = 0
     http_retries: int = 0
+    abandoned: int = 0  # requests given up at their deadline: tokens unknown, so the totals are a lower bound
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float | None = None
@@ -93,7 +94,7 @@ class JudgeRunSummary:
 
     def as_rows(self) -> list[dict[str, Any]]:
         names = ("items", "already_done", "already_skipped", "from_cache", "to_send", "sent", "graded", "skipped",
-                 "left", "http_requests", "http_retries", "prompt_tokens", "completion_tokens", "cost")
+                 "left", "http_requests", "http_retries", "abandoned", "prompt_tokens", "completion_tokens", "cost")
         return [{"what": n, "count": getattr(self, n)} for n in names]
 
     def as_dict(self) -> dict[str, Any]:
@@ -108,6 +109,9 @@ class JudgeRunSummary:
                 f"cache, {self.left} left; {self.prompt_tokens:,} prompt + {self.completion_tokens:,} completion tokens")
         if self.cost is not None:
             text += f", cost {self.cost:.4f}"
+        if self.abandoned:
+            text += (f" (at least: {self.abandoned} requests abandoned at their deadline are not counted; "
+                     f"the server may have billed them)")
         return text + (" (interrupted: a rerun resumes)" if self.interrupted else "")
 
 
@@ -161,8 +165,9 @@ def _check_float(name: str, value: float | None, low: float, high: float, *, ope
 
 
 def _check(settings: JudgeSettings) -> None:
-    if settings.concurrency < 1:
-        raise NdcgLabelingError(f"--concurrency must be at least 1, got {settings.concurrency}")
+    if not 1 <= settings.concurrency <= MAX_CONCURRENCY:
+        raise NdcgLabelingError(f"--concurrency must be at least 1 and at most {MAX_CONCURRENCY}, "
+                                f"got {settings.concurrency}")
     if settings.max_requests is not None and settings.max_requests < 0:
         raise NdcgLabelingError(f"--max-requests must be 0 or more, got {settings.max_requests}")
     _check_float("--temperature", settings.temperature, 0.0, MAX_TEMPERATURE)
@@ -283,10 +288,10 @@ def _send(engine: Engine, settings: JudgeSettings, plan: _Plan, todo: list[Job],
     endpoint = chat.Endpoint(base_url, settings.api_key, timeout=settings.timeout, max_retries=settings.max_retries,
                              rate=settings.rate_limit)
     finished = False
+    stats = RunStats()  # kept as the run goes: an interrupted or failed run has its counts too
     try:
-        stats = run_jobs(todo, endpoint, get_scale(plan.batch.scale).values, on_outcomes,
-                         concurrency=settings.concurrency, transport=transport)
-        summary.sent, summary.http_requests, summary.http_retries = stats.sent, stats.http_requests, stats.http_retries
+        run_jobs(todo, endpoint, get_scale(plan.batch.scale).values, on_outcomes, concurrency=settings.concurrency,
+                 transport=transport, stats=stats)
         finished = True
     except KeyboardInterrupt:
         summary.interrupted = True
@@ -302,6 +307,8 @@ def _send(engine: Engine, settings: JudgeSettings, plan: _Plan, todo: list[Job],
             raise JudgeRequestError(f"{exc}; {stored[0]} answers of run {run_id} are stored: a rerun resumes") from None
         raise
     finally:
+        summary.sent, summary.http_requests, summary.http_retries = stats.sent, stats.http_requests, stats.http_retries
+        summary.abandoned = stats.abandoned
         fields = {"n_items": summary.items, "n_cached": summary.from_cache, "n_sent": summary.sent}
         usage = run_in_transaction(engine, lambda s: store.finish_run(
             run_id, session=s, finished=finished, fields=fields, prices=(settings.price_in, settings.price_out)))
@@ -309,6 +316,10 @@ def _send(engine: Engine, settings: JudgeSettings, plan: _Plan, todo: list[Job],
         if usage_problems:
             summary.notes.append(f"{len(usage_problems)} answers reported a usage that is not a token count "
                                  f"({usage_problems[0]}): their tokens count as 0 in the totals and the cost")
+        if stats.abandoned:
+            summary.notes.append(f"{stats.abandoned} requests were abandoned at their deadline (--timeout): the "
+                                 f"tokens the server may have billed for them are unknown, so the token totals and "
+                                 f"the cost are lower bounds")
     graded, skipped, _, _ = run_in_transaction(engine, lambda s: store.run_usage(run_id, session=s))
     summary.graded, summary.skipped = graded, skipped
     summary.left += len(todo) - (graded + skipped)

@@ -113,7 +113,7 @@ def test_calibrate_formats(runner, played):
     assert {"n", "kappa", "exact_agreement", "mae", "confusion", "tau", "max_rank_change"} <= set(report["rows"][0])
     table = invoke(runner, played, "calibrate", "--judge", "llm-judge", "--by", "query-type", "--metric", "ndcg@5")
     assert table.exit_code == 0
-    assert "Verdict: do not use llm-judge for long-tail (kappa" in table.stdout
+    assert "Verdict: do not use llm-judge for long-tail (quadratic-weighted kappa" in table.stdout
     csv_text = invoke(runner, played, "calibrate", "--judge", "llm-judge", "--format", "csv").stdout
     assert csv_text.splitlines()[0].startswith("scope,n,kappa,exact_agreement,mae")
     assert len(csv_text.strip().splitlines()) == 2  # the header and the all row (no --by)
@@ -131,7 +131,7 @@ def test_table_output_goes_to_the_out_file(runner, played, tmp_path):
     text = cal.read_text()
     assert text.startswith("calibration of llm-judge against people")
     assert "confusion (all, n " in text
-    assert "Verdict: do not use llm-judge for long-tail (kappa" in text
+    assert "Verdict: do not use llm-judge for long-tail (quadratic-weighted kappa" in text
     again = invoke(runner, played, "calibrate", "--judge", "llm-judge", "-o", str(cal))
     assert again.exit_code != 0 and "already exists" in again.stderr and cal.read_text() == text
     agr = tmp_path / "agr.txt"

@@ -6,7 +6,9 @@ for the query types given as noisy a deterministic random grade instead, with pr
 On demand (``script``: per document title, a list of behaviours served first, one per request) it
 answers 429 with Retry-After, 500, slowly (past the client's timeout), with a malformed body, with a
 refusal, with text that is not the JSON object (a NUL or a lone surrogate after a grade
-included), or with a usage that is not a token count. It records every request body and header set, and
+included), or with a usage that is not a token count; and the misbehaviours of issue 46: a grade of
+5,000 digits, an answer of 100,000 nested ``[`` (as the content, or as the whole body), a 5 MB answer,
+an answer echoing the API key, a body dripped one byte at a time. It records every request body and header set, and
 counts answers; ``delay`` makes every answer wait (the benchmark's 200 ms). Bound to 127.0.0.1 only,
 on a free port; :func:`serving` stops it.
 """
@@ -37,6 +39,7 @@ class FakeLLM:
     script: dict[str, list[str]] = field(default_factory=dict)  # title -> behaviours served first
     delay: float = 0.0
     slow: float = 3.0
+    drip: float = 0.5  # seconds between the bytes of a "drip" answer
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     answered: int = 0
@@ -80,6 +83,24 @@ class FakeLLM:
         if behaviour.startswith("usage="):  # the true grade with prompt_tokens set to the JSON after '='
             return 200, {}, _completion(json.dumps({"grade": self.grade_for(*key)}),
                                         usage=json.loads(behaviour[len("usage="):]))
+        if behaviour == "digits":  # a grade of 5,000 digits
+            return 200, {}, _completion('{"grade": 1' + "0" * 4999 + "}")
+        if behaviour == "nested":  # the content: 100,000 nested [
+            return 200, {}, _completion("[" * 100_000)
+        if behaviour == "nested-body":  # the whole body: 100,000 nested [
+            return 200, {}, b"[" * 100_000 + b"]" * 100_000
+        if behaviour == "usage-digits":  # the true grade, prompt_tokens of 5,000 digits
+            return 200, {}, _completion(json.dumps({"grade": self.grade_for(*key)}), usage=_Digits(5_000))
+        if behaviour == "huge":  # a 5 MB answer
+            return 200, {}, _completion("x" * 5_000_000)
+        if behaviour == "echo-key":  # a 200 answer that echoes the key it was given, in the content
+            return 200, {}, _completion(f"your key is {auth[7:]}; " + "y" * 10_000)
+        if behaviour == "echo-key-grade":  # the key as the answer's one key
+            return 200, {}, _completion(json.dumps({auth[7:]: 1}))
+        if behaviour == "echo-key-usage":  # the true grade, the key as the usage's prompt_tokens
+            return 200, {}, _completion(json.dumps({"grade": self.grade_for(*key)}), usage=auth[7:])
+        if behaviour == "drip":  # the true grade, its body sent a byte at a time (see the handler)
+            return 200, {"X-Drip": "1"}, _completion(json.dumps({"grade": self.grade_for(*key)}))
         if key not in self.truth:
             return 200, {}, _completion("I do not know this item.")
         with self.lock:
@@ -87,13 +108,22 @@ class FakeLLM:
         return 200, {}, _completion(json.dumps({"grade": self.grade_for(*key)}))
 
 
+class _Digits:
+    """A JSON number of ``n`` digits in the usage (json.dumps cannot write an int of more than 4,300)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+
 def _completion(content: str | None, refusal: str | None = None, usage: object = 100) -> bytes:
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if refusal is not None:
         message["refusal"] = refusal
-    return json.dumps({"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message": message,
-                       "finish_reason": "stop"}], "usage": {"prompt_tokens": usage, "completion_tokens": 7,
-                                                             "total_tokens": 107}}).encode()
+    digits = usage.n if isinstance(usage, _Digits) else 0
+    body = json.dumps({"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message": message,
+                       "finish_reason": "stop"}], "usage": {"prompt_tokens": "DIGITS" if digits else usage,
+                                                             "completion_tokens": 7, "total_tokens": 107}})
+    return body.replace('"DIGITS"', "1" * digits).encode()
 
 
 def _handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
@@ -128,18 +158,34 @@ def _handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(payload)))
+            drip = headers.pop("X-Drip", None)
             for k, v in headers.items():
                 self.send_header(k, v)
             self.end_headers()
-            self.wfile.write(payload)
+            if not drip:
+                self.wfile.write(payload)
+                return
+            for i in range(len(payload)):  # each byte well within a read timeout, the whole far beyond
+                self.wfile.write(payload[i:i + 1])
+                self.wfile.flush()
+                time.sleep(fake.drip)
 
     return Handler
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Quiet when the client hung up (an answer abandoned or not read whole: what the tests do)."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
 
 
 @contextmanager
 def serving(fake: FakeLLM) -> Iterator[FakeLLM]:
     """Serve ``fake`` on 127.0.0.1 (a free port) in a daemon thread; ``fake.url`` is the base URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
+    server = _Server(("127.0.0.1", 0), _handler(fake))
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()

@@ -63,6 +63,11 @@ def test_an_interrupted_run_loses_nothing_stored_and_the_rerun_completes_it(runn
         assert summary["interrupted"] and summary["graded"] + summary["skipped"] == kept
         # every answer received was stored: only the requests in flight (at most 2) went unread
         assert kept <= fake.answered <= kept + 2
+        # the counts survive the interrupt (issue 46: they read 0): the summary's and the run row's
+        assert kept <= summary["sent"] <= kept + 2 and summary["http_requests"] >= summary["sent"]
+        with world.db.engine.connect() as conn:
+            run = conn.execute(select(m.JudgeRun)).one()
+        assert run.n_sent == summary["sent"] and run.n_graded + run.n_skipped == kept and run.finished_at is None
     sent_before = len(fake.requests)
     fake.delay = 0.0
     result = runner.invoke(app, ["judge", "run", "--batch", world.batch, "--grader", "gpt-judge", "--model",

@@ -74,6 +74,22 @@ def test_calibration_finds_the_planted_quality_and_fills_only_agreeing_types(run
         assert rows[qtype]["n"] == len(sub)
         assert rows[qtype]["kappa"] == pytest.approx(cohen_kappa_score(truth, judge, labels=[0, 1, 2, 3],
                                                                        weights="quadratic"), abs=1e-4)
+        # issue 46: the weighting is named, and the unweighted kappa reported beside it
+        assert rows[qtype]["kappa_quadratic"] == rows[qtype]["kappa"]
+        assert rows[qtype]["kappa_unweighted"] == pytest.approx(cohen_kappa_score(truth, judge, labels=[0, 1, 2, 3]),
+                                                                abs=1e-4)
+    assert report["kappa_weights"] == "quadratic"
+    assert rows["long-tail"]["kappa_unweighted"] != pytest.approx(rows["long-tail"]["kappa"], abs=1e-3)
+    for verdict in report["verdicts"]:
+        assert "quadratic-weighted kappa" in verdict and "(unweighted " in verdict
+        assert "kappa" not in verdict.replace("quadratic-weighted kappa", "")
+    table = cli(runner, db, "calibrate", "--judge", "gpt-judge", "--batch", world.batch, "--by", "query-type").stdout
+    header = next(line for line in table.splitlines() if "scope" in line).split()
+    assert "kappa_quadratic" in header and "kappa_unweighted" in header and "kappa" not in header
+    assert table.count("quadratic-weighted kappa") == 5  # the five verdicts
+    csv_header = cli(runner, db, "calibrate", "--judge", "gpt-judge", "--batch", world.batch, "--format",
+                     "csv").stdout.splitlines()[0].split(",")
+    assert csv_header[:3] == ["scope", "n", "kappa"] and csv_header[-2:] == ["kappa_quadratic", "kappa_unweighted"]
     assert rows["long-tail"]["kappa"] < MIN_KAPPA
     assert all(rows[t]["kappa"] == 1.0 for t in ("navigational", "informational", "transactional"))
     with db.engine.connect() as conn:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
@@ -173,3 +174,35 @@ def test_every_run_total_of_kept_counts_fits_the_64_bit_columns():
     assert (2**31 - 1) * chat.MAX_TOKENS < 2**63
     assert isinstance(m.JudgeRun.__table__.c.prompt_tokens.type, BigInteger)
     assert isinstance(m.JudgeResponse.__table__.c.completion_tokens.type, BigInteger)
+
+
+def test_an_answer_is_bounded_before_it_is_parsed():
+    """Issue 46: a long number, a deep nesting or a long answer is an AnswerError, never a ValueError of
+    Python's int conversion or a RecursionError; the depth is counted outside strings."""
+    from ndcg_labeling.errors import AnswerError
+    from ndcg_labeling.judges.parser import MAX_ANSWER_CHARS, nesting_depth, parse_answer
+
+    for text, why in [('{"grade": 1' + "0" * 900 + "}", "a number of 901 digits is not a grade"),
+                      ("[" * 900, "nested 900 levels deep"), ('{"grade": [[[[[[[[[1]]]]]]]]]}', "nested 10 levels"),
+                      ('{"grade": 1' + "0" * 4999 + "}", "5,011 characters, more than the 1,000 read"),
+                      ("[" * 100_000, "100,000 characters")]:
+        with pytest.raises(AnswerError, match=re.escape(why)):
+            parse_answer(text, [0, 1, 2, 3])
+    assert parse_answer(" " * (MAX_ANSWER_CHARS - 20) + '{"grade": 2}', [0, 1, 2, 3]) == 2
+    assert nesting_depth('{"a": "[[[[{{", "b": [[1], "\\\\"], "c": "\\"["}') == 3
+    assert nesting_depth("no brackets") == 0
+
+
+def test_a_response_body_is_bounded_before_it_is_parsed():
+    from ndcg_labeling.judges.client import MAX_RAW_CHARS, kept_text, read_answer
+
+    deep = read_answer("[" * 100_000 + "]" * 100_000)
+    assert deep.content is None and "nested 100,000 levels deep" in (deep.problem or "")
+    body = ('{"choices": [{"message": {"content": "{\\"grade\\": 1}"}}], "usage": {"prompt_tokens": '
+            + "1" * 5000 + ', "completion_tokens": 3}}')
+    answer = read_answer(body)  # the grade stays; the usage is ignored (Python refuses ints over 4,300 digits)
+    assert answer.content == '{"grade": 1}' and answer.prompt_tokens == 0
+    assert "a number of 5,000 digits" in (answer.usage_problem or "")
+    kept = kept_text("k-SECRET " * 1000, "k-SECRET")
+    assert "SECRET" not in kept and kept.startswith("[key] [key]") and len(kept) < MAX_RAW_CHARS + 60
+    assert kept.endswith("[... cut: 6,000 characters in all]")
