@@ -50,17 +50,22 @@ def one_click_command_per_app() -> Iterator[None]:
     ``typer.testing.CliRunner.invoke`` converts the app into a click command tree on each call (about
     0.4 s for this CLI, four fifths of a small command's time in the tests); the tool itself builds it
     once per process. The tree depends only on the app's registered commands, so it is kept per app
-    (and rebuilt if a test registers another command)."""
+    (and rebuilt when a command is registered anywhere in its tree)."""
+    import typer
     import typer.testing
 
     build = typer.testing._get_command
     built: dict[int, tuple[object, int, object]] = {}
 
-    def get_command(app):  # type: ignore[no-untyped-def]
-        shape = len(app.registered_commands) + len(app.registered_groups)
+    def shape(app: typer.Typer) -> int:  # commands in the whole tree (sub-apps gain commands too)
+        return len(app.registered_commands) + sum(1 + shape(g.typer_instance) for g in app.registered_groups
+                                                  if g.typer_instance is not None)
+
+    def get_command(app: typer.Typer) -> object:
         kept = built.get(id(app))
-        if kept is None or kept[0] is not app or kept[1] != shape:
-            kept = built[id(app)] = (app, shape, build(app))
+        now = shape(app)
+        if kept is None or kept[0] is not app or kept[1] != now:
+            kept = built[id(app)] = (app, now, build(app))
         return kept[2]
 
     typer.testing._get_command = get_command
