@@ -364,9 +364,9 @@ def _read_wide(path: str, text: str, sep: str, header: list[str]) -> pd.DataFram
 def _read_delimited(path: str, text: str, fmt: str) -> pd.DataFrame:
     sep = "\t" if fmt == "tsv" else ","
     _check_header(path, text, sep)
-    header = next(csv.reader(io.StringIO(text, newline=""), delimiter=sep), [])
-    if len(header) > WIDE_HEADER:
-        return _read_wide(path, text, sep, header)
+    fields = next(csv.reader(io.StringIO(text, newline=""), delimiter=sep), [])
+    if len(fields) > WIDE_HEADER:
+        return _read_wide(path, text, sep, fields)
     try:
         # With index_col=False pandas drops the extra values of a row longer than the header, with only a
         # warning: such a row is refused below unless its extra values are empty (a trailing delimiter).
