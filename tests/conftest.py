@@ -184,6 +184,17 @@ class Database:
         self.engine: Engine = make_engine(self.url)
         if migrated and backend != "sqlite" and ddl is None:
             migrate.upgrade(self.engine)
+        elif migrated:
+            self._new_secrets()
+
+    def _new_secrets(self) -> None:
+        """Random keys of its own, as migrating a new database makes them (revision 0008), not the template's."""
+        import secrets
+
+        with self.engine.begin() as conn:
+            for name in conn.execute(text("SELECT name FROM server_secrets")).scalars().all():
+                conn.execute(text("UPDATE server_secrets SET secret = :s WHERE name = :n"),
+                             {"s": secrets.token_urlsafe(32), "n": name})
 
     def drop(self) -> None:
         self.engine.dispose()
