@@ -12,7 +12,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ndcg_labeling.db import migrate
 from tests.conftest import BACKENDS, Database, invoke
 
 IDS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-.", min_size=1, max_size=8)
@@ -30,8 +29,7 @@ class FreshDatabases:
         self.n += 1
         folder = self.tmp_path / f"ex{self.n}"
         folder.mkdir()
-        db = Database(self.backend, folder)
-        migrate.upgrade(db.engine)
+        db = Database(self.backend, folder, migrated=True)
         self.made.append(db)
         return db
 

@@ -339,9 +339,34 @@ def _may_have_edge_spaces(data: bytes, delimiter: str) -> bool:
     return bool((starts | ends).any())
 
 
+#: header fields beyond which a CSV/TSV is read with the csv module into one block of text cells:
+#: pandas' parser builds one Series per column (a million-column header took minutes to refuse)
+WIDE_HEADER = 2_000
+
+
+def _read_wide(path: str, text: str, sep: str, header: list[str]) -> pd.DataFrame:
+    """What :func:`_read_delimited`'s ``pd.read_csv`` gives for a wide file, read with the csv module:
+    blank lines skipped, unnamed columns named ``Unnamed: i``, short rows padded with "" (refused
+    later, as pandas' padding is), a row longer than the header refused unless its extra values are
+    empty (then cut, as pandas cuts it)."""
+    rows = [row for row in csv.reader(io.StringIO(text, newline=""), delimiter=sep)][1:]
+    rows = [row for row in rows if row]
+    width = len(header)
+    if any(len(row) > width for row in rows):
+        _check_row_lengths(path, text, sep, short=False)
+    cells = np.full((len(rows), width), "", dtype=object)
+    for i, row in enumerate(rows):
+        cells[i, : min(len(row), width)] = row[:width]
+    names = [name if name else f"Unnamed: {i}" for i, name in enumerate(header)]
+    return pd.DataFrame(cells, columns=names, dtype=object)  # dtype: no per-column type inference
+
+
 def _read_delimited(path: str, text: str, fmt: str) -> pd.DataFrame:
     sep = "\t" if fmt == "tsv" else ","
     _check_header(path, text, sep)
+    fields = next(csv.reader(io.StringIO(text, newline=""), delimiter=sep), [])
+    if len(fields) > WIDE_HEADER:
+        return _read_wide(path, text, sep, fields)
     try:
         # With index_col=False pandas drops the extra values of a row longer than the header, with only a
         # warning: such a row is refused below unless its extra values are empty (a trailing delimiter).

@@ -247,11 +247,9 @@ def _item_of(runner, db, tmp_path: Path, batch: str, grader: str) -> str:
 def shared(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shared]:
     from typer.testing import CliRunner
 
-    from ndcg_labeling.db import migrate
 
     tmp = tmp_path_factory.mktemp(f"corpus-{request.param}")
-    db = Database(request.param, tmp)
-    migrate.upgrade(db.engine)
+    db = Database(request.param, tmp, migrated=True)
     runner = CliRunner()
     assert invoke(runner, db, "graders", "add", "alice", "bob").exit_code == 0
     run = tmp / "run.txt"

@@ -19,11 +19,9 @@ from tests.conftest import Database, invoke
 @pytest.fixture(scope="module")
 def played(tmp_path_factory):
     """A SQLite database with the simulated quality set graded (read by several tests)."""
-    from ndcg_labeling.db import migrate
 
     folder = tmp_path_factory.mktemp("played")
-    database = Database("sqlite", folder)
-    migrate.upgrade(database.engine)
+    database = Database("sqlite", folder, migrated=True)
     with session_scope(database.engine) as session:
         run_quality_demo(session=session, out_dir=folder / "tasks")
     yield database

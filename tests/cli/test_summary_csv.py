@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ndcg_labeling.db import migrate
 from ndcg_labeling.spreadsheet import restore
 from tests.budget.test_budget_cli import BASE, grade_all
 from tests.conftest import Database, invoke
@@ -27,8 +26,7 @@ def twin(db: Database, tmp_path: Path) -> Iterator[Database]:
     """A second fresh database on the same backend as ``db``."""
     folder = tmp_path / "twin"
     folder.mkdir()
-    database = Database(db.backend, folder)
-    migrate.upgrade(database.engine)
+    database = Database(db.backend, folder, migrated=True)
     yield database
     database.drop()
 

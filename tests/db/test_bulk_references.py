@@ -118,8 +118,7 @@ def test_a_transaction_already_begun_keeps_per_row_keys(engine):
 def pg(tmp_path: Path):
     from tests.conftest import Database
 
-    database = Database("postgresql", tmp_path)
-    migrate.upgrade(database.engine)
+    database = Database("postgresql", tmp_path, migrated=True)
     with database.engine.begin() as conn:
         conn.execute(text("INSERT INTO systems (id, name) VALUES (1, 's')"))
         conn.execute(text("INSERT INTO queries (id, external_id) VALUES (1, 'q')"))

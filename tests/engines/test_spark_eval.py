@@ -20,6 +20,9 @@ from ndcg_labeling.errors import InputFileError
 from ndcg_labeling.scoring.evaluate import evaluate_files
 from tests.trec.test_reference_outputs import CASES, DATA  # trec_eval's test Makefile cases
 
+# One worker runs every Spark test (make test: --dist loadgroup), so one JVM starts.
+pytestmark = pytest.mark.xdist_group("spark")
+
 runner = CliRunner()
 
 

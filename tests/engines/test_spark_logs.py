@@ -20,6 +20,9 @@ from ndcg_labeling.engines import LogRequest, get_engine
 from ndcg_labeling.engines.spark import SparkEngine
 from ndcg_labeling.errors import InputFileError
 
+# One worker runs every Spark test (make test: --dist loadgroup), so one JVM starts.
+pytestmark = pytest.mark.xdist_group("spark")
+
 DEMO_LOG = Path(__file__).resolve().parents[2] / "data" / "behavior_log.csv"
 DAY = 86_400.0
 

@@ -15,7 +15,6 @@ import pytest
 from spark_fixture import spark  # noqa: F401 - the fixture
 from typer.testing import CliRunner
 
-from ndcg_labeling.db import migrate
 from ndcg_labeling.engines.online_duckdb import read_impressions
 from ndcg_labeling.engines.online_spark import SparkImpressions
 from ndcg_labeling.experiments.report import (
@@ -30,6 +29,9 @@ from ndcg_labeling.online.requests import request_values
 from tests.conftest import Database, invoke
 from tests.online.online_sim import simulate, write_labels, write_parquet
 
+# One worker runs every Spark test (make test: --dist loadgroup), so one JVM starts.
+pytestmark = pytest.mark.xdist_group("spark")
+
 runner = CliRunner()
 
 
@@ -38,8 +40,7 @@ def store(tmp_path_factory):
     """The label store of tests/online (consensus of two agreeing graders) and the simulated log."""
     sim = simulate(n_requests=1500, n_queries=30, n_users=200)
     tmp = tmp_path_factory.mktemp("online-spark")
-    db = Database("sqlite", tmp)
-    migrate.upgrade(db.engine)
+    db = Database("sqlite", tmp, migrated=True)
     queries, judgments = write_labels(sim, tmp)
     for args in (("import", "queries", queries), ("import", "judgments", judgments, "--scale", "0-3", "--create-graders"),
                  ("consensus", "--method", "median")):

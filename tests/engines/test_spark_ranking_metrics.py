@@ -24,6 +24,9 @@ from spark_fixture import spark  # noqa: F401 - the fixture
 
 from ndcg_labeling.scoring.evaluate import evaluate_files
 
+# One worker runs every Spark test (make test: --dist loadgroup), so one JVM starts.
+pytestmark = pytest.mark.xdist_group("spark")
+
 
 def _data(seed: int, graded: bool) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
     """Every query has a relevant document (Spark averages label-less queries as 0, trec_eval skips

@@ -15,7 +15,6 @@ import statsmodels.api as sm
 from online_sim import LIST_LEN, N_DOCS, did, qid, simulate, write_labels, write_parquet
 from scipy import stats as sps
 
-from ndcg_labeling.db import migrate
 from tests.conftest import Database, invoke
 
 DAY = 86400.0
@@ -33,8 +32,7 @@ def store(sim, tmp_path_factory):
     from typer.testing import CliRunner
 
     tmp = tmp_path_factory.mktemp("online")
-    db = Database("sqlite", tmp)
-    migrate.upgrade(db.engine)
+    db = Database("sqlite", tmp, migrated=True)
     runner = CliRunner()
     queries, judgments = write_labels(sim, tmp)
     for args in (("import", "queries", queries), ("import", "judgments", judgments, "--scale", "0-3", "--create-graders"),

@@ -10,7 +10,6 @@ import time
 import pytest
 from sqlalchemy import select, text
 
-from ndcg_labeling.db import migrate
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.errors import AdjudicationConflict
@@ -24,9 +23,8 @@ def test_the_second_of_two_simultaneous_decisions_is_refused_on_postgresql(tmp_p
 
     if not PG_URL:
         pytest.skip("NDCG_LABELING_TEST_PG_URL is not set")
-    db = Database("postgresql", tmp_path)
+    db = Database("postgresql", tmp_path, migrated=True)
     try:
-        migrate.upgrade(db.engine)
         graded_two_ways(db, tmp_path)
         with db.engine.connect() as conn:
             q, d = conn.execute(select(m.Query.external_id, m.Document.external_id).select_from(m.ConsensusLabel)

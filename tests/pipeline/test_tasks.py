@@ -503,11 +503,8 @@ def test_item_ids_cannot_be_recomputed_from_seed_and_batch_name(db, tmp_path):
 
     other_dir = tmp_path / "other"
     other_dir.mkdir()
-    other = Database("sqlite", other_dir)
+    other = Database("sqlite", other_dir, migrated=True)
     try:
-        from ndcg_labeling.db import migrate
-
-        migrate.upgrade(other.engine)
         for database, folder in ((db, tmp_path), (other, other_dir)):
             make_corpus(database, folder, queries=5, docs=12)
             create(database, "same", depth=6, seed=99)

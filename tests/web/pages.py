@@ -109,7 +109,6 @@ class World:
 
 def build_world(kind: str, tmp_path: Path) -> World:
     """The ``graded`` or ``fresh`` database (SQLite, in ``tmp_path``)."""
-    from ndcg_labeling.db import migrate
     from ndcg_labeling.db.session import session_scope
     from ndcg_labeling.labels import tasks as t
     from ndcg_labeling.labels.consensus import flagged_items, set_adjudication
@@ -117,8 +116,7 @@ def build_world(kind: str, tmp_path: Path) -> World:
     from tests.web.conftest import build_workspace, graded_two_ways
 
     tmp_path.mkdir(parents=True, exist_ok=True)
-    db = Database("sqlite", tmp_path)
-    migrate.upgrade(db.engine)
+    db = Database("sqlite", tmp_path, migrated=True)
     if kind == "fresh":
         return World(db, build_workspace(db, tmp_path, texts={"body": HTML_BODY}), {"query_id": "q000", "doc_id": "d000"})
     ws = graded_two_ways(db, tmp_path)

@@ -85,10 +85,7 @@ def pair(request, tmp_path):
     dbs = []
     for name in ("web", "cli"):
         (tmp_path / name).mkdir()
-        db = Database(request.param, tmp_path / name)
-        from ndcg_labeling.db import migrate
-
-        migrate.upgrade(db.engine)
+        db = Database(request.param, tmp_path / name, migrated=True)
         dbs.append(build_workspace(db, tmp_path / name))
     yield dbs
     for ws in dbs:
@@ -289,10 +286,7 @@ def test_consensus_from_the_page_writes_what_the_cli_writes_and_fills_the_queue(
     made = []
     for name in ("web", "cli"):
         (tmp_path / name).mkdir()
-        db = Database("sqlite", tmp_path / name)
-        from ndcg_labeling.db import migrate
-
-        migrate.upgrade(db.engine)
+        db = Database("sqlite", tmp_path / name, migrated=True)
         made.append(graded_two_ways(db, tmp_path / name))
     web, cli = made
     client, csrf = as_lead(web)

@@ -1,0 +1,66 @@
+"""The ``db`` fixture hands out a copy of a database migrated once per test process (issue 44); the
+copy must be what migrating a new database gives: the same tables, columns, keys, indexes, triggers
+and seeded rows, at the same revision."""
+
+from __future__ import annotations
+
+from sqlalchemy import Engine, inspect, text
+
+from ndcg_labeling.db import migrate
+from tests.conftest import Database
+
+
+def _shape(engine: Engine) -> dict[str, object]:
+    out: dict[str, object] = {}
+    with engine.connect() as conn:
+        insp = inspect(conn)
+        for table in sorted(insp.get_table_names()):
+            columns = [(c["name"], str(c["type"]), c["nullable"], str(c.get("default"))) for c in insp.get_columns(table)]
+            keys = sorted((fk["name"] or "", tuple(fk["constrained_columns"]), fk["referred_table"],
+                           tuple(fk["referred_columns"]), str(sorted(fk.get("options", {}).items())))
+                          for fk in insp.get_foreign_keys(table))
+            indexes = sorted((i["name"] or "", tuple(str(c) for c in i["column_names"]), bool(i["unique"]))
+                             for i in insp.get_indexes(table))
+            uniques = sorted((u["name"] or "", tuple(u["column_names"])) for u in insp.get_unique_constraints(table))
+            rows = sorted(map(repr, conn.execute(text(f'SELECT * FROM "{table}"')).all()))
+            if table == "server_secrets":  # random keys made by the migration: compared below
+                rows = sorted(conn.execute(text("SELECT name FROM server_secrets")).scalars().all())
+            out[table] = (columns, insp.get_pk_constraint(table)["constrained_columns"], keys, indexes, uniques, rows)
+        if conn.dialect.name == "postgresql":
+            out["triggers"] = sorted(conn.execute(text(
+                "SELECT c.relname, t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+                "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE n.nspname = current_schema() AND NOT t.tgisinternal")).all())
+        else:
+            out["triggers"] = sorted(conn.execute(text("SELECT name, tbl_name FROM sqlite_master WHERE type = 'trigger'")).all())
+    return out
+
+
+def _secrets(database: Database) -> set[str]:
+    with database.engine.connect() as conn:
+        return set(conn.execute(text("SELECT secret FROM server_secrets")).scalars().all())
+
+
+def test_the_fixture_copy_is_a_freshly_migrated_database(db, tmp_path):
+    fresh = Database(db.backend, tmp_path / "fresh")
+    try:
+        migrate.upgrade(fresh.engine)
+        assert migrate.current_revision(db.engine) == migrate.current_revision(fresh.engine) == migrate.HEAD_REVISION
+        copied, migrated = _shape(db.engine), _shape(fresh.engine)
+        assert len(copied) > 10 and copied == migrated
+    finally:
+        fresh.drop()
+
+
+def test_each_test_gets_its_own_copy(db, tmp_path):
+    # type(db): the fixture's own class (pytest imports tests/conftest.py as ``conftest``, a second module
+    # beside ``tests.conftest``, each with its template)
+    other = type(db)(db.backend, tmp_path / "other", migrated=True)
+    try:
+        with db.engine.begin() as conn:
+            conn.execute(text("INSERT INTO graders (name, active, role, kind) VALUES ('only_here', true, 'grader', 'human')"))
+        assert db.counts()["graders"] == other.counts()["graders"] + 1
+        # a new database makes its own random keys (the sign-in form's): copies do not share the template's
+        assert _secrets(db) and _secrets(other) and not _secrets(db) & _secrets(other)
+    finally:
+        other.drop()
