@@ -19,7 +19,7 @@ from ndcg_labeling.db import migrate
 from ndcg_labeling.spreadsheet import restore
 from tests.budget.test_budget_cli import BASE, grade_all
 from tests.conftest import Database, invoke
-from tests.pipeline.test_tasks import assignments, fill, make_corpus
+from tests.labels.test_tasks import assignments, fill, make_corpus
 
 
 @pytest.fixture
