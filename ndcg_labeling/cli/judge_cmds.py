@@ -12,14 +12,8 @@ import typer
 
 from ndcg_labeling.choices import OutputFormat
 from ndcg_labeling.cli import common
-from ndcg_labeling.cli.common import (
-    DbOption,
-    FormatOption,
-    engine_for,
-    handle_errors,
-    inert,
-    render_rows,
-)
+from ndcg_labeling.cli.common import DbOption, FormatOption, engine_for, handle_errors
+from ndcg_labeling.reports.rows import inert, render_rows
 
 judge_app = typer.Typer(help="LLM judges: grade a batch with an OpenAI-compatible model.", no_args_is_help=True)
 

@@ -32,8 +32,9 @@ def plan(
 ) -> None:
     """Queries needed for a paired two-sided t-test to detect --mde, from the sd of per-query differences;
     with --budget, the interval widths a sampled batch of that many judgments should give."""
-    from ndcg_labeling.cli.common import render_rows, write_output
+    from ndcg_labeling.cli.common import write_output
     from ndcg_labeling.cli.report_cmd import refuse_given
+    from ndcg_labeling.reports.rows import render_rows
 
     if budget:
         from ndcg_labeling.scoring.inferred import plan_budget

@@ -110,7 +110,7 @@ def _inferred(batch: str | None, gain: str, fmt: OutputFormat, db: str | None, *
               relevant: float = 1.0) -> None:
     import re
 
-    from ndcg_labeling.cli.common import render_rows
+    from ndcg_labeling.reports.rows import render_rows
     from ndcg_labeling.scoring.inferred import inferred_report
 
     if gain == Gain.binary:
