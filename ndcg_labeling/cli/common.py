@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # sqlalchemy loads when a command opens a database, not for `
     from sqlalchemy.engine import Connection
     from sqlalchemy.orm import Session
 
+from ndcg_labeling import settings
 from ndcg_labeling.choices import OutputFormat
 from ndcg_labeling.errors import NdcgLabelingError
 from ndcg_labeling.reports.rows import inert, summary_csv, summary_text
@@ -269,12 +270,10 @@ def row_progress(label: str) -> Iterator[Callable[[int], None]]:
     With ``NDCG_LABELING_PROGRESS=plain`` the progress is printed as plain ``progress: N rows`` lines
     on stderr instead (for logs, and for the test that interrupts an import half way).
     """
-    import os
-
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     err_console = _console("err_console")
-    if os.environ.get("NDCG_LABELING_PROGRESS") == "plain":
+    if settings.plain_progress():
         def plain(n: int) -> None:
             err_console.file.write(f"progress: {n} rows\n")
             err_console.file.flush()

@@ -8,10 +8,10 @@ every node, or ``spark-submit --py-files``; docs/scale.md).
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any
 
+from ndcg_labeling import settings
 from ndcg_labeling.errors import NdcgLabelingError
 
 DEFAULT_MASTER = "local[*]"
@@ -39,7 +39,7 @@ def get_session(master: str | None = None, spark: Any = None) -> Any:
     if active is not None and master is None:
         return active
     # The executors' Python must be the one that has ndcg_labeling (this venv), not the first python3.
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    settings.default_pyspark_python(sys.executable)
     try:
         session = (SparkSession.builder.master(master or DEFAULT_MASTER).appName("ndcg-labeling")
                 .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
