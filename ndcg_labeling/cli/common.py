@@ -288,6 +288,16 @@ def row_progress(label: str) -> Iterator[Callable[[int], None]]:
         yield lambda n: bar.update(task, completed=n)
 
 
+def refuse_given(ctx: typer.Context, names: tuple[str, ...], mode: str) -> None:
+    """``Error: --opt does not go with MODE`` (exit 1) for the first of ``names`` given on the command line:
+    an option a command's job does not use is refused rather than ignored."""
+    for param in ctx.command.params:
+        source = ctx.get_parameter_source(param.name) if param.name in names else None
+        # compared by name: typer carries its own copy of click's ParameterSource
+        if source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT", "PROMPT"):
+            raise fail(f"{param.opts[0]} does not go with {mode}")
+
+
 def parse_columns(items: list[str]) -> dict[str, str]:
     """``--column NAME=SOURCE`` options (the log readers' column mapping) as a dict."""
     out: dict[str, str] = {}
