@@ -31,9 +31,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from ndcg_labeling import settings
 from ndcg_labeling.errors import BackendError
 
-ENV_VAR = "NDCG_LABELING_BACKEND"
+ENV_VAR = settings.BACKEND
 
 # numba's import and the loading of its cached machine code cost 0.7-1 s in a new process; the
 # NumPy paths take 50-110 ns of CPU per array element (NDCG@10 alone / with MAP and P@10, 50
@@ -112,7 +113,7 @@ def policy() -> Policy:
     the default (``auto,parallel=auto,tensors=kernels``). The variable is read at every call."""
     if _configured is not None:
         return _configured
-    text = os.environ.get(ENV_VAR, "")
+    text = settings.backend_spec()
     found = _parsed.get(text)
     if found is None:
         found = parse(text)

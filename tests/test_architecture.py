@@ -76,6 +76,7 @@ AREAS: dict[str, str] = {
     # the result types the use cases build and the renderers format (neither imports the other's internals)
     "results": "results",
     "errors": "base", "scales": "base", "choices": "base", "guidelines": "base", "spreadsheet": "base",
+    "settings": "base",
     "": "root", "__main__": "root",
 }
 BASE = {"base"}
@@ -328,6 +329,34 @@ def test_the_front_private_and_circle_checks_catch_a_violation(tmp_path):
     pair = frozenset({"ndcg_labeling.labels.gold", "ndcg_labeling.labels.tasks.files"})
     assert not any(pair <= c for c in import_circles(copy))
     assert any(pair <= c for c in import_circles(copy, runtime=False))
+
+
+def environ_readers(root: Path = PKG) -> list[str]:
+    """The modules other than settings.py that touch the environment: ``os.environ``, ``os.getenv``,
+    ``os.putenv``/``unsetenv``, or ``environ``/``getenv`` imported from os."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path == root / "settings.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os"
+                    and node.attr in ("environ", "getenv", "putenv", "unsetenv", "environb")) or (
+                    isinstance(node, ast.ImportFrom) and node.module == "os"
+                    and {a.name for a in node.names} & {"environ", "getenv", "putenv", "unsetenv", "environb"}):
+                found.append(f"{module_name(path, root)}:{node.lineno}")
+    return found
+
+
+def test_only_settings_reads_the_environment(tmp_path):
+    """Configuration is read in one place (issue 44): every variable's name and meaning in settings.py."""
+    assert environ_readers() == []
+    pkg = tmp_path / "ndcg_labeling"
+    pkg.mkdir()
+    (pkg / "settings.py").write_text("import os\nX = os.environ.get('X')\n", encoding="utf-8")
+    (pkg / "a.py").write_text("import os\n\n\ndef f():\n    return os.getenv('X')\n", encoding="utf-8")
+    (pkg / "b.py").write_text("from os import environ\n", encoding="utf-8")
+    (pkg / "c.py").write_text("import os\nos.environ['X'] = '1'\nos.path.join('a')\n", encoding="utf-8")
+    assert environ_readers(pkg) == ["ndcg_labeling.a:5", "ndcg_labeling.b:1", "ndcg_labeling.c:2"]
 
 
 def test_docs_layout_names_every_package_and_top_level_module():

@@ -101,7 +101,7 @@ def test_html_renders_in_headless_chromium(html_report, tmp_path):
 def _edge_result(sqlite_db, metrics=("ndcg@10", "dcg@10", "p@10")):
     from ndcg_labeling.db.session import session_scope
     from ndcg_labeling.scoring.report import ReportOptions, build_report
-    from tests.pipeline.test_report import write
+    from tests.scoring.test_report import write
 
     # nav: one query; info: three queries that every system scores the same (identical scores);
     # labels up to 3 with exponential gain put dcg@10 far above 1

@@ -86,9 +86,9 @@ def _root(
     if db is not None:
         # The URL has one source chain (--db, else $NDCG_LABELING_DB, else the default): the root option
         # fills the variable for this process, so a command's own --db still wins.
-        import os
+        from ndcg_labeling import settings
 
-        os.environ["NDCG_LABELING_DB"] = db  # ndcg_labeling.db.session.ENV_VAR (not imported: sqlalchemy)
+        settings.use_db_url(db)
 
 
 def register(modules: Iterable[str] = MODULES) -> typer.Typer:

@@ -18,10 +18,10 @@ from ndcg_labeling.cli.common import (
     err_console,
     open_session,
     printed_to,
-    render_rows,
     row_progress,
     write_output,
 )
+from ndcg_labeling.reports.rows import render_rows
 
 adjudicate_app = typer.Typer(help="List items flagged for adjudication and record final grades.",
                              no_args_is_help=True)

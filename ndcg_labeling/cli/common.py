@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -22,8 +22,10 @@ if TYPE_CHECKING:  # sqlalchemy loads when a command opens a database, not for `
     from sqlalchemy.engine import Connection
     from sqlalchemy.orm import Session
 
+from ndcg_labeling import settings
 from ndcg_labeling.choices import OutputFormat
 from ndcg_labeling.errors import NdcgLabelingError
+from ndcg_labeling.reports.rows import inert, summary_csv, summary_text
 
 T = TypeVar("T")
 
@@ -88,36 +90,6 @@ def print_summary(summary: Any, fmt: OutputFormat | bool, as_dict: dict[str, Any
         typer.echo(summary_text(summary))
 
 
-def summary_text(summary: Any) -> str:
-    """``str(summary)`` as inert text: a control character in a text field of a dataclass summary (a file
-    name, a batch name, a warning) shown escaped, a newline too, and then every control character of the
-    whole text but the newlines that separate its lines (:func:`inert`)."""
-    import dataclasses
-
-    if dataclasses.is_dataclass(summary) and not isinstance(summary, type):
-        changed: dict[str, Any] = {}
-        for f in dataclasses.fields(summary):
-            value = getattr(summary, f.name)
-            if f.init and isinstance(value, str):
-                changed[f.name] = inert(value)
-            elif f.init and isinstance(value, list) and all(isinstance(v, str) for v in value):
-                changed[f.name] = [inert(v) for v in value]
-        summary = dataclasses.replace(summary, **changed)
-    return inert(str(summary), newlines=True)
-
-
-def summary_csv(summary: dict[str, Any] | Sequence[dict[str, Any]]) -> str:
-    """A summary (one dict, or a list of them) as CSV: a header line of its keys and a row of values per
-    dict, written with the csv module (a comma, quote or newline in a value is quoted) and, as every CSV
-    the tool writes, a text cell a spreadsheet would run as a formula with a leading ' (see
-    :mod:`ndcg_labeling.spreadsheet`). A list or dict value is one cell of compact JSON; None is empty;
-    other values are written as ``str()`` writes them (``True``, ``0.25``)."""
-    rows = [summary] if isinstance(summary, dict) else list(summary)
-    flat = [{k: json.dumps(v, separators=(",", ":"), ensure_ascii=False, default=str)
-             if isinstance(v, (list, tuple, dict)) else v for k, v in row.items()} for row in rows]
-    return render_rows(flat, OutputFormat.csv) or ""
-
-
 _consoles: dict[str, Console] = {}
 
 
@@ -145,23 +117,6 @@ def one_line(message: str, limit: int = MESSAGE_LIMIT) -> str:
     if len(text) > limit:
         text = f"{text[:limit]}... (message cut; {len(text):,} characters)"
     return text
-
-
-def inert(text: object, *, newlines: bool = False) -> str:
-    """Text from the data as it may be shown on a terminal: every control or non-printable character
-    (the ESC of an ANSI sequence, a carriage return, a bidi override...) shown as a visible escape
-    (``\\x1b``), so nothing in the data can move the cursor, clear the screen or restyle the output.
-    Newlines are kept when ``newlines`` (tabs become spaces). Print the result as a Rich ``Text`` or
-    with ``markup=False``: Rich markup in the data (``wk[/bold]``) then stays literal too."""
-    out = []
-    for c in str(text):
-        if c.isprintable() or (newlines and c == "\n"):
-            out.append(c)
-        elif newlines and c == "\t":
-            out.append("    ")
-        else:
-            out.append(repr(c)[1:-1])
-    return "".join(out)
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:
@@ -308,78 +263,6 @@ def printed_to(out: str | None, force: bool = False) -> Iterator[None]:
         write_output(buf.getvalue(), out, force)
 
 
-def render_rows(rows: Sequence[dict[str, Any]], fmt: OutputFormat | str, *, title: str | None = None,
-                columns: Sequence[str] | None = None) -> str | None:
-    """Render a list of flat dicts as csv / json text; for ``table`` print it and return None: a Rich table
-    on a terminal, :func:`plain_table` elsewhere (a pipe, a file)."""
-    fmt = OutputFormat(fmt)
-    cols = list(columns) if columns is not None else (list(rows[0].keys()) if rows else [])
-    if fmt is OutputFormat.json:
-        return json.dumps([{c: r.get(c) for c in cols} for r in rows], indent=2, default=str)
-    if fmt is OutputFormat.csv:
-        import csv
-        import io
-
-        from ndcg_labeling.spreadsheet import cell
-
-        buf = io.StringIO()
-        writer = csv.DictWriter(buf, fieldnames=[cell(c) for c in cols], extrasaction="ignore", lineterminator="\n")
-        writer.writeheader()
-        for r in rows:  # text cells that a spreadsheet would run as a formula get a leading ' (OWASP)
-            writer.writerow({cell(c): ("" if r.get(c) is None else cell(r.get(c))) for c in cols})
-        return buf.getvalue()
-    if not sys.stdout.isatty():
-        sys.stdout.write(plain_table(rows, cols, title))
-        return None
-    from rich.table import Table
-    from rich.text import Text
-
-    table = Table(title=title)
-    for c in cols:
-        table.add_column(Text(inert(c)))
-    for r in rows:  # cells as Text: data such as a name "[bold]x" or an ESC sequence stays literal
-        table.add_row(*(Text("" if r.get(c) is None else inert(_fmt_cell(r.get(c)))) for c in cols))
-    _console("console").print(table)
-    return None
-
-
-def plain_table(rows: Sequence[dict[str, Any]], cols: Sequence[str], title: str | None = None) -> str:
-    """Rows as aligned plain text, one line each, nothing cut: what ``--format table`` writes when the
-    output is not a terminal. Rich would fit the table to 80 columns there (eleven columns of cells cut
-    to four characters, one row over many lines) and took about 80 ms to draw 98 rows (issue 17).
-    Numbers are aligned right; every cell is :func:`inert`."""
-    cells = [[inert(c) for c in cols]]
-    cells += [["" if r.get(c) is None else inert(_fmt_cell(r.get(c))) for c in cols] for r in rows]
-    numeric = [all(isinstance(r.get(c), (int, float)) and not isinstance(r.get(c), bool) for r in rows
-                   if r.get(c) is not None) for c in cols]
-    widths = [max(_width(line[i]) for line in cells) for i in range(len(cols))]
-
-    def line(values: Sequence[str]) -> str:
-        padded = [" " * (w - _width(v)) + v if right else v + " " * (w - _width(v))
-                  for v, w, right in zip(values, widths, numeric, strict=True)]
-        return "  ".join(padded).rstrip()
-
-    out = [inert(title)] if title else []
-    out += [line(cells[0]), "  ".join("-" * w for w in widths)]
-    out += [line(values) for values in cells[1:]]
-    return "\n".join(out) + "\n"
-
-
-def _width(text: str) -> int:
-    """Columns ``text`` takes on a terminal: two for a wide (East Asian) character, none for a combining one."""
-    if text.isascii():
-        return len(text)
-    import unicodedata
-
-    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
-
-
-def _fmt_cell(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.4f}"
-    return str(value)
-
-
 @contextmanager
 def row_progress(label: str) -> Iterator[Callable[[int], None]]:
     """A Rich progress display of rows written (shown on a terminal only).
@@ -387,12 +270,10 @@ def row_progress(label: str) -> Iterator[Callable[[int], None]]:
     With ``NDCG_LABELING_PROGRESS=plain`` the progress is printed as plain ``progress: N rows`` lines
     on stderr instead (for logs, and for the test that interrupts an import half way).
     """
-    import os
-
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     err_console = _console("err_console")
-    if os.environ.get("NDCG_LABELING_PROGRESS") == "plain":
+    if settings.plain_progress():
         def plain(n: int) -> None:
             err_console.file.write(f"progress: {n} rows\n")
             err_console.file.flush()
@@ -405,6 +286,16 @@ def row_progress(label: str) -> Iterator[Callable[[int], None]]:
                   disable=not err_console.is_terminal) as bar:
         task = bar.add_task(label, total=None)
         yield lambda n: bar.update(task, completed=n)
+
+
+def refuse_given(ctx: typer.Context, names: tuple[str, ...], mode: str) -> None:
+    """``Error: --opt does not go with MODE`` (exit 1) for the first of ``names`` given on the command line:
+    an option a command's job does not use is refused rather than ignored."""
+    for param in ctx.command.params:
+        source = ctx.get_parameter_source(param.name) if param.name in names else None
+        # compared by name: typer carries its own copy of click's ParameterSource
+        if source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT", "PROMPT"):
+            raise fail(f"{param.opts[0]} does not go with {mode}")
 
 
 def parse_columns(items: list[str]) -> dict[str, str]:

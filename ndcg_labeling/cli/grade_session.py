@@ -10,7 +10,7 @@ writer), so a crash loses nothing, and a new session resumes at the grader's fir
 drives the session with ``CliRunner(input="2\\n0\\nu\\nq\\n")``; end of input quits.
 
 Everything that comes from the data (query, title, body, url, batch and grader names, item ids) is
-shown as inert text: passed through :func:`~ndcg_labeling.cli.common.inert` (control characters such
+shown as inert text: passed through :func:`~ndcg_labeling.reports.rows.inert` (control characters such
 as ANSI escapes made visible) and printed as Rich ``Text``, never parsed as Rich markup.
 """
 
@@ -25,12 +25,13 @@ from rich.table import Table
 from rich.text import Text
 from sqlalchemy import Engine
 
-from ndcg_labeling.cli.common import engine_for, handle_errors, inert
+from ndcg_labeling.cli.common import engine_for, handle_errors
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.errors import ConflictError
 from ndcg_labeling.guidelines import Guideline, load_guideline
 from ndcg_labeling.labels import tasks
 from ndcg_labeling.labels.transactions import run_in_transaction
+from ndcg_labeling.reports.rows import inert
 
 BODY_LIMIT = 2_000  # characters of the body shown; the rest is cut with a note
 

@@ -18,11 +18,11 @@ from ndcg_labeling.cli.common import (
     check_out,
     open_session,
     print_summary,
-    render_rows,
     row_progress,
     summary_format,
     write_output,
 )
+from ndcg_labeling.reports.rows import render_rows
 
 import_app = typer.Typer(help="Import queries, documents, graders, system runs and judgments.", no_args_is_help=True)
 graders_app = typer.Typer(help="Add and list graders.", no_args_is_help=True)

@@ -3,23 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any
 
 import typer
 
+from ndcg_labeling import settings as env
 from ndcg_labeling.choices import OutputFormat
 from ndcg_labeling.cli import common
-from ndcg_labeling.cli.common import (
-    DbOption,
-    FormatOption,
-    engine_for,
-    handle_errors,
-    inert,
-    render_rows,
-)
+from ndcg_labeling.cli.common import DbOption, FormatOption, engine_for, handle_errors
+from ndcg_labeling.reports.rows import inert, render_rows
 
 judge_app = typer.Typer(help="LLM judges: grade a batch with an OpenAI-compatible model.", no_args_is_help=True)
 
@@ -32,7 +26,7 @@ def _item_progress() -> Iterator[Callable[[int, int], None]]:
     from rich.text import Text
 
     err_console = common.err_console
-    if os.environ.get("NDCG_LABELING_PROGRESS") == "plain":
+    if env.plain_progress():
         def plain(done: int, total: int) -> None:
             err_console.file.write(f"progress: {done}/{total} items\n")
             err_console.file.flush()
@@ -90,7 +84,7 @@ def judge_run(
     from ndcg_labeling.sources.judge_runs import JudgeSettings, run_judge
 
     settings = JudgeSettings(batch=batch, grader=grader, model=model, base_url=base_url,
-                             api_key=os.environ.get(api_key_env) or None, prompt=prompt, max_doc_chars=max_doc_chars,
+                             api_key=env.secret(api_key_env), prompt=prompt, max_doc_chars=max_doc_chars,
                              concurrency=concurrency, max_requests=max_requests, temperature=temperature,
                              rate_limit=rate_limit, timeout=timeout, price_in=price_in, price_out=price_out,
                              dry_run=dry_run)

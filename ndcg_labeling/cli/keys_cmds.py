@@ -8,14 +8,8 @@ from typing import Annotated
 import typer
 
 from ndcg_labeling.choices import OutputFormat
-from ndcg_labeling.cli.common import (
-    DbOption,
-    FormatOption,
-    SummaryFormatOption,
-    open_session,
-    print_summary,
-    render_rows,
-)
+from ndcg_labeling.cli.common import DbOption, FormatOption, SummaryFormatOption, open_session, print_summary
+from ndcg_labeling.reports.rows import render_rows
 
 keys_app = typer.Typer(help="Ingest keys for posting events to a running server.", no_args_is_help=True)
 

@@ -15,11 +15,11 @@ from ndcg_labeling.cli.common import (
     check_out,
     format_option,
     handle_errors,
-    inert,
     open_session,
     parse_columns,
     write_output,
 )
+from ndcg_labeling.reports.rows import inert
 
 online_app = typer.Typer(help="Online experiments: NDCG per arm beside the business metrics.", no_args_is_help=True)
 

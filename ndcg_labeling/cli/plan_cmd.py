@@ -8,7 +8,16 @@ from typing import Annotated
 import typer
 
 from ndcg_labeling.choices import OutputFormat
-from ndcg_labeling.cli.common import DbOption, FormatOption, console, handle_errors, open_session
+from ndcg_labeling.cli.common import (
+    DbOption,
+    FormatOption,
+    console,
+    handle_errors,
+    open_session,
+    refuse_given,
+    write_output,
+)
+from ndcg_labeling.reports.rows import render_rows
 
 # plan's options that only one of its two modes uses: each is refused in the other rather than ignored
 QUERIES_ONLY = ("mde", "metric", "power", "alpha", "baseline", "system", "sd")
@@ -32,29 +41,39 @@ def plan(
 ) -> None:
     """Queries needed for a paired two-sided t-test to detect --mde, from the sd of per-query differences;
     with --budget, the interval widths a sampled batch of that many judgments should give."""
-    from ndcg_labeling.cli.common import render_rows, write_output
-    from ndcg_labeling.cli.report_cmd import refuse_given
+    # one job per mode, each refusing the options of the other
+    (_plan_budget if budget else _plan_queries)(ctx, mde=mde, metric=metric, power=power, alpha=alpha,
+                                                baseline=baseline, system=system, sd=sd, budget=budget, batch=batch,
+                                                depth=depth, fmt=fmt, db=db)
 
-    if budget:
-        from ndcg_labeling.scoring.inferred import plan_budget
 
-        refuse_given(ctx, QUERIES_ONLY, "--budget")
-        if batch is not None:
-            refuse_given(ctx, ("depth",), "--batch (the batch's own depth is used)")
+def _plan_budget(ctx: typer.Context, *, budget: list[int] | None, batch: str | None, depth: int, fmt: OutputFormat,
+                 db: str | None, **_: object) -> None:
+    """``plan --budget``: :func:`~ndcg_labeling.scoring.inferred.plan_budget`, the expected interval widths."""
+    from ndcg_labeling.scoring.inferred import plan_budget
 
-        with open_session(db, read_only=True) as session:
-            rows = plan_budget(list(budget), session=session, batch=batch, depth=depth)
-        columns = ["budget", "share", "pool_pairs", "queries", "system", "halfwidth", "baseline", "diff_halfwidth"]
-        if fmt is not OutputFormat.table:
-            write_output(render_rows(rows, fmt, columns=columns) or "", None)
-            return
-        few = "n/a: < 2 pairs per query"
-        shown = [{"judgments": f"{r['budget']:,} ({r['share']:.0%} of {r['pool_pairs']:,})", "system": r["system"],
-                  "infndcg@10 95% ±": few if r["halfwidth"] is None else f"{r['halfwidth']:.3f}",
-                  f"diff vs {r['baseline']} 95% ±": "" if r["diff_halfwidth"] is None else f"{r['diff_halfwidth']:.3f}"}
-                 for r in rows]
-        render_rows(shown, fmt, title="expected interval widths (simulated, docs/budget.md)")
+    refuse_given(ctx, QUERIES_ONLY, "--budget")
+    if batch is not None:
+        refuse_given(ctx, ("depth",), "--batch (the batch's own depth is used)")
+
+    with open_session(db, read_only=True) as session:
+        rows = plan_budget(list(budget or ()), session=session, batch=batch, depth=depth)
+    columns = ["budget", "share", "pool_pairs", "queries", "system", "halfwidth", "baseline", "diff_halfwidth"]
+    if fmt is not OutputFormat.table:
+        write_output(render_rows(rows, fmt, columns=columns) or "", None)
         return
+    few = "n/a: < 2 pairs per query"
+    shown = [{"judgments": f"{r['budget']:,} ({r['share']:.0%} of {r['pool_pairs']:,})", "system": r["system"],
+              "infndcg@10 95% ±": few if r["halfwidth"] is None else f"{r['halfwidth']:.3f}",
+              f"diff vs {r['baseline']} 95% ±": "" if r["diff_halfwidth"] is None else f"{r['diff_halfwidth']:.3f}"}
+             for r in rows]
+    render_rows(shown, fmt, title="expected interval widths (simulated, docs/budget.md)")
+
+
+def _plan_queries(ctx: typer.Context, *, mde: float | None, metric: str, power: float, alpha: float,
+                  baseline: str | None, system: str | None, sd: float | None, fmt: OutputFormat, db: str | None,
+                  **_: object) -> None:
+    """``plan --mde``: :func:`~ndcg_labeling.scoring.plan.plan_queries`, the queries a comparison needs."""
     refuse_given(ctx, BUDGET_ONLY, "--mde (they plan judgments: pass --budget)")
     if mde is None:
         raise typer.BadParameter("--mde is required (or plan judgments with --budget)", param_hint="--mde")

@@ -25,10 +25,10 @@ from ndcg_labeling.cli.common import (
     open_session,
     print_summary,
     printed_to,
-    render_rows,
     summary_format,
     write_output,
 )
+from ndcg_labeling.reports.rows import render_rows
 
 gold_app = typer.Typer(help="Gold items: (query, document) pairs whose grade is known, mixed into batches.",
                        no_args_is_help=True)

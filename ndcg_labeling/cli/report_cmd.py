@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
@@ -20,6 +21,7 @@ from ndcg_labeling.cli.common import (
     handle_errors,
     open_session,
     printed_to,
+    refuse_given,
     write_output,
 )
 
@@ -56,15 +58,17 @@ def report(
 ) -> None:
     """Score systems against the consensus labels: a headline, means with 95% bootstrap intervals, paired
     tests, label-quality caveats and the queries that moved; with --gate, exit 3 on a significant drop."""
-    if estimator is Estimator.inferred:
-        refuse_given(ctx, INFERRED_REFUSES, "--estimator inferred")
-        if any(m.strip().lower().startswith("map") for m in metric or ()):
-            refuse_given(ctx, ("gain",), "--estimator inferred --metric map")
-        else:
-            refuse_given(ctx, ("relevant_threshold",), "--estimator inferred --metric ndcg@K")
-        _inferred(batch, gain.value, fmt, db, system=system, baseline=baseline, metric=metric, out=out, force=force,
-                  relevant=relevant_threshold)
-        return
+    # one job per estimator, each refusing the options it does not implement
+    ESTIMATORS[estimator](ctx, system=system, baseline=baseline, metric=metric, by=by, per_query=per_query,
+                          gain=gain, relevant_threshold=relevant_threshold, empty=empty, missing=missing, fmt=fmt,
+                          gate=gate, max_drop=max_drop, quiet=quiet, batch=batch, out=out, force=force, db=db)
+
+
+def _plain(ctx: typer.Context, *, system: list[str] | None, baseline: str | None, metric: list[str] | None,
+           by: By | None, per_query: bool, gain: Gain, relevant_threshold: float, empty: Empty, missing: Missing,
+           fmt: OutputFormat, gate: str | None, max_drop: float, quiet: bool, out: str | None, force: bool,
+           db: str | None, **_: object) -> None:
+    """``report`` (plain): :func:`~ndcg_labeling.scoring.report.build_report`, the gate, the renderers."""
     refuse_given(ctx, ("batch",), "--estimator plain")
     from ndcg_labeling.reports.headline import gate_line
     from ndcg_labeling.results import DEFAULT_METRICS, ReportOptions
@@ -96,24 +100,22 @@ def report(
 INFERRED_REFUSES = ("by", "per_query", "empty", "missing", "gate", "max_drop", "quiet")
 
 
-def refuse_given(ctx: typer.Context, names: tuple[str, ...], mode: str) -> None:
-    """``Error: --opt does not go with MODE`` (exit 1) for the first of ``names`` given on the command line."""
-    for param in ctx.command.params:
-        source = ctx.get_parameter_source(param.name) if param.name in names else None
-        # compared by name: typer carries its own copy of click's ParameterSource
-        if source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT", "PROMPT"):
-            raise fail(f"{param.opts[0]} does not go with {mode}")
-
-
-def _inferred(batch: str | None, gain: str, fmt: OutputFormat, db: str | None, *, system: list[str] | None,
-              baseline: str | None, metric: list[str] | None, out: str | None, force: bool,
-              relevant: float = 1.0) -> None:
+def _inferred(ctx: typer.Context, *, system: list[str] | None, baseline: str | None, metric: list[str] | None,
+              gain: Gain, relevant_threshold: float, fmt: OutputFormat, batch: str | None, out: str | None,
+              force: bool, db: str | None, **_: object) -> None:
+    """``report --estimator inferred``: :func:`~ndcg_labeling.scoring.inferred.inferred_report` of a sampled
+    batch (infNDCG@K or xinfAP with sampling intervals), rendered as rows."""
     import re
 
-    from ndcg_labeling.cli.common import render_rows
+    from ndcg_labeling.reports.rows import render_rows
     from ndcg_labeling.scoring.inferred import inferred_report
 
-    if gain == Gain.binary:
+    refuse_given(ctx, INFERRED_REFUSES, "--estimator inferred")
+    if any(m.strip().lower().startswith("map") for m in metric or ()):
+        refuse_given(ctx, ("gain",), "--estimator inferred --metric map")
+    else:
+        refuse_given(ctx, ("relevant_threshold",), "--estimator inferred --metric ndcg@K")
+    if gain is Gain.binary:
         raise typer.BadParameter("--estimator inferred takes exponential or linear gain, not binary", param_hint="--gain")
     if batch is None:
         raise typer.BadParameter("--estimator inferred needs --batch NAME (a batch made with --strategy sample)",
@@ -129,9 +131,9 @@ def _inferred(batch: str | None, gain: str, fmt: OutputFormat, db: str | None, *
     k = int(digits) if digits else None  # map alone: each list to the batch's depth
     check_out(out, force)
     with open_session(db, read_only=True) as session:
-        result = inferred_report(batch, session=session, gain=gain, k=k,
+        result = inferred_report(batch, session=session, gain=gain.value, k=k,
                                  baseline=baseline, systems=list(system) if system else None, measure=measure,
-                                 relevant=relevant)
+                                 relevant=relevant_threshold)
     for warning in result.warnings:
         err_console.print(f"Warning: {warning}", markup=False, highlight=False)
     if fmt is OutputFormat.json:
@@ -183,6 +185,10 @@ def _render(result: Any, fmt: OutputFormat, out: str | None, force: bool) -> Non
     write_output(render_report(result, fmt.value) or "", out, force)
     if out:
         err_console.print(f"report written to {out}", markup=False)
+
+
+#: the job of each ``--estimator`` (issue 47 adds its own here)
+ESTIMATORS: dict[Estimator, Callable[..., None]] = {Estimator.plain: _plain, Estimator.inferred: _inferred}
 
 
 def register(app: typer.Typer) -> None:

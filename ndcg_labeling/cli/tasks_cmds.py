@@ -23,10 +23,10 @@ from ndcg_labeling.cli.common import (
     handle_errors,
     open_session,
     print_summary,
-    render_rows,
     summary_format,
     write_output,
 )
+from ndcg_labeling.reports.rows import render_rows
 
 tasks_app = typer.Typer(help="Position-blind grading batches: pool, assign, export, import, track progress.",
                         no_args_is_help=True)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import typer
 
 from ndcg_labeling.choices import OutputFormat
-from ndcg_labeling.cli.common import open_session, print_summary, summary_text
+from ndcg_labeling.cli.common import open_session, print_summary
+from ndcg_labeling.reports.rows import summary_text
 
 
 def create_from_traffic(batch: str, logs: list[str], *, budget: int | None, by: str, half_life: str, scale: str,

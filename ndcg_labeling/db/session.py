@@ -6,7 +6,6 @@ connection (:func:`connection_scope`) and start without it (issue 17)."""
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,14 +15,15 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 
+from ndcg_labeling import settings
 from ndcg_labeling.errors import DatabaseUrlError
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
     from sqlalchemy.orm import Session
 
-ENV_VAR = "NDCG_LABELING_DB"
-DEFAULT_URL = "sqlite:///ndcg_labeling.db"
+ENV_VAR = settings.DB
+DEFAULT_URL = settings.DEFAULT_DB_URL
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 #: how long a writer waits in all for SQLite's write lock (each try waits the busy timeout)
 SQLITE_WRITE_WAIT_S = 900.0
@@ -33,7 +33,7 @@ def resolve_url(url: str | None = None) -> str:
     """The database URL to use: the given one, else ``$NDCG_LABELING_DB``, else the SQLite default."""
     if url:
         return url
-    return os.environ.get(ENV_VAR) or DEFAULT_URL
+    return settings.db_url()
 
 
 def parse_url(url: str | None = None) -> URL:

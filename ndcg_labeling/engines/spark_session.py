@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ndcg_labeling import settings
 from ndcg_labeling.errors import NdcgLabelingError
 
 DEFAULT_MASTER = "local[*]"
@@ -46,13 +47,13 @@ def get_session(master: str | None = None, spark: Any = None) -> Any:
     if active is not None and master is None:
         return active
     # The executors' Python must be the one that has ndcg_labeling (this venv), not the first python3.
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    settings.default_pyspark_python(sys.executable)
     url = master or DEFAULT_MASTER
     builder = (SparkSession.builder.master(url).appName("ndcg-labeling")
                .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
                .config("spark.sql.execution.arrow.pyspark.enabled", "true")
                .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{LOG4J_CONFIG}"))
-    if url.startswith("local") and "SPARK_LOCAL_IP" not in os.environ:
+    if url.startswith("local") and not settings.spark_local_ip_set():
         # local mode needs no network: listen on loopback only, never on the host's address
         builder = builder.config("spark.driver.bindAddress", LOOPBACK).config("spark.driver.host", LOOPBACK)
     try:

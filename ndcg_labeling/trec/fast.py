@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ndcg_labeling import settings
 from ndcg_labeling.errors import InputFileError
 from ndcg_labeling.io.files import require_input_file, unreadable
 from ndcg_labeling.metrics.trec_measures import RankedLists, distinct, level_counts
@@ -38,8 +39,7 @@ def worth_it(*paths: str) -> bool:
             total += os.path.getsize(path)
         except OSError:
             return False  # the line reader reports it
-    if total < COMPILED_FROM_BYTES and "ndcg_labeling.backend" not in sys.modules and not os.environ.get(
-            "NDCG_LABELING_BACKEND"):
+    if total < COMPILED_FROM_BYTES and "ndcg_labeling.backend" not in sys.modules and not settings.backend_spec():
         return False  # the default policy (auto) without loading the policy module: a small eval's 3 ms
     from ndcg_labeling import backend
 

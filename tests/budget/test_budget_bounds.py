@@ -14,7 +14,7 @@ from ndcg_labeling.db import models as m
 from ndcg_labeling.db.session import session_scope
 from tests.budget.test_budget_cli import designs, grade_all
 from tests.conftest import invoke
-from tests.pipeline.test_tasks import make_corpus, top_k
+from tests.labels.test_tasks import make_corpus, top_k
 
 ARGS = ["--scale", "0-3", "--depth", "10", "--overlap", "1", "--graders", "ann,bob", "--seed", "2"]
 

@@ -14,7 +14,7 @@ from sqlalchemy import select
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db.session import session_scope
 from tests.conftest import invoke
-from tests.pipeline.test_tasks import assignments, make_corpus, top_k
+from tests.labels.test_tasks import assignments, make_corpus, top_k
 
 BASE = ["--scale", "0-3", "--depth", "5", "--overlap", "2", "--graders", "ann,bob,cat", "--seed", "3"]
 

@@ -7,7 +7,7 @@ from sqlalchemy import select
 
 from ndcg_labeling.db import models as m
 from tests.conftest import invoke
-from tests.pipeline.test_tasks import assignments, create, make_corpus
+from tests.labels.test_tasks import assignments, create, make_corpus
 
 
 def grade(runner, db, script: str, grader: str = "ann"):

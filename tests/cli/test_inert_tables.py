@@ -18,7 +18,7 @@ def test_graders_list_table_prints_markup_in_names_literally(runner, sqlite_db):
 def test_a_table_written_to_a_pipe_is_plain_aligned_text_with_nothing_cut():
     import unicodedata
 
-    from ndcg_labeling.cli.common import plain_table
+    from ndcg_labeling.reports.rows import plain_table
 
     long = "a query id far longer than any terminal's column would allow, kept whole"
     rows = [{"query_id": long, "grade": 3, "spread": 0.5, "grader": "\x1b[2Jeve"},

@@ -18,7 +18,7 @@ import pytest
 from ndcg_labeling.spreadsheet import restore
 from tests.budget.test_budget_cli import BASE, grade_all
 from tests.conftest import Database, invoke
-from tests.pipeline.test_tasks import assignments, fill, make_corpus
+from tests.labels.test_tasks import assignments, fill, make_corpus
 
 
 @pytest.fixture

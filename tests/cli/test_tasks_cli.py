@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from ndcg_labeling.db import models as m
 from tests.conftest import invoke
-from tests.pipeline.test_tasks import assignments, fill, make_corpus
+from tests.labels.test_tasks import assignments, fill, make_corpus
 
 
 def error_lines(result) -> list[str]:

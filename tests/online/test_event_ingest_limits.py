@@ -24,9 +24,9 @@ from ndcg_labeling.metrics import parse_metric
 from ndcg_labeling.online import live as live_mod
 from ndcg_labeling.online.live import LiveSums, parse_events
 from ndcg_labeling.online.sums import FIELDS, RequestValues, figures, fixed, group_sums
-from ndcg_labeling.workspace.ingest_keys import add_key
 from ndcg_labeling.web import online as web_online
 from ndcg_labeling.web.app import create_app
+from ndcg_labeling.workspace.ingest_keys import add_key
 
 GOOD = {"request_id": "r1", "query_id": "q1", "doc_id": "d1", "position": 1, "clicked": 0, "ts": 1_767_000_000,
         "arm": "a"}

@@ -13,10 +13,10 @@ from fastapi.testclient import TestClient
 from online_sim import simulate, write_labels
 
 from ndcg_labeling.db.session import session_scope
-from ndcg_labeling.workspace import auth
 from ndcg_labeling.labels import importing
-from ndcg_labeling.workspace.ingest_keys import add_key
 from ndcg_labeling.web.app import create_app
+from ndcg_labeling.workspace import auth
+from ndcg_labeling.workspace.ingest_keys import add_key
 from tests.conftest import invoke
 
 

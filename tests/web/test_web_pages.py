@@ -274,7 +274,7 @@ def test_the_grading_page_warns_when_the_guideline_changed_since_the_batch(ws):
 def test_the_grading_page_shows_gold_feedback_after_a_gold_item_only(sqlite_db, tmp_path):
     """A --gold-feedback batch: grading a gold item on the page leads to a page with the reference grade
     (the text the terminal prints); an ordinary item leads to the plain page, and so does a crafted
-    ?after= naming an ungraded item. (A batch without feedback: gold_feedback's None, tests/pipeline/test_gold.py.)"""
+    ?after= naming an ungraded item. (A batch without feedback: gold_feedback's None, tests/labels/test_gold.py.)"""
     from sqlalchemy import select
 
     from ndcg_labeling.db import models as m

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ndcg_labeling.db.session import make_engine, session_scope
 from ndcg_labeling.labels.consensus import run_consensus
-from tests.pipeline.test_consensus_pipeline import labels, load
+from tests.labels.test_consensus_pipeline import labels, load
 
 GRADES = [(f"q{q}", f"d{d}", g, (q + d + i) % 4) for q in range(30) for d in range(8)
           for i, g in enumerate(("a", "b", "c"))]
@@ -58,7 +58,7 @@ def test_two_concurrent_task_creates_of_one_name(db, tmp_path: Path):
     "already exists" refusal (before: a duplicate key on grading_batches.name on PostgreSQL)."""
     from ndcg_labeling.errors import ConflictError
     from ndcg_labeling.labels import tasks as t
-    from tests.pipeline.test_tasks import make_corpus
+    from tests.labels.test_tasks import make_corpus
 
     make_corpus(db, tmp_path, queries=20, docs=10)
     barrier = threading.Barrier(2)

@@ -2,7 +2,7 @@
 (so that every process really writes at the same time), then runs one CLI command in-process and exits
 with its status.
 
-    python -m tests.pipeline.import_worker START_AT import judgments FILE --scale 0-3 --db URL
+    python -m tests.labels.import_worker START_AT import judgments FILE --scale 0-3 --db URL
 """
 
 from __future__ import annotations

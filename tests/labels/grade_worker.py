@@ -1,7 +1,7 @@
 """A grader process for the concurrency test: grades items of one batch through the library, one short
 transaction per grade (retried on collisions), and prints how many grades and retries it made.
 
-    python -m tests.pipeline.grade_worker URL BATCH GRADER ITEM_IDS_FILE START_AT
+    python -m tests.labels.grade_worker URL BATCH GRADER ITEM_IDS_FILE START_AT
 
 All workers wait until the wall-clock time START_AT, so they really write at the same time.
 """

@@ -21,7 +21,7 @@ import pytest
 from sqlalchemy import text
 
 from tests.conftest import invoke
-from tests.pipeline.grade_worker import grade_for
+from tests.labels.grade_worker import grade_for
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = 2_000  # query and document ids every file names
@@ -36,7 +36,7 @@ def _grade(i: int) -> int:
 
 def _start(argv: list[str], start_at: str) -> subprocess.Popen[str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.Popen([sys.executable, "-m", "tests.pipeline.import_worker", start_at, *argv], cwd=ROOT,
+    return subprocess.Popen([sys.executable, "-m", "tests.labels.import_worker", start_at, *argv], cwd=ROOT,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -127,7 +127,7 @@ def test_tasks_import_races_library_grading_of_the_same_grader(runner, db, tmp_p
     for name, order in (("forward", items), ("backward", items[::-1])):
         ids = tmp_path / f"{name}.ids"
         ids.write_text("\n".join(order))
-        procs[name] = subprocess.Popen([sys.executable, "-m", "tests.pipeline.grade_worker", db.url, "b1", "g1",
+        procs[name] = subprocess.Popen([sys.executable, "-m", "tests.labels.grade_worker", db.url, "b1", "g1",
                                         str(ids), start_at], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                                        stderr=subprocess.PIPE, text=True)
     for k in range(2):

@@ -11,7 +11,7 @@ import pytrec_eval
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.errors import NdcgLabelingError
 from ndcg_labeling.scoring.report import ReportOptions, build_report
-from tests.pipeline.test_report import per_query, random_data, write
+from tests.scoring.test_report import per_query, random_data, write
 
 
 def test_threshold_zero_counts_every_judged_document_as_trec_eval_l0(sqlite_db):

@@ -14,7 +14,7 @@ from pathlib import Path
 from sqlalchemy import text
 
 from tests.conftest import invoke
-from tests.pipeline.grade_worker import grade_for
+from tests.labels.grade_worker import grade_for
 
 ROOT = Path(__file__).resolve().parents[2]
 OVERLAP = 3
@@ -53,7 +53,7 @@ def test_concurrent_graders(runner, db, tmp_path):
     for name, (grader, items) in plans.items():
         ids = tmp_path / f"{name}.ids"
         ids.write_text("\n".join(items))
-        procs[name] = subprocess.Popen([sys.executable, "-m", "tests.pipeline.grade_worker", db.url, "b1", grader,
+        procs[name] = subprocess.Popen([sys.executable, "-m", "tests.labels.grade_worker", db.url, "b1", grader,
                                         str(ids), start_at], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                        text=True)
     procs["import"] = subprocess.Popen([sys.executable, "-m", "ndcg_labeling", "tasks", "import", str(graded),
