@@ -143,8 +143,7 @@ def create_batch(name: str, *, scale: str, depth: int, overlap: int, graders: Se
     # The SQL order is not guaranteed: sort, then shuffle with the seed so that results are reproducible.
     pool = pool.sort_values(["qid", "did"], kind="stable").reset_index(drop=True)
     pool = pool.iloc[rng.permutation(len(pool))].reset_index(drop=True)
-    n_items = len(pool)
-    grader_ids = np.array([gmap[g] for g in grader_names], dtype=np.int64)
+    n_items, grader_ids = len(pool), np.array([gmap[g] for g in grader_names], dtype=np.int64)
     chosen = balanced_assignment(n_items, len(grader_ids), overlap, rng)
     item, grader, position = grader_orders(pool["qid"].to_numpy(dtype=np.int64), chosen, rng)
     qids, dids = pool["qid"].tolist(), pool["did"].tolist()
