@@ -18,6 +18,7 @@ from ndcg_labeling.labels.adjudication import adjudicate as set_decision
 from ndcg_labeling.results import DEFAULT_METRICS, ReportOptions
 from ndcg_labeling.web.deps import LeadCaller, SessionDep, WriterDep, check_form_csrf
 from ndcg_labeling.web.render import environment, render
+from ndcg_labeling.web.wording import decision_words
 from ndcg_labeling.workspace import grading as workspace
 from ndcg_labeling.workspace import lead as lead_reads
 
@@ -86,9 +87,10 @@ def adjudicate(request: Request, caller: LeadCaller, writer: WriterDep, session:
         return render(request, "lead_adjudicate_item.html", _ctx(
             caller, item=item, batch=batch, done=None, conflict=conflict, mine={"grade": grade, "note": note}),
             status_code=409)
+    said = done.message if done.record is None else decision_words(done.record)
     if done.next_open is not None:
-        return RedirectResponse(_item_url(*done.next_open, batch, done.message), status_code=303)
-    query = urlencode({k: v for k, v in (("batch", batch), ("done", done.message)) if v})
+        return RedirectResponse(_item_url(*done.next_open, batch, said), status_code=303)
+    query = urlencode({k: v for k, v in (("batch", batch), ("done", said)) if v})
     return RedirectResponse(f"/lead/adjudication{'?' + query if query else ''}", status_code=303)
 
 
