@@ -121,6 +121,21 @@ class ReportCache:
 REPORT_CACHE = ReportCache()
 
 
+def warm_report_imports() -> threading.Thread:
+    """Import the scoring and plotting modules (matplotlib, scipy: seconds) in a background thread, so
+    that the first live report after the server started costs its computation only."""
+
+    def load() -> None:
+        from ndcg_labeling.reports.figures import pyplot
+        from ndcg_labeling.scoring import report  # noqa: F401
+
+        pyplot()
+
+    thread = threading.Thread(target=load, name="warm-report-imports", daemon=True)
+    thread.start()
+    return thread
+
+
 @router.get("/report")
 def report(request: Request, caller: LeadCaller, session: SessionDep, baseline: str = "",
            metric: str = "") -> Response:
