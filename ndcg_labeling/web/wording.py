@@ -4,8 +4,8 @@ The use cases (and their errors) speak the CLI's language: ``use --replace to ov
 ``--include-behavior counts them``, a (query, document) pair as Python prints a tuple. The CLI's tests
 hold those words, so they stay; a page shows the same message through this table instead, which says
 what to tick or choose on the page, or leaves the terminal's hint out where the page has no such
-choice. The last rule turns any option left over into its plain name, so that no ``--flag`` reaches a
-person in the browser (``tests/web/test_every_page.py`` checks every page for one).
+choice. The last rules turn any option left over into its plain words (``--gold-rate``: gold rate),
+so that no ``--flag`` reaches a person in the browser (``tests/web/test_every_page.py`` checks every page for one).
 """
 
 from __future__ import annotations
@@ -19,8 +19,6 @@ if TYPE_CHECKING:
 _RULES: tuple[tuple[re.Pattern[str], Any], ...] = (
     # a (query, document) pair as Python prints a tuple: ('Q001', 'D0011')
     (re.compile(r"\('((?:[^'\\]|\\.)*)', '((?:[^'\\]|\\.)*)'\)"), r"query \1, document \2"),
-    # a quoted name as Python prints it: 'ann' -> “ann”
-    (re.compile(r"(?<![\w'])'([^'\s][^']*)'(?![\w'])"), r"“\1”"),
     (re.compile(r"; use --replace to (?:overwrite|replace them|regrade it on \S+)"),
      "; tick the box to overwrite what is stored and upload the file again"),
     (re.compile(r" \(the others are model or behavior graders: pass --include-models or --include-behavior to "
@@ -30,8 +28,9 @@ _RULES: tuple[tuple[re.Pattern[str], Any], ...] = (
     (re.compile(r"; use --batch to look at one batch"), "; choose a batch to look at one batch"),
     (re.compile(r"select a batch of one scale with --batch"), "choose a batch of one scale"),
     # whatever is left: a command in backquotes, then an option by its plain name
-    (re.compile(r"`ndcg-labeling ([^`]*)`"), r"the terminal's “\1” command"),
-    (re.compile(r"(?<![\w-])--([a-z][a-z-]*)"), lambda m: "“" + m.group(1).replace("-", " ") + "”"),
+    (re.compile(r"`ndcg-labeling consensus`"), "consensus (the Consensus page)"),
+    (re.compile(r"`ndcg-labeling ([^`]*)`"), r"“\1” in a terminal"),
+    (re.compile(r"(?<![\w-])--([a-z][a-z-]*)"), lambda m: m.group(1).replace("-", " ")),
     (re.compile(r"`([^`]*)`"), r"“\1”"),
 )
 

@@ -263,7 +263,7 @@ def test_a_conflicting_upload_is_worded_for_the_page_and_the_cli_keeps_its_words
     failed = upload(client, csrf, "judgments", "judgments.csv", again, ["--scale", "0-3"])
     assert 400 <= failed.status_code < 500
     shown = html.unescape(re.search(r'<p class="error" id="error" role="alert">(.*?)</p>', failed.text, re.S).group(1))
-    assert shown == ("Error: judgments.csv:2: grader “ann” already graded query q000, document d000 as 2 on 0-3, "
+    assert shown == ("Error: judgments.csv:2: grader 'ann' already graded query q000, document d000 as 2 on 0-3, "
                      "not 1; tick the box to overwrite what is stored and upload the file again")
     assert "Overwrite judgments whose grade differs" in visible(failed.text)  # the box the message means
 
@@ -372,7 +372,7 @@ def test_qrels_without_labels_says_what_is_missing(sqlite_db, tmp_path):
     client, _ = as_lead(ws)
     page = client.get("/lead/downloads/qrels")
     assert page.status_code == 404
-    assert "no labels to export: run `ndcg-labeling consensus` first" in visible(page.text)
+    assert "no labels to export: run consensus (the Consensus page) first" in visible(page.text)
     assert_clean(page.text)
 
 
