@@ -10,7 +10,7 @@ rule of its own. Every function takes the session as a keyword argument and neve
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -20,6 +20,9 @@ from ndcg_labeling.db import repository as repo
 from ndcg_labeling.errors import InvalidGrade, NotFoundError
 from ndcg_labeling.guidelines import scale_grades
 from ndcg_labeling.labels.overview import flagged_items
+
+if TYPE_CHECKING:
+    from ndcg_labeling.labels.consensus import AdjudicationRecord
 
 
 def _when(value: Any) -> str:
@@ -119,6 +122,8 @@ class Decision:
     message: str
     version: int
     next_open: tuple[str, str] | None
+    #: the stored decision's fields, for a surface that words the message its own way (the web pages)
+    record: AdjudicationRecord | None = None
 
     def as_dict(self) -> dict[str, Any]:
         nxt = None if self.next_open is None else {"query_id": self.next_open[0], "doc_id": self.next_open[1]}
@@ -144,4 +149,4 @@ def adjudicate(query_id: str, doc_id: str, grade: Any, note: str | None, adjudic
     keys = [(r["query_id"], r["doc_id"]) for r in flagged_items(session=session, batch=batch)
             if r["adjudicated"] is None]
     later = [k for k in keys if k > (query_id, doc_id)] or keys
-    return Decision(str(record), record.version, later[0] if later else None)
+    return Decision(str(record), record.version, later[0] if later else None, record)

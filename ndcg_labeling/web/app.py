@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -52,13 +54,23 @@ def server_engine(url: str | None) -> Engine:
     return engine
 
 
+@contextlib.asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    """A served workspace loads the live report's modules while it waits for its first request."""
+    from ndcg_labeling.web.lead import warm_report_imports
+
+    warm_report_imports()
+    yield
+
+
 def create_app(engine: Engine | str | None = None) -> FastAPI:
     """The workspace application over ``engine`` (or a database URL, checked to be at head)."""
     from ndcg_labeling.web import api, lead, pages
 
     if not isinstance(engine, Engine):
         engine = server_engine(engine)
-    app = FastAPI(title="ndcg-labeling workspace", docs_url=None, redoc_url=None, openapi_url=None)
+    app = FastAPI(title="ndcg-labeling workspace", docs_url=None, redoc_url=None, openapi_url=None,
+                  lifespan=_lifespan)
     app.state.engine = engine
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.include_router(api.router)

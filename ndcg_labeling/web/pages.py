@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Annotated
+from urllib.parse import parse_qs, urlsplit
 
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import RedirectResponse, Response
@@ -50,7 +51,12 @@ def home(request: Request, caller: PageCaller, session: SessionDep) -> Response:
 @router.get("/login")
 def login_page(request: Request, engine: Annotated[Engine, Depends(get_engine)], token: str = "") -> Response:
     """Check the link's token (nothing is written) and show a sign-in button; the POST signs in. The
-    form carries a proof bound to the token and to the nonce cookie (:func:`auth.login_proof`)."""
+    form carries a proof bound to the token and to the nonce cookie (:func:`auth.login_proof`). Without
+    a token: a form asking for the sign-in link (where a "not signed in" page sends a person)."""
+    if "token=" in token:  # the whole sign-in link pasted into the form
+        token = parse_qs(urlsplit(token.strip()).query).get("token", [""])[0]
+    if not token.strip():
+        return render(request, "login.html", {"who": None, "token": "", "nonce": ""})
     nonce = auth.new_secret()
     with session_scope(engine) as session:
         user = auth.authenticate_token(token, session=session)

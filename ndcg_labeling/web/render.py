@@ -11,7 +11,7 @@ import jinja2
 from fastapi import Request
 from fastapi.responses import HTMLResponse
 
-from ndcg_labeling.web import text
+from ndcg_labeling.web import text, wording
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -36,6 +36,7 @@ def environment() -> jinja2.Environment:
     env.filters["markdown"] = text.markdown_html
     env.filters["highlight"] = text.highlight
     env.filters["srcdoc"] = text.sandboxed_srcdoc
+    env.filters["page_words"] = wording.page_words
     env.tests["html_body"] = text.looks_like_html
     return env
 

@@ -25,6 +25,7 @@ from ndcg_labeling.db import models as m
 from ndcg_labeling.errors import InvalidInput, NdcgLabelingError, NotFoundError
 from ndcg_labeling.guidelines import scale_grades
 from ndcg_labeling.labels import tasks
+from ndcg_labeling.results import ReportOptions
 from ndcg_labeling.workspace.auth import WebUser
 
 MAX_SKIP_REASON = 500
@@ -313,15 +314,44 @@ class LiveReport:
     counts: dict[str, int] = field(default_factory=dict)
 
 
+#: what the report reads: a table's key column (its largest value moves when rows are added) and a value
+#: column whose change in place must change the version (None: rows are only added or removed)
+_REPORT_INPUTS: tuple[tuple[Any, Any], ...] = (
+    (m.Judgment.id, m.Judgment.grade), (m.ConsensusLabel.id, m.ConsensusLabel.value),
+    (m.Adjudication.id, m.Adjudication.grade), (m.RankingEntry.id, m.RankingEntry.score), (m.System.id, None),
+    (m.Query.id, None), (m.Document.id, None), (m.GoldItem.id, None), (m.GoldAnswer.id, None),
+    (m.ConsensusSetting.updated_at, None), (m.JudgmentProvenance.judgment_id, None),
+    (m.CalibrationVerdict.id, None), (m.BehaviorDerivation.id, None),
+)
+
+
+def labels_version(*, session: Session) -> tuple[object, ...]:
+    """A cheap fingerprint of everything the live report reads: per table its row count, its largest id
+    and a checksum of the value column weighted by id (a regrade in place, a new consensus run, a new
+    adjudication or run all change it). Equal fingerprints: the report would come out the same, so the
+    web layer may serve the one it computed (one aggregate query per table; milliseconds)."""
+    from sqlalchemy import func
+
+    out: list[object] = []
+    for key, value in _REPORT_INPUTS:
+        cols = [func.count(), func.max(key)]
+        if value is not None:
+            cols.append(func.sum(func.coalesce(value, -1) * (key % 9973 + 1)))
+        row = session.execute(select(*cols).select_from(key.class_)).one()
+        out.append(tuple(float(v) if isinstance(v, float) else v for v in row))
+    return tuple(out)
+
+
 def _count(model: Any, *, session: Session) -> int:
     from sqlalchemy import func
 
     return int(session.execute(select(func.count()).select_from(model)).scalar_one())
 
 
-def live_report(*, session: Session) -> LiveReport:
+def live_report(*, session: Session, options: ReportOptions | None = None) -> LiveReport:
     """The HTML report (``report --format html``) of the database as it is now; when there is none yet,
-    what is missing (no system rankings, no grades, grades without consensus labels), in plain words."""
+    what is missing (no system rankings, no grades, grades without consensus labels), in plain words.
+    ``options``: the baseline and headline metric the lead chose (None: the report's defaults)."""
     counts = {"systems": _count(m.System, session=session), "judgments": _count(m.Judgment, session=session),
               "labels": _count(m.ConsensusLabel, session=session) + _count(m.Adjudication, session=session)}
     missing = []
@@ -337,14 +367,14 @@ def live_report(*, session: Session) -> LiveReport:
     if missing:
         return LiveReport(None, missing, counts)
     try:
-        return LiveReport(live_report_html(session=session), [], counts)
+        return LiveReport(live_report_html(session=session, options=options), [], counts)
     except NdcgLabelingError as exc:  # e.g. no query with a relevant document: the pipeline's own words
         return LiveReport(None, [str(exc).split(": run `", 1)[0].rstrip(".") + "."], counts)
 
 
-def live_report_html(*, session: Session) -> str:
+def live_report_html(*, session: Session, options: ReportOptions | None = None) -> str:
     """The HTML report (``report --format html``) of the database as it is now."""
     from ndcg_labeling.reports import render_html
     from ndcg_labeling.scoring.report import build_report
 
-    return render_html(build_report(session=session))  # the agreement section: the caveats' own measurement
+    return render_html(build_report(session=session, options=options))  # the agreement section: the caveats' own measurement

@@ -43,6 +43,7 @@ class Page:
     world: str = "graded"
     keys: str = ""  # keys pressed once the page has loaded (e.g. "?" opens the guideline panel)
     markdown_free: bool = True  # False: the page is a renderer's document with text of other areas in it
+    status: int = 200  # the HTTP status the page is served with (an error page is a page too)
 
 
 PAGES: list[Page] = [
@@ -56,6 +57,16 @@ PAGES: list[Page] = [
     Page("/lead/adjudication?batch=b1", "lead", "lead-adjudication"),
     Page("/lead/adjudication/item?query_id={query_id}&doc_id={doc_id}&batch=b1", "lead", "lead-adjudicate-item"),
     Page("/lead/report", "lead", "lead-report"),
+    Page("/lead/report?baseline=denseomega&metric=mrr@10", "lead", "lead-report-chosen"),
+    Page("/lead/online", "lead", "lead-online"),
+    Page("/lead/create-batch", "lead", "lead-new-batch"),
+    Page("/lead/data", "lead", "lead-upload"),
+    Page("/lead/graders", "lead", "lead-graders"),
+    Page("/lead/activity", "lead", "lead-activity"),
+    Page("/lead/consensus", "lead", "lead-consensus"),
+    Page("/lead/downloads", "lead", "lead-downloads"),
+    Page("/lead", "anonymous", "not-signed-in", status=401),
+    Page("/login", "anonymous", "sign-in-form"),
     Page("/lead/report", "lead", "lead-report-missing", world="fresh"),
 ]
 

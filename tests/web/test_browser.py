@@ -137,7 +137,7 @@ def test_lead_resolves_an_adjudication(browser, serve, sqlite_db, tmp_path):
     page.keyboard.press("Escape")
     with page.expect_navigation():
         page.keyboard.press("2")
-    assert page.inner_text("#done").startswith(f"Saved. adjudicated ({query_id}, {doc_id}) = 2")
+    assert page.inner_text("#done").startswith(f"Saved: query {query_id}, document {doc_id} now has grade 2 ")
     assert (page.get_attribute("#item", "data-query"), page.get_attribute("#item", "data-doc")) != (query_id, doc_id)
     page.goto(f"{server.base}/lead/adjudication?batch=b1")
     final = page.inner_text(f'#queue tr[data-query="{query_id}"][data-doc="{doc_id}"] .final')

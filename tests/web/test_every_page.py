@@ -10,6 +10,7 @@ chromium or npm is missing, and fails where npm exists but axe-core was not inst
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -22,7 +23,9 @@ from tests.web.pages import CHROMIUM, PAGES, ROOT, WIDTHS, Server, build_world, 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="chromium is not installed (.ci/run installs it)")]
 
-REPR = re.compile(r"<built-in|<bound method|object at 0x|\bNone\b|Traceback|\{\{|\{%")
+REPR = re.compile(r"<built-in|<bound method|object at 0x|\bNone\b|Traceback|\{\{|\{%|\('|\(\"")
+#: a command-line option in a page's words ("use --replace"): a page says what to click or choose instead
+CLI_OPTION = re.compile(r"(?<![\w-])--[a-z]")
 MARKDOWN = re.compile(r"\*\*|^#{1,6} |\]\(|`", re.MULTILINE)
 UNLABELLED = """() => [...document.querySelectorAll('input:not([type=hidden]), select, textarea, button')]
   .filter(el => {
@@ -48,6 +51,23 @@ BROKEN_WORDS = """() => {
     }
   }
   return out;
+}"""
+# elements whose right edge lies past the viewport's, other than inside a box that scrolls sideways
+# (overflow-x auto or scroll) and itself fits: what a person cannot see without the page scrolling
+OUTSIDE = """() => {
+  const width = document.documentElement.clientWidth, out = [];
+  const scrolls = el => { for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+      const s = getComputedStyle(p);
+      if ((s.overflowX === 'auto' || s.overflowX === 'scroll') && p.getBoundingClientRect().right <= width + 1) return true;
+    } return false; };
+  for (const el of document.body.querySelectorAll('*')) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0 || r.right <= width + 1 || scrolls(el)) continue;
+    const s = getComputedStyle(el);
+    if (s.visibility === 'hidden' || s.clip === 'rect(0px, 0px, 0px, 0px)') continue;
+    out.push(el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + ' ' + Math.round(r.right) + ' px');
+  }
+  return out.slice(0, 5);
 }"""
 AXE_RUN = """async () => {
   const r = await axe.run(document, {resultTypes: ['violations']});
@@ -110,38 +130,53 @@ def check_numbers(page, spec, db_url: str) -> None:
             assert item["text"] in page.inner_text("body")
 
 
-def check_page(page, spec, axe_source: str, shots: Path) -> None:
+def page_problems(page, spec, axe_source: str, shots: Path) -> list[str]:
+    """What is wrong with a page, at each width (empty: nothing); screenshots go to ``shots``."""
+    problems = []
     text = page.inner_text("body")
-    assert not REPR.search(text), (spec.name, REPR.search(text).group(0))
-    if spec.markdown_free:
-        assert not MARKDOWN.search(text), (spec.name, MARKDOWN.search(text).group(0))
-    assert page.evaluate(UNLABELLED) == [], spec.name
+    for name, pattern in (("Python text", REPR), ("a command-line option", CLI_OPTION)) + (
+            (("raw Markdown", MARKDOWN),) if spec.markdown_free else ()):
+        if found := pattern.search(text):
+            problems.append(f"{spec.name}: {name}: ...{text[max(0, found.start() - 60):found.end() + 40]!r}")
+    if unlabelled := page.evaluate(UNLABELLED):
+        problems.append(f"{spec.name}: controls without a label: {unlabelled}")
     for width in WIDTHS:
         page.set_viewport_size({"width": width, "height": 900})
         page.wait_for_timeout(50)
-        overflow = page.evaluate("document.scrollingElement.scrollWidth - window.innerWidth")
         page.screenshot(path=str(shots / f"{spec.name}-{width}.png"), full_page=True)
-        assert overflow <= 0, f"{spec.name} at {width} px is {overflow} px too wide"
-        assert page.evaluate(BROKEN_WORDS) == [], f"{spec.name} at {width} px: words broken inside"
+        where = f"{spec.name} at {width} px"
+        overflow = page.evaluate("document.scrollingElement.scrollWidth - window.innerWidth")
+        if overflow > 0:
+            problems.append(f"{where} is {overflow} px too wide")
+        if outside := page.evaluate(OUTSIDE):
+            problems.append(f"{where}: past the right edge: {outside}")
+        if broken := page.evaluate(BROKEN_WORDS):
+            problems.append(f"{where}: words broken inside: {broken[:5]}")
         if not page.evaluate("typeof axe !== 'undefined'"):
             page.add_script_tag(content=axe_source)
-        assert page.evaluate(AXE_RUN) == [], f"{spec.name} at {width} px"
+        if violations := page.evaluate(AXE_RUN):
+            problems.append(f"{where}: axe: {violations}")
+    return problems
 
 
 @pytest.mark.parametrize("world", sorted({p.world for p in PAGES}))
 def test_every_page_reads_right_fits_a_phone_and_passes_axe(browser, axe_source, world, tmp_path):
     built = build_world(world, tmp_path / "db")
     server = Server(built.db.url, tmp_path / "serve.log")
+    shots = Path(os.environ.get("NDCG_SHOTS") or tmp_path)  # NDCG_SHOTS=folder keeps the screenshots
+    shots.mkdir(parents=True, exist_ok=True)
+    problems: list[str] = []
     try:
         for spec in (p for p in PAGES if p.world == world):
             page = open_page(browser, server, built, spec.role)
             response = page.goto(page_url(server, built, spec))
-            assert response is not None and response.status == 200, spec.name
+            assert response is not None and response.status == spec.status, spec.name
             page.wait_for_load_state("load")
             for key in spec.keys:
                 page.keyboard.press(key)
             check_numbers(page, spec, built.db.url)
-            check_page(page, spec, axe_source, tmp_path)
+            problems += page_problems(page, spec, axe_source, shots)
             page.context.close()
     finally:
         server.stop()
+    assert problems == [], "\n".join(problems)

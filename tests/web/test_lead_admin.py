@@ -18,6 +18,7 @@ from ndcg_labeling.db.base import Base
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.labels import tasks as t
 from ndcg_labeling.web.app import create_app
+from ndcg_labeling.web.wording import page_words
 from tests.conftest import BACKENDS, Database, invoke
 from tests.web.conftest import build_workspace, graded_two_ways
 
@@ -237,9 +238,31 @@ def test_a_bad_upload_shows_the_cli_error_line_and_changes_nothing(pair, runner,
     failed = upload(client, csrf, kind, name, content, options)
     assert 400 <= failed.status_code < 500
     shown = re.search(r'<p class="error" id="error" role="alert">(.*?)</p>', failed.text, re.S)
-    assert shown is not None and html.unescape(shown.group(1)) == line
+    # the CLI's line in the page's words (no option, no Python repr): the same facts, file and line first
+    assert shown is not None and html.unescape(shown.group(1)) == page_words(line)
+    assert html.unescape(shown.group(1)).startswith(f"Error: {name}:")
     assert "ndcg-upload-" not in failed.text  # the temporary file's path never shows
     assert snapshot(web.db) == before
+
+
+def test_a_conflicting_upload_is_worded_for_the_page_and_the_cli_keeps_its_words(pair, runner, tmp_path,
+                                                                                monkeypatch):
+    web, cli = pair
+    first = "query_id,doc_id,grader,grade\nq000,d000,ann,2\n"
+    again = "query_id,doc_id,grader,grade\nq000,d000,ann,1\n"
+    monkeypatch.chdir(tmp_path)
+    for content in (first, again):
+        (tmp_path / "judgments.csv").write_text(content)
+        out = invoke(runner, cli.db, "import", "judgments", "judgments.csv", "--scale", "0-3")
+    assert out.exit_code != 0 and "('q000', 'd000')" in out.output and "use --replace" in out.output
+    client, csrf = as_lead(web)
+    assert upload(client, csrf, "judgments", "judgments.csv", first, ["--scale", "0-3"]).status_code == 303
+    failed = upload(client, csrf, "judgments", "judgments.csv", again, ["--scale", "0-3"])
+    assert 400 <= failed.status_code < 500
+    shown = html.unescape(re.search(r'<p class="error" id="error" role="alert">(.*?)</p>', failed.text, re.S).group(1))
+    assert shown == ("Error: judgments.csv:2: grader 'ann' already graded query q000, document d000 as 2 on 0-3, "
+                     "not 1; tick the box to overwrite what is stored and upload the file again")
+    assert "Overwrite judgments whose grade differs" in visible(failed.text)  # the box the message means
 
 
 def test_upload_page_labels_every_control_and_shows_the_importing_state(pair):
@@ -343,7 +366,7 @@ def test_qrels_without_labels_says_what_is_missing(sqlite_db, tmp_path):
     client, _ = as_lead(ws)
     page = client.get("/lead/downloads/qrels")
     assert page.status_code == 404
-    assert "no labels to export: run `ndcg-labeling consensus` first" in visible(page.text)
+    assert "no labels to export: run consensus (the Consensus page) first" in visible(page.text)
     assert_clean(page.text)
 
 
