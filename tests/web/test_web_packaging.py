@@ -12,13 +12,19 @@ WEB = ROOT / "ndcg_labeling" / "web"
 
 
 def test_templates_and_static_files_are_package_data():
+    """Every data file under web/ is matched by the package-data patterns of the package of its folder
+    (each data folder is a package of its own, so setuptools warns for none of them)."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     setuptools = project["tool"]["setuptools"]
     assert "ndcg_labeling.web" in setuptools["packages"]
-    patterns = setuptools["package-data"]["ndcg_labeling.web"]
-    files = [p.relative_to(WEB).as_posix() for p in WEB.rglob("*") if p.is_file() and p.suffix != ".py"
+    files = [p.relative_to(WEB) for p in WEB.rglob("*") if p.is_file() and p.suffix != ".py"
              and "__pycache__" not in p.parts]
-    assert files and all(any(fnmatch.fnmatch(f, pat) for pat in patterns) for f in files), files
+    assert files
+    for f in files:
+        package = ".".join(("ndcg_labeling", "web", *f.parent.parts))
+        assert package in setuptools["packages"], f
+        patterns = setuptools["package-data"].get(package, [])
+        assert any(fnmatch.fnmatch(f.name, pat) for pat in patterns), (f, patterns)
 
 
 def test_runtime_dependencies_are_declared_without_extras():
