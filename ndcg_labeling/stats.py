@@ -16,6 +16,8 @@ Used by the report, which scores queries per system and compares systems query b
 * :func:`paired_t_interval`: the t-test's interval of the mean difference; :func:`paired_t_p_below`:
   the one-sided t-test of a mean difference below a bound (the CI gate's test of a drop beyond
   ``--max-drop``).
+* :func:`ppi_mean`: prediction-powered inference (PPI++, power-tuned) of a mean from a judge's values on
+  every query and people's values on an audited few (``report --estimator ppi``, docs/judges.md).
 
 Every function takes a fixed ``seed`` where it draws, so the same input gives the same output.
 """
@@ -27,6 +29,7 @@ import threading
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -418,3 +421,112 @@ def paired_t_p_below(n: Array | float, mean: Array | float, sd: Array | float, b
             continue
         out[idx] = t_cdf((mu - bound) / (sdev / math.sqrt(count)), count - 1.0)
     return out
+
+
+@dataclass(frozen=True)
+class PpiEstimate:
+    """What :func:`ppi_mean` found. ``estimate`` and ``ci_low``/``ci_high``: the PPI++ point estimate and its
+    normal interval; ``lam``: the weight given to the judge (0: people only, 1: classic PPI);
+    ``std_error``: the estimate's standard error; ``human``, ``human_low``/``human_high`` and ``human_std_error``:
+    the audit alone (the classical estimate, ``lam = 0``); ``effective_n``: ``n_audited`` times the ratio of
+    the two variances (the audit size people alone would need for the same width); ``judge_bias``: the
+    (weighted) mean of judge - human on the audit; ``judge_mean``: the judge's mean over every query."""
+
+    estimate: float
+    ci_low: float
+    ci_high: float
+    std_error: float
+    lam: float
+    n_audited: int
+    n_total: int
+    effective_n: float
+    judge_bias: float
+    judge_mean: float
+    human: float
+    human_low: float
+    human_high: float
+    human_std_error: float
+
+
+def _ppi_check(name: str, values: Array) -> Array:
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.ndim != 1:
+        raise ValueError(f"ppi_mean: {name} must be one-dimensional, got shape {arr.shape}")
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if bad.size:
+        raise ValueError(f"ppi_mean: {name} must be finite, got {arr[bad[0]]} at {int(bad[0])}")
+    return arr
+
+
+def _ppi_point(y: Array, yhat: Array, yhat_all: Array, w: Array, lam: float) -> float:
+    return float((lam * yhat_all).mean() + (w * (y - lam * yhat)).mean())
+
+
+def ppi_mean(judge_all: Array, human_audit: Array, judge_audit: Array, *, weights: Array | None = None,
+             lam: float | None = None, confidence: float = 0.95) -> PpiEstimate:
+    """Prediction-powered estimate of the mean of a per-query value (Angelopoulos, Bates, Fannjiang, Jordan
+    and Zrnic 2023, "Prediction-powered inference"; PPI++, Angelopoulos, Duchi and Zrnic 2023,
+    arXiv:2311.01453), with the power-tuned ``lam`` when ``lam`` is None.
+
+    ``judge_all``: the judge-based value of every query (N); ``human_audit`` and ``judge_audit``: the
+    people-based and judge-based values of the audited queries (n, drawn at random from the same queries);
+    ``weights``: optional per audited query weights (inverse inclusion probabilities), scaled to sum to n.
+    With ``w`` the scaled weights::
+
+        theta(lam) = lam * mean(judge_all) + mean(w * (human - lam * judge))
+        se(lam)^2  = var(lam * judge_all) / N + var(w * (human - lam * judge)) / n      (var: ddof 0)
+        lam*       = clip(cov(g, g_hat) / ((1 + n / N) * var([g_hat; g_hat_all])), 0, 1)
+
+    where ``g = w * (human - theta(1))``, ``g_hat = w * (judge - theta(1))``, ``g_hat_all = judge_all -
+    theta(1)``, ``cov`` is ddof 0 and the pooled ``var`` ddof 1: exactly ``ppi_py.ppi_mean_ci`` and
+    ``ppi_mean_pointestimate`` (``ppi-python`` 0.2), which the tests compare with. The interval is
+    ``theta +- z * se`` (normal). ``lam = 1`` is classic PPI, ``lam = 0`` the audit alone (the ``human``
+    fields). A paired difference of two systems is this estimator on the per-query differences.
+
+    Edge cases: a judge constant over every query carries no information and gets ``lam = 0`` (ppi-python
+    divides by zero there); ``effective_n`` is ``n`` when both variances are zero and infinite when only
+    the PPI one is. Raises ValueError for fewer than two audited queries, mismatched lengths, non-finite
+    values, weights that are not positive, or ``lam`` outside [0, 1].
+    """
+    yhat_all = _ppi_check("judge_all", judge_all)
+    y = _ppi_check("human_audit", human_audit)
+    yhat = _ppi_check("judge_audit", judge_audit)
+    n, big_n = y.size, yhat_all.size
+    if yhat.size != n:
+        raise ValueError(f"ppi_mean: human_audit and judge_audit must have the same length, got {n} and {yhat.size}")
+    if n < 2:
+        raise ValueError(f"ppi_mean: needs at least 2 audited queries, got {n}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"ppi_mean: confidence must be in (0, 1), got {confidence}")
+    if weights is None:
+        w = np.ones(n)
+    else:
+        w = _ppi_check("weights", weights)
+        if w.size != n or (w <= 0).any():
+            raise ValueError(f"ppi_mean: weights must be {n} positive numbers, one per audited query")
+        w = w / w.sum() * n
+    if lam is None:
+        theta1 = _ppi_point(y, yhat, yhat_all, w, 1.0)
+        g, g_hat = w * (y - theta1), w * (yhat - theta1)
+        cov = 2.0 * float(((g - g.mean()) * (g_hat - g_hat.mean())).sum()) / n
+        pooled = np.concatenate([g_hat, yhat_all - theta1])
+        denom = 2.0 * (1.0 + n / big_n) * float(pooled.var(ddof=1))
+        lam = float(np.clip(cov / denom, 0.0, 1.0)) if denom > 0 else 0.0
+    elif not 0.0 <= lam <= 1.0:
+        raise ValueError(f"ppi_mean: lam must be in [0, 1], got {lam}")
+    from scipy.special import ndtri
+
+    z = float(ndtri(1.0 - (1.0 - confidence) / 2.0))
+    theta = _ppi_point(y, yhat, yhat_all, w, lam)
+    se = math.sqrt(float((lam * yhat_all).std()) ** 2 / big_n + float((w * (y - lam * yhat)).std()) ** 2 / n)
+    human = float((w * y).mean())
+    human_se = float((w * y).std()) / math.sqrt(n)
+    if se > 0:
+        effective = n * human_se**2 / se**2
+    else:
+        effective = float(n) if human_se == 0 else math.inf
+    return PpiEstimate(estimate=theta, ci_low=theta - z * se, ci_high=theta + z * se, std_error=se, lam=float(lam),
+                       n_audited=n, n_total=big_n, effective_n=effective,
+                       judge_bias=float((w * (yhat - y)).mean()), judge_mean=float(yhat_all.mean()),
+                       human=human, human_low=human - z * human_se, human_high=human + z * human_se,
+                       human_std_error=human_se)

@@ -1,0 +1,69 @@
+"""The PPI++ kernel (:func:`ndcg_labeling.stats.ppi_mean`) against the ``ppi-python`` package, its authors'
+reference implementation (``ppi_mean_pointestimate`` / ``ppi_mean_ci``), on the same inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ndcg_labeling.stats import ppi_mean
+
+ppi_py = pytest.importorskip("ppi_py")
+
+
+def _inputs(seed: int, n: int, big_n: int, bias: float, weighted: bool):
+    rng = np.random.default_rng(seed)
+    truth = rng.beta(2, 3, big_n)  # a per-query NDCG-like value
+    judge = np.clip(truth + bias + rng.normal(0, 0.15, big_n), 0, 1)
+    audit = rng.choice(big_n, n, replace=False)
+    w = rng.uniform(0.5, 3.0, n) if weighted else None
+    return judge, truth[audit], judge[audit], w
+
+
+@pytest.mark.parametrize("lam", [None, 1.0, 0.0, 0.4])
+@pytest.mark.parametrize("seed,n,big_n,bias,weighted", [
+    (0, 10, 43, 0.1, False), (1, 25, 54, -0.2, False), (2, 10, 200, 0.0, True), (3, 3, 20, 0.5, True),
+    (4, 40, 40, 0.05, False),  # every query audited (the judge still covers all N)
+])
+def test_ppi_mean_equals_ppi_python(lam, seed, n, big_n, bias, weighted):
+    judge_all, y, yhat, w = _inputs(seed, n, big_n, bias, weighted)
+    got = ppi_mean(judge_all, y, yhat, weights=w, lam=lam)
+    point = ppi_py.ppi_mean_pointestimate(y, yhat, judge_all, lam=lam, w=w)
+    low, high = ppi_py.ppi_mean_ci(y, yhat, judge_all, alpha=0.05, lam=lam, w=w)
+    assert got.estimate == pytest.approx(float(np.squeeze(point)), abs=1e-9)
+    assert got.ci_low == pytest.approx(float(np.squeeze(low)), abs=1e-9)
+    assert got.ci_high == pytest.approx(float(np.squeeze(high)), abs=1e-9)
+    # the audit alone is the classical interval (lam = 0)
+    low0, high0 = ppi_py.ppi_mean_ci(y, yhat, judge_all, alpha=0.05, lam=0.0, w=w)
+    assert got.human_low == pytest.approx(float(np.squeeze(low0)), abs=1e-9)
+    assert got.human_high == pytest.approx(float(np.squeeze(high0)), abs=1e-9)
+
+
+def test_power_tuned_lambda_is_ppi_pythons():
+    """The tuned lambda itself: the interval at our lambda, passed to ppi-python as a fixed lam, is ours."""
+    judge_all, y, yhat, _ = _inputs(7, 12, 80, 0.3, False)
+    got = ppi_mean(judge_all, y, yhat)
+    assert 0.0 < got.lam < 1.0
+    low, high = ppi_py.ppi_mean_ci(y, yhat, judge_all, alpha=0.05, lam=got.lam)
+    assert (got.ci_low, got.ci_high) == pytest.approx((float(low[0]), float(high[0])), abs=1e-12)
+
+
+def test_bias_effective_n_and_a_useless_judge():
+    judge_all, y, yhat, _ = _inputs(5, 15, 100, 0.25, False)
+    got = ppi_mean(judge_all, y, yhat)
+    assert got.judge_bias == pytest.approx(float(np.mean(yhat - y)))
+    assert got.effective_n == pytest.approx(15 * got.human_std_error**2 / got.std_error**2)
+    assert got.effective_n > 15  # a correlated judge buys audit size
+    # a constant judge: no information, people alone (ppi-python would divide by zero here)
+    flat = ppi_mean(np.full(100, 0.7), y, np.full(15, 0.7))
+    assert flat.lam == 0.0 and flat.estimate == pytest.approx(float(y.mean()))
+
+
+@pytest.mark.parametrize("args,match", [
+    (([0.1, 0.2], [0.3], [0.2]), "at least 2"),
+    (([0.1, 0.2], [0.3, 0.1], [0.2]), "same length"),
+    (([0.1, np.nan], [0.3, 0.1], [0.2, 0.1]), "finite"),
+])
+def test_ppi_mean_refuses_bad_input(args, match):
+    with pytest.raises(ValueError, match=match):
+        ppi_mean(*args)
