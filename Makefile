@@ -24,6 +24,11 @@ $(STAMP): pyproject.toml
 	# irrCAC (the peer for Gwet's AC1/AC2 in the tests) pins scipy==1.12 and coverage<7, which would
 	# hold numpy below 2 (breaking pyarrow) and break numba's import; its code runs fine on current ones.
 	$(BIN)/python -m pip install -q --no-deps "irrCAC==0.4.4"
+	# ppi-python (the peer of the PPI++ kernel, tests/test_stats_ppi.py): its other needs (numpy, numba, pandas,
+	# statsmodels, scikit-learn) are in the dev extra; gdown only fetches its data sets. Its wheel also installs
+	# a top-level `tests` package that would shadow ours (`from tests.conftest import ...`): removed here.
+	$(BIN)/python -m pip install -q --no-deps "ppi-python==0.2.3"
+	rm -rf $$($(BIN)/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")/tests
 	# axe-core (npm) for the accessibility check of every page in the browser test (tests/web/test_every_page.py)
 	if command -v npm >/dev/null 2>&1; then npm install -q --no-audit --no-fund --prefix $(VENV)/node axe-core@4; \
 	else echo "npm not found: the page walk's accessibility check will be skipped"; fi

@@ -76,10 +76,12 @@ class OutputFormat(StrEnum):
 
 
 class Estimator(StrEnum):
-    """``report --estimator``: plain (unjudged = not relevant) or inferred (infNDCG from a sampled batch)."""
+    """``report --estimator``: plain (unjudged = not relevant), inferred (infNDCG from a sampled batch) or ppi
+    (a judge's labels on every query, corrected by people's on an audit: prediction-powered inference)."""
 
     plain = "plain"
     inferred = "inferred"
+    ppi = "ppi"
 
 
 class PoolStrategy(StrEnum):

@@ -50,8 +50,9 @@ def report(
     gate: Annotated[str | None, typer.Option("--gate", help="CI gate on this metric (e.g. ndcg@10): exit 3 when a system is significantly worse than the baseline by more than --max-drop.")] = None,
     max_drop: Annotated[float, typer.Option("--max-drop", help="With --gate: the largest drop (system - baseline) allowed; the gate fails when the drop is significantly larger (one-sided).")] = 0.0,
     quiet: Annotated[bool, typer.Option("--quiet", help="With --gate: print only the verdict, not the report.")] = False,
-    estimator: Annotated[Estimator, typer.Option("--estimator", help="plain: unjudged = not relevant (the report below); inferred: infNDCG@10 (--metric ndcg@K) or xinfAP (--metric map[@K]) with sampling intervals from a batch made with --strategy sample (needs --batch; docs/budget.md).")] = Estimator.plain,
+    estimator: Annotated[Estimator, typer.Option("--estimator", help="plain: unjudged = not relevant (the report below); inferred: infNDCG@10 (--metric ndcg@K) or xinfAP (--metric map[@K]) with sampling intervals from a batch made with --strategy sample (needs --batch; docs/budget.md); ppi: a judge's labels on every query corrected by people's on the audited ones, PPI++ intervals (needs --judge; docs/judges.md).")] = Estimator.plain,
     batch: Annotated[str | None, typer.Option("--batch", help="With --estimator inferred: the sampled batch.")] = None,
+    judge: Annotated[str | None, typer.Option("--judge", help="With --estimator ppi: the grader (an LLM judge) whose labels cover every query.")] = None,
     out: OutOption = None,
     force: ForceOption = False,
     db: DbOption = None,
@@ -61,7 +62,7 @@ def report(
     # one job per estimator, each refusing the options it does not implement
     ESTIMATORS[estimator](ctx, system=system, baseline=baseline, metric=metric, by=by, per_query=per_query,
                           gain=gain, relevant_threshold=relevant_threshold, empty=empty, missing=missing, fmt=fmt,
-                          gate=gate, max_drop=max_drop, quiet=quiet, batch=batch, out=out, force=force, db=db)
+                          gate=gate, max_drop=max_drop, quiet=quiet, batch=batch, judge=judge, out=out, force=force, db=db)
 
 
 def _plain(ctx: typer.Context, *, system: list[str] | None, baseline: str | None, metric: list[str] | None,
@@ -69,7 +70,7 @@ def _plain(ctx: typer.Context, *, system: list[str] | None, baseline: str | None
            fmt: OutputFormat, gate: str | None, max_drop: float, quiet: bool, out: str | None, force: bool,
            db: str | None, **_: object) -> None:
     """``report`` (plain): :func:`~ndcg_labeling.scoring.report.build_report`, the gate, the renderers."""
-    refuse_given(ctx, ("batch",), "--estimator plain")
+    refuse_given(ctx, ("batch", "judge"), "--estimator plain")
     from ndcg_labeling.reports.headline import gate_line
     from ndcg_labeling.results import DEFAULT_METRICS, ReportOptions
     from ndcg_labeling.scoring.gate import decide_gate
@@ -110,7 +111,7 @@ def _inferred(ctx: typer.Context, *, system: list[str] | None, baseline: str | N
     from ndcg_labeling.reports.rows import render_rows
     from ndcg_labeling.scoring.inferred import inferred_report
 
-    refuse_given(ctx, INFERRED_REFUSES, "--estimator inferred")
+    refuse_given(ctx, (*INFERRED_REFUSES, "judge"), "--estimator inferred")
     if any(m.strip().lower().startswith("map") for m in metric or ()):
         refuse_given(ctx, ("gain",), "--estimator inferred --metric map")
     else:
@@ -154,6 +155,59 @@ def _inferred(ctx: typer.Context, *, system: list[str] | None, baseline: str | N
         err_console.print(f"report written to {out}", markup=False)
 
 
+# report options the ppi estimator does not implement (it scores empty queries and missing lists as 0)
+PPI_REFUSES = ("per_query", "empty", "missing", "gate", "max_drop", "quiet", "batch")
+
+
+def _ppi(ctx: typer.Context, *, system: list[str] | None, baseline: str | None, metric: list[str] | None,
+         by: By | None, gain: Gain, relevant_threshold: float, fmt: OutputFormat, judge: str | None,
+         out: str | None, force: bool, db: str | None, **_: object) -> None:
+    """``report --estimator ppi --judge GRADER``: :func:`~ndcg_labeling.scoring.ppi.ppi_report`, as rows."""
+    from ndcg_labeling.reports.rows import render_rows
+    from ndcg_labeling.results import DEFAULT_METRICS, ReportOptions
+    from ndcg_labeling.scoring.ppi import ppi_report
+
+    refuse_given(ctx, PPI_REFUSES, "--estimator ppi")
+    if judge is None:
+        raise typer.BadParameter("--estimator ppi needs --judge GRADER (the grader whose labels cover every query)",
+                                 param_hint="--judge")
+    if by is By.query:
+        raise typer.BadParameter("--estimator ppi groups by query-type or overall, not by query", param_hint="--by")
+    if fmt not in (OutputFormat.table, OutputFormat.csv, OutputFormat.json):
+        raise typer.BadParameter("--estimator ppi prints table, csv or json", param_hint="--format")
+    metrics = tuple(metric or ("ndcg@10",))
+    options = ReportOptions(systems=tuple(system or ()), baseline=baseline, metrics=metrics,
+                            by=(by or By.query_type).value, gain=gain.value, relevant_threshold=relevant_threshold)
+    check_out(out, force)
+    with open_session(db, read_only=True) as session:
+        result = ppi_report(session=session, judge=judge, options=options)
+    for warning in result.warnings:
+        err_console.print(f"Warning: {warning}", markup=False, highlight=False)
+    if fmt is OutputFormat.json:
+        write_output(json.dumps(result.as_dict()) + "\n", out, force)
+        return
+
+    def num(v: float | None, spec: str = ".3f") -> str:
+        return "" if v is None else format(v, spec)
+
+    rows = [{"system": r.system if r.baseline is None else f"{r.system} - {r.baseline}", "query_type": r.query_type,
+             "metric": r.metric, "ppi": num(r.estimate, "+.3f" if r.baseline else ".3f"),
+             "95% low": num(r.ci_low), "95% high": num(r.ci_high), "human": num(r.human),
+             "human low": num(r.human_ci_low), "human high": num(r.human_ci_high),
+             "judge only": num(r.judge_only), "judge bias": num(r.judge_bias, "+.3f"), "lambda": num(r.lam, ".2f"),
+             "audited": r.audited, "queries": r.queries, "effective n": num(r.effective_n, ".1f")}
+            for r in result.rows]
+    if fmt is OutputFormat.csv:
+        err_console.print(result.header(), markup=False, highlight=False)
+        write_output(render_rows(result.as_dict()["rows"], "csv") or "", out, force)
+        return
+    with printed_to(out, force):  # with -o: the same header and table, plain, into the file
+        typer.echo(result.header())
+        render_rows(rows, "table", title=f"judge {result.judge}")
+    if out:
+        err_console.print(f"report written to {out}", markup=False)
+
+
 def _render(result: Any, fmt: OutputFormat, out: str | None, force: bool) -> None:
     from ndcg_labeling.reports.render import TABLE_WIDTH, render_report
 
@@ -187,8 +241,9 @@ def _render(result: Any, fmt: OutputFormat, out: str | None, force: bool) -> Non
         err_console.print(f"report written to {out}", markup=False)
 
 
-#: the job of each ``--estimator`` (issue 47 adds its own here)
-ESTIMATORS: dict[Estimator, Callable[..., None]] = {Estimator.plain: _plain, Estimator.inferred: _inferred}
+#: the job of each ``--estimator``
+ESTIMATORS: dict[Estimator, Callable[..., None]] = {Estimator.plain: _plain, Estimator.inferred: _inferred,
+                                                     Estimator.ppi: _ppi}
 
 
 def register(app: typer.Typer) -> None:

@@ -1,0 +1,175 @@
+"""``report --estimator ppi --judge GRADER``: judge everything, audit a little (issue 47; docs/judges.md).
+
+The judge's labels (the grader's newest judgment of each pair) score every query it graded; people's labels
+(the label in force: the newest adjudication, else the consensus, less the labels a judge filled with
+``consensus --judge-fills``) score the audited queries, those of the judge's queries people graded. Both are
+scored by the report's own machinery (:func:`ndcg_labeling.scoring.report._score`, the ranked-list engine of
+``eval``), on one fixed set of queries: a query with no relevant document scores 0 (as ``--empty zero``) and a
+system that returned nothing for a query scores 0, so the judge and people score the same queries. Per system,
+query type and metric, and per paired difference from the baseline, :func:`ndcg_labeling.stats.ppi_mean`
+(PPI++, power-tuned) turns the two into a point estimate and a 95 % interval; the audit alone gives the
+human-only interval beside it. The audited queries count equally (an audit batch's inclusion probabilities
+are not used yet): the interval assumes they were drawn at random from the judge's queries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+import numpy as np
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ndcg_labeling.db import models as m
+from ndcg_labeling.db import reads
+from ndcg_labeling.errors import NdcgLabelingError
+from ndcg_labeling.labels.lookups import require_grader
+from ndcg_labeling.results import UNTYPED, ReportOptions
+from ndcg_labeling.scoring.report import _check_options, _groups, _load, _score
+from ndcg_labeling.stats import PpiEstimate, ppi_mean
+
+_SPAN = np.int64(1) << np.int64(31)  # (query, document) row ids as one int64 key, as reads keys them
+#: metrics that are not a per-query mean of relevance (judged@k measures the labels, not the system)
+NOT_PPI = ("judged",)
+
+
+@dataclass
+class PpiRow:
+    system: str
+    baseline: str | None  # None: the system's own value; else the row is system - baseline
+    query_type: str
+    metric: str
+    queries: int
+    audited: int
+    estimate: float | None
+    ci_low: float | None
+    ci_high: float | None
+    lam: float | None
+    effective_n: float | None
+    judge_bias: float | None
+    judge_only: float
+    human: float | None
+    human_ci_low: float | None
+    human_ci_high: float | None
+
+
+@dataclass
+class PpiReport:
+    """What :func:`ppi_report` found; ``header()`` is the line the CLI prints above the table."""
+
+    judge: str
+    queries: int
+    audited: int
+    baseline: str | None
+    rows: list[PpiRow] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def header(self) -> str:
+        vs = f"; diff = system - {self.baseline} (paired, per query)" if self.baseline else ""
+        return (f"estimator: ppi (PPI++, power-tuned) with judge {self.judge}: {self.queries} queries judged, "
+                f"{self.audited} audited by people (counted equally; the interval assumes they were drawn at "
+                f"random); 95% normal intervals; human = the audit alone{vs}")
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _judge_labels(grader: m.Grader, *, session: Session) -> reads.EffectiveLabelRows:
+    """The grader's newest judgment of each (query, document), as label rows."""
+    j = m.Judgment
+    stmt = select(j.query_id, j.document_id, j.grade, j.id).where(j.grader_id == grader.id).order_by(j.id)
+    rows = reads.fetch_array(stmt, 4, session=session, dtype=np.int64)
+    keys = rows[:, 0] * _SPAN + rows[:, 1]
+    uniq, last_rev = np.unique(keys[::-1], return_index=True)  # the newest: the last in id order
+    grade = rows[len(rows) - 1 - last_rev, 2].astype(np.float64)
+    return reads.EffectiveLabelRows(query=uniq // _SPAN, document=uniq % _SPAN, value=grade,
+                                    adjudicated=np.zeros(uniq.size, bool))
+
+
+def _people_labels(*, session: Session) -> reads.EffectiveLabelRows:
+    """The labels in force, less those a judge filled (``consensus --judge-fills``) and nobody adjudicated."""
+    rows = reads.effective_label_rows(session=session)
+    label = m.ConsensusLabel
+    filled = reads.fetch_array(select(label.query_id, label.document_id).where(label.filled_by.is_not(None)), 2,
+                               session=session, dtype=np.int64)
+    if filled.size == 0:
+        return rows
+    keep = rows.adjudicated | ~np.isin(rows.query * _SPAN + rows.document, filled[:, 0] * _SPAN + filled[:, 1])
+    return reads.EffectiveLabelRows(query=rows.query[keep], document=rows.document[keep], value=rows.value[keep],
+                                    adjudicated=rows.adjudicated[keep])
+
+
+def ppi_report(*, session: Session, judge: str, options: ReportOptions) -> PpiReport:
+    """Every system's metrics (``options.metrics``, per query type and overall) and every paired difference
+    from the baseline, estimated by PPI++ from ``judge``'s labels on all its queries and people's labels on
+    the audited ones; see the module docstring for what is scored how.
+
+    Raises :class:`~ndcg_labeling.errors.NotFoundError` for an unknown judge, system or baseline and
+    :class:`NdcgLabelingError` for a judge with no judgment, an audit of fewer than two queries or a metric
+    that is not a per-query mean of relevance (judged@k).
+    """
+    opts = replace(options, empty="zero", missing="zero", decide=False)
+    parsed = _check_options(opts)
+    bad = [p.name for p in parsed if p.family in NOT_PPI]
+    if bad:
+        raise NdcgLabelingError(f"--estimator ppi estimates metrics of relevance, not {', '.join(bad)}")
+    grader = require_grader(judge, session=session)
+    judge_rows = _judge_labels(grader, session=session)
+    if len(judge_rows) == 0:
+        raise NdcgLabelingError(f"judge {judge!r} has graded nothing: run `ndcg-labeling judge run` or import its "
+                                f"judgments first")
+    people = _people_labels(session=session)
+    population = np.unique(judge_rows.query)
+    audit = np.isin(population, people.query)
+    n_audit = int(audit.sum())
+    if n_audit < 2:
+        raise NdcgLabelingError(f"the audit is {n_audit} {'query' if n_audit == 1 else 'queries'}: PPI needs at least "
+                                f"2 of judge {judge}'s {population.size} queries with people's labels (grade some, then "
+                                f"run `ndcg-labeling consensus`)")
+    ks = [p.k for p in parsed]
+    k_cut = None if any(k is None for k in ks) else max(k for k in ks if k is not None)
+    coverage_k = k_cut or 10
+    # the report's reads (systems, baseline, rankings, queries); its labels are replaced by each source's
+    data = _load(session, opts, k_cut)
+    human_data = replace(data, labels=people, scored_q=population)
+    judge_data = replace(data, labels=judge_rows, scored_q=population)
+    human = _score(human_data, opts, parsed, k_cut, coverage_k).per_system
+    judged = _score(judge_data, opts, parsed, k_cut, coverage_k).per_system
+    qtype_of = data.queries.set_index("query")["query_type"]
+    qtypes = qtype_of.reindex(population).fillna(UNTYPED).to_numpy(dtype=object)
+    out = PpiReport(judge=judge, queries=int(population.size), audited=n_audit, baseline=data.baseline)
+    unaudited_people = np.setdiff1d(np.unique(people.query), population).size
+    if unaudited_people:
+        out.warnings.append(f"{unaudited_people} queries people labelled were not graded by judge {judge}: they are "
+                            f"left out")
+    for gname, gmask in _groups(qtypes, opts.by).items():
+        for name in [p.name for p in parsed]:
+            for s in data.systems:
+                pairs = [(s, None, judged[s][name], human[s][name])]
+                if data.baseline is not None and s != data.baseline:
+                    b = data.baseline
+                    pairs.append((s, b, judged[s][name] - judged[b][name], human[s][name] - human[b][name]))
+                for system, base, j_vals, h_vals in pairs:
+                    out.rows.append(_row(system, base, gname, name, j_vals[gmask], h_vals[gmask & audit],
+                                         j_vals[gmask & audit]))
+    short = sorted({r.query_type for r in out.rows if r.estimate is None})
+    if short:
+        out.warnings.append(f"query types with fewer than 2 audited queries get no estimate: {', '.join(short)}")
+    return out
+
+
+def _row(system: str, baseline: str | None, group: str, metric: str, judge_all: np.ndarray,
+         human_audit: np.ndarray, judge_audit: np.ndarray) -> PpiRow:
+    est: PpiEstimate | None = ppi_mean(judge_all, human_audit, judge_audit) if human_audit.size >= 2 else None
+    return PpiRow(system=system, baseline=baseline, query_type=group, metric=metric, queries=int(judge_all.size),
+                  audited=int(human_audit.size), estimate=None if est is None else est.estimate,
+                  ci_low=None if est is None else est.ci_low, ci_high=None if est is None else est.ci_high,
+                  lam=None if est is None else est.lam,
+                  effective_n=None if est is None or not np.isfinite(est.effective_n) else est.effective_n,
+                  judge_bias=None if est is None else est.judge_bias, judge_only=float(judge_all.mean()),
+                  human=None if est is None else est.human, human_ci_low=None if est is None else est.human_low,
+                  human_ci_high=None if est is None else est.human_high)
+
+
+__all__ = ["PpiReport", "PpiRow", "ppi_report"]
