@@ -164,7 +164,7 @@ def _ppi(ctx: typer.Context, *, system: list[str] | None, baseline: str | None, 
          out: str | None, force: bool, db: str | None, **_: object) -> None:
     """``report --estimator ppi --judge GRADER``: :func:`~ndcg_labeling.scoring.ppi.ppi_report`, as rows."""
     from ndcg_labeling.reports.rows import render_rows
-    from ndcg_labeling.results import DEFAULT_METRICS, ReportOptions
+    from ndcg_labeling.results import ReportOptions
     from ndcg_labeling.scoring.ppi import ppi_report
 
     refuse_given(ctx, PPI_REFUSES, "--estimator ppi")
