@@ -1,0 +1,149 @@
+"""PPI++ coverage and width on the real TREC DL 2019 / 2020 passage qrels and runs (issue 47).
+
+People's labels are the NIST qrels (0-3; a retrieved passage the qrels do not hold is 0, as trec_eval counts
+it); the systems are the six real runs of tests/data/trecdl/rank_llm (tests/budget/dl_world.py). Two judges
+are simulated from the qrels, grading every pooled passage (the top 10 of every run and every qrels passage):
+
+* ``lenient``: each grade drawn from the confusion ``LENIENT`` below (row: the qrels grade, column: the judge's):
+  about half a grade too high on the passages of DL (mostly 0s and 1s) and noisy;
+* ``biased``: the lenient judge, except on a fixed random half of the queries, where it ignores relevance and
+  grades every passage 2 or 3 at random (a judge fooled on one kind of query).
+
+For each year, ``--resamples`` audits of ``--audit`` queries drawn at random without replacement: per system
+NDCG@10 (exponential gain) and per pair of systems the difference, the PPI++ 95% interval
+(:func:`ndcg_labeling.stats.ppi_mean`: the judge on every query, people on the audit) and the human-only
+interval on the same audit. Printed: coverage of the all-human value (the qrels' NDCG@10 over every query of
+the year), the mean width relative to the human-only interval, the mean lambda. ``--lam 1`` (classic PPI) is
+the ablation; the rows marked ``no-rectifier`` are the judge's mean with the PPI width but no audit correction,
+the interval the test (tests/scoring/test_ppi_bench.py) must see fail.
+
+    python benchmarks/bench_ppi.py                    # 500 audits of 10 queries per year (about a minute)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from ndcg_labeling.metrics import compute_metrics  # noqa: E402
+from ndcg_labeling.stats import ppi_mean  # noqa: E402
+from tests.budget.dl_world import real_world  # noqa: E402
+
+K = 10
+#: P(judge grade | qrels grade), rows 0..3: lenient by about half a grade, noisy
+LENIENT = np.array([[0.55, 0.30, 0.12, 0.03],
+                    [0.10, 0.40, 0.40, 0.10],
+                    [0.03, 0.12, 0.50, 0.35],
+                    [0.01, 0.04, 0.25, 0.70]])
+
+
+def per_query_ndcg(runs: np.ndarray, grades_by_code: list[np.ndarray], n_judged: list[int]) -> np.ndarray:
+    """(systems, queries) NDCG@10 of the runs (document codes) under the grades of each code; the ideal
+    is over the query's grades of every code (the qrels passages and the retrieved ones)."""
+    n_sys, n_q, _ = runs.shape
+    top = runs[:, :, :K]
+    labels = np.full((n_sys, n_q, K), np.nan)
+    width = max(g.size for g in grades_by_code)
+    ideal = np.full((n_q, width), np.nan)
+    for q, g in enumerate(grades_by_code):
+        ideal[q, : g.size] = g
+        for s in range(n_sys):
+            codes = top[s, q]
+            ok = codes >= 0
+            labels[s, q, ok] = g[codes[ok]]
+    scores = np.broadcast_to(np.arange(K, 0, -1, dtype=np.float64), (n_q, K))
+    return np.stack([np.asarray(compute_metrics([f"ndcg@{K}"], scores, labels[s], ideal_labels=ideal,
+                                                empty="zero")[f"ndcg@{K}"], dtype=np.float64)
+                     for s in range(n_sys)])
+
+
+def judges(grades_by_code: list[np.ndarray], seed: int) -> dict[str, list[np.ndarray]]:
+    """The two simulated judges' grades of every code of every query."""
+    rng = np.random.default_rng(seed)
+    cum = LENIENT.cumsum(axis=1)
+    lenient = [np.minimum((rng.random(g.size)[:, None] > cum[g.astype(int)]).sum(axis=1), 3).astype(np.float64)
+               for g in grades_by_code]
+    fooled = rng.permutation(len(grades_by_code))[: len(grades_by_code) // 2]
+    biased = [j.copy() for j in lenient]
+    for q in fooled:
+        biased[q] = rng.integers(2, 4, biased[q].size).astype(np.float64)
+    return {"lenient": lenient, "biased": biased}
+
+
+def targets(values: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """Rows: each system, then each pair's difference (a - b); values (targets, queries)."""
+    n = values.shape[0]
+    names = [f"s{s}" for s in range(n)] + [f"s{a}-s{b}" for a, b in combinations(range(n), 2)]
+    rows = [values[s] for s in range(n)] + [values[a] - values[b] for a, b in combinations(range(n), 2)]
+    return names, np.stack(rows)
+
+
+def simulate(year: str, judge: str, *, resamples: int, audit: int, seed: int = 0, lam: float | None = None,
+             rectify: bool = True) -> dict[str, np.ndarray]:
+    """Per target (systems then pairs): coverage of the all-human value, mean PPI width / human-only width,
+    mean lambda, over ``resamples`` random audits of ``audit`` queries. ``rectify=False``: the judge's mean
+    with the PPI half-width and no audit correction (what an interval that ignores the audit does)."""
+    world = real_world(year)
+    runs = world.runs
+    human_grades = world.grades_by_code
+    human = targets(per_query_ndcg(runs, human_grades, []))[1]
+    judge_vals = targets(per_query_ndcg(runs, judges(human_grades, seed + 101)[judge], []))[1]
+    truth = human.mean(axis=1)
+    n_t, n_q = human.shape
+    rng = np.random.default_rng(seed)
+    cover = np.zeros(n_t)
+    width = np.zeros(n_t)
+    lams = np.zeros(n_t)
+    for _ in range(resamples):
+        pick = rng.choice(n_q, audit, replace=False)
+        for t in range(n_t):
+            est = ppi_mean(judge_vals[t], human[t, pick], judge_vals[t, pick], lam=lam)
+            low, high = est.ci_low, est.ci_high
+            if not rectify:
+                half = (high - low) / 2
+                low, high = est.judge_mean - half, est.judge_mean + half
+            cover[t] += low <= truth[t] <= high
+            hw = est.human_high - est.human_low
+            width[t] += (high - low) / hw if hw > 0 else 1.0
+            lams[t] += est.lam
+    return {"coverage": cover / resamples, "width": width / resamples, "lam": lams / resamples,
+            "n_systems": np.array(runs.shape[0]), "n_queries": np.array(n_q)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--resamples", type=int, default=500)
+    parser.add_argument("--audit", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    print(f"PPI++ on TREC DL passage qrels and real runs: {args.resamples} audits of {args.audit} queries per year; "
+          f"NDCG@{K}; coverage of the all-human value (target >= 0.94) and mean width / human-only width on the "
+          f"same audits (target <= 0.75)")
+    header = (f"{'year':5} {'judge':8} {'interval':13} {'systems: cover min/mean':>24} {'width':>6} "
+              f"{'pairs: cover min/mean':>22} {'width':>6} {'mean lam':>8}")
+    print(header)
+    print("-" * len(header))
+    for year in ("dl19", "dl20"):
+        for judge in ("lenient", "biased"):
+            for label, lam, rectify in (("PPI++", None, True), ("PPI (lam=1)", 1.0, True),
+                                        ("human only", 0.0, True), ("no-rectifier", 1.0, False)):
+                start = time.perf_counter()
+                r = simulate(year, judge, resamples=args.resamples, audit=args.audit, seed=args.seed, lam=lam,
+                             rectify=rectify)
+                n_s = int(r["n_systems"])
+                cs, cp = r["coverage"][:n_s], r["coverage"][n_s:]
+                ws, wp = r["width"][:n_s], r["width"][n_s:]
+                print(f"{year:5} {judge:8} {label:13} {cs.min():>13.3f} / {cs.mean():.3f} {ws.mean():>6.2f} "
+                      f"{cp.min():>11.3f} / {cp.mean():.3f} {wp.mean():>6.2f} {r['lam'].mean():>8.2f}"
+                      f"   ({int(r['n_queries'])} queries, {time.perf_counter() - start:.1f} s)")
+
+
+if __name__ == "__main__":
+    main()
