@@ -146,7 +146,7 @@ def ppi_report(*, session: Session, judge: str, options: ReportOptions) -> PpiRe
     for gname, gmask in _groups(qtypes, opts.by).items():
         for name in [p.name for p in parsed]:
             for s in data.systems:
-                pairs = [(s, None, judged[s][name], human[s][name])]
+                pairs: list[tuple[str, str | None, np.ndarray, np.ndarray]] = [(s, None, judged[s][name], human[s][name])]
                 if data.baseline is not None and s != data.baseline:
                     b = data.baseline
                     pairs.append((s, b, judged[s][name] - judged[b][name], human[s][name] - human[b][name]))
