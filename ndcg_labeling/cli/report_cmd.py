@@ -108,7 +108,6 @@ def _inferred(ctx: typer.Context, *, system: list[str] | None, baseline: str | N
     batch (infNDCG@K or xinfAP with sampling intervals), rendered as rows."""
     import re
 
-    from ndcg_labeling.reports.rows import render_rows
     from ndcg_labeling.scoring.inferred import inferred_report
 
     refuse_given(ctx, (*INFERRED_REFUSES, "judge"), "--estimator inferred")
@@ -144,15 +143,7 @@ def _inferred(ctx: typer.Context, *, system: list[str] | None, baseline: str | N
     rows = [{"system": r.system, f"inf{m}": f"{r.inferred:.3f}", "95% ±": f"{r.half_width:.3f}",
              f"plain {m}": f"{r.plain:.3f}", "diff": "" if r.diff is None else f"{r.diff:+.3f}",
              "diff 95% ±": "" if r.diff_half_width is None else f"{r.diff_half_width:.3f}"} for r in result.rows]
-    if fmt is OutputFormat.csv:
-        err_console.print(result.header(), markup=False, highlight=False)
-        write_output(render_rows(rows, "csv") or "", out, force)
-        return
-    with printed_to(out, force):  # with -o: the same header and table, plain, into the file
-        typer.echo(result.header())
-        render_rows(rows, "table", title=f"batch {result.batch}")
-    if out:
-        err_console.print(f"report written to {out}", markup=False)
+    _header_and_rows(result.header(), rows, rows, f"batch {result.batch}", fmt, out, force)
 
 
 # report options the ppi estimator does not implement (it scores empty queries and missing lists as 0)
@@ -163,7 +154,6 @@ def _ppi(ctx: typer.Context, *, system: list[str] | None, baseline: str | None, 
          by: By | None, gain: Gain, relevant_threshold: float, fmt: OutputFormat, judge: str | None,
          out: str | None, force: bool, db: str | None, **_: object) -> None:
     """``report --estimator ppi --judge GRADER``: :func:`~ndcg_labeling.scoring.ppi.ppi_report`, as rows."""
-    from ndcg_labeling.reports.rows import render_rows
     from ndcg_labeling.results import ReportOptions
     from ndcg_labeling.scoring.ppi import ppi_report
 
@@ -197,13 +187,21 @@ def _ppi(ctx: typer.Context, *, system: list[str] | None, baseline: str | None, 
              "judge only": num(r.judge_only), "judge bias": num(r.judge_bias, "+.3f"), "lambda": num(r.lam, ".2f"),
              "audited": r.audited, "queries": r.queries, "effective n": num(r.effective_n, ".1f")}
             for r in result.rows]
+    _header_and_rows(result.header(), rows, result.as_dict()["rows"], f"judge {result.judge}", fmt, out, force)
+
+
+def _header_and_rows(header: str, rows: list[dict[str, Any]], csv_rows: list[dict[str, Any]], title: str,
+                     fmt: OutputFormat, out: str | None, force: bool) -> None:
+    """An estimator's header and table (inferred, ppi): csv on stdout with the header on stderr, or both as text."""
+    from ndcg_labeling.reports.rows import render_rows
+
     if fmt is OutputFormat.csv:
-        err_console.print(result.header(), markup=False, highlight=False)
-        write_output(render_rows(result.as_dict()["rows"], "csv") or "", out, force)
+        err_console.print(header, markup=False, highlight=False)
+        write_output(render_rows(csv_rows, "csv") or "", out, force)
         return
     with printed_to(out, force):  # with -o: the same header and table, plain, into the file
-        typer.echo(result.header())
-        render_rows(rows, "table", title=f"judge {result.judge}")
+        typer.echo(header)
+        render_rows(rows, "table", title=title)
     if out:
         err_console.print(f"report written to {out}", markup=False)
 
