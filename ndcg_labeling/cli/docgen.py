@@ -48,7 +48,12 @@ def _full_app() -> typer.Typer:
 def render_help(path: tuple[str, ...], root: typer.Typer | None = None) -> str:
     """The ``--help`` text of ``ndcg-labeling PATH``, plain, at :data:`WIDTH` columns (``root``: the
     app, by default the one with every command)."""
-    app = root if root is not None else _full_app()
+    return help_text(get_command(root if root is not None else _full_app()), path)
+
+
+def help_text(command: Any, path: tuple[str, ...]) -> str:
+    """:func:`render_help` from the app's click ``command``, built once by the caller for many paths
+    (building it is most of the time: a page of every command took 10 s rebuilding it per path)."""
     settings: dict[str, Any] = {"MAX_WIDTH": WIDTH, "FORCE_TERMINAL": False, "COLOR_SYSTEM": None}
     saved = {k: getattr(typer.rich_utils, k) for k in settings}
     buf = io.StringIO()
@@ -56,8 +61,8 @@ def render_help(path: tuple[str, ...], root: typer.Typer | None = None) -> str:
         for k, v in settings.items():
             setattr(typer.rich_utils, k, v)
         with contextlib.redirect_stdout(buf), contextlib.suppress(SystemExit):
-            get_command(app).main(args=[*path, "--help"], prog_name="ndcg-labeling", standalone_mode=True,
-                                  terminal_width=WIDTH, max_content_width=WIDTH)
+            command.main(args=[*path, "--help"], prog_name="ndcg-labeling", standalone_mode=True,
+                         terminal_width=WIDTH, max_content_width=WIDTH)
     finally:
         for k, v in saved.items():
             setattr(typer.rich_utils, k, v)
@@ -66,10 +71,11 @@ def render_help(path: tuple[str, ...], root: typer.Typer | None = None) -> str:
 
 def render_page() -> str:
     """The whole ``docs/cli.md``."""
-    parts = [HEADER, "## ndcg-labeling\n", "```text\n" + render_help(()) + "```\n"]
-    for path in command_paths(get_command(_full_app())):
+    command = get_command(_full_app())
+    parts = [HEADER, "## ndcg-labeling\n", "```text\n" + help_text(command, ()) + "```\n"]
+    for path in command_paths(command):
         parts.append(f"## ndcg-labeling {' '.join(path)}\n")
-        parts.append("```text\n" + render_help(path) + "```\n")
+        parts.append("```text\n" + help_text(command, path) + "```\n")
     return "\n".join(parts)
 
 

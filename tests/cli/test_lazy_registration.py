@@ -20,20 +20,20 @@ def fresh():
         del sys.modules[name]
     return importlib.import_module("ndcg_labeling.cli"), importlib.import_module("ndcg_labeling.cli.docgen")
 
-def tree(cli, docgen, name):
-    root = cli._app
-    paths = [p for p in docgen.command_paths(get_command(root)) if p[0] == name]
-    return {" ".join(p): docgen.render_help(p, root) for p in paths}
+def tree(docgen, command, name):
+    paths = [p for p in docgen.command_paths(command) if p[0] == name]
+    return {" ".join(p): docgen.help_text(command, p) for p in paths}
 
 cli, docgen = fresh()
 cli.register()
-full = {p[0] for p in docgen.command_paths(get_command(cli._app))}
+command = get_command(cli._app)  # built once: the tree of every command
+full = {p[0] for p in docgen.command_paths(command)}
 out = {"names": sorted(full), "same": {}}
-full_trees = {name: tree(cli, docgen, name) for name in full}
+full_trees = {name: tree(docgen, command, name) for name in full}
 for name in sorted(full):
     cli, docgen = fresh()
     cli.register(cli.modules_for([name, "--help"]))
-    out["same"][name] = tree(cli, docgen, name) == full_trees[name]
+    out["same"][name] = tree(docgen, get_command(cli._app), name) == full_trees[name]
 print(json.dumps(out))
 """
 

@@ -3,13 +3,16 @@ injection), two systems, a batch of 0-3 graded by people from a known truth, and
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import select
+from sqlalchemy import make_url, select, text
 
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db.session import session_scope
@@ -80,3 +83,43 @@ def grade_people(db, batch: str, truth: dict[tuple[str, str], int], *, skip: str
             if grader != skip:
                 t.save_grade(batch, key, truth[(query, title)], grader=grader, session=session)
 
+
+def _copy_rows(source: Any, target: Any) -> None:
+    """Every row of ``source`` into ``target`` (both migrated, ``target`` empty), ids and sequences included;
+    ``target`` keeps its own server secrets."""
+    if target.backend == "sqlite":
+        source.engine.dispose()
+        target.engine.dispose()
+        shutil.copyfile(make_url(source.url).database or "", make_url(target.url).database or "")
+        target._new_secrets()
+        return
+    import ndcg_labeling.db.models  # noqa: F401
+    from ndcg_labeling.db.base import Base
+
+    src, dst = source.schema, target.schema
+    with target.engine.begin() as conn:
+        tables = [t.name for t in Base.metadata.sorted_tables if t.name != "server_secrets"]
+        for name in reversed(tables):  # the rows the migrations seed (scales ...): the template has them too
+            conn.execute(text(f'DELETE FROM "{dst}"."{name}"'))
+        for name in tables:
+            conn.execute(text(f'INSERT INTO "{dst}"."{name}" SELECT * FROM "{src}"."{name}"'))
+        serials = conn.execute(text(
+            "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = :s "
+            "AND (column_default LIKE 'nextval%' OR is_identity = 'YES')"), {"s": dst}).all()
+        for table_name, column in serials:
+            conn.execute(text(
+                f"SELECT setval(pg_get_serial_sequence('\"{dst}\".\"{table_name}\"', '{column}'), "
+                f'COALESCE(MAX("{column}"), 0) + 1, false) FROM "{dst}"."{table_name}"'))
+
+
+def copied_world(db, templates: dict[tuple[str, str | None], tuple[Any, World]], factory,
+                 leave_open: str | None = None) -> World:
+    """:func:`build_world` ``(db, ..., leave_open=leave_open)``, as a copy of the one built first."""
+    key = (db.backend, leave_open)
+    if key not in templates:
+        folder = factory.mktemp(f"world-{db.backend}-{leave_open}")
+        template = type(db)(db.backend, folder, migrated=True)
+        templates[key] = (template, build_world(template, folder, leave_open=leave_open))
+    template, built = templates[key]
+    _copy_rows(template, db)
+    return dataclasses.replace(built, db=db)
