@@ -15,7 +15,7 @@ Pure functions of a finished :class:`~ndcg_labeling.results.ReportResult` (no da
 Bonferroni-corrected over the systems compared with the baseline in the group (``t_p_bonf``), and its
 simultaneous interval (each at ``1 - 0.05 / m``, ``t_ci_adj_*``), which excludes 0 exactly when the
 corrected p is below 0.05; the tables show the same p and interval. The best system's line reuses that
-comparison when the runner-up is the baseline; otherwise best vs runner-up is one more paired t-test,
+comparison when the best or the runner-up is the baseline; otherwise best vs runner-up is one more paired t-test,
 uncorrected, with its own 95% interval (the two agree too). The sign-flip test stays in the JSON as a
 check; a line says (without a second p-value) when it disagrees. A group with fewer than
 :data:`~ndcg_labeling.stats.MIN_TEST_QUERIES` queries is not tested at all.
@@ -121,8 +121,8 @@ def comparison_text(r: Any, metric: str, baseline: str) -> tuple[str, str]:
 
 def _best(result: ReportResult, qt: str, metric: str) -> dict[str, Any] | None:
     """The best system of a group and, from ``result.leaders``, whether it is detectably ahead of the
-    runner-up: by the comparison with the baseline when the runner-up is the baseline (the same p and
-    interval as that line), else by one more paired t-test (uncorrected, p < 0.05)."""
+    runner-up: by the comparison with the baseline when the best or the runner-up is the baseline (the same p
+    and interval as that line), else by one more paired t-test (uncorrected, p < 0.05)."""
     s = result.summary
     rows = s[(s["query_type"] == qt) & (s["metric"] == metric)].dropna(subset=["value"])
     if rows.empty:
@@ -138,15 +138,20 @@ def _best(result: ReportResult, qt: str, metric: str) -> dict[str, Any] | None:
         if len(hit) and hit.iloc[0]["runner_up"] is not None and hit.iloc[0]["system"] == top["system"]:
             r = hit.iloc[0]
             ci = _ci(r.get("ci_low", float("nan")), r.get("ci_high", float("nan")), True)
+            other = r["runner_up"] if r["system"] == result.baseline else r["system"]
+            same = (_comparison_row(result, qt, metric, other) if result.baseline in (r["system"], r["runner_up"])
+                    else None)
             if int(r["n_queries"]) < MIN_TEST_QUERIES:
                 item.update(runner_up=str(r["runner_up"]), ahead=None)
                 text += f"; ahead of {r['runner_up']}? {too_few(int(r['n_queries']))}"
-            elif r["runner_up"] == result.baseline and (same := _comparison_row(result, qt, metric, r["system"])) is not None:
-                # the same pair as a line below: its verdict, without a second p-value or interval
-                ahead = bool(_finite(same[P_COLUMN]) and same[P_COLUMN] < SIGNIFICANCE and same["diff"] > 0)
+            elif same is not None:
+                # the same pair as a line below (best or runner-up is the baseline): its verdict, without a
+                # second p-value or interval; that line's diff is `other` minus the baseline
+                toward_best = same["diff"] if other == r["system"] else -same["diff"]
+                ahead = bool(_finite(same[P_COLUMN]) and same[P_COLUMN] < SIGNIFICANCE and toward_best > 0)
                 item.update(runner_up=str(r["runner_up"]), ahead=ahead)
                 text += (f"; {'ahead of' if ahead else 'not detectably ahead of'} {r['runner_up']} "
-                         f"({r['runner_up_value']:.3f}; the line {r['system']} vs {r['runner_up']} below)")
+                         f"({r['runner_up_value']:.3f}; the line {other} vs {result.baseline} below)")
             else:
                 ahead = bool(r["t_p"] < SIGNIFICANCE)
                 item.update(runner_up=str(r["runner_up"]), ahead=ahead)
