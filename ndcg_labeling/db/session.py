@@ -101,6 +101,9 @@ FOREIGN_KEYS_IN_BULK = "ndcg_labeling_foreign_keys_in_bulk"
 
 # Execution option of a connection or engine that only reads (:func:`read_only`).
 READ_ONLY = "ndcg_labeling_read_only"
+#: execution option: seconds a SQLite writer waits in all for the write lock (default
+#: :data:`SQLITE_WRITE_WAIT_S`; the web's writers wait one busy timeout, then answer 503)
+WRITE_WAIT_S = "ndcg_labeling_write_wait_s"
 
 
 def read_only(engine: Engine) -> Engine:
@@ -122,24 +125,28 @@ def _sqlite_begin(conn: Any) -> None:
     if reads_only:
         conn.exec_driver_sql("BEGIN")
     else:
-        _begin_immediate(conn.connection.driver_connection)
+        _begin_immediate(conn.connection.driver_connection, options.get(WRITE_WAIT_S, SQLITE_WRITE_WAIT_S))
 
 
-def _begin_immediate(dbapi_connection: Any) -> None:
-    """``BEGIN IMMEDIATE``, tried again while another writer holds the lock, for up to
-    :data:`SQLITE_WRITE_WAIT_S` in all: one wait of the busy timeout was shorter than one writer's whole
-    transaction (a consensus of a large batch), and the second of two concurrent runs failed with
-    "database is locked" (issue 46). Safe to repeat: nothing of the transaction has run yet."""
+def _begin_immediate(dbapi_connection: Any, wait_s: float) -> None:
+    """``BEGIN IMMEDIATE``, tried again while another writer holds the lock, for up to ``wait_s`` in all:
+    one wait of the busy timeout was shorter than one writer's whole transaction (a consensus of a large
+    batch), and the second of two concurrent runs failed with "database is locked" (issue 46). Safe to
+    repeat: nothing of the transaction has run yet. SQLAlchemy calls this hook outside its own wrapping
+    of driver errors, so a failure is raised here as its ``OperationalError`` (a ``DBAPIError``, which
+    the CLI, the web's 503 and :func:`~ndcg_labeling.labels.transactions.run_in_transaction` handle)."""
     import sqlite3
 
-    deadline = time.monotonic() + SQLITE_WRITE_WAIT_S
+    from sqlalchemy.exc import OperationalError
+
+    deadline = time.monotonic() + wait_s
     while True:
         try:
             dbapi_connection.execute("BEGIN IMMEDIATE")
             return
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc) or time.monotonic() >= deadline:
-                raise
+                raise OperationalError("BEGIN IMMEDIATE", None, exc) from exc
             time.sleep(0.05)
 
 

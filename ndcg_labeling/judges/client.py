@@ -137,11 +137,24 @@ def _usage(usage: object) -> tuple[int, int, str | None]:
         if value is None:
             value = 0
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS:
-            shown = f"(a number of {value.digits:,} digits)" if isinstance(value, _HugeInt) else json.dumps(value)
-            shown = shown if len(shown) <= 40 else shown[:40] + "..."
+            shown = _shown_count(value)
             return 0, 0, f"usage ignored: {name} {shown} is not a token count (0 to {MAX_TOKENS:,})"
         counts.append(value)
     return counts[0], counts[1], None
+
+
+def _shown_count(value: object) -> str:
+    """A bad token count as a note may quote it: a number as written (cut to 40 characters), anything else
+    by its kind and size only, never its text (a server can echo the API key there, and a cut key would
+    escape the redaction of stored answers)."""
+    if isinstance(value, _HugeInt):
+        return f"(a number of {value.digits:,} digits)"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        shown = json.dumps(value)
+        return shown if len(shown) <= 40 else shown[:40] + "..."
+    if isinstance(value, str):
+        return f"(text of {len(value):,} character{'' if len(value) == 1 else 's'})"
+    return f"(a JSON {'boolean' if isinstance(value, bool) else 'array' if isinstance(value, list) else 'object'})"
 
 
 def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:

@@ -17,7 +17,7 @@ from fastapi import Depends, Request
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from ndcg_labeling.db.session import read_only, session_scope
+from ndcg_labeling.db.session import SQLITE_BUSY_TIMEOUT_MS, WRITE_WAIT_S, read_only, session_scope
 from ndcg_labeling.errors import (
     AuthenticationError,
     BodyTooLarge,
@@ -58,8 +58,10 @@ Writer = Callable[[Callable[[Session], Any]], Any]
 
 
 def db_writer(engine: Annotated[Engine, Depends(get_engine)]) -> Writer:
-    """``writer(work)`` runs ``work(session)`` in its own transaction, retried when writers collide."""
-    return lambda work: run_in_transaction(engine, work)
+    """``writer(work)`` runs ``work(session)`` in its own transaction, retried when writers collide. On
+    SQLite a page's writer waits one busy timeout for the write lock (then 503), not a command's minutes."""
+    wait = engine.execution_options(**{WRITE_WAIT_S: SQLITE_BUSY_TIMEOUT_MS / 1000})
+    return lambda work: run_in_transaction(wait, work)
 
 
 def _lookup(request: Request, session: Session, fn: Callable[[Session], T]) -> T:

@@ -153,8 +153,15 @@ def test_retry_after_parsing():
     ({"prompt_tokens": 5, "completion_tokens": -1},
      (0, 0, "usage ignored: completion_tokens -1 is not a token count (0 to 10,000,000)")),
     ({"prompt_tokens": 2.5}, (0, 0, "usage ignored: prompt_tokens 2.5 is not a token count (0 to 10,000,000)")),
-    ({"prompt_tokens": "7"}, (0, 0, 'usage ignored: prompt_tokens "7" is not a token count (0 to 10,000,000)')),
-    ({"prompt_tokens": True}, (0, 0, "usage ignored: prompt_tokens true is not a token count (0 to 10,000,000)")),
+    ({"prompt_tokens": "7"},
+     (0, 0, "usage ignored: prompt_tokens (text of 1 character) is not a token count (0 to 10,000,000)")),
+    ({"prompt_tokens": True},
+     (0, 0, "usage ignored: prompt_tokens (a JSON boolean) is not a token count (0 to 10,000,000)")),
+    # a key echoed as the count: never quoted (a cut key would escape the redaction of what is stored)
+    ({"prompt_tokens": "sk-proj-" + "A" * 60},
+     (0, 0, "usage ignored: prompt_tokens (text of 68 characters) is not a token count (0 to 10,000,000)")),
+    ({"completion_tokens": ["sk-proj-" + "A" * 60]},
+     (0, 0, "usage ignored: completion_tokens (a JSON array) is not a token count (0 to 10,000,000)")),
     ([1, 2], (0, 0, "usage ignored: not an object (list)")),
 ])
 def test_a_usage_count_that_is_not_a_token_count_is_ignored_and_said(usage, expected):

@@ -7,6 +7,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import pytest
+
 from ndcg_labeling.db.session import make_engine, session_scope
 from ndcg_labeling.labels.consensus import run_consensus
 from tests.labels.test_consensus_pipeline import labels, load
@@ -85,3 +87,29 @@ def test_two_concurrent_task_creates_of_one_name(db, tmp_path: Path):
     assert outcomes.count("created") == 1, outcomes
     refusal = next(o for o in outcomes if o != "created")
     assert isinstance(refusal, ConflictError) and "already exists" in str(refusal), refusal
+
+
+def test_a_sqlite_writer_that_gives_up_raises_a_dbapi_error(sqlite_db, monkeypatch):
+    """Past its wait, a writer's failed BEGIN IMMEDIATE is SQLAlchemy's OperationalError (a DBAPIError:
+    the CLI's Error line, the web's 503, run_in_transaction's retry), not the driver's raw sqlite3 error,
+    and the web's writer waits one busy timeout, not a command's minutes."""
+    import sqlite3
+    import time
+
+    from sqlalchemy import text
+    from sqlalchemy.exc import DBAPIError
+
+    import ndcg_labeling.db.session as db_session
+
+    monkeypatch.setattr(db_session, "SQLITE_BUSY_TIMEOUT_MS", 1)
+    holder = sqlite3.connect(sqlite_db.url.removeprefix("sqlite:///"), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process's writer holds the lock throughout
+    try:
+        engine = make_engine(sqlite_db.url).execution_options(**{db_session.WRITE_WAIT_S: 0.3})
+        start = time.monotonic()
+        with pytest.raises(DBAPIError, match="locked"), session_scope(engine) as session:
+            session.execute(text("SELECT 1"))
+        assert 0.3 <= time.monotonic() - start < 10
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
