@@ -12,12 +12,19 @@ are simulated from the qrels, grading every pooled passage (the top 10 of every 
 For each year, ``--resamples`` audits of ``--audit`` queries drawn at random without replacement: per system
 NDCG@10 (exponential gain) and per pair of systems the difference, the PPI++ 95% interval
 (:func:`ndcg_labeling.stats.ppi_mean`: the judge on every query, people on the audit) and the human-only
-interval on the same audit. Printed: coverage of the all-human value (the qrels' NDCG@10 over every query of
-the year), the mean width relative to the human-only interval, the mean lambda. ``--lam 1`` (classic PPI) is
+interval on the same audit, computed the same way. Printed: coverage of the all-human value (the qrels' NDCG@10
+over every query of the year), the mean width relative to the human-only interval, the mean lambda.
+
+What the interval assumes: the audited queries are a simple random sample of the year's queries; the
+interval is for the mean over the population the queries come from (no finite-population correction, so it
+is conservative for the mean over exactly these queries); ``t`` (what ``report --estimator ppi`` uses) is
+Student's t with ``n - 2`` degrees of freedom for PPI++ (lambda is fitted on the audit) and ``n - 1`` for
+people alone, with unbiased variances; ``normal`` is ppi-python's ``ppi_mean_ci`` (z quantile, ddof 0), which
+undercovers at 10 queries because per-query NDCG is skewed and lambda is fitted on the same few queries. ``--lam 1`` (classic PPI) is
 the ablation; the rows marked ``no-rectifier`` are the judge's mean with the PPI width but no audit correction,
 the interval the test (tests/scoring/test_ppi_bench.py) must see fail.
 
-    python benchmarks/bench_ppi.py                    # 500 audits of 10 queries per year (about a minute)
+    python benchmarks/bench_ppi.py                    # 500 audits of 10 queries per year (under a minute)
 """
 
 from __future__ import annotations
@@ -86,7 +93,7 @@ def targets(values: np.ndarray) -> tuple[list[str], np.ndarray]:
 
 
 def simulate(year: str, judge: str, *, resamples: int, audit: int, seed: int = 0, lam: float | None = None,
-             rectify: bool = True) -> dict[str, np.ndarray]:
+             rectify: bool = True, interval: str = "t") -> dict[str, np.ndarray]:
     """Per target (systems then pairs): coverage of the all-human value, mean PPI width / human-only width,
     mean lambda, over ``resamples`` random audits of ``audit`` queries. ``rectify=False``: the judge's mean
     with the PPI half-width and no audit correction (what an interval that ignores the audit does)."""
@@ -104,7 +111,7 @@ def simulate(year: str, judge: str, *, resamples: int, audit: int, seed: int = 0
     for _ in range(resamples):
         pick = rng.choice(n_q, audit, replace=False)
         for t in range(n_t):
-            est = ppi_mean(judge_vals[t], human[t, pick], judge_vals[t, pick], lam=lam)
+            est = ppi_mean(judge_vals[t], human[t, pick], judge_vals[t, pick], lam=lam, interval=interval)
             low, high = est.ci_low, est.ci_high
             if not rectify:
                 half = (high - low) / 2
@@ -125,18 +132,20 @@ def main() -> None:
     args = parser.parse_args()
     print(f"PPI++ on TREC DL passage qrels and real runs: {args.resamples} audits of {args.audit} queries per year; "
           f"NDCG@{K}; coverage of the all-human value (target >= 0.94) and mean width / human-only width on the "
-          f"same audits (target <= 0.75)")
+          f"same audits, same interval kind (target <= 0.75); 't': the report's interval, 'normal': ppi-python's")
     header = (f"{'year':5} {'judge':8} {'interval':13} {'systems: cover min/mean':>24} {'width':>6} "
               f"{'pairs: cover min/mean':>22} {'width':>6} {'mean lam':>8}")
     print(header)
     print("-" * len(header))
     for year in ("dl19", "dl20"):
         for judge in ("lenient", "biased"):
-            for label, lam, rectify in (("PPI++", None, True), ("PPI (lam=1)", 1.0, True),
-                                        ("human only", 0.0, True), ("no-rectifier", 1.0, False)):
+            for label, lam, rectify, interval in (
+                    ("PPI++ t", None, True, "t"), ("human only t", 0.0, True, "t"),
+                    ("PPI (lam=1) t", 1.0, True, "t"), ("PPI++ normal", None, True, "normal"),
+                    ("human normal", 0.0, True, "normal"), ("no-rectifier", 1.0, False, "t")):
                 start = time.perf_counter()
                 r = simulate(year, judge, resamples=args.resamples, audit=args.audit, seed=args.seed, lam=lam,
-                             rectify=rectify)
+                             rectify=rectify, interval=interval)
                 n_s = int(r["n_systems"])
                 cs, cp = r["coverage"][:n_s], r["coverage"][n_s:]
                 ws, wp = r["width"][:n_s], r["width"][n_s:]

@@ -7,8 +7,9 @@ scored by the report's own machinery (:func:`ndcg_labeling.scoring.report._score
 ``eval``), on one fixed set of queries: a query with no relevant document scores 0 (as ``--empty zero``) and a
 system that returned nothing for a query scores 0, so the judge and people score the same queries. Per system,
 query type and metric, and per paired difference from the baseline, :func:`ndcg_labeling.stats.ppi_mean`
-(PPI++, power-tuned) turns the two into a point estimate and a 95 % interval; the audit alone gives the
-human-only interval beside it. The audited queries count equally (an audit batch's inclusion probabilities
+(PPI++, power-tuned) turns the two into a point estimate and a 95 % interval (Student's t, n - 2 degrees of
+freedom: the small-audit interval, benchmarks/bench_ppi.py); the audit alone gives the human-only t interval
+beside it. The audited queries count equally (an audit batch's inclusion probabilities
 are not used yet): the interval assumes they were drawn at random from the judge's queries.
 """
 
@@ -161,7 +162,7 @@ def ppi_report(*, session: Session, judge: str, options: ReportOptions) -> PpiRe
 
 def _row(system: str, baseline: str | None, group: str, metric: str, judge_all: np.ndarray,
          human_audit: np.ndarray, judge_audit: np.ndarray) -> PpiRow:
-    est: PpiEstimate | None = ppi_mean(judge_all, human_audit, judge_audit) if human_audit.size >= 2 else None
+    est: PpiEstimate | None = ppi_mean(judge_all, human_audit, judge_audit, interval="t") if human_audit.size >= 2 else None
     return PpiRow(system=system, baseline=baseline, query_type=group, metric=metric, queries=int(judge_all.size),
                   audited=int(human_audit.size), estimate=None if est is None else est.estimate,
                   ci_low=None if est is None else est.ci_low, ci_high=None if est is None else est.ci_high,
