@@ -17,7 +17,8 @@ Used by the report, which scores queries per system and compares systems query b
   the one-sided t-test of a mean difference below a bound (the CI gate's test of a drop beyond
   ``--max-drop``).
 * :func:`ppi_mean`: prediction-powered inference (PPI++, power-tuned) of a mean from a judge's values on
-  every query and people's values on an audited few (``report --estimator ppi``, docs/judges.md).
+  every query and people's values on an audited few (``report --estimator ppi``, docs/judges.md);
+  :func:`audit_allocation`: how many queries each stratum of an audit gets (``tasks create --audit-of``).
 
 Every function takes a fixed ``seed`` where it draws, so the same input gives the same output.
 """
@@ -550,3 +551,35 @@ def ppi_mean(judge_all: Array, human_audit: Array, judge_audit: Array, *, weight
                        judge_bias=float((w * (yhat - y)).mean()), judge_mean=float(yhat_all.mean()),
                        human=human, human_low=human - z_human * human_se, human_high=human + z_human * human_se,
                        human_std_error=human_se)
+
+
+def audit_allocation(sizes: Array, spreads: Array, budget: int, *, minimum: int = 2) -> NDArray[np.int64]:
+    """Queries to audit per stratum: the integer allocation of ``budget`` that minimizes the variance of a
+    stratified mean, ``sum_h N_h^2 S_h^2 (1 / n_h - 1 / N_h)`` (Neyman allocation, ``n_h`` about
+    proportional to ``N_h S_h``; stratified PPI, Fisch et al. 2024, with ``S_h`` the spread of what the
+    judge leaves unexplained), with at least ``minimum`` per stratum (two: a stratum's variance needs two)
+    and at most ``N_h``.
+
+    ``sizes``: the queries ``N_h`` of each stratum; ``spreads``: ``S_h`` (non-negative; a stratum of zero
+    spread gets ``minimum``). Greedy: each further query goes where it removes the most variance, which is
+    optimal for this separable convex objective. Raises ValueError for a budget below ``minimum`` per
+    stratum or above the number of queries, or mismatched or negative inputs.
+    """
+    n_h = np.asarray(sizes, dtype=np.int64)
+    s_h = np.asarray(spreads, dtype=np.float64)
+    if n_h.ndim != 1 or s_h.shape != n_h.shape or (n_h < 1).any() or (s_h < 0).any() or not np.isfinite(s_h).all():
+        raise ValueError("audit_allocation: sizes must be positive and spreads non-negative, one of each per stratum")
+    floor = np.minimum(n_h, minimum)
+    if budget < int(floor.sum()):
+        raise ValueError(f"audit_allocation: budget {budget} is below {minimum} queries for each of the "
+                         f"{n_h.size} strata ({int(floor.sum())})")
+    if budget > int(n_h.sum()):
+        raise ValueError(f"audit_allocation: budget {budget} is more than the {int(n_h.sum())} queries")
+    alloc = floor.copy()
+    weight = (n_h.astype(np.float64) * s_h) ** 2
+    for _ in range(budget - int(alloc.sum())):
+        gain = np.where(alloc < n_h, weight / (alloc * (alloc + 1.0)), -1.0)
+        if not (gain > 0).any():  # every spread zero (or strata full): spread what is left by size
+            gain = np.where(alloc < n_h, n_h / (alloc + 1.0), -1.0)
+        alloc[int(np.argmax(gain))] += 1
+    return alloc

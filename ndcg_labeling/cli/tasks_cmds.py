@@ -61,6 +61,8 @@ def create(
     strategy: Annotated[PoolStrategy | None, typer.Option("--strategy", help="Judge --budget pairs of the depth-K pool chosen by depth, mtf, bandit, sample or weighted (docs/budget.md); default: the whole pool.")] = None,
     by: Annotated[str, typer.Option("--by", help="With --from-traffic: pair (heaviest first) or query-type (budget split by traffic).")] = "pair",
     half_life: Annotated[str, typer.Option("--half-life", help="With --from-traffic: impressions halve in weight every this long.")] = "14d",
+    audit_of: Annotated[str | None, typer.Option("--audit-of", help="Audit this batch, which --judge graded in full: --budget of its queries for people, stratified by query type and judge grade (docs/judges.md).")] = None,
+    judge: Annotated[str | None, typer.Option("--judge", help="With --audit-of: the judge (a model grader) whose labels are audited.")] = None,
     db: DbOption = None,
     fmt: SummaryFormatOption = OutputFormat.text,
 ) -> None:
@@ -72,6 +74,12 @@ def create(
     if from_traffic and strategy is not None:
         raise typer.BadParameter("--strategy pools from the stored rankings; it does not go with --from-traffic",
                                  param_hint="--strategy")
+    if audit_of is not None:
+        from ndcg_labeling.cli.audit_hook import create_audit_batch
+
+        create_audit_batch(batch, audit_of, scale=scale, judge=judge, budget=budget, overlap=overlap, graders=names, seed=seed,
+                           depth=depth, db=db, fmt=fmt)
+        return
     if from_traffic:
         from ndcg_labeling.cli.traffic_hook import create_from_traffic
 
