@@ -101,3 +101,53 @@ def test_allocation_is_the_brute_force_optimum(sizes, spreads, budget):
     best = min(variance(a) for a in feasible)
     assert got.sum() == budget and (got >= 2).all() and (got <= n).all()
     assert variance(got) == pytest.approx(best, abs=1e-12)
+
+
+def test_report_weights_the_audit_by_its_inclusion_probabilities(runner, sqlite_db, tmp_path):
+    """After an audit batch: people grade the drawn queries; ``report --estimator ppi`` equals ppi_mean with
+    weights 1 / inclusion on per-query NDCG@10 computed by pytrec_eval (trec_eval's C code) from the test's own
+    grades, and names the audit batch; people's grades of a query the design did not draw are left out."""
+    import pytrec_eval
+
+    from ndcg_labeling.stats import ppi_mean
+
+    w = _setup(runner, sqlite_db, tmp_path)
+    result = invoke(runner, sqlite_db, "tasks", "create", "audit1", "--audit-of", "b1", "--judge", "llm", "--budget",
+                    "8", "--scale", "0-3", "--overlap", "1", "--graders", "ann", "--seed", "5")
+    assert result.exit_code == 0, result.output
+    with sqlite_db.engine.connect() as conn:
+        drawn = dict(conn.execute(text("SELECT q.external_id, a.inclusion FROM audit_samples a JOIN queries q "
+                                       "ON q.id = a.query_id")).all())
+    judge = {q: {} for q in w["queries"]}
+    for line in (tmp_path / "llm.csv").read_text().splitlines()[1:]:
+        q, d, _, g = line.split(",")
+        judge[q][d] = int(g)
+    stray = next(q for q in w["queries"] if q not in drawn)
+    human = {q: {d: max(g - 1, 0) for d, g in judge[q].items()} for q in [*drawn, stray]}  # the judge is lenient
+    rows = ["query_id,doc_id,grader,grade"] + [f"{q},{d},bob,{g}" for q in human for d, g in human[q].items()]
+    (tmp_path / "people.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    assert invoke(runner, sqlite_db, "import", "judgments", str(tmp_path / "people.csv"), "--scale", "0-3").exit_code == 0
+    assert invoke(runner, sqlite_db, "consensus", "--method", "median").exit_code == 0
+    result = invoke(runner, sqlite_db, "report", "--estimator", "ppi", "--judge", "llm", "--metric", "ndcg@10",
+                    "--gain", "linear", "--by", "none", "--format", "json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["design"] == "audit1" and report["audited"] == 8 and report["queries"] == 20
+    assert any("did not draw" in x for x in report["warnings"])
+    qs = w["queries"]
+    audit = np.array([q in drawn for q in qs])
+    weights = np.array([1 / drawn[q] for q in qs if q in drawn])
+
+    def per_query(qrels, s):
+        theirs = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut"}).evaluate(w["runs"][s])
+        return np.array([theirs[q]["ndcg_cut_10"] if q in theirs else 0.0 for q in qs])
+
+    for row in report["rows"]:
+        s, base = row["system"], row["baseline"]
+        j = per_query(judge, s) - (per_query(judge, base) if base else 0)
+        h = per_query({q: human.get(q, {"x": 0}) for q in qs}, s) - (
+            per_query({q: human.get(q, {"x": 0}) for q in qs}, base) if base else 0)
+        want = ppi_mean(j, h[audit], j[audit], weights=weights, interval="t")
+        assert row["estimate"] == pytest.approx(want.estimate, abs=1e-9), (s, base)
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx((want.ci_low, want.ci_high), abs=1e-9)
+        assert (row["human_ci_low"], row["human"]) == pytest.approx((want.human_low, want.human), abs=1e-9)
