@@ -18,7 +18,8 @@ Used by the report, which scores queries per system and compares systems query b
   ``--max-drop``).
 * :func:`ppi_mean`: prediction-powered inference (PPI++, power-tuned) of a mean from a judge's values on
   every query and people's values on an audited few (``report --estimator ppi``, docs/judges.md);
-  :func:`audit_allocation`: how many queries each stratum of an audit gets (``tasks create --audit-of``).
+  :func:`audit_allocation`: how many queries each stratum of an audit gets (``tasks create --audit-of``);
+  :func:`ppi_halfwidths`: the t half-widths PPI++ and people alone should reach at larger audits (``plan --judge``).
 
 Every function takes a fixed ``seed`` where it draws, so the same input gives the same output.
 """
@@ -463,6 +464,17 @@ def _ppi_point(y: Array, yhat: Array, yhat_all: Array, w: Array, lam: float) -> 
     return float((lam * yhat_all).mean() + (w * (y - lam * yhat)).mean())
 
 
+def _ppi_lam(y: Array, yhat: Array, yhat_all: Array, w: Array) -> float:
+    """PPI++'s power-tuned lambda (ppi-python's ``_calc_lam_glm`` for the mean), clipped to [0, 1]."""
+    n, big_n = y.size, yhat_all.size
+    theta1 = _ppi_point(y, yhat, yhat_all, w, 1.0)
+    g, g_hat = w * (y - theta1), w * (yhat - theta1)
+    cov = 2.0 * float(((g - g.mean()) * (g_hat - g_hat.mean())).sum()) / n
+    pooled = np.concatenate([g_hat, yhat_all - theta1])
+    denom = 2.0 * (1.0 + n / big_n) * float(pooled.var(ddof=1))
+    return float(np.clip(cov / denom, 0.0, 1.0)) if denom > 0 else 0.0
+
+
 def ppi_mean(judge_all: Array, human_audit: Array, judge_audit: Array, *, weights: Array | None = None,
              lam: float | None = None, confidence: float = 0.95, interval: str = "normal") -> PpiEstimate:
     """Prediction-powered estimate of the mean of a per-query value (Angelopoulos, Bates, Fannjiang, Jordan
@@ -484,13 +496,10 @@ def ppi_mean(judge_all: Array, human_audit: Array, judge_audit: Array, *, weight
     ``theta +- z * se`` (normal). ``lam = 1`` is classic PPI, ``lam = 0`` the audit alone (the ``human``
     fields). A paired difference of two systems is this estimator on the per-query differences.
 
-    ``interval="t"`` is the small-audit interval the report uses (``interval="normal"``, the default, is
-    ppi-python's): both variances unbiased (ddof 1), and Student's t quantile with ``n - 2`` degrees of
-    freedom when ``lam`` is tuned on the audit (one more parameter fitted from it, as in a regression
-    estimator) or ``n - 1`` when ``lam`` is given; the human-only interval beside it is the classical
-    t interval (``n - 1``). At 10 audited queries the normal interval undercovers (about 0.90 on TREC DL,
-    benchmarks/bench_ppi.py); the t one holds 0.94 there. Both assume the audit is a random sample of the
-    queries (or a weighted one, ``weights``) and target the mean over the population those queries come from.
+    ``interval="t"``, the report's (``"normal"`` is ppi-python's): ddof-1 variances and Student's t with
+    ``n - 2`` degrees of freedom when ``lam`` is tuned on the audit (``n - 1`` when given; people alone:
+    ``n - 1``). At 10 audited queries the normal interval undercovers (about 0.90 on TREC DL) and the t one
+    holds 0.94 (benchmarks/bench_ppi.py). Both assume a random (or ``weights``-weighted) audit of the queries.
 
     Edge cases: a judge constant over every query carries no information and gets ``lam = 0`` (ppi-python
     divides by zero there); ``effective_n`` is ``n`` when both variances are zero and infinite when only
@@ -515,13 +524,7 @@ def ppi_mean(judge_all: Array, human_audit: Array, judge_audit: Array, *, weight
             raise ValueError(f"ppi_mean: weights must be {n} positive numbers, one per audited query")
         w = w / w.sum() * n
     if lam is None:
-        theta1 = _ppi_point(y, yhat, yhat_all, w, 1.0)
-        g, g_hat = w * (y - theta1), w * (yhat - theta1)
-        cov = 2.0 * float(((g - g.mean()) * (g_hat - g_hat.mean())).sum()) / n
-        pooled = np.concatenate([g_hat, yhat_all - theta1])
-        denom = 2.0 * (1.0 + n / big_n) * float(pooled.var(ddof=1))
-        lam = float(np.clip(cov / denom, 0.0, 1.0)) if denom > 0 else 0.0
-        tuned = True
+        lam, tuned = _ppi_lam(y, yhat, yhat_all, w), True
     elif not 0.0 <= lam <= 1.0:
         raise ValueError(f"ppi_mean: lam must be in [0, 1], got {lam}")
     else:
@@ -583,3 +586,34 @@ def audit_allocation(sizes: Array, spreads: Array, budget: int, *, minimum: int 
             gain = np.where(alloc < n_h, n_h / (alloc + 1.0), -1.0)
         alloc[int(np.argmax(gain))] += 1
     return alloc
+
+
+def ppi_halfwidths(judge_all: Array, human_audit: Array, judge_audit: Array, sizes: Array,
+                   confidence: float = 0.95) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The 95% half-widths that :func:`ppi_mean` (``interval="t"``) and people alone should give at audits of
+    ``sizes`` queries, predicted from the audit so far (``human_audit``/``judge_audit``, at least 3 queries):
+    with ``lam`` the power-tuned weight of the audit so far, ``s_r`` and ``s_y`` the (ddof 1) sds of
+    ``human - lam * judge`` and of ``human`` on it::
+
+        ppi(n)   = t(n - 2) * sqrt(lam^2 var(judge_all) / N + s_r^2 / n)
+        human(n) = t(n - 1) * s_y / sqrt(n)
+
+    (a random audit; the variances are assumed to stay what the audit so far measured). Sizes below 3 give
+    NaN. Raises ValueError for an audit of fewer than 3 queries (see ``ppi_mean`` for the other checks).
+    """
+    y, yhat = np.asarray(human_audit, dtype=np.float64), np.asarray(judge_audit, dtype=np.float64)
+    if y.size < 3:
+        raise ValueError(f"ppi_halfwidths: needs at least 3 audited queries, got {y.size}")
+    est = ppi_mean(judge_all, y, yhat, confidence=confidence, interval="t")
+    yhat_all = np.asarray(judge_all, dtype=np.float64)
+    s_r, s_y = float((y - est.lam * yhat).std(ddof=1)), float(y.std(ddof=1))
+    judge_term = est.lam**2 * float(yhat_all.var(ddof=1)) / yhat_all.size
+    from scipy.special import stdtrit
+
+    tail = 1.0 - (1.0 - confidence) / 2.0
+    n = np.asarray(sizes, dtype=np.float64)
+    ok = n >= 3
+    safe = np.where(ok, n, 3.0)
+    ppi = stdtrit(safe - 2.0, tail) * np.sqrt(judge_term + s_r**2 / safe)
+    human = stdtrit(safe - 1.0, tail) * s_y / np.sqrt(safe)
+    return np.where(ok, ppi, np.nan), np.where(ok, human, np.nan)

@@ -129,3 +129,19 @@ def test_weighted_ppi_is_unbiased_under_a_stratified_audit():
     assert abs(tuned.mean() - target) < 0.2 * tuned.std()
     equal = np.array(est["equal"])
     assert abs(equal.mean() - target) > 10 * equal.std() / np.sqrt(equal.size)
+
+
+def test_predicted_halfwidths_at_the_audit_so_far_are_the_intervals_it_gives():
+    """At the audit's own size the predicted half-widths are the intervals that audit gives: scipy's Student t
+    interval for people alone, ppi_mean(interval="t") for PPI++; larger audits predict narrower ones."""
+    scipy_stats = pytest.importorskip("scipy.stats")
+    from ndcg_labeling.stats import ppi_halfwidths
+
+    judge_all, y, yhat, _ = _inputs(9, 10, 60, 0.15, False)
+    ppi, human = ppi_halfwidths(judge_all, y, yhat, np.array([2, 10, 20, 40]))
+    est = ppi_mean(judge_all, y, yhat, interval="t")
+    low, high = scipy_stats.t.interval(0.95, 9, loc=y.mean(), scale=scipy_stats.sem(y))
+    assert np.isnan(ppi[0]) and np.isnan(human[0])
+    assert human[1] == pytest.approx((high - low) / 2, abs=1e-12)
+    assert ppi[1] == pytest.approx((est.ci_high - est.ci_low) / 2, abs=1e-12)
+    assert ppi[1] > ppi[2] > ppi[3] and human[1] > human[2] > human[3]

@@ -150,14 +150,32 @@ def _weigh(population: np.ndarray, audit: np.ndarray, design: tuple[str, np.ndar
     return population, audit & drawn, weights
 
 
-def ppi_report(*, session: Session, judge: str, options: ReportOptions) -> PpiReport:
-    """Every system's metrics (``options.metrics``, per query type and overall) and every paired difference
-    from the baseline, estimated by PPI++ from ``judge``'s labels on all its queries and people's labels on
-    the audited ones; see the module docstring for what is scored how.
+@dataclass
+class ScoredSources:
+    """Per-query values of every system by the judge's labels and by people's (one fixed set of queries, the
+    population); ``audit``: the queries people graded (of the design, when there is one); ``weights``: each
+    query's 1 / inclusion probability (1 without a design)."""
+
+    population: np.ndarray
+    audit: np.ndarray
+    weights: np.ndarray
+    qtypes: np.ndarray
+    systems: list[str]
+    baseline: str | None
+    metrics: list[str]
+    judged: dict[str, dict[str, np.ndarray]]
+    human: dict[str, dict[str, np.ndarray]]
+    design: str | None
+    warnings: list[str]
+
+
+def score_sources(*, session: Session, judge: str, options: ReportOptions, min_audit: int = 2) -> ScoredSources:
+    """The judge's and people's per-query values of ``options.metrics`` for every system (the report's own
+    scoring), the audit and its weights: what :func:`ppi_report` and ``plan --judge`` start from.
 
     Raises :class:`~ndcg_labeling.errors.NotFoundError` for an unknown judge, system or baseline and
-    :class:`NdcgLabelingError` for a judge with no judgment, an audit of fewer than two queries or a metric
-    that is not a per-query mean of relevance (judged@k).
+    :class:`NdcgLabelingError` for a judge with no judgment, an audit of fewer than ``min_audit`` queries or a
+    metric that is not a per-query mean of relevance (judged@k).
     """
     opts = replace(options, empty="zero", missing="zero", decide=False)
     parsed = _check_options(opts)
@@ -176,7 +194,7 @@ def ppi_report(*, session: Session, judge: str, options: ReportOptions) -> PpiRe
     notes = PpiReport(judge=judge, queries=0, audited=0, baseline=None)
     population, audit, weights = _weigh(population, audit, design, notes)
     n_audit = int(audit.sum())
-    if n_audit < 2:
+    if n_audit < min_audit:
         raise NdcgLabelingError(f"the audit is {n_audit} {'query' if n_audit == 1 else 'queries'}: PPI needs at least "
                                 f"2 of judge {judge}'s {population.size} queries with people's labels (grade some, then "
                                 f"run `ndcg-labeling consensus`)")
@@ -185,24 +203,35 @@ def ppi_report(*, session: Session, judge: str, options: ReportOptions) -> PpiRe
     coverage_k = k_cut or 10
     # the report's reads (systems, baseline, rankings, queries); its labels are replaced by each source's
     data = _load(session, opts, k_cut)
-    human_data = replace(data, labels=people, scored_q=population)
-    judge_data = replace(data, labels=judge_rows, scored_q=population)
-    human = _score(human_data, opts, parsed, k_cut, coverage_k).per_system
-    judged = _score(judge_data, opts, parsed, k_cut, coverage_k).per_system
+    human = _score(replace(data, labels=people, scored_q=population), opts, parsed, k_cut, coverage_k).per_system
+    judged = _score(replace(data, labels=judge_rows, scored_q=population), opts, parsed, k_cut, coverage_k).per_system
     qtype_of = data.queries.set_index("query")["query_type"]
     qtypes = qtype_of.reindex(population).fillna(UNTYPED).to_numpy(dtype=object)
-    out = PpiReport(judge=judge, queries=int(population.size), audited=n_audit, baseline=data.baseline,
-                    design=None if design is None else design[0], warnings=notes.warnings)
     unaudited_people = np.setdiff1d(np.unique(people.query), np.unique(judge_rows.query)).size
     if unaudited_people:
-        out.warnings.append(f"{unaudited_people} queries people labelled were not graded by judge {judge}: they are "
-                            f"left out")
-    for gname, gmask in _groups(qtypes, opts.by).items():
-        for name in [p.name for p in parsed]:
-            for s in data.systems:
+        notes.warnings.append(f"{unaudited_people} queries people labelled were not graded by judge {judge}: they are "
+                              f"left out")
+    return ScoredSources(population=population, audit=audit, weights=weights, qtypes=qtypes,
+                         systems=list(data.systems), baseline=data.baseline, metrics=[p.name for p in parsed],
+                         judged=judged, human=human, design=None if design is None else design[0],
+                         warnings=notes.warnings)
+
+
+def ppi_report(*, session: Session, judge: str, options: ReportOptions) -> PpiReport:
+    """Every system's metrics (``options.metrics``, per query type and overall) and every paired difference
+    from the baseline, estimated by PPI++ from ``judge``'s labels on all its queries and people's labels on
+    the audited ones; see the module docstring for what is scored how. Raises as :func:`score_sources`.
+    """
+    src = score_sources(session=session, judge=judge, options=options)
+    audit, weights, judged, human = src.audit, src.weights, src.judged, src.human
+    out = PpiReport(judge=judge, queries=int(src.population.size), audited=int(audit.sum()), baseline=src.baseline,
+                    design=src.design, warnings=src.warnings)
+    for gname, gmask in _groups(src.qtypes, options.by).items():
+        for name in src.metrics:
+            for s in src.systems:
                 pairs: list[tuple[str, str | None, np.ndarray, np.ndarray]] = [(s, None, judged[s][name], human[s][name])]
-                if data.baseline is not None and s != data.baseline:
-                    b = data.baseline
+                if src.baseline is not None and s != src.baseline:
+                    b = src.baseline
                     pairs.append((s, b, judged[s][name] - judged[b][name], human[s][name] - human[b][name]))
                 for system, base, j_vals, h_vals in pairs:
                     out.rows.append(_row(system, base, gname, name, j_vals[gmask], h_vals[gmask & audit],
@@ -215,7 +244,9 @@ def ppi_report(*, session: Session, judge: str, options: ReportOptions) -> PpiRe
 
 def _row(system: str, baseline: str | None, group: str, metric: str, judge_all: np.ndarray,
          human_audit: np.ndarray, judge_audit: np.ndarray, weights: np.ndarray) -> PpiRow:
-    est: PpiEstimate | None = ppi_mean(judge_all, human_audit, judge_audit, weights=weights, interval="t") if human_audit.size >= 2 else None
+    est: PpiEstimate | None = None
+    if human_audit.size >= 2:
+        est = ppi_mean(judge_all, human_audit, judge_audit, weights=weights, interval="t")
     return PpiRow(system=system, baseline=baseline, query_type=group, metric=metric, queries=int(judge_all.size),
                   audited=int(human_audit.size), estimate=None if est is None else est.estimate,
                   ci_low=None if est is None else est.ci_low, ci_high=None if est is None else est.ci_high,
@@ -226,4 +257,4 @@ def _row(system: str, baseline: str | None, group: str, metric: str, judge_all: 
                   human_ci_high=None if est is None else est.human_high)
 
 
-__all__ = ["PpiReport", "PpiRow", "ppi_report"]
+__all__ = ["PpiReport", "PpiRow", "ScoredSources", "ppi_report", "score_sources"]

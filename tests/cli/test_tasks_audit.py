@@ -57,7 +57,7 @@ def test_audit_draws_by_stratum_and_records_inclusion(runner, db, tmp_path):
             "AND i.query_id IN (SELECT query_id FROM audit_samples)")).scalar_one()
     assert len(drawn) == 8 and in_batch == {q for q, *_ in drawn} and out["items"] == pairs
     by_stratum: dict[str, float] = {}
-    for _, stratum, size, inclusion in drawn:
+    for _, stratum, _size, inclusion in drawn:
         by_stratum[stratum] = by_stratum.get(stratum, 0.0) + 1.0 / inclusion
         assert stratum.split("|")[0] in ("nav", "info") and 0 < inclusion <= 1
     sizes = {s["stratum"]: s["queries"] for s in out["strata"]}
@@ -151,3 +151,28 @@ def test_report_weights_the_audit_by_its_inclusion_probabilities(runner, sqlite_
         assert row["estimate"] == pytest.approx(want.estimate, abs=1e-9), (s, base)
         assert (row["ci_low"], row["ci_high"]) == pytest.approx((want.ci_low, want.ci_high), abs=1e-9)
         assert (row["human_ci_low"], row["human"]) == pytest.approx((want.human_low, want.human), abs=1e-9)
+
+
+def test_plan_predicts_audit_widths(runner, sqlite_db, tmp_path):
+    w = _setup(runner, sqlite_db, tmp_path)
+    result = invoke(runner, sqlite_db, "plan", "--judge", "llm", "--audit", "5")
+    assert result.exit_code == 1 and "consensus" in result.output, result.output  # no people's labels yet
+    rows = ["query_id,doc_id,grader,grade"] + [f"{q},{q}-d{j:02d},bob,{(i + j) % 4}"
+                                               for i, q in enumerate(w["queries"][:6]) for j in range(16)]
+    (tmp_path / "people.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    assert invoke(runner, sqlite_db, "import", "judgments", str(tmp_path / "people.csv"), "--scale", "0-3").exit_code == 0
+    assert invoke(runner, sqlite_db, "consensus", "--method", "median").exit_code == 0
+    result = invoke(runner, sqlite_db, "plan", "--judge", "llm", "--audit", "6", "--audit", "15", "--format", "json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert len(out) == 2 * (len(SYSTEMS) + len(SYSTEMS) - 1) and {r["audited_so_far"] for r in out} == {6}
+    for first, second in zip(out[::2], out[1::2], strict=True):
+        assert (first["audit"], second["audit"]) == (6, 15)
+        assert second["ppi_halfwidth"] < first["ppi_halfwidth"] and second["human_halfwidth"] < first["human_halfwidth"]
+    table = invoke(runner, sqlite_db, "plan", "--judge", "llm", "--audit", "10")
+    assert table.exit_code == 0 and "predicted PPI interval widths from 6 audited queries" in table.stdout
+    for args, message in ((("--judge", "llm", "--audit", "2"), "at least 3"), (("--audit", "5", "--mde", "0.1"),
+                          "--audit does not go with"), (("--judge", "llm", "--audit", "5", "--mde", "0.1"),
+                          "--mde does not go with --judge")):
+        bad = invoke(runner, sqlite_db, "plan", *args)
+        assert bad.exit_code != 0 and message in bad.output, (args, bad.output)
