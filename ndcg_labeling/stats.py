@@ -498,7 +498,7 @@ def ppi_mean(judge_all: Array, human_audit: Array, judge_audit: Array, *, weight
 
     ``interval="t"``, the report's (``"normal"`` is ppi-python's): ddof-1 variances and Student's t with
     ``n - 2`` degrees of freedom when ``lam`` is tuned on the audit (``n - 1`` when given; people alone:
-    ``n - 1``). At 10 audited queries the normal interval undercovers (about 0.90 on TREC DL) and the t one
+    ``n - 1``; weighted, Kish's effective size replaces ``n``). At 10 audited queries the normal interval undercovers (about 0.90 on TREC DL) and the t one
     holds 0.94 (benchmarks/bench_ppi.py). Both assume a random (or ``weights``-weighted) audit of the queries.
 
     Edge cases: a judge constant over every query carries no information and gets ``lam = 0`` (ppi-python
@@ -535,9 +535,10 @@ def ppi_mean(judge_all: Array, human_audit: Array, judge_audit: Array, *, weight
 
     tail = 1.0 - (1.0 - confidence) / 2.0
     ddof = 1 if interval == "t" else 0
-    if interval == "t":
-        z = float(stdtrit(max(n - 2 if tuned and lam > 0 else n - 1, 1), tail))
-        z_human = float(stdtrit(n - 1, tail))
+    if interval == "t":  # weighted: Kish's effective size (sum w)^2 / sum w^2 in place of n
+        n_eff = float(w.sum()) ** 2 / float((w**2).sum())
+        z = float(stdtrit(max(n_eff - (2 if tuned and lam > 0 else 1), 1.0), tail))
+        z_human = float(stdtrit(max(n_eff - 1, 1.0), tail))
     else:
         z = z_human = float(ndtri(tail))
     theta = _ppi_point(y, yhat, yhat_all, w, lam)

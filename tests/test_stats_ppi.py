@@ -72,21 +72,23 @@ def test_ppi_mean_refuses_bad_input(args, match):
 @pytest.mark.parametrize("seed,n,big_n,weighted", [(0, 10, 43, False), (2, 12, 200, True)])
 def test_t_interval_is_students(seed, n, big_n, weighted):
     """interval="t": people alone is scipy's Student t interval on the audit (n - 1 df); a fixed lambda uses
-    n - 1 df and unbiased variances; a tuned one n - 2 df (ppi-python's point estimate is unchanged)."""
+    n - 1 df and unbiased variances; a tuned one n - 2 df (ppi-python's point estimate is unchanged); weighted,
+    Kish's effective size (sum w)^2 / sum w^2 stands for n."""
     scipy_stats = pytest.importorskip("scipy.stats")
     judge_all, y, yhat, w = _inputs(seed, n, big_n, 0.2, weighted)
     wn = np.ones(n) if w is None else w / w.sum() * n
+    df = wn.sum() ** 2 / (wn**2).sum()
     got = ppi_mean(judge_all, y, yhat, weights=w, interval="t")
-    low, high = scipy_stats.t.interval(0.95, n - 1, loc=np.mean(wn * y), scale=scipy_stats.sem(wn * y))
+    low, high = scipy_stats.t.interval(0.95, df - 1, loc=np.mean(wn * y), scale=scipy_stats.sem(wn * y))
     assert (got.human_low, got.human_high) == pytest.approx((low, high), abs=1e-12)
     point = ppi_py.ppi_mean_pointestimate(y, yhat, judge_all, lam=None, w=w)
     assert got.estimate == pytest.approx(float(np.squeeze(point)), abs=1e-9)
     se = np.sqrt((got.lam * judge_all).var(ddof=1) / big_n + (wn * (y - got.lam * yhat)).var(ddof=1) / n)
-    q = scipy_stats.t.ppf(0.975, n - 2)
+    q = scipy_stats.t.ppf(0.975, df - 2)
     assert (got.ci_low, got.ci_high) == pytest.approx((got.estimate - q * se, got.estimate + q * se), abs=1e-12)
     fixed = ppi_mean(judge_all, y, yhat, weights=w, lam=1.0, interval="t")
     se1 = np.sqrt(judge_all.var(ddof=1) / big_n + (wn * (y - yhat)).var(ddof=1) / n)
-    assert fixed.ci_high - fixed.estimate == pytest.approx(scipy_stats.t.ppf(0.975, n - 1) * se1, abs=1e-12)
+    assert fixed.ci_high - fixed.estimate == pytest.approx(scipy_stats.t.ppf(0.975, df - 1) * se1, abs=1e-12)
     # the normal (ppi-python) interval is the narrower one at a small audit
     normal = ppi_mean(judge_all, y, yhat, weights=w)
     assert got.ci_high - got.ci_low > normal.ci_high - normal.ci_low
