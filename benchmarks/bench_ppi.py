@@ -42,8 +42,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from ndcg_labeling.metrics import compute_metrics  # noqa: E402
 from ndcg_labeling.labels.tasks.audit import audit_strata  # noqa: E402
+from ndcg_labeling.metrics import compute_metrics  # noqa: E402
 from ndcg_labeling.stats import audit_allocation, ppi_mean  # noqa: E402
 from tests.budget.dl_world import real_world  # noqa: E402
 
