@@ -176,3 +176,14 @@ def test_plan_predicts_audit_widths(runner, sqlite_db, tmp_path):
                           "--mde does not go with --judge")):
         bad = invoke(runner, sqlite_db, "plan", *args)
         assert bad.exit_code != 0 and message in bad.output, (args, bad.output)
+
+
+def test_deleting_an_audit_batch_deletes_its_draw(runner, db, tmp_path):
+    _setup(runner, db, tmp_path)
+    result = invoke(runner, db, "tasks", "create", "audit1", "--audit-of", "b1", "--judge", "llm", "--budget", "4",
+                    "--scale", "0-3", "--overlap", "1", "--graders", "ann")
+    assert result.exit_code == 0, result.output
+    result = invoke(runner, db, "tasks", "delete", "audit1")
+    assert result.exit_code == 0, result.output
+    with db.engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM audit_samples")).scalar_one() == 0
