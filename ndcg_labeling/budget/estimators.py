@@ -177,6 +177,25 @@ def inferred_ndcg(
     ideal = _ideal_from_counts(counts, values, k, gain)
     ok = ideal > 0
     ndcg = np.where(ok[None, :], dcg / np.where(ok, ideal, 1.0)[None, :], 0.0)
+    linear = _linearised(pool, g, judged, counts, values, ideal, ndcg, u_dcg, k, gain)
+    if correction == "none":
+        variance = _per_query(design_variance(linear, st, judged, pool.query), st, pool, n_q)
+        return Inferred(ndcg=ndcg, variance=variance, linear=linear, strata=st, judged=judged, groups=pool.query)
+    bias, replicates = _jackknife(pool, g, weight, st, values, k, gain)
+    # strata with one judged pair have no replicate: their share of the variance is the linearised one, from
+    # the sample variance of their query's judged pairs (collapsed strata); the others' is the jackknife's
+    by_stratum = _single_only(design_variance(linear, st, judged, pool.query), st, judged)
+    variance = _per_query(by_stratum, st, pool, n_q) + _sum_by_query(replicates ** 2, pool)
+    return Inferred(ndcg=ndcg - bias, variance=variance, linear=linear, strata=st, judged=judged,
+                    groups=pool.query, replicates=replicates)
+
+
+def _linearised(pool: Pool, g: FloatArray, judged: npt.NDArray[np.bool_], counts: FloatArray, values: FloatArray,
+                ideal: FloatArray, ndcg: FloatArray, u_dcg: FloatArray, k: int, gain: str) -> FloatArray:
+    """(systems, pairs) each judged pair's value in the linearised ratio (Taylor): ``(u_dcg - ndcg * z) /
+    ideal``, ``z`` the derivative of the ideal DCG in the count of the pair's grade."""
+    n_q = pool.n_queries
+    ok = ideal > 0
     # derivative of the ideal DCG in each grade's count (piecewise linear: a one-sided step is exact)
     step = 1e-6
     # one column at least: with no positive grade judged every pair's grade_index is -1 and z is 0
@@ -190,18 +209,8 @@ def inferred_ndcg(
         grade_index[g == v] = i
     z = np.where(grade_index >= 0, slope[pool.query, np.maximum(grade_index, 0)], 0.0)
     denom = np.where(ok, ideal, 1.0)[pool.query]
-    linear = np.where(judged[None, :] & ok[pool.query][None, :],
-                      (u_dcg - ndcg[:, pool.query] * z[None, :]) / denom[None, :], 0.0)
-    if correction == "none":
-        variance = _per_query(design_variance(linear, st, judged, pool.query), st, pool, n_q)
-        return Inferred(ndcg=ndcg, variance=variance, linear=linear, strata=st, judged=judged, groups=pool.query)
-    bias, replicates = _jackknife(pool, g, weight, st, values, k, gain)
-    # strata with one judged pair have no replicate: their share of the variance is the linearised one, from
-    # the sample variance of their query's judged pairs (collapsed strata); the others' is the jackknife's
-    by_stratum = _single_only(design_variance(linear, st, judged, pool.query), st, judged)
-    variance = _per_query(by_stratum, st, pool, n_q) + (replicates ** 2) @ _query_matrix(pool)
-    return Inferred(ndcg=ndcg - bias, variance=variance, linear=linear, strata=st, judged=judged,
-                    groups=pool.query, replicates=replicates)
+    return np.asarray(np.where(judged[None, :] & ok[pool.query][None, :],
+                               (u_dcg - ndcg[:, pool.query] * z[None, :]) / denom[None, :], 0.0), dtype=np.float64)
 
 
 def _single_only(by_stratum: FloatArray, st: IntArray, judged: npt.NDArray[np.bool_]) -> FloatArray:
@@ -210,11 +219,10 @@ def _single_only(by_stratum: FloatArray, st: IntArray, judged: npt.NDArray[np.bo
     return np.where((n == 1)[None, :], by_stratum, 0.0)
 
 
-def _query_matrix(pool: Pool) -> FloatArray:
-    # (pairs, queries) one-hot of each pair's query: a sum over each query's pairs as one product
-    out = np.zeros((pool.n_pairs, pool.n_queries))
-    out[np.arange(pool.n_pairs), pool.query] = 1.0
-    return out
+def _sum_by_query(values: FloatArray, pool: Pool) -> FloatArray:
+    # (rows, queries) the sum of each row of (rows, pairs) over each query's pairs
+    return np.stack([np.bincount(pool.query, weights=r, minlength=pool.n_queries) for r in values]) \
+        if values.shape[0] else np.zeros((0, pool.n_queries))
 
 
 def _ratio_ndcg(w: FloatArray, unit_dcg: FloatArray, unit_grade: FloatArray, values: FloatArray, k: int,

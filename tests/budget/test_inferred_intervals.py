@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ndcg_labeling.budget.estimators import difference_halfwidth, inferred_ndcg, system_means
+from ndcg_labeling.budget.estimators import difference_halfwidth, inferred_ndcg
 from ndcg_labeling.budget.strategies import inclusion_probabilities, select_next, stratum_ids
 from tests.budget.dl_world import real_world
 
