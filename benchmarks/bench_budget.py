@@ -115,7 +115,7 @@ def measure(pool, oracle, fractions, strategies, repeats):  # type: ignore[no-un
     return rows, len(pairs)
 
 
-def bar(rows, n_pairs_sig):  # type: ignore[no-untyped-def]
+def bar(rows, n_pairs_sig, judge=True):  # type: ignore[no-untyped-def]
     """The issue-48 bar at 25%: the best strategy (fewest significant pairs out of order, then RMSE) has none
     out of order, tau >= 0.9, RMSE <= 0.02 and a smaller RMSE than depth pooling."""
     at = {r[2]: r for r in rows if r[0] == 0.25}
@@ -124,9 +124,9 @@ def bar(rows, n_pairs_sig):  # type: ignore[no-untyped-def]
     best = min(at.values(), key=lambda r: (r[4], r[3][2]))
     tau, _, rmse, _, _ = best[3]
     ok = best[4] == 0 and tau >= 0.9 and rmse <= 0.02 and rmse < at["depth"][3][2]
+    verdict = ("met" if ok else "NOT met") if judge else "(the bar is set for TREC-COVID's 143 systems)"
     return (f"bar at 25%: best `{best[2]}`, {best[4]} of {n_pairs_sig} significant pairs out of order (worst seed), "
-            f"tau {tau:.3f}, RMSE {rmse:.4f} against depth pooling's {at['depth'][3][2]:.4f}: "
-            f"{'met' if ok else 'NOT met'}")
+            f"tau {tau:.3f}, RMSE {rmse:.4f} against depth pooling's {at['depth'][3][2]:.4f}: {verdict}")
 
 
 def worlds(args):  # type: ignore[no-untyped-def]
@@ -172,7 +172,7 @@ def main() -> None:
             label = "sample (infNDCG)" if strategy == "sample" else strategy
             print(f"| {frac:.0%} | {budget} | {label} | {avg[3]:.1f} ({worst}) | {avg[0]:.3f} | {avg[1]:.3f} "
                   f"| {avg[2]:.4f} | {avg[4]:.2f} |")
-        print(bar(rows, n_sig))
+        print(bar(rows, n_sig, judge=name.startswith("TREC-COVID")))
         if args.coverage:
             from benchmarks.budget_coverage import coverage_table  # noqa: PLC0415
 
