@@ -9,6 +9,7 @@ travels in one header; every text quoted from an engine is stripped of it first.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -53,7 +54,16 @@ class Fetched:
 
 
 def _redact(text: str, secret: str | None) -> str:
-    return text.replace(secret, "[credential]") if secret else text
+    """``text`` without the credential in any form it travels or could be echoed in: as given, as the
+    Basic header's base64, and the password of a ``user:password`` alone."""
+    if not secret:
+        return text
+    forms = [secret, base64.b64encode(secret.encode()).decode()]
+    if ":" in secret and len(secret.split(":", 1)[1]) >= 4:
+        forms.append(secret.split(":", 1)[1])
+    for form in forms:
+        text = text.replace(form, "[credential]")
+    return text
 
 
 async def _one(http: RetryingHttp, target: Target, url: str, query_id: str, body: Any, depth: int,

@@ -11,7 +11,7 @@ with ``Retry-After``, a 503, an answer slower than the client's deadline.
 The results of a query come from ``results`` (query text -> ``[(doc id, score or None), ...]``), else from
 ``search`` (a function of the query text and the depth: the tantivy index of test_tantivy_engine.py). A
 ``script`` of behaviours is served first, one per request (``"429"``, ``"503"``, ``"slow"``, ``"401"``,
-``"404"``, ``"400"``); ``fail_query`` answers 500 to one query every time; ``delay`` makes every answer
+``"404"``, ``"400"``, ``"echo"``: a 400 quoting the Authorization header); ``fail_query`` answers 500 to one query every time; ``delay`` makes every answer
 wait. Every request's path, headers and body are recorded.
 """
 
@@ -137,6 +137,10 @@ class FakeEngine:
             time.sleep(self.delay)
         if step == "slow":
             time.sleep(1.5)
+        elif step == "echo":  # an engine quoting the request's credential back in its error
+            said = {"error": {"type": "illegal_argument_exception",
+                              "reason": f"bad header [{headers.get('Authorization', '')}]"}, "status": 400}
+            return 400, {}, json.dumps(said).encode()
         elif step is not None:
             status, extra, out = error(self.kind, step, self.index)
             if step == "429":
