@@ -7,8 +7,8 @@ import base64
 import logging
 
 import pytest
-from conftest import add_config
 from fake_engines import FakeEngine, serving
+from snapshot_world import add_config
 from sqlalchemy import select
 
 from ndcg_labeling.db import models as m

@@ -9,9 +9,9 @@ import json
 
 import numpy as np
 import pytest
-from conftest import add_config
 from fake_engines import FakeEngine, serving
 from sklearn.metrics import ndcg_score
+from snapshot_world import add_config
 from sqlalchemy import text
 
 from tests.conftest import invoke

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import QUERIES, add_config, write_queries
 from fake_engines import FakeEngine, query_of, serving
+from snapshot_world import QUERIES, add_config, write_queries
 from sqlalchemy import text
 
 from tests.conftest import invoke
@@ -179,3 +179,20 @@ def test_config_add_refuses_bad_input_naming_it(qdb, runner, tmp_path, template_
     listed = json.loads(invoke(runner, qdb, "snapshot", "config", "list", "--format", "json").stdout)
     assert [(c["name"], c["endpoint"], c["id_path"], c["score_path"]) for c in listed] == [
         ("x", "http://h/search/", "root.children[].fields.id", "root.children[].relevance")]
+
+
+def test_take_and_a_failed_take_on_each_backend(db, runner, template_file, tmp_path):
+    """SQLite and PostgreSQL: a snapshot stored with its notes (JSON), then a take that fails stores nothing."""
+    assert invoke(runner, db, "import", "queries", str(write_queries(tmp_path / "q.csv"))).exit_code == 0
+    odd = dict(RESULTS, **{"github login": [("D1", None), ("D1", None)]})
+    with serving(FakeEngine("opensearch", results=odd)) as engine:
+        assert add_config(runner, db, "os", "opensearch", engine.url, template_file("opensearch")).exit_code == 0
+        ok = invoke(runner, db, "snapshot", "take", "os", "--format", "json")
+        assert ok.exit_code == 0, ok.output
+        before = counts(db)
+        engine.script = ["404"]
+        failed = invoke(runner, db, "snapshot", "take", "os")
+    assert failed.exit_code == 1 and "index_not_found_exception" in failed.stderr and counts(db) == before
+    listed = json.loads(invoke(runner, db, "snapshot", "list", "--format", "json").stdout)
+    assert len(listed) == 1 and "duplicate ids" in listed[0]["notes"] and "pseudo-scores" in listed[0]["notes"]
+    assert stored(db)["Q1"] == [("D1", 1, 1.0)]
