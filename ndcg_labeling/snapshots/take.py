@@ -164,7 +164,7 @@ def _store(config: SearchConfig, queries: list[QueryToAsk], fetched: Fetched, de
     session.add(system)
     session.flush()
     doc_ids = sorted({d for h in fetched.hits for d in h.ids})
-    rows_of, _created = external_row_ids(m.Document, doc_ids, session=session) if doc_ids else (np.empty(0, np.int64), 0)
+    rows_of, created = external_row_ids(m.Document, doc_ids, session=session) if doc_ids else (np.empty(0, np.int64), 0)
     row_of = dict(zip(doc_ids, rows_of.tolist(), strict=True))
     entries = [{"system_id": system.id, "query_id": q.row_id, "document_id": row_of[d], "rank": r + 1, "score": s}
                for q, h in zip(queries, fetched.hits, strict=True) for r, (d, s) in enumerate(zip(h.ids, h.scores,
@@ -172,6 +172,9 @@ def _store(config: SearchConfig, queries: list[QueryToAsk], fetched: Fetched, de
     if entries:
         session.execute(insert(m.RankingEntry), entries)
     notes = _notes(fetched)
+    if created:
+        notes.append(f"{created} documents the engine returned were not stored: created by id only (import "
+                     "documents to show graders their text)")
     session.add(SearchSnapshot(system_id=system.id, config_id=config.id, template_sha256=config.template_sha256,
                                depth=depth, n_queries=len(queries), n_hits=len(entries), notes=notes or None,
                                taken_at=when))

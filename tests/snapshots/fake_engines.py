@@ -137,6 +137,8 @@ class FakeEngine:
             time.sleep(self.delay)
         if step == "slow":
             time.sleep(1.5)
+        elif step == "html":  # a proxy's page where the engine's JSON should be
+            return 200, {}, b"<html><body>Service temporarily moved</body></html>"
         elif step == "echo":  # an engine quoting the request's credential back in its error
             said = {"error": {"type": "illegal_argument_exception",
                               "reason": f"bad header [{headers.get('Authorization', '')}]"}, "status": 400}

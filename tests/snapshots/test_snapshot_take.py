@@ -93,6 +93,7 @@ def test_duplicates_missing_scores_and_fewer_hits_are_kept_and_said(qdb, runner,
     ("solr", ["400"], ["HTTP 400", "SyntaxError: Cannot parse 'title:('"]),
     ("vespa", ["400"], ["HTTP 400", "Invalid query parameter", "Could not parse query"]),
     ("elasticsearch", ["401"], ["HTTP 401", "refused the credential"]),
+    ("opensearch", ["html"], ["the response is not JSON", "Service temporarily moved"]),
 ])
 def test_an_engine_error_stops_the_take_and_stores_nothing(kind, script, words, qdb, runner, template_file):
     with serving(FakeEngine(kind, results=RESULTS, script=list(script))) as engine:
@@ -196,3 +197,17 @@ def test_take_and_a_failed_take_on_each_backend(db, runner, template_file, tmp_p
     listed = json.loads(invoke(runner, db, "snapshot", "list", "--format", "json").stdout)
     assert len(listed) == 1 and "duplicate ids" in listed[0]["notes"] and "pseudo-scores" in listed[0]["notes"]
     assert stored(db)["Q1"] == [("D1", 1, 1.0)]
+
+
+def test_the_rate_limit_spaces_the_requests(qdb, runner, template_file):
+    import time
+
+    with serving(FakeEngine("vespa", results=RESULTS)) as engine:
+        assert add_config(runner, qdb, "v", "vespa", engine.url, template_file("vespa"), "--rate", "5").exit_code == 0
+        start = time.perf_counter()
+        result = invoke(runner, qdb, "snapshot", "take", "v")
+        took = time.perf_counter() - start
+    assert result.exit_code == 0, result.output
+    assert took >= 2 / 5 - 0.02  # three requests at 5 per second: the third starts 0.4 s after the first
+    # none of the 8 documents was imported: created by id only, and said
+    assert "8 documents the engine returned were not stored: created by id only" in result.stdout
