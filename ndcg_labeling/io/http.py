@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import importlib.util
 import random
 import sys
 import time
@@ -35,9 +36,7 @@ def _remember_sniffio_is_missing() -> None:
     client's time in ``snapshot take``'s profile, 1,000 requests). A ``None`` in ``sys.modules`` is Python's
     own record of a module known to be missing: the import then fails at once, and httpcore takes asyncio,
     which is what runs here."""
-    try:
-        import sniffio  # noqa: F401
-    except ImportError:
+    if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
         sys.modules["sniffio"] = None  # type: ignore[assignment]
 
 
