@@ -6,7 +6,7 @@ Create Date: 2026-12-07
 
 ``search_configs``: a name, the engine kind, base URL, index, request template and its sha256, where the id
 and score are in a response, the NAME of the environment variable holding the credential (never the
-credential), timeout, concurrency and rate limit. ``search_snapshots``: one row per ``snapshot take``,
+credential) and the header it goes in where not the usual one, timeout, concurrency and rate limit. ``search_snapshots``: one row per ``snapshot take``,
 linking the stored run it wrote (``systems`` + ``ranking_entries``, named ``CONFIG@TIMESTAMP``) to its
 configuration and the template hash. Two new tables only: the downgrade drops them (the stored runs of
 the snapshots stay, as runs).
@@ -36,6 +36,7 @@ def upgrade() -> None:
         sa.Column("id_path", sa.Text(), nullable=False),
         sa.Column("score_path", sa.Text(), nullable=True),
         sa.Column("key_env", sa.String(128), nullable=True),
+        sa.Column("key_header", sa.String(128), nullable=True),
         sa.Column("timeout", sa.Float(), nullable=False),
         sa.Column("concurrency", sa.Integer(), nullable=False),
         sa.Column("rate", sa.Float(), nullable=True),

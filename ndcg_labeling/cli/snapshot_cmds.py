@@ -33,6 +33,7 @@ def config_add(
     id_path: Annotated[str | None, typer.Option("--id-path", help="Where a result's id is: a dotted path with one [] (default per kind; required for http-json).")] = None,
     score_path: Annotated[str | None, typer.Option("--score-path", help="Where a result's score is (default per kind); none: rank order.")] = None,
     key_env: Annotated[str | None, typer.Option("--key-env", help="The NAME of the environment variable holding the credential (never the credential).")] = None,
+    key_header: Annotated[str | None, typer.Option("--key-header", help="vespa, http-json: send the credential bare in this header (e.g. X-Api-Key) instead of as a Bearer token.")] = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds for one request, retries apart.")] = 10.0,
     concurrency: Annotated[int, typer.Option("--concurrency", help="Requests in flight at once.")] = 8,
     rate: Annotated[float | None, typer.Option("--rate", help="At most this many requests per second; default: no limit.")] = None,
@@ -43,7 +44,7 @@ def config_add(
     from ndcg_labeling.snapshots.configs import ConfigSpec, add_config
 
     spec = ConfigSpec(name, kind.value, url, template, index=index, id_path=id_path, score_path=score_path,
-                      key_env=key_env, timeout=timeout, concurrency=concurrency, rate=rate)
+                      key_env=key_env, key_header=key_header, timeout=timeout, concurrency=concurrency, rate=rate)
     with open_session(db, template) as session:
         added = add_config(spec, session=session)
     print_summary(added, fmt)

@@ -39,6 +39,7 @@ class SearchConfig(Base):
     id_path: Mapped[str] = mapped_column(Text)
     score_path: Mapped[str | None] = mapped_column(Text)
     key_env: Mapped[str | None] = mapped_column(String(128))  # the variable's NAME; its value is never stored
+    key_header: Mapped[str | None] = mapped_column(String(128))  # vespa/http-json: send it in this header, bare
     timeout: Mapped[float] = mapped_column(Float)
     concurrency: Mapped[int] = mapped_column(Integer)
     rate: Mapped[float | None] = mapped_column(Float)  # requests per second; NULL: no limit

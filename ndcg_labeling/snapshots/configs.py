@@ -21,6 +21,7 @@ from ndcg_labeling.snapshots.engine_kinds import KINDS, endpoint, resolve_paths
 from ndcg_labeling.snapshots.templates import check_template, template_sha256
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+HEADER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,127}")
 CONFIG_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
@@ -36,6 +37,7 @@ class ConfigSpec:
     id_path: str | None = None
     score_path: str | None = None
     key_env: str | None = None
+    key_header: str | None = None
     timeout: float = 10.0
     concurrency: int = 8
     rate: float | None = None
@@ -74,6 +76,11 @@ def _check_spec(spec: ConfigSpec) -> None:
     if spec.key_env is not None and not ENV_NAME.fullmatch(spec.key_env):
         raise NdcgLabelingError("--key-env takes the NAME of an environment variable (letters, digits, '_'), "
                                 "not the credential")
+    if spec.key_header is not None and (spec.kind not in ("vespa", "http-json") or not spec.key_env
+                                        or not HEADER_NAME.fullmatch(spec.key_header)
+                                        or spec.key_header.lower() in ("host", "content-type", "content-length")):
+        raise NdcgLabelingError("--key-header names the header that carries the credential (letters, digits, '-'), "
+                                "with --key-env, for --kind vespa or http-json")
     if not 0 < spec.timeout <= 600 or not 1 <= spec.concurrency <= 256 or (spec.rate is not None and spec.rate <= 0):
         raise NdcgLabelingError("--timeout must be in (0, 600] s, --concurrency in 1..256 and --rate above 0")
 
@@ -97,7 +104,7 @@ def add_config(spec: ConfigSpec, *, session: Session) -> ConfigAdded:
     sha = template_sha256(template)
     session.add(SearchConfig(name=spec.name, kind=spec.kind, url=spec.url.rstrip("/"), index_name=spec.index,
                              template=template, template_sha256=sha, id_path=id_path, score_path=score_path,
-                             key_env=spec.key_env, timeout=spec.timeout, concurrency=spec.concurrency, rate=spec.rate))
+                             key_env=spec.key_env, key_header=spec.key_header, timeout=spec.timeout, concurrency=spec.concurrency, rate=spec.rate))
     session.flush()
     return ConfigAdded(spec.name, spec.kind, url, id_path, score_path, sha)
 
@@ -113,5 +120,5 @@ def list_configs(*, session: Session) -> list[dict[str, Any]]:
     """One row per configuration, by name: what it asks and where; the credential's variable name only."""
     rows = session.scalars(select(SearchConfig).order_by(SearchConfig.name)).all()
     return [{"name": c.name, "kind": c.kind, "endpoint": endpoint(c.kind, c.url, c.index_name), "id_path": c.id_path,
-             "score_path": c.score_path, "key_env": c.key_env, "timeout_s": c.timeout, "concurrency": c.concurrency,
+             "score_path": c.score_path, "key_env": c.key_env, "key_header": c.key_header, "timeout_s": c.timeout, "concurrency": c.concurrency,
              "rate": c.rate, "template_sha256": c.template_sha256} for c in rows]

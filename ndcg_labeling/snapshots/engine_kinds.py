@@ -90,10 +90,13 @@ def endpoint(kind: str, url: str, index: str | None) -> str:
     return base
 
 
-def auth_header(kind: str, secret: str | None, key_env: str | None) -> dict[str, str]:
-    """The header carrying the credential, as the engine expects it; none without a credential."""
+def auth_header(kind: str, secret: str | None, key_env: str | None, header: str | None = None) -> dict[str, str]:
+    """The header carrying the credential, as the engine expects it (``header``: a header of the API's own,
+    the value sent bare, for vespa and http-json); none without a credential."""
     if not secret:
         return {}
+    if header:
+        return {header: secret}
     if kind in ("elasticsearch", "opensearch", "solr") and ":" in secret:
         return {"Authorization": "Basic " + base64.b64encode(secret.encode()).decode()}
     if kind == "solr":

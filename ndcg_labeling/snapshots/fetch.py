@@ -36,6 +36,7 @@ class Target:
     score_path: str | None
     key_env: str | None
     secret: str | None = field(default=None, repr=False)
+    key_header: str | None = None
     timeout: float = 10.0
     concurrency: int = 8
     rate: float | None = None
@@ -95,7 +96,7 @@ async def _one(http: RetryingHttp, target: Target, url: str, query_id: str, body
 async def _all(target: Target, bodies: Sequence[tuple[str, Any]], depth: int,
                transport: httpx.AsyncBaseTransport | None) -> Fetched:
     url = endpoint(target.kind, target.url, target.index)
-    headers = {"Content-Type": "application/json", **auth_header(target.kind, target.secret, target.key_env)}
+    headers = {"Content-Type": "application/json", **auth_header(target.kind, target.secret, target.key_env, target.key_header)}
     policy = RetryPolicy(timeout=target.timeout, max_retries=target.max_retries, backoff=target.backoff,
                          max_wait=target.max_wait, rate=target.rate)
     gate = asyncio.Semaphore(max(1, target.concurrency))

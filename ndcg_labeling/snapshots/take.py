@@ -115,7 +115,7 @@ def target_of(config: SearchConfig) -> Target:
             raise SearchEngineError(f"{config.name}: the environment variable ${config.key_env} (--key-env) is "
                                     "not set")
     return Target(config.name, config.kind, config.url, config.index_name, config.id_path, config.score_path,
-                  config.key_env, secret, timeout=config.timeout, concurrency=config.concurrency, rate=config.rate)
+                  config.key_env, secret, key_header=config.key_header, timeout=config.timeout, concurrency=config.concurrency, rate=config.rate)
 
 
 def take_snapshot(config_name: str, *, session: Session, queries_file: str | None = None,

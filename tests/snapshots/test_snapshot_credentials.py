@@ -80,3 +80,18 @@ def test_a_basic_credential_echoed_back_is_redacted_in_every_form(qdb, runner, t
     encoded = base64.b64encode(USERPASS.encode()).decode()
     assert echoed.exit_code == 1 and "bad header [Basic [credential]]" in echoed.stderr
     assert encoded not in echoed.output and "pw-SECRET-5a" not in echoed.output
+
+
+def test_a_header_of_the_apis_own_carries_the_credential_bare(qdb, runner, template_file):
+    with serving(FakeEngine("http-json", search=lambda q, k: [("D1", 1.0)], script=["echo"])) as engine:
+        assert add_config(runner, qdb, "api", "http-json", engine.url, template_file("http-json"), "--key-env",
+                          "SEARCH_KEY", "--key-header", "X-Api-Key").exit_code == 0
+        echoed = take(runner, qdb, "api", SECRET)
+        ok = take(runner, qdb, "api", SECRET)
+    assert ok.exit_code == 0, ok.output
+    assert all(h.get("X-Api-Key") == SECRET and "Authorization" not in h for _, h, _ in engine.requests)
+    assert echoed.exit_code == 1 and SECRET not in echoed.output + ok.output
+    assert not any(SECRET in r for r in dump(qdb))
+    refused = add_config(runner, qdb, "es", "elasticsearch", engine.url, template_file("elasticsearch"), "--key-env",
+                         "SEARCH_KEY", "--key-header", "X-Api-Key")
+    assert refused.exit_code == 1 and "--key-header" in refused.stderr
