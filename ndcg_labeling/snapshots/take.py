@@ -3,10 +3,11 @@ named ``CONFIG@TIMESTAMP`` (UTC, to the millisecond), with one ``search_snapshot
 configuration and the hash of the request template it was taken with.
 
 The queries are the stored ones (optionally of some types), or a ``--queries`` file of ``query_id,text,
-query_type`` and any other columns, imported first as ``import queries`` does, whose columns are the
-template's variables. Every request is sent before anything is written; the first request that fails for
-good raises, and the caller's transaction is rolled back: a failure leaves no partial snapshot. The
-credential is read from the configuration's environment variable at this moment and never stored.
+query_type`` and any other columns, whose columns are the template's variables (imported as ``import
+queries`` does once the engine has answered: no write lock is held while the requests run). Every request
+is sent before anything is written; the first request that fails for good raises, and the caller's
+transaction is rolled back: a failure leaves no partial snapshot. The credential is read from the
+configuration's environment variable at this moment and never stored.
 """
 
 from __future__ import annotations
@@ -76,18 +77,29 @@ def _stored_queries(query_types: list[str] | None, depth: int, *, session: Sessi
             for i, e, t, q in session.execute(stmt)]
 
 
-def _file_queries(path: str, depth: int, *, session: Session) -> list[QueryToAsk]:
-    import_queries(path, session=session)
+def _file_queries(path: str, depth: int) -> list[QueryToAsk]:
+    """The queries of a ``--queries`` file with every column as a variable; their row ids are found when
+    the file is imported, after the engine has answered (:func:`_import_file_queries`), so no write lock is
+    held while the requests run."""
     table = read_table(path)
-    ids = dict(session.execute(select(m.Query.external_id, m.Query.id).where(
-        m.Query.external_id.in_(table.frame["query_id"].str.strip().tolist()))).all())
+    table.require_columns(["query_id", "text", "query_type"])
+    table.check_ids("query_id")
     out = []
     for record in table.frame.to_dict("records"):
         values = {str(k): ("" if v is None else v) for k, v in record.items()}
         values.update(query=values.pop("text"), query_id=str(values["query_id"]).strip(), depth=depth)
         values["query_type"] = str(values.get("query_type", "")).strip()
-        out.append(QueryToAsk(ids[values["query_id"]], values))
+        out.append(QueryToAsk(-1, values))
     return out
+
+
+def _import_file_queries(path: str, queries: list[QueryToAsk], *, session: Session) -> None:
+    """Import the file as ``import queries`` does and give each query its row id."""
+    import_queries(path, session=session)
+    ids = dict(session.execute(select(m.Query.external_id, m.Query.id).where(
+        m.Query.external_id.in_([q.values["query_id"] for q in queries]))).all())
+    for q in queries:
+        q.row_id = ids[q.values["query_id"]]
 
 
 def _bodies(config: SearchConfig, queries: list[QueryToAsk]) -> list[tuple[str, Any]]:
@@ -125,13 +137,15 @@ def take_snapshot(config_name: str, *, session: Session, queries_file: str | Non
     if not 1 <= depth <= MAX_DEPTH:
         raise NdcgLabelingError(f"--depth must be 1 to {MAX_DEPTH}, got {depth}")
     config = get_config(config_name, session=session)
-    queries = (_file_queries(queries_file, depth, session=session) if queries_file
+    queries = (_file_queries(queries_file, depth) if queries_file
                else _stored_queries(query_types, depth, session=session))
     if not queries:
         raise NdcgLabelingError("no queries to send" + (f" of type {', '.join(query_types)}" if query_types else "")
                                 + ": import queries first (or give --queries FILE)")
     bodies = _bodies(config, queries)
     fetched = fetch_all(target_of(config), bodies, depth, transport=transport)
+    if queries_file:
+        _import_file_queries(queries_file, queries, session=session)
     return _store(config, queries, fetched, depth, now or datetime.now(UTC), session=session)
 
 
