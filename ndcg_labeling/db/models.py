@@ -490,3 +490,4 @@ class ServerSecret(Base):
     name: Mapped[str] = mapped_column(String(64), primary_key=True)
     secret: Mapped[str] = mapped_column(String(128))
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+from ndcg_labeling.db.search_models import SearchConfig, SearchSnapshot  # noqa: E402, F401  (migration 0017)
