@@ -16,6 +16,7 @@ from ndcg_labeling.cli.common import (
     FormatOption,
     JsonSummaryOption,
     OutFileOption,
+    ScaleOption,
     SummaryFormatNamedOption,
     SummaryFormatOption,
     console,
@@ -46,7 +47,7 @@ def _warn(lines: list[str]) -> None:
 @tasks_app.command("create")
 def create(
     batch: BatchArg,
-    scale: Annotated[str, typer.Option("--scale", help="Grading scale: 0-3 or 0-4.")],
+    scale: ScaleOption,
     overlap: Annotated[int, typer.Option("--overlap", help="Graders per item (N distinct graders).")],
     graders: Annotated[str, typer.Option("--graders", help="Comma-separated grader names: a,b,c.")],
     depth: Annotated[int | None, typer.Option("--depth", help="Pool depth K (1 to 1000): the top-K documents of each system per query (not with --from-traffic).")] = None,
