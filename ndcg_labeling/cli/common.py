@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # sqlalchemy loads when a command opens a database, not for `
     from sqlalchemy.orm import Session
 
 from ndcg_labeling import settings
-from ndcg_labeling.choices import LogEngineName, OutputFormat
+from ndcg_labeling.choices import OutputFormat
 from ndcg_labeling.errors import NdcgLabelingError
 from ndcg_labeling.reports.rows import inert, summary_csv, summary_text
 
@@ -67,17 +67,6 @@ SummaryFormatOption = Annotated[OutputFormat, format_option(*SUMMARY_FORMATS, he
 SummaryFormatNamedOption = Annotated[OutputFormat | None, format_option(
     *SUMMARY_FORMATS, name="--summary-format", help=_SUMMARY_HELP + " Default: text; json with --json.")]
 JsonSummaryOption = Annotated[bool, typer.Option("--json", help="Print the summary as a JSON object.")]
-ScaleOption = Annotated[str, typer.Option("--scale", help="Grading scale: 0-3 or 0-4.")]
-#: ``--format`` of the commands that also write a self-contained HTML page
-HtmlFormatOption = Annotated[OutputFormat, format_option(OutputFormat.table, OutputFormat.csv, OutputFormat.json,
-                                                         OutputFormat.html)]
-# the log readers' options (``implicit derive``, ``online report``)
-ColumnsOption = Annotated[list[str] | None, typer.Option(
-    "--column", help="NAME=SOURCE: read log column NAME from SOURCE (repeatable).")]
-LogEngineOption = Annotated[LogEngineName, typer.Option(
-    "--engine", help="Log engine: duckdb (embedded) or spark (docs/scale.md).")]
-SparkMasterOption = Annotated[str | None, typer.Option(
-    "--spark-master", help="Spark master URL for --engine spark (default local[*]).")]
 
 
 def summary_format(as_json: bool, fmt: OutputFormat | None) -> OutputFormat:

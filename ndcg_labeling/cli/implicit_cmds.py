@@ -12,14 +12,11 @@ if TYPE_CHECKING:
 
 from ndcg_labeling.choices import LogEngineName, OutputFormat
 from ndcg_labeling.cli.common import (
-    ColumnsOption,
     DbOption,
     ForceOption,
-    HtmlFormatOption,
-    LogEngineOption,
     OutOption,
-    SparkMasterOption,
     check_out,
+    format_option,
     handle_errors,
     open_session,
     parse_columns,
@@ -65,13 +62,14 @@ def derive(
     thresholds: Annotated[str | None, typer.Option("--thresholds", help="Cut points score -> grade, e.g. 0.1,0.4,0.8.")] = None,
     fit_to: Annotated[str | None, typer.Option("--fit-to", help="Fit the cut points to this batch's human consensus (held-out kappa reported).")] = None,
     batch: Annotated[str, typer.Option("--batch", help="Store the judgments in this batch.")] = "",
-    column: ColumnsOption = None,
+    column: Annotated[list[str] | None, typer.Option("--column", help="NAME=SOURCE: read log column NAME from SOURCE (repeatable).")] = None,
     replace: Annotated[bool, typer.Option("--replace", help="Replace the grader's previous behavior judgments.")] = False,
-    fmt: HtmlFormatOption = OutputFormat.table,
+    fmt: Annotated[OutputFormat, format_option(OutputFormat.table, OutputFormat.csv, OutputFormat.json,
+                                               OutputFormat.html)] = OutputFormat.table,
     out: OutOption = None, force: ForceOption = False,
     db: DbOption = None,
-    engine: LogEngineOption = LogEngineName.duckdb,
-    spark_master: SparkMasterOption = None,
+    engine: Annotated[LogEngineName, typer.Option("--engine", help="Log engine: duckdb (embedded) or spark (docs/scale.md).")] = LogEngineName.duckdb,
+    spark_master: Annotated[str | None, typer.Option("--spark-master", help="Spark master URL for --engine spark (default local[*]).")] = None,
 ) -> None:
     """Derive graded judgments from interaction logs and store them as a behavior grader's judgments."""
     from ndcg_labeling.reports.behavior import render

@@ -14,7 +14,6 @@ from ndcg_labeling.cli.common import (
     FormatOption,
     JsonSummaryOption,
     OutOption,
-    ScaleOption,
     SummaryFormatNamedOption,
     check_out,
     open_session,
@@ -89,7 +88,7 @@ def import_run(
 @import_app.command("judgments")
 def import_judgments(
     file: FileArg,
-    scale: ScaleOption,
+    scale: Annotated[str, typer.Option("--scale", help="Grading scale: 0-3 or 0-4.")],
     fmt: Annotated[str | None, typer.Option("--format", help="csv, tsv, jsonl, parquet or trec-qrels; default by extension.")] = None,
     grader: Annotated[str | None, typer.Option("--grader", help="The grader of a TREC qrels file.")] = None,
     replace: Annotated[bool, typer.Option("--replace", help="Overwrite existing judgments whose grade differs.")] = False,

@@ -9,14 +9,11 @@ import typer
 
 from ndcg_labeling.choices import Gain, LogEngineName, OutputFormat, Unjudged
 from ndcg_labeling.cli.common import (
-    ColumnsOption,
     DbOption,
     ForceOption,
-    HtmlFormatOption,
-    LogEngineOption,
     OutOption,
-    SparkMasterOption,
     check_out,
+    format_option,
     handle_errors,
     open_session,
     parse_columns,
@@ -44,10 +41,11 @@ def report(
     gain: Annotated[Gain, typer.Option("--gain", help="NDCG gain: 2^rel-1 (exponential) or rel (linear); binary is refused (report only).")] = Gain.exponential,
     cluster: Annotated[Cluster, typer.Option("--cluster", help="Resampling unit: user, session, request; auto: user_id, else session_id, else request.")] = Cluster.auto,
     unjudged: Annotated[Unjudged, typer.Option("--unjudged", help="A request whose query has no label: skip it in the metric's mean (as report skips unjudged queries) or count it as zero.")] = Unjudged.skip,
-    column: ColumnsOption = None,
-    fmt: HtmlFormatOption = OutputFormat.table,
-    engine: LogEngineOption = LogEngineName.duckdb,
-    spark_master: SparkMasterOption = None,
+    column: Annotated[list[str] | None, typer.Option("--column", help="NAME=SOURCE: read log column NAME from SOURCE (repeatable).")] = None,
+    fmt: Annotated[OutputFormat, format_option(OutputFormat.table, OutputFormat.csv, OutputFormat.json,
+                                               OutputFormat.html)] = OutputFormat.table,
+    engine: Annotated[LogEngineName, typer.Option("--engine", help="Log engine: duckdb (embedded) or spark (docs/scale.md).")] = LogEngineName.duckdb,
+    spark_master: Annotated[str | None, typer.Option("--spark-master", help="Spark master URL for --engine spark (default local[*]).")] = None,
     out: OutOption = None, force: ForceOption = False,
     db: DbOption = None,
 ) -> None:

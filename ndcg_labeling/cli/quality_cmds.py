@@ -19,7 +19,6 @@ from ndcg_labeling.cli.common import (
     FormatOption,
     JsonSummaryOption,
     OutOption,
-    ScaleOption,
     SummaryFormatNamedOption,
     check_out,
     console,
@@ -45,7 +44,7 @@ class CalibrateBy(StrEnum):
 @gold_app.command("import")
 def gold_import(
     file: Annotated[Path, typer.Argument(help="query_id,doc_id,grade[,explanation]", show_default=False, readable=False)],
-    scale: ScaleOption,
+    scale: Annotated[str, typer.Option("--scale", help="Grading scale: 0-3 or 0-4.")],
     fmt: Annotated[str | None, typer.Option("--format", help="File format; default from the extension.")] = None,
     db: DbOption = None,
     as_json: JsonSummaryOption = False,

@@ -16,7 +16,6 @@ from ndcg_labeling.cli.common import (
     FormatOption,
     JsonSummaryOption,
     OutFileOption,
-    ScaleOption,
     SummaryFormatNamedOption,
     SummaryFormatOption,
     console,
@@ -47,7 +46,7 @@ def _warn(lines: list[str]) -> None:
 @tasks_app.command("create")
 def create(
     batch: BatchArg,
-    scale: ScaleOption,
+    scale: Annotated[str, typer.Option("--scale", help="Grading scale: 0-3 or 0-4.")],
     overlap: Annotated[int, typer.Option("--overlap", help="Graders per item (N distinct graders).")],
     graders: Annotated[str, typer.Option("--graders", help="Comma-separated grader names: a,b,c.")],
     depth: Annotated[int | None, typer.Option("--depth", help="Pool depth K (1 to 1000): the top-K documents of each system per query (not with --from-traffic).")] = None,
