@@ -184,7 +184,8 @@ def _score_batch(pdf: Any, score: Score, cols: list[str], present: dict[str, boo
     except NdcgLabelingError as exc:
         rid = first_failing_request(score, rows, shared, str(exc))
         return pd.DataFrame({"request_id": [rid], "err": [str(exc)], **{c: [None] for c in cols}})
-    return pd.DataFrame({"request_id": rows.request_id[_request_starts(rows)], "err": None, **{c: values[c] for c in cols}})
+    return pd.DataFrame({"request_id": rows.request_id[_request_starts(rows)], "err": None,
+                         **{c: values[c] for c in cols}})
 
 
 def _partition_scorer(score: Score, cols: list[str], present: dict[str, bool], broadcast: Any, batch_rows: int) -> Any:

@@ -179,9 +179,10 @@ def _spark_test(test: Test, number: Any, raw: Any, kind: Any) -> Any:
         return None if kind is None else ~kind.isin(*SPARK_ID_KINDS)
     if test.op == "blank":
         return raw.isNull() | (F.trim(raw.cast("string")) == "")
-    tests = {"missing": lambda: number.isNull(), "not_finite": lambda: F.isnan(number) | (F.abs(number) == float("inf")),
-             "not_whole": lambda: number != F.floor(number), "below": lambda: number < test.arg,
-             "above": lambda: number > test.arg, "not_in": lambda: ~number.isin(*test.arg)}  # type: ignore[misc]
+    tests: dict[str, Callable[[], Any]] = {
+        "missing": lambda: number.isNull(), "not_finite": lambda: F.isnan(number) | (F.abs(number) == float("inf")),
+        "not_whole": lambda: number != F.floor(number), "below": lambda: number < test.arg,
+        "above": lambda: number > test.arg, "not_in": lambda: ~number.isin(*test.arg)}  # type: ignore[misc]
     return tests[test.op]()
 
 
@@ -251,7 +252,7 @@ def _numpy_test(test: Test, v: np.ndarray) -> np.ndarray:
 def value_problem(column: str, value: float | None) -> str | None:
     """The problem of the first rule of :data:`LOG_RULES` that one numeric ``value`` of ``column`` breaks
     (None: not a number), or None: the posted events' check (:mod:`ndcg_labeling.online.live`)."""
-    v = np.float64(np.nan if value is None else value)
+    v = np.array([np.nan if value is None else value], dtype=np.float64)
     for rule in LOG_RULES:
         if rule.column == column and any(
                 _numpy_test(t, v).any() for t in rule.tests if t.op not in ("blank", "not_an_id")):

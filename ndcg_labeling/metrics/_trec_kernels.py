@@ -356,7 +356,8 @@ def rbp_powers(p: float, n: int) -> FloatArray:
 def relstring(ctx: Context, length: int) -> list[str]:
     """m_relstring.c: the labels of the first ``length`` documents, one character each."""
     return ["".join(">" if v > 9 else str(int(v)) if v >= 0 else "-" if v == NONPOOL else "."
-                    for v in row[: min(length, int(n))]) for row, n in zip(ctx.lists.rel, ctx.lists.num_ret, strict=True)]
+                    for v in row[: min(length, int(n))])
+            for row, n in zip(ctx.lists.rel, ctx.lists.num_ret, strict=True)]
 
 
 # gains: see _trec_gains.py

@@ -167,7 +167,8 @@ def compute_metrics(
                                        ideal_labels)
         if compiled is not None:
             return {mt.name: compiled[:, j] for j, mt in enumerate(metrics)}
-    r = _core.prepare("compute_metrics", scores, labels, k_max=k_max([mt.k for mt in metrics]), ideal_labels=ideal_labels)
+    r = _core.prepare("compute_metrics", scores, labels, k_max=k_max([mt.k for mt in metrics]),
+                      ideal_labels=ideal_labels)
     return {mt.name: REGISTRY[mt.family](r, mt.k, gain, t, empty) for mt in metrics}
 
 
