@@ -114,11 +114,9 @@ def policy() -> Policy:
     if _configured is not None:
         return _configured
     text = settings.backend_spec()
-    found = _parsed.get(text)
-    if found is None:
-        found = parse(text)
-        _parsed[text] = found
-    return found
+    if text not in _parsed:
+        _parsed[text] = parse(text)
+    return _parsed[text]
 
 
 def configure(spec: str | Policy | None) -> Policy | None:
@@ -185,9 +183,7 @@ def plan(size: int) -> Plan:
     :class:`BackendError`.
     """
     current = policy()
-    if not wants_numba(size, current):
-        return Plan(False, False)
-    if load_numba_for(current) is None:
+    if not wants_numba(size, current) or load_numba_for(current) is None:
         return Plan(False, False)
     return Plan(True, wants_parallel(size, current))
 

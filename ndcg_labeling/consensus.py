@@ -109,11 +109,7 @@ class ConsensusResult:
 def _pick(candidates: NDArray[np.bool_], tie: Tie) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
     """Per row, the index of the lowest (or highest) True column and whether more than one is True."""
     q = candidates.shape[1]
-    low = np.argmax(candidates, axis=1)
-    if tie == "high":
-        chosen = q - 1 - np.argmax(candidates[:, ::-1], axis=1)
-    else:
-        chosen = low
+    chosen = q - 1 - np.argmax(candidates[:, ::-1], axis=1) if tie == "high" else np.argmax(candidates, axis=1)
     tied = np.count_nonzero(candidates, axis=1) > 1
     return chosen.astype(np.int64), tied
 

@@ -17,6 +17,7 @@ this module rather than the data folder, so the folder is looked up by path, not
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -104,12 +105,7 @@ def parse_guideline(text: str, *, scale: str, path: str, sha256: str | None = No
     for n, (i, mt) in enumerate(found):
         end = found[n + 1][0] if n + 1 < len(found) else len(lines)
         # The section stops at the next heading of any level.
-        body: list[str] = []
-        for line in lines[i + 1 : end]:
-            if line.startswith("#"):
-                break
-            body.append(line)
-        section = "\n".join(body).strip()
+        section = "\n".join(itertools.takewhile(lambda line: not line.startswith("#"), lines[i + 1 : end])).strip()
         first_paragraph = section.split("\n\n", 1)[0] if section else ""
         definition = " ".join(part.strip() for part in first_paragraph.splitlines())
         grades.append(GradeDefinition(int(mt.group(1)), mt.group(2), definition, section))

@@ -1,9 +1,5 @@
-"""The results the use cases hand to the renderers, and what they were asked for.
-
-* :class:`ReportOptions` (what ``report`` scores and how), :class:`ReportResult` (everything a report
-  renderer needs), :class:`LabelCaveats` (how far the labels can be trusted), :class:`GateDecision`
-  (``report --gate``'s decision, row by row);
-* :class:`EvalResult`: ``eval``'s per-query and summary values.
+"""The results the use cases hand to the renderers (``report``'s, ``report --gate``'s, ``eval``'s), and what
+they were asked for.
 
 The pipeline builds these; the renderers (:mod:`ndcg_labeling.reports`) only format them, so neither
 imports the other's internals and the renderers never import the pipeline. Plain data: nothing here

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -32,40 +32,36 @@ InFormat = Annotated[str | None, typer.Option("--format", help="File format; def
 KindOption = Annotated[str, typer.Option("--kind", help="Kind of new graders: human, or model (an automatic judge).")]
 
 
+def _import(name: str, file: Path, db: str | None, as_json: bool, summary_fmt: OutputFormat | None,
+            **options: Any) -> None:
+    """One ``import`` command: the importer ``name`` of :mod:`ndcg_labeling.labels.importing` over ``file``."""
+    from ndcg_labeling.labels import importing
+
+    out_fmt = summary_format(as_json, summary_fmt)
+    with open_session(db, file) as session:
+        summary = getattr(importing, name)(file, session=session, **options)
+    print_summary(summary, out_fmt)
+
+
 @import_app.command("queries")
 def import_queries(file: FileArg, fmt: InFormat = None, db: DbOption = None, as_json: JsonSummaryOption = False,
                    summary_fmt: SummaryFormatNamedOption = None) -> None:
     """Import queries: columns query_id,text,query_type."""
-    from ndcg_labeling.labels.importing import import_queries as run
-    out_fmt = summary_format(as_json, summary_fmt)
-
-    with open_session(db, file) as session:
-        summary = run(file, session=session, fmt=fmt)
-    print_summary(summary, out_fmt)
+    _import("import_queries", file, db, as_json, summary_fmt, fmt=fmt)
 
 
 @import_app.command("documents")
 def import_documents(file: FileArg, fmt: InFormat = None, db: DbOption = None, as_json: JsonSummaryOption = False,
                      summary_fmt: SummaryFormatNamedOption = None) -> None:
     """Import documents: columns doc_id,title and body and/or url (other columns become metadata)."""
-    from ndcg_labeling.labels.importing import import_documents as run
-    out_fmt = summary_format(as_json, summary_fmt)
-
-    with open_session(db, file) as session:
-        summary = run(file, session=session, fmt=fmt)
-    print_summary(summary, out_fmt)
+    _import("import_documents", file, db, as_json, summary_fmt, fmt=fmt)
 
 
 @import_app.command("graders")
 def import_graders(file: FileArg, fmt: InFormat = None, db: DbOption = None, as_json: JsonSummaryOption = False,
                    kind: KindOption = "human", summary_fmt: SummaryFormatNamedOption = None) -> None:
     """Import graders: columns grader[,display_name]."""
-    from ndcg_labeling.labels.importing import import_graders as run
-    out_fmt = summary_format(as_json, summary_fmt)
-
-    with open_session(db, file) as session:
-        summary = run(file, session=session, fmt=fmt, kind=kind)
-    print_summary(summary, out_fmt)
+    _import("import_graders", file, db, as_json, summary_fmt, fmt=fmt, kind=kind)
 
 
 @import_app.command("run")

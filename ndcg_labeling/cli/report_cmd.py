@@ -134,16 +134,11 @@ def _inferred(ctx: typer.Context, *, system: list[str] | None, baseline: str | N
         result = inferred_report(batch, session=session, gain=gain.value, k=k,
                                  baseline=baseline, systems=list(system) if system else None, measure=measure,
                                  relevant=relevant_threshold)
-    for warning in result.warnings:
-        err_console.print(f"Warning: {warning}", markup=False, highlight=False)
-    if fmt is OutputFormat.json:
-        write_output(json.dumps(result.as_dict()) + "\n", out, force)
-        return
     m = result.metric
     rows = [{"system": r.system, f"inf{m}": f"{r.inferred:.3f}", "95% ±": f"{r.half_width:.3f}",
              f"plain {m}": f"{r.plain:.3f}", "diff": "" if r.diff is None else f"{r.diff:+.3f}",
              "diff 95% ±": "" if r.diff_half_width is None else f"{r.diff_half_width:.3f}"} for r in result.rows]
-    _header_and_rows(result.header(), rows, rows, f"batch {result.batch}", fmt, out, force)
+    _estimated(result, rows, rows, f"batch {result.batch}", fmt, out, force)
 
 
 # report options the ppi estimator does not implement (it scores empty queries and missing lists as 0)
@@ -171,11 +166,6 @@ def _ppi(ctx: typer.Context, *, system: list[str] | None, baseline: str | None, 
     check_out(out, force)
     with open_session(db, read_only=True) as session:
         result = ppi_report(session=session, judge=judge, options=options)
-    for warning in result.warnings:
-        err_console.print(f"Warning: {warning}", markup=False, highlight=False)
-    if fmt is OutputFormat.json:
-        write_output(json.dumps(result.as_dict()) + "\n", out, force)
-        return
 
     def num(v: float | None, spec: str = ".3f") -> str:
         return "" if v is None else format(v, spec)
@@ -187,14 +177,21 @@ def _ppi(ctx: typer.Context, *, system: list[str] | None, baseline: str | None, 
              "judge only": num(r.judge_only), "judge bias": num(r.judge_bias, "+.3f"), "lambda": num(r.lam, ".2f"),
              "audited": r.audited, "queries": r.queries, "effective n": num(r.effective_n, ".1f")}
             for r in result.rows]
-    _header_and_rows(result.header(), rows, result.as_dict()["rows"], f"judge {result.judge}", fmt, out, force)
+    _estimated(result, rows, result.as_dict()["rows"], f"judge {result.judge}", fmt, out, force)
 
 
-def _header_and_rows(header: str, rows: list[dict[str, Any]], csv_rows: list[dict[str, Any]], title: str,
-                     fmt: OutputFormat, out: str | None, force: bool) -> None:
-    """An estimator's header and table (inferred, ppi): csv on stdout with the header on stderr, or both as text."""
+def _estimated(result: Any, rows: list[dict[str, Any]], csv_rows: list[dict[str, Any]], title: str,
+               fmt: OutputFormat, out: str | None, force: bool) -> None:
+    """An estimator's result (inferred, ppi): its warnings on stderr; then json, or its header and table
+    (csv on stdout with the header on stderr, or both as text)."""
     from ndcg_labeling.reports.rows import render_rows
 
+    for warning in result.warnings:
+        err_console.print(f"Warning: {warning}", markup=False, highlight=False)
+    if fmt is OutputFormat.json:
+        write_output(json.dumps(result.as_dict()) + "\n", out, force)
+        return
+    header = result.header()
     if fmt is OutputFormat.csv:
         err_console.print(header, markup=False, highlight=False)
         write_output(render_rows(csv_rows, "csv") or "", out, force)

@@ -235,10 +235,6 @@ def _insert_ignoring(session: Session, tbl: Table, key: str) -> Any:
     return lambda values: insert(tbl).values(values).on_conflict_do_nothing(index_elements=[key]).returning(tbl.c[key])
 
 
-def _count_returned(result: Any) -> int:
-    return len(result.all())
-
-
 def insert_missing_names(model: type[m.Grader] | type[m.System], rows: Sequence[dict[str, Any]], *,
                          session: Session) -> int:
     """Insert the graders or systems of ``rows`` (dicts with ``name``) that are not stored yet; returns how
@@ -249,7 +245,7 @@ def insert_missing_names(model: type[m.Grader] | type[m.System], rows: Sequence[
     ordered = sorted(rows, key=lambda r: r["name"])  # key order: no deadlock between two writers
     created = 0
     for start in range(0, len(ordered), SMALL):
-        created += _count_returned(session.execute(make(ordered[start : start + SMALL])))
+        created += len(session.execute(make(ordered[start : start + SMALL])).all())
     return created
 
 
@@ -389,7 +385,7 @@ def _create(model: type[m.Query] | type[m.Document], missing: list[str], *, sess
     this call created. Sorted: every writer takes the keys' locks in one order (no deadlock)."""
     if len(missing) <= SMALL:
         make = _insert_ignoring(session, cast(Table, model.__table__), "external_id")
-        return _count_returned(session.execute(make([{"external_id": x} for x in missing])))
+        return len(session.execute(make([{"external_id": x} for x in missing])).all())
     target = model.__tablename__
     if dialect_name(session) != "postgresql":
         # A statement per JSON_IDS sorted ids (json_each yields them in array order): 0.74 s for 1M new

@@ -75,11 +75,6 @@ def current_revision(engine: Engine) -> str | None:
     return revisions[0] if revisions else None
 
 
-def _alembic_error(action: str, revision: str, exc: Exception) -> NdcgLabelingError:
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return NdcgLabelingError(f"cannot {action} to {revision[:80]!r}: {first[:300]}")
-
-
 def upgrade(engine: Engine, revision: str = "head") -> None:
     """Upgrade the schema to ``revision`` (each migration in its own transaction)."""
     _migrate("upgrade", engine, revision)
@@ -96,9 +91,10 @@ def _migrate(action: str, engine: Engine, revision: str) -> None:
     try:
         getattr(command, action)(alembic_config(engine), revision)
     except Exception as exc:  # alembic raises CommandError / ResolutionError for unknown revisions
-        if exc.__class__.__module__.startswith("alembic"):
-            raise _alembic_error(action, revision, exc) from exc
-        raise
+        if not exc.__class__.__module__.startswith("alembic"):
+            raise
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise NdcgLabelingError(f"cannot {action} to {revision[:80]!r}: {first[:300]}") from exc
 
 
 def tables_at(revision: str | None) -> dict[str, int]:
@@ -156,10 +152,7 @@ def tables_losing_data(engine: Engine, revision: str) -> dict[str, int]:
 def ensure_at_head(engine: Engine) -> None:
     """Raise :class:`DatabaseNotAtHead` unless the schema is at the newest revision."""
     current = current_revision(engine)
-    head = HEAD_REVISION
-    if current != head:
-        shown = current or "empty (no schema)"
+    if current != HEAD_REVISION:
         raise DatabaseNotAtHead(
-            f"the database {engine.url.render_as_string(hide_password=True)} is at revision {shown}, "
-            f"not at head {head}; run `ndcg-labeling db upgrade`"
-        )
+            f"the database {engine.url.render_as_string(hide_password=True)} is at revision "
+            f"{current or 'empty (no schema)'}, not at head {HEAD_REVISION}; run `ndcg-labeling db upgrade`")

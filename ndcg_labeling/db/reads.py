@@ -1,14 +1,8 @@
 """Bulk reads: whole tables (or large slices) as numpy arrays, without one ORM object per row.
 
 Every function takes the session as a keyword argument and never commits. The SQL is built only from
-table names of the models and integers, never from user text.
-
-* :func:`fetch_array`: one SELECT through the driver as a float64 array (a binary server-side cursor
-  on PostgreSQL, the plain cursor on SQLite), a block of rows at a time;
-* :func:`effective_label_rows`: the label in force of every (query, document), the one rule of
-  "consensus overridden by the newest adjudication";
-* :func:`ranking_rows`: the first ``k`` documents of every stored list of some systems;
-* :func:`query_rows`, :func:`system_ids`: the small lookups the report needs.
+table names of the models and integers, never from user text. :func:`effective_label_rows` is the one
+rule of "consensus overridden by the newest adjudication".
 """
 
 from __future__ import annotations

@@ -31,9 +31,7 @@ SQLITE_WRITE_WAIT_S = 900.0
 
 def resolve_url(url: str | None = None) -> str:
     """The database URL to use: the given one, else ``$NDCG_LABELING_DB``, else the SQLite default."""
-    if url:
-        return url
-    return settings.db_url()
+    return url or settings.db_url()
 
 
 def parse_url(url: str | None = None) -> URL:
@@ -76,7 +74,10 @@ def _check_driver(parsed: URL) -> None:
 
 def sqlite_file(url: str | None = None) -> Path | None:
     """The file of a SQLite file database URL; None for other databases and in-memory SQLite."""
-    parsed = parse_url(url)
+    return _file_of(parse_url(url))
+
+
+def _file_of(parsed: URL) -> Path | None:
     database = parsed.database
     if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:" or database.startswith("file:"):
         return None
@@ -158,15 +159,14 @@ def make_engine(url: str | None = None, **kwargs: Any) -> Engine:
     """
     resolved = parse_url(url)
     _check_driver(resolved)
+    file = _file_of(resolved)
+    if file is not None:
+        file.parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(resolved, **kwargs)
     if resolved.get_backend_name() == "sqlite":
-        database = resolved.database
-        if database and database != ":memory:" and not database.startswith("file:"):
-            Path(database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(resolved, **kwargs)
         event.listen(engine, "connect", _sqlite_on_connect)
         event.listen(engine, "begin", _sqlite_begin)
-        return engine
-    return create_engine(resolved, **kwargs)
+    return engine
 
 
 @contextmanager

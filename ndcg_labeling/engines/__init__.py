@@ -1,13 +1,8 @@
 """Engines: where raw logs are aggregated in place, behind one small interface.
 
-:class:`~ndcg_labeling.engines.base.LogEngine` ("aggregate these logs") takes a
-:class:`~ndcg_labeling.engines.base.LogRequest` and returns
-:class:`~ndcg_labeling.engines.base.LogAggregates`: the per-(pair, position) sufficient statistics
-(and, for the DBN, the served lists' click patterns) that every model of :mod:`ndcg_labeling.behavior`
-takes. DuckDB (:mod:`.duckdb`, embedded, out of core) and Spark (:mod:`.spark`, a cluster) have the
-same ``aggregate``; the kernels do not change. ``eval --engine spark`` lives in :mod:`.spark_eval`.
-:func:`get_engine` picks one by name (it imports the implementations, which import only :mod:`.base`);
-:func:`check_engine` is the one check of a name.
+:class:`~ndcg_labeling.engines.base.LogEngine` (:mod:`.base`) has two implementations with the same
+``aggregate``, DuckDB (:mod:`.duckdb`, embedded, out of core) and Spark (:mod:`.spark`, a cluster);
+:func:`get_engine` picks one by name. ``eval --engine spark`` lives in :mod:`.spark_eval`.
 """
 
 from __future__ import annotations

@@ -104,6 +104,11 @@ class LogRequest:
         if self.half_life_s is not None and not (math.isfinite(self.half_life_s) and self.half_life_s > 0):
             raise NdcgLabelingError(f"--half-life: {self.half_life_s!r} is not a positive number of seconds")
 
+    def bounds(self, as_of: float | None) -> list[tuple[str, float]]:
+        """The window as ``(operator, epoch seconds)`` bounds on ``ts``: ``since``, ``until`` and ``as_of``."""
+        found = ((">=", self.since), ("<=", self.until), ("<=", as_of))
+        return [(op, float(value)) for op, value in found if value is not None]
+
     def source_names(self) -> dict[str, str]:
         """Our column -> its name in the logs (``columns`` maps some; the others keep ours)."""
         return {c: self.columns.get(c, c) for c in REQUIRED_COLUMNS + OPTIONAL_COLUMNS}

@@ -17,8 +17,7 @@ import numpy as np
 
 from ndcg_labeling.engines.base import LogRequest
 from ndcg_labeling.engines.duckdb import DuckDBEngine, _q, connection, resolve_sources
-from ndcg_labeling.engines.rules import ARM_RULE
-from ndcg_labeling.errors import InputFileError
+from ndcg_labeling.engines.rules import ARM_RULE, no_arm_column
 
 
 @dataclass
@@ -62,8 +61,7 @@ class _OnlineEngine(DuckDBEngine):
         base = super()._normalized(src, fmt, names, types, request, native_ids=False)
         if names["arm"] not in types:
             files = self.sources[int(src.removeprefix("src"))][1] if self.sources else [src]
-            raise InputFileError(files[0], f"no column {names['arm']!r} (the experiment's arm; name it with "
-                                 "--column arm=SOURCE)")
+            raise no_arm_column(files[0], names["arm"])
 
         def raw(col: str) -> str:
             return f"{src}.{_q(names[col])}" if names[col] in types else "NULL"

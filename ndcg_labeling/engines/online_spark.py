@@ -25,9 +25,9 @@ import numpy as np
 from ndcg_labeling.engines.base import LogRequest
 from ndcg_labeling.engines.duckdb import resolve_sources
 from ndcg_labeling.engines.online_duckdb import ImpressionRows, impression_rows, read_impressions
-from ndcg_labeling.engines.rules import ARM_RULE
+from ndcg_labeling.engines.rules import ARM_RULE, no_arm_column
 from ndcg_labeling.engines.spark import SparkEngine
-from ndcg_labeling.errors import InputFileError, NdcgLabelingError
+from ndcg_labeling.errors import NdcgLabelingError
 
 #: rows handed to the function at once (whole requests; one longer request is never cut)
 BATCH_ROWS = 200_000
@@ -47,8 +47,7 @@ class _OnlineSparkEngine(SparkEngine):
 
         have = set(df.columns)
         if names["arm"] not in have:
-            raise InputFileError(files[0], f"no column {names['arm']!r} (the experiment's arm; name it with "
-                                 "--column arm=SOURCE)")
+            raise no_arm_column(files[0], names["arm"])
 
         def raw(col: str) -> Any:
             return F.col(f"`{names[col]}`") if names[col] in have else F.lit(None)
@@ -155,12 +154,17 @@ def _message(score: Score, rows: ImpressionRows, shared: Any) -> str | None:
     return None
 
 
+def _request_starts(rows: ImpressionRows) -> np.ndarray:
+    """Where each request's rows begin (a bool per row)."""
+    new = np.ones(len(rows), bool)
+    new[1:] = rows.request_id[1:] != rows.request_id[:-1]
+    return new
+
+
 def first_failing_request(score: Score, rows: ImpressionRows, shared: Any, message: str) -> str:
     """The request of ``message`` (what ``score`` raised on ``rows``): the shortest prefix of whole
     requests that raises the same message ends with it (a request's problem is its own rows')."""
-    new = np.ones(len(rows), bool)
-    new[1:] = rows.request_id[1:] != rows.request_id[:-1]
-    starts = np.append(np.flatnonzero(new), len(rows))
+    starts = np.append(np.flatnonzero(_request_starts(rows)), len(rows))
     lo, hi = 1, starts.size - 1
     while lo < hi:
         mid = (lo + hi) // 2
@@ -180,9 +184,8 @@ def _score_batch(pdf: Any, score: Score, cols: list[str], present: dict[str, boo
     except NdcgLabelingError as exc:
         rid = first_failing_request(score, rows, shared, str(exc))
         return pd.DataFrame({"request_id": [rid], "err": [str(exc)], **{c: [None] for c in cols}})
-    new = np.ones(len(rows), bool)
-    new[1:] = rows.request_id[1:] != rows.request_id[:-1]
-    return pd.DataFrame({"request_id": rows.request_id[new], "err": None, **{c: values[c] for c in cols}})
+    return pd.DataFrame({"request_id": rows.request_id[_request_starts(rows)], "err": None,
+                         **{c: values[c] for c in cols}})
 
 
 def _partition_scorer(score: Score, cols: list[str], present: dict[str, bool], broadcast: Any, batch_rows: int) -> Any:

@@ -27,6 +27,7 @@ from ndcg_labeling.engines.base import (
     LogRequest,
     above_max_problem,
 )
+from ndcg_labeling.errors import InputFileError
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,11 @@ LOG_RULES: tuple[LogRule, ...] = (
 )
 #: the online report's rule, checked before the log's: a served list belongs to an arm
 ARM_RULE = LogRule("arm", (BLANK,), "is empty", " ", shows_value=False)
+
+
+def no_arm_column(file: str, name: str) -> InputFileError:
+    """The online readers' refusal of a log without the experiment's ``arm`` column (``name`` in the log)."""
+    return InputFileError(file, f"no column {name!r} (the experiment's arm; name it with --column arm=SOURCE)")
 
 
 def active_rules(request: LogRequest, present: Collection[str], *, first: tuple[LogRule, ...] = ()) -> list[
@@ -173,17 +179,11 @@ def _spark_test(test: Test, number: Any, raw: Any, kind: Any) -> Any:
         return None if kind is None else ~kind.isin(*SPARK_ID_KINDS)
     if test.op == "blank":
         return raw.isNull() | (F.trim(raw.cast("string")) == "")
-    if test.op == "missing":
-        return number.isNull()
-    if test.op == "not_finite":
-        return F.isnan(number) | (F.abs(number) == float("inf"))
-    if test.op == "not_whole":
-        return number != F.floor(number)
-    if test.op == "below":
-        return number < test.arg
-    if test.op == "above":
-        return number > test.arg
-    return ~number.isin(*test.arg)  # type: ignore[misc]
+    tests: dict[str, Callable[[], Any]] = {
+        "missing": lambda: number.isNull(), "not_finite": lambda: F.isnan(number) | (F.abs(number) == float("inf")),
+        "not_whole": lambda: number != F.floor(number), "below": lambda: number < test.arg,
+        "above": lambda: number > test.arg, "not_in": lambda: ~number.isin(*test.arg)}  # type: ignore[misc]
+    return tests[test.op]()
 
 
 def spark_checks(rules: list[tuple[LogRule, bool]], names: dict[str, str], *, raw: Callable[[str], Any],
@@ -238,18 +238,23 @@ def numpy_any_bad(rules: list[tuple[LogRule, bool]], *, number: Callable[[str], 
     return False
 
 
+_NUMPY_TESTS: dict[str, Callable[[np.ndarray, Any], Any]] = {
+    "missing": lambda v, _: np.isnan(v), "not_finite": lambda v, _: ~np.isfinite(v),
+    "not_whole": lambda v, _: v != np.floor(v), "below": lambda v, a: v < a, "above": lambda v, a: v > a,
+    "not_in": lambda v, a: ~np.isin(v, a),
+}
+
+
 def _numpy_test(test: Test, v: np.ndarray) -> np.ndarray:
-    arg: Any = test.arg
-    if test.op == "missing":
-        out = np.isnan(v)
-    elif test.op == "not_finite":
-        out = ~np.isfinite(v)
-    elif test.op == "not_whole":
-        out = v != np.floor(v)
-    elif test.op == "below":
-        out = v < arg
-    elif test.op == "above":
-        out = v > arg
-    else:
-        out = ~np.isin(v, arg)
-    return np.asarray(out, dtype=bool)
+    return np.asarray(_NUMPY_TESTS[test.op](v, test.arg), dtype=bool)
+
+
+def value_problem(column: str, value: float | None) -> str | None:
+    """The problem of the first rule of :data:`LOG_RULES` that one numeric ``value`` of ``column`` breaks
+    (None: not a number), or None: the posted events' check (:mod:`ndcg_labeling.online.live`)."""
+    v = np.array([np.nan if value is None else value], dtype=np.float64)
+    for rule in LOG_RULES:
+        if rule.column == column and any(
+                _numpy_test(t, v).any() for t in rule.tests if t.op not in ("blank", "not_an_id")):
+            return rule.problem
+    return None

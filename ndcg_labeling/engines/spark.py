@@ -20,6 +20,7 @@ click-model kernels then run on them unchanged. Work is partitioned by (query, d
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -83,10 +84,7 @@ class SparkEngine:
             _check_id_types(df, names, files)
             extra = self.frame_hook(df, names, files)
             frames.append(_normalized(df, names, request, first_rules=self.first_rules, extra=extra))
-        out = frames[0]
-        for f in frames[1:]:
-            out = out.unionByName(f)
-        return out
+        return functools.reduce(lambda a, b: a.unionByName(b), frames)
 
     def frame_hook(self, df: Any, names: dict[str, str], files: list[str]) -> list[Any]:
         """The public hook of a subclass (``online report``'s reader): per source, extra columns of the
@@ -189,7 +187,6 @@ class SparkEngine:
                              sessions=sessions, as_of=as_of, n_impressions=int(counts.impressions.sum()),
                              n_requests=n_requests, first_ts=first, last_ts=last, files=files)
 
-
     def _duplicate_position(self, logs: Any, request: LogRequest, as_of: float | None, rid: str,
                             positions: list[int]) -> InputFileError:
         """The DuckDB engine's error for a served list with two documents at one position, named at the
@@ -237,12 +234,8 @@ def _window(request: LogRequest, as_of: float | None) -> Any:
     from pyspark.sql import functions as F
 
     cond = F.lit(True)
-    if request.since is not None:
-        cond = cond & (F.col("ts") >= float(request.since))
-    if request.until is not None:
-        cond = cond & (F.col("ts") <= float(request.until))
-    if as_of is not None:
-        cond = cond & (F.col("ts") <= float(as_of))
+    for op, value in request.bounds(as_of):
+        cond = cond & ((F.col("ts") >= value) if op == ">=" else (F.col("ts") <= value))
     return cond
 
 
@@ -306,10 +299,9 @@ def _normalized(df: Any, names: dict[str, str], request: LogRequest, *, first_ru
         return F.col(f"`{KIND_PREFIX}{names[col]}`") if KIND_PREFIX + names[col] in types else None
 
     pairs = spark_checks(rules, names, raw=raw, number=lambda col: ts if col == "ts" else num(col), kind=kind)
-    checks, msgs = [c for c, _ in pairs], [m for _, m in pairs]
-    problem = F.when(checks[0], msgs[0])
-    for c, m in zip(checks[1:], msgs[1:], strict=True):
-        problem = problem.when(c, m)
+    problem = F.when(*pairs[0])
+    for cond, message in pairs[1:]:
+        problem = problem.when(cond, message)
     return df.select(F.col("_file"), problem.alias("problem"), raw("request_id").cast("string").alias("request_id"),
                      raw("query_id").cast("string").alias("query_id"), raw("doc_id").cast("string").alias("doc_id"),
                      pos.cast("long").alias("position"), clk.cast("int").alias("clicked"), ts.alias("ts"),

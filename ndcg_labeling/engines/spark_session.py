@@ -93,13 +93,3 @@ def _jvm_output_to_file() -> Iterator[Path]:
             os.close(f)
         os.unlink(name)  # the JVM keeps writing to its descriptor; nothing is left behind
 
-
-def spark_error(exc: Exception) -> str:
-    """The first meaningful line of a Spark/Py4J error (the Python worker's own message when one)."""
-    text = str(exc)
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith(("ndcg_labeling.errors.", "ValueError:", "RuntimeError:")):
-            return line.split(":", 1)[1].strip()
-    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
-    return first[:300]

@@ -61,19 +61,10 @@ def first_bad_id(values: pd.Series, what: str = "id", limit: int = MAX_ID_LENGTH
     lengths = np.fromiter(map(len, items), dtype=np.int64, count=n)
     bad = (lengths == 0) | (lengths > limit)
     joined = "\n".join(items)
-    if joined.isascii():
-        raw = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
-        if np.count_nonzero((raw < 0x21) | (raw > 0x7E)) == n - 1:  # the n - 1 separators only
-            if not bad.any():
-                return None
-            other = None
-        else:
-            other = text.str.contains(r"[^\x21-\x7e]", regex=True).to_numpy()
-    else:
-        other = text.str.contains(r"[^\x21-\x7e]", regex=True).to_numpy()
-    if other is not None and other.any():
+    raw = np.frombuffer(joined.encode("ascii"), dtype=np.uint8) if joined.isascii() else None
+    if raw is None or np.count_nonzero((raw < 0x21) | (raw > 0x7E)) != n - 1:  # more than the n - 1 separators
         # Printable ASCII without the space passes at once; only other values are checked one by one.
-        positions = np.flatnonzero(other)
+        positions = np.flatnonzero(text.str.contains(r"[^\x21-\x7e]", regex=True).to_numpy())
         bad[positions] |= np.array([" " in items[i] or not items[i].isprintable() for i in positions], dtype=bool)
     if not bad.any():
         return None

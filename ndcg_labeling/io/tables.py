@@ -167,7 +167,9 @@ def _capped(text: str, note: str = "") -> str:
     return text if len(text) <= MESSAGE_LIMIT else text[:MESSAGE_LIMIT] + "..." + note
 
 
-def _decode_check(path: str, data: bytes) -> str:
+def decode_text(path: str, data: bytes) -> str:
+    """``data`` as UTF-8 text (a byte-order mark dropped); the error names the line of a NUL byte or of
+    the first byte that is not UTF-8."""
     nul = data.find(b"\x00")
     if nul >= 0:
         raise InputFileError(path, "NUL byte (0x00) in the file; is it binary, or UTF-16?",
@@ -181,7 +183,7 @@ def _decode_check(path: str, data: bytes) -> str:
 
 def _row_start_lines(path: str, fmt: str) -> list[int]:
     """Start line of every data row, following quoted newlines as the csv module does."""
-    text = _decode_check(path, Path(path).read_bytes())
+    text = decode_text(path, Path(path).read_bytes())
     if fmt == "trec":  # blank lines and comment lines are skipped, as the TREC readers skip them
         return [i + 1 for i, line in enumerate(text.split("\n")) if line.split() and line.split()[0][0] != "#"]
     if fmt == "jsonl":
@@ -223,7 +225,7 @@ def read_table(path: str | Path, fmt: str | None = None, *, trim: Collection[str
             raise unreadable(path_s, exc) from None
         if not data.strip():
             raise InputFileError(path_s, "the file is empty")
-        text = _decode_check(path_s, data)
+        text = decode_text(path_s, data)
         if fmt == "jsonl":
             frame, row_lines = _read_jsonl(path_s, text, non_text)
         else:
@@ -234,10 +236,9 @@ def read_table(path: str | Path, fmt: str | None = None, *, trim: Collection[str
     for c in unnamed:
         if (frame[c].astype(str).str.strip() == "").all():
             frame = frame.drop(columns=[c])
-    if frame.empty and fmt in ("csv", "tsv"):
-        raise InputFileError(path_s, "the file has a header but no rows")
     if frame.empty:
-        raise InputFileError(path_s, "the file has no rows")
+        raise InputFileError(path_s, "the file has a header but no rows" if fmt in ("csv", "tsv")
+                             else "the file has no rows")
     frame = frame.reset_index(drop=True)
     if fmt in ("csv", "tsv"):
         _check_short_rows(path_s, text, "\t" if fmt == "tsv" else ",", frame)
@@ -379,10 +380,8 @@ def _read_delimited(path: str, text: str, fmt: str) -> pd.DataFrame:
         return frame
     except pd.errors.ParserError as exc:
         msg = str(exc).strip().splitlines()[-1]
-        line = None
         found = re.search(r"line (\d+)", msg)
-        if found:
-            line = int(found.group(1))
+        line = int(found.group(1)) if found else None
         header = text.split("\n", 1)[0]
         hint = " (is the delimiter right?)" if sep not in header and any(d in header for d in ";|\t,") else ""
         raise InputFileError(path, f"malformed {fmt.upper()}: {_capped(msg)}{hint}", line=line) from None
@@ -448,9 +447,8 @@ def _read_jsonl(path: str, text: str, non_text: dict[str, tuple[int | None, str]
             if v is not None and k not in non_text:
                 shown = str.__str__(v) if isinstance(v, _JsonNumber) else json.dumps(v)
                 non_text[k] = (len(records), f"{_JSON_KINDS.get(type(v), 'JSON value')} {_capped(shown, '')}")
-            row[k] = "" if v is None else json.dumps(v) if isinstance(v, (dict, list)) else str(v)
-            if isinstance(v, _JsonNumber):
-                row[k] = str.__str__(v)
+            row[k] = ("" if v is None else json.dumps(v) if isinstance(v, (dict, list))
+                      else str.__str__(v) if isinstance(v, _JsonNumber) else str(v))
         records.append(row)
         lines.append(number)
     if not records:

@@ -30,7 +30,7 @@ from typing import Any
 
 from ndcg_labeling.errors import InputFileError
 from ndcg_labeling.io.files import open_output, require_input_file
-from ndcg_labeling.io.tables import read_table
+from ndcg_labeling.io.tables import decode_text, read_table
 from ndcg_labeling.spreadsheet import neutralise
 
 TASK_COLUMNS = ("item_id", "query", "title", "body", "url", "exported_at", "grade")  # grade last: the column a grader fills
@@ -129,9 +129,8 @@ def read_graded(path: str | Path, fmt: str | None = None) -> GradedFile:
     items = table.frame["item_id"].tolist()
     grades = table.frame["grade"].tolist()
     stamps = table.frame["exported_at"].tolist() if "exported_at" in table.frame.columns else [""] * len(items)
-    for i, (item, grade, stamp) in enumerate(zip(items, grades, stamps, strict=True)):
-        line = table.line_of(i)
-        out.rows.append(GradedRow(i, f"row {i + 1}", line, item, grade, stamp))
+    out.rows = [GradedRow(i, f"row {i + 1}", table.line_of(i), item, grade, stamp)
+                for i, (item, grade, stamp) in enumerate(zip(items, grades, stamps, strict=True))]
     return out
 
 
@@ -154,14 +153,8 @@ def stamp_of(moment: datetime) -> str:
 def _read_label_studio(path: str) -> GradedFile:
     p = Path(path)
     require_input_file(p)
-    raw = p.read_bytes()
-    if b"\x00" in raw:
-        raise InputFileError(path, "NUL byte (0x00) in the file; is it binary, or UTF-16?",
-                             line=raw[: raw.index(b"\x00")].count(b"\n") + 1)
     try:
-        tasks = json.loads(raw.decode("utf-8-sig"))
-    except UnicodeDecodeError:
-        raise InputFileError(path, "not UTF-8 text") from None
+        tasks = json.loads(decode_text(path, p.read_bytes()))
     except json.JSONDecodeError as exc:
         raise InputFileError(path, f"not a Label Studio JSON export: {exc.msg}", line=exc.lineno) from None
     except RecursionError:

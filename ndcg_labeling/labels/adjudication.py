@@ -108,11 +108,15 @@ def adjudication_item(query_id: str, doc_id: str, *, session: Session, batch: st
         m.ConsensusLabel.query_id == q.id, m.ConsensusLabel.document_id == d.id)).scalar()
     scale = str(label_scale or next((x["scale"] for x in judgments), None) or "0-3")
     grades, _ = scale_grades(scale)
-    keys = [(r["query_id"], r["doc_id"]) for r in queue if r["adjudicated"] is None]
-    later = [k for k in keys if k > (query_id, doc_id)] or [k for k in keys if k != (query_id, doc_id)]
     return AdjudicationItem(query_id, doc_id, q.text or "", d.title or "", d.url or "", d.body or "", scale,
                             grades, flag, judgments, skips, history, int(history[0]["version"]) if history else 0,
-                            later[0] if later else None)
+                            _next_open(queue, (query_id, doc_id)))
+
+
+def _next_open(queue: list[dict[str, Any]], current: tuple[str, str]) -> tuple[str, str] | None:
+    """The queue's first open item after ``current`` in (query, document) order, else its first other one."""
+    keys = [k for r in queue if r["adjudicated"] is None and (k := (r["query_id"], r["doc_id"])) != current]
+    return next((k for k in keys if k > current), keys[0] if keys else None)
 
 
 @dataclass
@@ -146,7 +150,5 @@ def adjudicate(query_id: str, doc_id: str, grade: Any, note: str | None, adjudic
         raise InvalidGrade(f"grade {grade!r} is not an integer") from None
     record = set_adjudication(query_id, doc_id, value, adjudicator=adjudicator, session=session,
                               note=(note or "").strip() or None, seen=version, confirm=confirm)
-    keys = [(r["query_id"], r["doc_id"]) for r in flagged_items(session=session, batch=batch)
-            if r["adjudicated"] is None]
-    later = [k for k in keys if k > (query_id, doc_id)] or keys
-    return Decision(str(record), record.version, later[0] if later else None, record)
+    return Decision(str(record), record.version, _next_open(flagged_items(session=session, batch=batch),
+                                                            (query_id, doc_id)), record)

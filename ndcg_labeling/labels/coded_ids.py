@@ -54,10 +54,6 @@ class CodedIds:
         :func:`ndcg_labeling.db.bulk.pairs_meanwhile` makes of the pairs while the file is read."""
         return stored_keys(stored)
 
-    def join(self, stored: PairsText | StoredKeys, ids: Sequence[str]) -> NDArray[np.int64] | None:
-        """:func:`join_on_bytes` (:data:`ndcg_labeling.db.bulk.PairJoin`)."""
-        return join_on_bytes(stored, ids)
-
     def map_to(self, mapping: Mapping[str, int]) -> NDArray[np.int64]:
         """Per row, ``mapping`` of its id (one dictionary look-up per distinct id)."""
         per_id = np.fromiter(map(mapping.__getitem__, self.ids), dtype=np.int64, count=len(self.ids))

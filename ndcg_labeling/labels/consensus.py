@@ -206,11 +206,7 @@ def run_consensus(*, session: Session, batch: str | None = None, method: str = "
                result.needs_adjudication.tolist(), reasons, [now] * n, _filled_by(filled, n), strict=True)
     written = repo.bulk_insert(label, LABEL_COLUMNS, rows, session=session, progress=progress)
 
-    by_reason: Counter[str] = Counter()
-    for text in reasons:
-        if text:
-            for part in text.split("; "):
-                by_reason[part] += 1
+    by_reason = Counter(part for text in reasons if text for part in text.split("; "))
     return ConsensusSummary(method=method, scale=sel.scale.name, batch=batch, items=written,
                             flagged=int(result.needs_adjudication.sum()), replaced=int(replaced),
                             n_grades=sel.n_grades, by_reason=dict(by_reason), n_superseded=sel.n_superseded,
@@ -448,10 +444,8 @@ def export_qrels(*, session: Session, rounding: Rounding | None = None, keep_fra
         raise NdcgLabelingError(
             f"{n_frac} labels are fractional (e.g. {labels['query_id'].iloc[i]} {labels['doc_id'].iloc[i]} = "
             f"{values[i]:g}); choose a rule with --round half-up|floor, or pass --keep-fraction")
-    if rounding == "half-up":
-        values = np.floor(values + 0.5)
-    elif rounding == "floor":
-        values = np.floor(values)
+    if rounding is not None:
+        values = np.floor(values + (0.5 if rounding == "half-up" else 0.0))
     elif n_frac:
         warning = (f"{n_frac} fractional relevance values written as they are; trec_eval expects integer "
                    f"relevance (use --round half-up|floor for it)")

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import repository as repo
-from ndcg_labeling.errors import InputFileError, NdcgLabelingError
+from ndcg_labeling.errors import NdcgLabelingError
 from ndcg_labeling.scales import get_scale
 
 if TYPE_CHECKING:
@@ -59,13 +59,10 @@ def import_gold(path: str | Path, *, scale: str, session: Session, fmt: str | No
     unless every row is good.
     """
     from ndcg_labeling.io.tables import read_table
-    from ndcg_labeling.labels.importing import MAX_ID_LENGTH, _check_unique, _optional_text
+    from ndcg_labeling.labels.importing import MAX_ID_LENGTH, _check_unique, _optional_text, file_scale
 
     path_s = str(path)
-    try:
-        scale_obj = get_scale(scale)
-    except ValueError as exc:
-        raise InputFileError(path_s, str(exc)) from None
+    scale_obj = file_scale(path_s, scale)
     table = read_table(path_s, fmt)
     table.require_columns(["query_id", "doc_id", "grade"], optional=["explanation"])
     qids = table.check_ids("query_id", MAX_ID_LENGTH).tolist()

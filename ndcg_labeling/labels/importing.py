@@ -100,6 +100,14 @@ def _check_unique(table: InputTable, columns: list[str], what: str) -> None:
         raise table.error(row, f"duplicate {what} ({key}), first seen at {where}")
 
 
+def file_scale(path: str, name: str) -> Scale:
+    """The scale called ``name``; an unknown one is an error naming the file being imported."""
+    try:
+        return get_scale(name)
+    except ValueError as exc:
+        raise InputFileError(path, str(exc)) from None
+
+
 def _optional_text(table: InputTable, column: str) -> list[str | None]:
     if column not in table.frame.columns:
         return [None] * len(table.frame)
@@ -139,12 +147,8 @@ def import_documents(path: str | Path, *, session: Session, fmt: str | None = No
     _check_unique(table, ["doc_id"], "doc_id")
     known = {"doc_id", "title", "body", "url"}
     extra = [c for c in table.frame.columns if c not in known]
-    metas: list[str | None]
-    if extra:
-        sub = table.frame[extra]
-        metas = [json.dumps(row, ensure_ascii=False) for row in sub.to_dict(orient="records")]
-    else:
-        metas = [None] * len(table.frame)
+    metas: list[str | None] = [json.dumps(row, ensure_ascii=False) for row in table.frame[extra].to_dict(
+        orient="records")] if extra else [None] * len(table.frame)
     values = {"title": _optional_text(table, "title"), "body": _optional_text(table, "body"),
               "url": _optional_text(table, "url"), "meta": metas}
     summary = _upsert_by_external_id(m.Document, "documents", table, ids.tolist(), values, session=session)
@@ -162,8 +166,7 @@ def _upsert_by_external_id(model: Any, kind: str, table: InputTable, ids: list[s
         stmt = select(model.external_id, *(getattr(model, c) for c in columns)).where(model.external_id.in_(part))
         for row in session.execute(stmt):
             existing[row[0]] = tuple(row[1:])
-    new_rows = []
-    updates = []
+    new_rows, updates = [], []
     for i, ext in enumerate(ids):
         row_values = tuple(values[c][i] for c in columns)
         if ext not in existing:
@@ -287,9 +290,8 @@ def _read_run(path: str, fmt: str | None) -> tuple[InputTable, _RunLines]:
     ranks = table.parse_ranks("rank", MAX_RANK)
     if "score" in frame.columns:
         scores = pd.to_numeric(frame["score"].replace("", np.nan), errors="coerce")
-        bad_score = (scores.isna() & (frame["score"] != "")) | np.isinf(scores.fillna(0))
-        nan_text = frame["score"].str.lower().isin(["nan", "inf", "-inf", "infinity", "-infinity"])
-        bad_score = bad_score | nan_text
+        bad_score = ((scores.isna() & (frame["score"] != "")) | np.isinf(scores.fillna(0))
+                     | frame["score"].str.lower().isin(["nan", "inf", "-inf", "infinity", "-infinity"]))
         if bad_score.any():
             row = int(np.flatnonzero(bad_score.to_numpy())[0])
             raise table.error(row, f"score {frame['score'].iloc[row]!r} is not a finite number")
@@ -332,8 +334,9 @@ def import_run(path: str | Path, *, system: str, session: Session, fmt: str | No
                                               f"{run.query.ids[run.query.codes[dup]]!r}")
 
     sys_obj, _created = repo.get_or_create_system(system.strip(), session=session, description=description)
-    q_rows, new_q = external_row_ids(m.Query, run.query.ids, session=session, join=run.query.join)
-    d_rows, new_d = external_row_ids(m.Document, run.doc.ids, session=session, join=run.doc.join, prefetched=stored_docs)
+    q_rows, new_q = external_row_ids(m.Query, run.query.ids, session=session, join=join_on_bytes)
+    d_rows, new_d = external_row_ids(m.Document, run.doc.ids, session=session, join=join_on_bytes,
+                                     prefetched=stored_docs)
     # Rows in (query, rank) order of the internal ids: the indexes grow at a few places.
     qid, did = q_rows[run.query.codes], d_rows[run.doc.codes]
     order = np.lexsort((run.rank, qid))
@@ -349,17 +352,13 @@ def import_run(path: str | Path, *, system: str, session: Session, fmt: str | No
         if not touched.empty:
             key = ["qid", "did", "rank"]
             new_sorted = run_rows[key].sort_values(key).reset_index(drop=True)
-            same_queries = []
-            changed_queries = []
+            same_queries: list[int] = []
+            changed_queries: list[int] = []
             old_groups = {q: g[key].sort_values(key).reset_index(drop=True) for q, g in touched.groupby("qid")}
             for q, g in new_sorted.groupby("qid"):
-                old = old_groups.get(q)
-                if old is None:
-                    continue
-                if old.reset_index(drop=True).equals(g.reset_index(drop=True)):
-                    same_queries.append(q)
-                else:
-                    changed_queries.append(q)
+                if q in old_groups:
+                    same = old_groups[q].equals(g.reset_index(drop=True))
+                    (same_queries if same else changed_queries).append(q)
             if changed_queries and not replace:
                 qext = run.query.ids[int(np.flatnonzero(q_rows == changed_queries[0])[0])]
                 raise ConflictError(f"{path_s}: system {system!r} already has a different ranking for query "
@@ -438,10 +437,7 @@ def import_judgments(path: str | Path, *, scale: str, session: Session, fmt: str
     """
     path_s = str(path)
     repo.begin_bulk(session)  # foreign keys checked once per referenced row (SQLite)
-    try:
-        scale_obj = get_scale(scale)
-    except ValueError as exc:
-        raise InputFileError(path_s, str(exc)) from None
+    scale_obj = file_scale(path_s, scale)
     table, lines = read_judgments_file(path_s, fmt=fmt, grader=grader, scale=scale_obj)
 
     gmap = repo.grader_map(session=session)
@@ -474,9 +470,6 @@ def import_judgments(path: str | Path, *, scale: str, session: Session, fmt: str
     summary.new = written - summary.updated
     return summary
 
-
-# --- import judgments against what is stored: the same grade and scale is unchanged, another one a
-# conflict (naming the scales when they differ), or with --replace deleted and written again.
 
 def against_stored(table: InputTable, lines: _JudgmentLines, gid: NDArray[np.int64], qid: NDArray[np.int64],
                     did: NDArray[np.int64], scale: str, replace: bool, summary: ImportSummary, *,

@@ -9,9 +9,6 @@ from ndcg_labeling.choices import GraderRole
 from ndcg_labeling.db import models as m
 from ndcg_labeling.db import repository as repo
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
-from ndcg_labeling.labels.overview import (
-    list_graders as list_graders,  # a Core read: `graders list` starts fast
-)
 from ndcg_labeling.labels.overview import unknown_batch
 
 

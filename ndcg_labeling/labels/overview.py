@@ -3,9 +3,7 @@
 
 Core queries over :mod:`ndcg_labeling.db.tables`, so these commands start without ``sqlalchemy.orm``,
 the ORM models, numpy or pandas (issue 17). Each function takes ``session=``: a Core connection (the
-CLI) or an ORM session (the web workspace, the tests); both run the same statements. The names are
-re-exported where they used to live (:mod:`ndcg_labeling.labels.tasks`,
-:mod:`ndcg_labeling.labels.lookups`, :mod:`ndcg_labeling.labels.consensus`).
+CLI) or an ORM session (the web workspace, the tests); both run the same statements.
 """
 
 from __future__ import annotations

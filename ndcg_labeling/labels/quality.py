@@ -126,8 +126,7 @@ def graders_quality(*, session: Session, batch: str | None = None, min_accuracy:
                                 f"after `ndcg-labeling gold import`")
     q = _quality(graders, answers, min_accuracy)
     trust = grader_trust(session=session, scale=scale, min_accuracy=min_accuracy)
-    rows = []
-    notes = []
+    rows, notes = [], []
     for k, (gid, name, kind) in enumerate(graders):
         _, code, n_all, acc_all = trust.get(gid, (name, UNDECIDED, 0, math.nan))
         rows.append({
@@ -207,9 +206,7 @@ def untrusted_graders(*, session: Session, batch: str | None = None, min_accurac
     """``grader row id -> name`` of the graders :func:`grader_trust` calls untrusted (and undecided, with
     ``include_undecided``) on the scale of ``batch`` (every scale when None); an empty dict when there are
     no gold answers: nobody is untrusted then."""
-    scale = None
-    if batch is not None:
-        scale = _batch_scope(batch, session=session)[1]
+    scale = _batch_scope(batch, session=session)[1]
     states = {UNTRUSTED, UNDECIDED} if include_undecided else {UNTRUSTED}
     trust = grader_trust(session=session, scale=scale, min_accuracy=min_accuracy, shifts=shifts)
     return {gid: name for gid, (name, code, _, _) in trust.items() if code in states}

@@ -58,10 +58,10 @@ def run_in_transaction(engine: Engine, work: Callable[[Session], T], *, retries:
             with session_scope(engine) as session:
                 return work(session)
         except DBAPIError as exc:
-            if not is_retryable(exc) or attempt == retries:
-                if is_retryable(exc):
-                    raise TooManyRetries(f"gave up after {retries} retries: {str(exc.orig).splitlines()[0]}") from exc
+            if not is_retryable(exc):
                 raise
+            if attempt == retries:
+                raise TooManyRetries(f"gave up after {retries} retries: {str(exc.orig).splitlines()[0]}") from exc
             if on_retry is not None:
                 on_retry(exc)
             time.sleep(random.uniform(0.005, 0.05) * (attempt + 1))

@@ -89,11 +89,6 @@ def _ideal_block(gains: FloatArray, cum: IntArray, ranks: IntArray) -> FloatArra
     return out
 
 
-def ideal_gain_at_ranks(gains: FloatArray, cum: IntArray, width: int) -> FloatArray:
-    """``(n, width)``: the ideal list's gain at each rank, 0 past its positive part."""
-    return _ideal_block(gains, cum, np.arange(width, dtype=np.int64))
-
-
 def ndcg_family(ctx: Context, which: str, pairs: Mapping[float, float]) -> FloatArray:
     """m_ndcg.c: ``ndcg``, ``dcg`` and ``ideal_dcg`` over the whole list; the ideal uses every
     judged document, retrieved or not."""
@@ -142,7 +137,7 @@ def ndcg_rel(ctx: Context, pairs: Mapping[float, float]) -> FloatArray:
     rg = results_gains(ctx, pairs)
     dcg_cum = _dcg.cumulative_dcg(rg)
     gains, cum = ideal_groups(ctx, pairs)
-    ideal_cum = _ideal_cum(gains, cum, width)
+    ideal_cum = _dcg.cumulative_dcg(_ideal_block(gains, cum, np.arange(width, dtype=np.int64)))
     with np.errstate(divide="ignore", invalid="ignore"):
         total = seq_sum(np.where(rg > 0, dcg_cum / ideal_cum, 0.0))
         n_pos = cum[:, -1] if cum.size else np.zeros(ctx.lists.n, dtype=np.int64)
@@ -150,11 +145,6 @@ def ndcg_rel(ctx: Context, pairs: Mapping[float, float]) -> FloatArray:
         full = ideal_dcg_before(gains, cum, _WHOLE)
         total = total + (n_pos - (rg > 0).sum(axis=1)) * final_dcg / full
         return np.where(total > 0, total / n_pos, 0.0)
-
-
-def _ideal_cum(gains: FloatArray, cum: IntArray, width: int) -> FloatArray:
-    """``(n, width)``: ideal DCG of the first ``j + 1`` ranks."""
-    return _dcg.cumulative_dcg(ideal_gain_at_ranks(gains, cum, width))
 
 
 def rndcg(ctx: Context, pairs: Mapping[float, float]) -> FloatArray:
@@ -198,7 +188,7 @@ def g_measure(ctx: Context, pairs: Mapping[float, float]) -> FloatArray:
     width = ctx.lists.rel.shape[1]
     rg = results_gains(ctx, pairs)
     gains, cum = ideal_groups(ctx, pairs)
-    cost = np.cumsum(np.maximum(ideal_gain_at_ranks(gains, cum, width), 1.0), axis=1)
+    cost = np.cumsum(np.maximum(_ideal_block(gains, cum, np.arange(width, dtype=np.int64)), 1.0), axis=1)
     got = np.cumsum(rg, axis=1)
     terms = np.zeros(rg.shape)
     at = rg != 0

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
@@ -108,7 +108,6 @@ class Context:
     lists: RankedLists
     relevance_level: float
     num_docs_in_coll: int = 0
-    _cache: dict[str, object] = field(default_factory=dict)
 
     @cached_property
     def is_rel(self) -> BoolArray:
@@ -356,13 +355,9 @@ def rbp_powers(p: float, n: int) -> FloatArray:
 
 def relstring(ctx: Context, length: int) -> list[str]:
     """m_relstring.c: the labels of the first ``length`` documents, one character each."""
-    out = []
-    for row, n in zip(ctx.lists.rel, ctx.lists.num_ret, strict=True):
-        chars = []
-        for v in row[: min(length, int(n))]:
-            chars.append(">" if v > 9 else str(int(v)) if v >= 0 else "-" if v == NONPOOL else ".")
-        out.append("".join(chars))
-    return out
+    return ["".join(">" if v > 9 else str(int(v)) if v >= 0 else "-" if v == NONPOOL else "."
+                    for v in row[: min(length, int(n))])
+            for row, n in zip(ctx.lists.rel, ctx.lists.num_ret, strict=True)]
 
 
 # gains: see _trec_gains.py

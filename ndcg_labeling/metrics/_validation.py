@@ -102,6 +102,11 @@ def check_k(func: str, k: int | Sequence[int] | None) -> tuple[list[int | None],
     return ks, many
 
 
+def k_max(ks: Sequence[int | None]) -> int | None:
+    """The deepest of the cut-offs ``ks``; None (the whole list) when one of them is None."""
+    return None if any(k is None for k in ks) else max(k for k in ks if k is not None)
+
+
 def check_choice(func: str, param: str, value: object, choices: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{func}: {param} must be one of {', '.join(repr(c) for c in choices)}, got {value!r}")

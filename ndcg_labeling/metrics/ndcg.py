@@ -33,6 +33,7 @@ from ndcg_labeling.metrics._validation import (
     check_rows,
     check_same_shape,
     is_torch,
+    k_max,
 )
 
 KType = int | Sequence[int] | None
@@ -42,10 +43,6 @@ def _stack(xp: Any, columns: list[Any], many: bool) -> Any:
     if not many:
         return columns[0]
     return xp.stack(columns, 1) if xp is not np else np.stack(columns, axis=1)
-
-
-def _k_max(ks: list[int | None]) -> int | None:
-    return None if any(k is None for k in ks) else max(k for k in ks if k is not None)
 
 
 def batch_dcg(
@@ -70,7 +67,7 @@ def batch_dcg(
     if ties == "average":
         dcg, _ = _average_ties(func, scores, labels, ks, gain, None)
         return _back(scores, _stack(np, dcg, many))
-    r = _core.prepare(func, scores, labels, k_max=_k_max(ks))
+    r = _core.prepare(func, scores, labels, k_max=k_max(ks))
     return _stack(r.xp, [_core.dcg_from_ranking(r, kk, gain) for kk in ks], many)
 
 
@@ -138,7 +135,7 @@ def batch_ndcg(
     compiled = _core.compiled_ndcg(func, scores, labels, ks, gain, empty, ideal_labels)
     if compiled is not None:
         return compiled if many else compiled[:, 0]
-    r = _core.prepare(func, scores, labels, k_max=_k_max(ks), ideal_labels=ideal_labels)
+    r = _core.prepare(func, scores, labels, k_max=k_max(ks), ideal_labels=ideal_labels)
     return _stack(r.xp, [_core.ndcg_from_ranking(r, kk, gain, empty) for kk in ks], many)
 
 

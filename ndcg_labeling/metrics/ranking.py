@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ndcg_labeling.metrics import _core
+from ndcg_labeling.metrics import _core, _validation
 from ndcg_labeling.metrics._validation import EMPTIES, Ranking, as_2d, check_choice, check_k, check_threshold
-from ndcg_labeling.metrics.ndcg import _k_max, _stack
+from ndcg_labeling.metrics.ndcg import _stack
 
 KType = int | Sequence[int] | None
 
@@ -39,7 +39,7 @@ def _run(
     ks, many = check_k(func, k)
     check_choice(func, "empty", empty, EMPTIES)
     t = check_threshold(func, relevant_threshold)
-    r = _core.prepare(func, scores, labels, k_max=_k_max(ks), ideal_labels=ideal_labels)
+    r = _core.prepare(func, scores, labels, k_max=_validation.k_max(ks), ideal_labels=ideal_labels)
     return _stack(r.xp, [kernel(r, kk, t, empty) for kk in ks], many)
 
 
@@ -128,7 +128,7 @@ def judged_at_k(scores: Any, labels: Any, k: KType = 10, *, empty: str = "zero")
     func = "judged_at_k"
     ks, many = check_k(func, k)
     check_choice(func, "empty", empty, EMPTIES)
-    r = _core.prepare(func, scores, labels, k_max=_k_max(ks))
+    r = _core.prepare(func, scores, labels, k_max=_validation.k_max(ks))
     return _stack(r.xp, [_core.judged_from_ranking(r, kk, empty) for kk in ks], many)
 
 

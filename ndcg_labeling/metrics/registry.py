@@ -28,28 +28,20 @@ from ndcg_labeling.metrics._validation import (
     check_choice,
     check_threshold,
     is_torch,
+    k_max,
 )
 
-
-@dataclass(frozen=True)
-class _Family:
-    kernel: Callable[[Ranking, int | None, str, float, str], Any]
-    doc: str
-
-
-# Each family's kernel over one Ranking: (ranking, k, gain, relevant threshold, empty) -> per-query values.
-REGISTRY: dict[str, _Family] = {
-    "ndcg": _Family(lambda r, k, gain, t, empty: _core.ndcg_from_ranking(r, k, gain, empty),
-                    "normalised DCG (batch_ndcg)"),
-    "dcg": _Family(lambda r, k, gain, t, empty: _core.dcg_from_ranking(r, k, gain),
-                   "discounted cumulative gain (batch_dcg)"),
-    "mrr": _Family(lambda r, k, gain, t, empty: _core.mrr_from_ranking(r, k, t, empty), "reciprocal rank (batch_mrr)"),
-    "map": _Family(lambda r, k, gain, t, empty: _core.average_precision_from_ranking(r, k, t, empty),
-                   "average precision (batch_average_precision)"),
-    "p": _Family(lambda r, k, gain, t, empty: _core.precision_from_ranking(r, k, t, empty), "precision (batch_precision)"),
-    "recall": _Family(lambda r, k, gain, t, empty: _core.recall_from_ranking(r, k, t, empty), "recall (batch_recall)"),
-    "judged": _Family(lambda r, k, gain, t, empty: _core.judged_from_ranking(r, k, empty),
-                      "share of judged documents (judged_at_k)"),
+# Each family's kernel over one Ranking: (ranking, k, gain, relevant threshold, empty) -> per-query values
+# (the public function of each: batch_ndcg, batch_dcg, batch_mrr, batch_average_precision, batch_precision,
+# batch_recall, judged_at_k).
+REGISTRY: dict[str, Callable[[Ranking, int | None, str, float, str], Any]] = {
+    "ndcg": lambda r, k, gain, t, empty: _core.ndcg_from_ranking(r, k, gain, empty),
+    "dcg": lambda r, k, gain, t, empty: _core.dcg_from_ranking(r, k, gain),
+    "mrr": lambda r, k, gain, t, empty: _core.mrr_from_ranking(r, k, t, empty),
+    "map": lambda r, k, gain, t, empty: _core.average_precision_from_ranking(r, k, t, empty),
+    "p": lambda r, k, gain, t, empty: _core.precision_from_ranking(r, k, t, empty),
+    "recall": lambda r, k, gain, t, empty: _core.recall_from_ranking(r, k, t, empty),
+    "judged": lambda r, k, gain, t, empty: _core.judged_from_ranking(r, k, empty),
 }
 ALIASES = {"rr": "mrr", "recip_rank": "mrr", "ap": "map", "precision": "p"}
 
@@ -175,9 +167,9 @@ def compute_metrics(
                                        ideal_labels)
         if compiled is not None:
             return {mt.name: compiled[:, j] for j, mt in enumerate(metrics)}
-    k_max = None if any(mt.k is None for mt in metrics) else max(mt.k for mt in metrics if mt.k is not None)
-    r = _core.prepare("compute_metrics", scores, labels, k_max=k_max, ideal_labels=ideal_labels)
-    return {mt.name: REGISTRY[mt.family].kernel(r, mt.k, gain, t, empty) for mt in metrics}
+    r = _core.prepare("compute_metrics", scores, labels, k_max=k_max([mt.k for mt in metrics]),
+                      ideal_labels=ideal_labels)
+    return {mt.name: REGISTRY[mt.family](r, mt.k, gain, t, empty) for mt in metrics}
 
 
 def _negative_as_unjudged(labels: Any) -> Any:
@@ -242,9 +234,8 @@ def compute_on_lists(names: Iterable[str | Metric], lists: RankedLists, *, gain:
     own = [mt for mt in metrics if mt.family in REGISTRY]
     out: dict[str, FloatArray] = {}
     if own:  # the library's kernels over the lists: one engine for batch_ndcg, report and eval
-        k_max = None if any(mt.k is None for mt in own) else max(mt.k for mt in own if mt.k is not None)
-        r = _trec_gains.ranking(lists, k_max, "compute_on_lists")
-        out = {mt.name: REGISTRY[mt.family].kernel(r, mt.k, gain, t, empty) for mt in own}
+        r = _trec_gains.ranking(lists, k_max([mt.k for mt in own]), "compute_on_lists")
+        out = {mt.name: REGISTRY[mt.family](r, mt.k, gain, t, empty) for mt in own}
     ctx = _trec_kernels.Context(lists, t)
     for mt in metrics:
         if mt.family not in REGISTRY:

@@ -20,16 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from ndcg_labeling.engines.base import (
-    DWELL_MS_MAX,
-    MAX_POSITION,
-    TS_MAX,
-    TS_MIN,
-    TS_RANGE_PROBLEM,
-    WATCH_RATIO_MAX,
-    above_max_problem,
-)
+from ndcg_labeling.engines.base import DWELL_MS_MAX, MAX_POSITION, TS_MAX, TS_MIN, WATCH_RATIO_MAX
 from ndcg_labeling.engines.online_duckdb import ImpressionRows
+from ndcg_labeling.engines.rules import value_problem
 from ndcg_labeling.errors import EventError, NdcgLabelingError
 from ndcg_labeling.io.ids import id_problem, shown
 from ndcg_labeling.online.lists import EXACT_FAMILIES, ideal_dcg
@@ -43,10 +36,6 @@ _IDS = ("request_id", "query_id", "doc_id", "arm")
 MAX_ID = 512
 #: ``arm`` is the name of an experiment arm: the width of ``online_events.arm``
 MAX_ARM = 128
-#: the bounds of the numeric fields (docs/online.md): ``(smallest, largest)``; the ids follow the rule of
-#: :mod:`ndcg_labeling.io.ids`, as in the importers and the log engines
-BOUNDS = {"position": (1.0, float(MAX_POSITION)), "ts": (TS_MIN, TS_MAX), "watch_ratio": (0.0, WATCH_RATIO_MAX),
-          "dwell_ms": (0.0, DWELL_MS_MAX)}
 
 
 def _limit(col: str) -> int:
@@ -104,31 +93,15 @@ def _row(obj: Any) -> tuple[Any, ...]:
         problem = id_problem(out[col], col, _limit(col))
         if problem is not None:
             raise ValueError(problem)
-    pos = _number(obj.get("position"))
-    if pos is None or not math.isfinite(pos) or pos < 1 or pos != math.floor(pos):
-        raise ValueError(f"position {_shown(obj.get('position'))} is not a whole number >= 1")
-    if pos > MAX_POSITION:
-        raise ValueError(f"position {_shown(obj.get('position'))} is beyond the deepest position read ({MAX_POSITION})")
-    clicked = _number(obj.get("clicked"))
-    if clicked not in (0.0, 1.0):
-        raise ValueError(f"clicked {_shown(obj.get('clicked'))} is not 0 or 1")
-    ts = _ts(obj.get("ts"))
-    if ts is None or not math.isfinite(ts):
-        raise ValueError(f"ts {_shown(obj.get('ts'))} is neither ISO 8601 nor epoch seconds")
-    if not TS_MIN <= ts <= TS_MAX:
-        raise ValueError(f"ts {_shown(obj.get('ts'))} {TS_RANGE_PROBLEM}")
-    for col, rule in (("converted", "01"), ("watch_ratio", ">=0"), ("dwell_ms", ">=0")):
+    # the numbers by the log's rules (engines/rules.py): the engines' messages; an optional one may be absent
+    for col in ("position", "clicked", "ts", "converted", "watch_ratio", "dwell_ms"):
         v = obj.get(col)
-        num = _number(v)
-        if v is None:
-            out[col] = None
-        elif num is None or not math.isfinite(num) or (rule == "01" and num not in (0.0, 1.0)) or num < 0:
-            raise ValueError(f"{col} {_shown(v)} is not {'0 or 1' if rule == '01' else 'a number >= 0'}")
-        elif col in BOUNDS and num > BOUNDS[col][1]:
-            raise ValueError(f"{col} {_shown(v)} {above_max_problem(BOUNDS[col][1])}")
-        else:
-            out[col] = num
-    out.update(position=int(pos), clicked=int(clicked), ts=ts)
+        num = _ts(v) if col == "ts" else _number(v)
+        problem = None if v is None and col in ("converted", "watch_ratio", "dwell_ms") else value_problem(col, num)
+        if problem is not None:
+            raise ValueError(f"{col} {_shown(v)} {problem}")
+        out[col] = num
+    out.update(position=int(out["position"]), clicked=int(out["clicked"]))
     return tuple(out[c] for c in COLUMNS)
 
 
@@ -193,8 +166,7 @@ def _fast_rows(objs: list[Any]) -> list[tuple[Any, ...]] | None:
         return None
     if not all(v is None or (_num_ok(v) and (v == 0 or v == 1)) for v in cols["converted"]):
         return None
-    for c in ("watch_ratio", "dwell_ms"):
-        high = BOUNDS[c][1]
+    for c, high in (("watch_ratio", WATCH_RATIO_MAX), ("dwell_ms", DWELL_MS_MAX)):
         if not all(v is None or _num_ok(v, 0.0, high) for v in cols[c]):
             return None
     cols["ts"] = [float(v) for v in cols["ts"]]

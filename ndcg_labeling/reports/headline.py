@@ -65,10 +65,9 @@ def signed_bound(x: float) -> str:
 def _ci(lo: float, hi: float, sign: bool) -> str:
     if lo is None or hi is None or math.isnan(lo) or math.isnan(hi):
         return "[no interval]"
-    if sign:
+    if sign:  # a difference's interval at the precision of the difference (as in the tables)
         return f"[{signed_bound(lo)}, {signed_bound(hi)}]"
-    f = "+.3f" if sign else ".2f"  # a difference's interval at the precision of the difference (as in the tables)
-    return f"[{lo:{f}}, {hi:{f}}]"
+    return f"[{lo:.2f}, {hi:.2f}]"
 
 
 def _group_name(qt: str) -> str:

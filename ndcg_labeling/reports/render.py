@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -34,12 +34,9 @@ def render_report(result: ReportResult, fmt: str, *, console: Console | None = N
             console = Console(width=TABLE_WIDTH)
         render_table(result, console)
         return None
-    if fmt == "csv":
-        return render_csv(result)
-    if fmt == "json":
-        return render_json(result)
-    if fmt == "md":
-        return render_markdown(result)
-    if fmt == "html":
-        return render_html(result, agreement=agreement, agreement_note=agreement_note)
-    raise ValueError(f"render_report: fmt must be one of {', '.join(REPORT_FORMATS)}, got {fmt!r}")
+    renderers: dict[str, Callable[[ReportResult], str]] = {
+        "csv": render_csv, "json": render_json, "md": render_markdown,
+        "html": lambda r: render_html(r, agreement=agreement, agreement_note=agreement_note)}
+    if fmt not in renderers:
+        raise ValueError(f"render_report: fmt must be one of {', '.join(REPORT_FORMATS)}, got {fmt!r}")
+    return renderers[fmt](result)

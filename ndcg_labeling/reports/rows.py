@@ -61,7 +61,6 @@ def inert(text: object, *, newlines: bool = False) -> str:
     return "".join(out)
 
 
-
 def render_rows(rows: Sequence[dict[str, Any]], fmt: OutputFormat | str, *, title: str | None = None,
                 columns: Sequence[str] | None = None) -> str | None:
     """Render a list of flat dicts as csv / json text; for ``table`` print it and return None: a Rich table

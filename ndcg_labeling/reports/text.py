@@ -64,6 +64,14 @@ def _per_query_wanted(result: ReportResult) -> bool:
     return result.options.per_query or result.options.by == "query"
 
 
+def _per_query_rows(result: ReportResult) -> list[list[str]]:
+    """Per (query, query type, system): its ids and each metric at 4 decimals (the per-query tables)."""
+    pq = result.per_query.pivot_table(index=["query_id", "query_type", "system"], columns="metric",
+                                      values="value", sort=True)
+    return [[str(q), str(t), str(s)] + [_fmt(r.get(mt, float("nan")), 4) for mt in result.metrics]
+            for (q, t, s), r in pq.iterrows()]
+
+
 def render_csv(result: ReportResult) -> str:
     """Long format: ``system,query_type,metric,value,n_queries,ci_low,ci_high`` (``all`` = overall), or with
     per-query output ``system,query_id,query_type,metric,value``. Floats at full precision; a text cell
@@ -169,13 +177,10 @@ def render_table(result: ReportResult, console: Console | None = None) -> None:
     render_headline_table(result, con)
     if _per_query_wanted(result):
         table = Table(title="per query")
-        pq = result.per_query.pivot_table(index=["query_id", "query_type", "system"], columns="metric",
-                                          values="value", sort=True)
         for col in ["query", "query type", "system"] + result.metrics:
             table.add_column(col, justify="right" if col in result.metrics else "left")
-        for (qid, qt, system), row in pq.iterrows():
-            table.add_row(str(qid), str(qt), str(system),
-                          *(_fmt(row.get(mt, float("nan")), 4) for mt in result.metrics))
+        for row in _per_query_rows(result):
+            table.add_row(*row)
         con.print(table)
     header, rows = summary_cells(result, ci_digits=2)
     table = Table(title=f"mean {grouping_phrase(result.options.by)} with {ci} bootstrap interval "
@@ -328,12 +333,8 @@ def render_markdown(result: ReportResult) -> str:
         parts.append("## Queries that moved\n")
         parts.extend(moved)
     if _per_query_wanted(result):
-        pq = result.per_query.pivot_table(index=["query_id", "query_type", "system"], columns="metric",
-                                          values="value", sort=True)
         parts.append("## Per query\n")
-        prow = [[str(q), str(t), str(s)] + [_fmt(r.get(mt, float("nan")), 4) for mt in result.metrics]
-                for (q, t, s), r in pq.iterrows()]
-        parts.append(_md_table(["query", "query type", "system"] + result.metrics, prow))
+        parts.append(_md_table(["query", "query type", "system"] + result.metrics, _per_query_rows(result)))
     parts.append("## Notes\n")
     parts.extend(f"- {n}\n" for n in result.notes)
     return "\n".join(parts)

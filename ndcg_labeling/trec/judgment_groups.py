@@ -63,12 +63,10 @@ def read_and_join_groups(qrels_path: str, run_path: str, options: Options) -> Gr
 
 
 def _first_group_only(qrels: QrelsColumns) -> QrelsColumns:
-    seen: set[tuple[str, str]] = set()
-    rows = []
-    for i, (q, d) in enumerate(zip(qrels.query_id, qrels.doc_id, strict=True)):
-        if (q, d) not in seen:
-            seen.add((q, d))
-            rows.append(i)
+    first: dict[tuple[str, str], int] = {}  # each (query, document)'s first line, in file order
+    for i, key in enumerate(zip(qrels.query_id, qrels.doc_id, strict=True)):
+        first.setdefault(key, i)
+    rows = list(first.values())
     return QrelsColumns([qrels.query_id[i] for i in rows], [qrels.iteration[i] for i in rows],
                         [qrels.doc_id[i] for i in rows], [qrels.relevance[i] for i in rows],
                         [qrels.line[i] for i in rows])

@@ -245,15 +245,11 @@ def check_login_proof(token: str | None, nonce: str | None, proof: str | None, *
     :data:`LOGIN_FORM_SECONDS`."""
     import time
 
-    when_text, _, _digest = (proof or "").partition(".")
-    expired = PermissionDenied("the sign-in form has expired; open the sign-in link again")
-    if not token or not nonce or not when_text.isdigit() or len(when_text) > 12:
-        raise expired
-    when = int(when_text)
-    if not 0 <= time.time() - when <= LOGIN_FORM_SECONDS:
-        raise expired
-    if not same_secret(proof, login_proof(token, nonce, session=session, issued=when)):
-        raise expired
+    when, _, _digest = (proof or "").partition(".")
+    if (not token or not nonce or not when.isdigit() or len(when) > 12
+            or not 0 <= time.time() - int(when) <= LOGIN_FORM_SECONDS
+            or not same_secret(proof, login_proof(token, nonce, session=session, issued=int(when)))):
+        raise PermissionDenied("the sign-in form has expired; open the sign-in link again")
 
 
 def end_session(cookie: str | None, *, session: Session) -> None:

@@ -107,17 +107,15 @@ def grading_view(batch: str, user: WebUser, *, session: Session, after: str | No
     """
     found, progress = _my_batch(batch, user, session=session)
     grades, guideline = scale_grades(found.scale)
-    notice = None
-    if after:
-        notice = _stored_notice(found, after, user, grades, session=session)
-    elif undone:
-        notice = _undone_notice(undone, grades)
-    feedback = None
+    notice = feedback = None
     if after:  # gold_feedback owns the rule (None without --gold-feedback, for ordinary or ungraded items)
         from ndcg_labeling.labels.gold import gold_feedback
 
+        notice = _stored_notice(found, after, user, grades, session=session)
         shown = gold_feedback(batch, after, grader=user.grader, session=session)
         feedback = None if shown is None else str(shown)
+    elif undone:
+        notice = _undone_notice(undone, grades)
     item = tasks.next_item(batch, grader=user.grader, session=session)
     return GradingView(found.name, found.scale, item, progress, grades, guideline,
                        can_undo=progress.done + progress.skipped > 0, warnings=tasks.guideline_warnings(found), feedback=feedback,
