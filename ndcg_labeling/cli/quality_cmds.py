@@ -28,6 +28,7 @@ from ndcg_labeling.cli.common import (
     summary_format,
     write_output,
 )
+from ndcg_labeling.reports.judge_gate import gate_lines
 from ndcg_labeling.reports.rows import render_rows
 
 gold_app = typer.Typer(help="Gold items: (query, document) pairs whose grade is known, mixed into batches.",
@@ -124,7 +125,12 @@ def calibrate(
     Against the human consensus on the items both labelled, and against the systems' order under the
     human labels (Kendall's tau-b, largest rank change); a verdict per query type.
     """
-    from ndcg_labeling.sources.calibration import CALIBRATION_COLUMNS
+    from ndcg_labeling.sources.calibration import (
+        CALIBRATION_COLUMNS,
+        GATE_COLUMNS,
+        RELEVANT_FROM,
+        TOP_SYSTEMS,
+    )
     from ndcg_labeling.sources.calibration import calibrate as run
 
     check_out(out, force)
@@ -149,6 +155,12 @@ def calibrate(
                   for g, counts in zip(grades, row["confusion"], strict=True)]
             render_rows(cm, fmt, columns=["people \\ judge", *grades],
                         title=f"confusion ({row['scope']}, n {row['n']})")
+        render_rows(report.rows, fmt, columns=list(GATE_COLUMNS),
+                    title=f"the gate: kappas and leniency (judge - people, grades) with 95% intervals over queries; "
+                          f"binary: relevant = grade >= {RELEVANT_FROM}; tau and tau_ap over all systems and the top "
+                          f"{TOP_SYSTEMS} of people's order; per-query tau")
+        for line in gate_lines(report.checks):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
         for line in report.verdicts:
             console.print(f"Verdict: {line}", markup=False, highlight=False, soft_wrap=True)
 
