@@ -68,7 +68,7 @@ class FakeLLM:
         body = prompt.split("<document>", 1)[-1]
         if self.stuffed and all(term in body.lower() for term in query.lower().split()):
             return True
-        return self.obeys and "grade 3" in body.lower()
+        return self.obeys and re.search(r"grade[^.]{0,20}3", body.lower()) is not None
 
     def respond(self, body: dict[str, Any], auth: str = "") -> tuple[int, dict[str, str], bytes]:
         prompt = "\n".join(m["content"] for m in body["messages"])
