@@ -156,6 +156,7 @@ def _ppi(ctx: typer.Context, *, system: list[str] | None, baseline: str | None, 
     """``report --estimator ppi --judge GRADER``: :func:`~ndcg_labeling.scoring.ppi.ppi_report`, as rows."""
     from ndcg_labeling.results import ReportOptions
     from ndcg_labeling.scoring.ppi import ppi_report
+    from ndcg_labeling.sources.judge_gate import check_judge_use
 
     refuse_given(ctx, PPI_REFUSES, "--estimator ppi")
     if judge is None:
@@ -170,6 +171,10 @@ def _ppi(ctx: typer.Context, *, system: list[str] | None, baseline: str | None, 
                             by=(by or By.query_type).value, gain=gain.value, relevant_threshold=relevant_threshold)
     check_out(out, force)
     with open_session(db, read_only=True) as session:
+        # the judge gate (issue 47): lineage and the calibrated model and prompt. Called here because
+        # scoring/ppi.py belongs to the PPI work of the same issue; it can move into ppi_report at merge.
+        named = [*options.systems, *([options.baseline] if options.baseline else [])]
+        check_judge_use(judge, named or None, use="report --estimator ppi", session=session)
         result = ppi_report(session=session, judge=judge, options=options)
     for warning in result.warnings:
         err_console.print(f"Warning: {warning}", markup=False, highlight=False)

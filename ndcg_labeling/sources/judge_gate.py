@@ -157,7 +157,7 @@ def remove_lineage(judge: str, system: str, *, session: Session) -> None:
 
 def list_lineage(*, session: Session, judge: str | None = None) -> list[dict[str, Any]]:
     lin, g, s = m.JudgeLineage, m.Grader, m.System
-    stmt = (select(g.name, s.name, lin.note, lin.created_at).join(g, g.id == lin.grader_id)
+    stmt = (select(g.name, s.name, lin.note, lin.created_at).select_from(lin).join(g, g.id == lin.grader_id)
             .join(s, s.id == lin.system_id).order_by(g.name, s.name))
     if judge is not None:
         stmt = stmt.where(lin.grader_id == require_grader(judge, session=session).id)
@@ -170,7 +170,7 @@ def refuse_lineage(judges: list[str], systems: list[str] | None, *, use: str, se
     if not judges:
         return
     lin, g, s = m.JudgeLineage, m.Grader, m.System
-    stmt = (select(g.name, s.name).join(g, g.id == lin.grader_id).join(s, s.id == lin.system_id)
+    stmt = (select(g.name, s.name).select_from(lin).join(g, g.id == lin.grader_id).join(s, s.id == lin.system_id)
             .where(g.name.in_(judges)).order_by(g.name, s.name))
     if systems is not None:
         stmt = stmt.where(s.name.in_(systems))
@@ -181,3 +181,21 @@ def refuse_lineage(judges: list[str], systems: list[str] | None, *, use: str, se
         f"{use}: judge {found[0]} is declared to share a model with system {found[1]} (`ndcg-labeling judge lineage "
         f"list`): its labels cannot compare {found[1]} with other systems; leave {found[1]} out (--system) or use "
         f"another judge")
+
+
+def filling_judges(*, session: Session) -> list[str]:
+    """The judges that filled consensus labels (``consensus --judge-fills``), by name."""
+    label = m.ConsensusLabel
+    return sorted(str(n) for n in session.execute(select(label.filled_by).where(
+        label.filled_by.is_not(None), label.value.is_not(None)).distinct()).scalars())
+
+
+def check_judge_use(judge: str, systems: list[str] | None, *, use: str, session: Session) -> None:
+    """The gate before a judge's labels score ``systems`` (None: every stored system) in ``use`` (e.g.
+    ``report --estimator ppi``): refused for a system it shares a model with, and when its labels' model or
+    prompt differ from what its newest calibration measured."""
+    grader = require_grader(judge, session=session)
+    refuse_lineage([grader.name], systems, use=use, session=session)
+    ids = np.array(session.execute(select(m.Judgment.id).where(m.Judgment.grader_id == grader.id)).scalars().all(),
+                   dtype=np.int64)
+    require_calibrated_provenance(grader, ids, use=use, session=session)
