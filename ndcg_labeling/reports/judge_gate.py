@@ -10,8 +10,8 @@ from typing import Any
 def check_line(check: dict[str, Any]) -> str:
     """One line for one stored check: what it measured, its numbers and whether it passed."""
     result = check.get("result") or {}
-    when = str(check.get("created_at", ""))[:16].replace("T", " ")
-    head = f"{check['kind']} ({when}, model {check['model']}, prompt {str(check['template_sha256'])[:12]})"
+    when = str(check.get("created_at") or "")[:16].replace("T", " ")
+    head = f"({when + ', ' if when else ''}model {check['model']}, prompt {str(check['template_sha256'])[:12]})"
     if check["kind"] == "canary":
         kinds = result.get("kinds", {})
         shown = "; ".join(f"{k}: {v['fooled']} of {v['n']} graded relevant ({v['fooled_rate']:.0%})"
@@ -35,3 +35,34 @@ def gate_lines(checks: list[dict[str, Any]]) -> list[str]:
     if "recheck" not in kinds:
         lines.append("Self-consistency: not measured (`ndcg-labeling judge recheck`)")
     return lines
+
+
+GATE_TABLE_COLUMNS: tuple[str, ...] = ("scope", "n", "kappa quadratic", "kappa unweighted", "kappa binary",
+                                       "leniency", "tau", "tau_ap", "tau top 5", "tau_ap top 5", "per-query tau")
+
+
+def _with_interval(row: dict[str, Any], name: str, spec: str = ".2f") -> str:
+    value, low, high = row.get(name), row.get(f"{name}_low"), row.get(f"{name}_high")
+    if value is None:
+        return "-"
+    shown = format(value, spec)
+    return shown if low is None or high is None else f"{shown} [{format(low, spec)}, {format(high, spec)}]"
+
+
+def gate_table_rows(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """The terminal's gate table: each measure with its 95 % interval in brackets (csv and json keep the
+    columns apart: ``kappa_binary``, ``kappa_binary_low``, ...)."""
+    def num(v: Any, spec: str = ".2f") -> str:
+        return "-" if v is None else format(v, spec)
+
+    out = []
+    for r in rows:
+        per_query = "-" if r.get("query_tau_mean") is None else (
+            f"{r['query_tau_mean']:.2f} ± {num(r.get('query_tau_sd'))} ({r['query_tau_n']} queries)")
+        out.append({"scope": str(r["scope"]), "n": str(r["n"]),
+                    "kappa quadratic": _with_interval(r, "kappa_quadratic"),
+                    "kappa unweighted": _with_interval(r, "kappa_unweighted"),
+                    "kappa binary": _with_interval(r, "kappa_binary"), "leniency": _with_interval(r, "leniency", "+.2f"),
+                    "tau": num(r.get("tau")), "tau_ap": num(r.get("tau_ap")), "tau top 5": num(r.get("tau_top5")),
+                    "tau_ap top 5": num(r.get("tau_ap_top5")), "per-query tau": per_query})
+    return out

@@ -20,7 +20,7 @@ Two comparisons, overall and per query type:
 The gate's measures (issue 47; docs/judges.md "Reading the judge gate"), each row: the two kappas and a
 **binarized** kappa (relevant = grade >= :data:`RELEVANT_FROM`; unweighted on the two classes), and the
 **leniency** (mean of judge - human in grades), each with a 95 % percentile bootstrap interval that
-resamples queries (:data:`REPLICATES` resamples, seed 0); **tau_ap** (AP correlation, Yilmaz et al. 2008:
+resamples queries (:data:`REPLICATES` resamples, seed 0; none on fewer than :data:`MIN_INTERVAL_QUERIES` queries); **tau_ap** (AP correlation, Yilmaz et al. 2008:
 people's order as the truth), Kendall's tau and tau_ap over the top :data:`TOP_SYSTEMS` systems of
 people's order, and **per-query tau** (each query's systems under the two labels: mean, standard
 deviation and the number of queries where both orders are defined). The verdict still gates on the
@@ -68,6 +68,7 @@ KAPPA_WEIGHTS = "quadratic"  # the weighting of the kappa the gate uses (``kappa
 _SPAN = np.int64(1) << np.int64(31)
 RELEVANT_FROM = 2  # binarized kappa: relevant = grade >= 2 (TREC DL's binary cut on its 0-3 scale), on every scale
 TOP_SYSTEMS = 5  # the top of the human order where a judge's order fails first (Clarke and Dietz 2024)
+MIN_INTERVAL_QUERIES = 5  # fewer queries: no interval (a bootstrap over 2 or 3 queries says nothing)
 REPLICATES = 1000  # bootstrap resamples of queries behind each 95 % interval (seed 0: the same data, the same interval)
 
 CALIBRATION_COLUMNS: tuple[str, ...] = (
@@ -78,13 +79,6 @@ CALIBRATION_COLUMNS: tuple[str, ...] = (
     "kappa_binary_low", "kappa_binary_high", "leniency", "leniency_low", "leniency_high", "tau_ap", "tau_top5",
     "tau_ap_top5", "query_tau_mean", "query_tau_sd", "query_tau_n",
 )  # the csv columns: each new one after the old, so the columns before keep their places
-GATE_COLUMNS: tuple[str, ...] = (
-    "scope", "kappa_quadratic", "kappa_quadratic_low", "kappa_quadratic_high", "kappa_unweighted", "kappa_unweighted_low",
-    "kappa_unweighted_high", "kappa_binary", "kappa_binary_low", "kappa_binary_high", "leniency", "leniency_low",
-    "leniency_high", "tau", "tau_ap", "tau_top5", "tau_ap_top5", "query_tau_mean", "query_tau_sd", "query_tau_n",
-)  # the terminal's second table: the gate's measures with their intervals
-
-
 @dataclass
 class CalibrationReport:
     judge: str
@@ -219,7 +213,7 @@ def _label_stats(pairs: _Pairs, idx: NDArray[np.int64]) -> dict[str, Any]:
     gated = _num(weighted_kappa(h, jg, pairs.values, weights=KAPPA_WEIGHTS))
     gate = judge_agreement(h, jg, pairs.keys[idx] // _SPAN, pairs.values, relevant_from=RELEVANT_FROM,
                            replicates=REPLICATES, seed=0)
-    return {"n": int(idx.size), "kappa": gated, "kappa_quadratic": gated,
+    out = {"n": int(idx.size), "kappa": gated, "kappa_quadratic": gated,
             "kappa_unweighted": _num(weighted_kappa(h, jg, pairs.values, weights="none")),
             "exact_agreement": _num(float(np.mean(h == jg))), "mae": _num(float(np.mean(np.abs(h - jg)))),
             "confusion": confusion_matrix(h, jg, pairs.values).tolist(), "grades": list(pairs.values),
@@ -229,6 +223,9 @@ def _label_stats(pairs: _Pairs, idx: NDArray[np.int64]) -> dict[str, Any]:
             "kappa_binary_low": _num(gate.kappa_binary_ci[0]), "kappa_binary_high": _num(gate.kappa_binary_ci[1]),
             "leniency": _num(gate.leniency), "leniency_low": _num(gate.leniency_ci[0]),
             "leniency_high": _num(gate.leniency_ci[1])}
+    if np.unique(pairs.keys[idx] // _SPAN).size < MIN_INTERVAL_QUERIES:
+        out.update({k: None for k in out if k.endswith(("_low", "_high"))})
+    return out
 
 
 def _ranking_stats(human: NDArray[np.float64], judge: NDArray[np.float64], cols: NDArray[np.int64],

@@ -145,7 +145,13 @@ def test_calibrate_reports_the_gate_against_the_peers(runner, world, tmp_path):
     header = csv.stdout.splitlines()[0].split(",")
     assert {"kappa_binary_low", "leniency_high", "tau_ap_top5", "query_tau_mean"} <= set(header)
     table = cli(runner, world.db, "calibrate", "--judge", "lenient-judge", "--batch", world.batch).stdout
-    assert "the gate:" in table and "tau_ap_top5" in table and "Canary: none ran" in table
+    assert "the gate:" in table and "tau_ap top 5" in table and "Canary: none ran" in table
+    gate_line = next(line for line in table.splitlines() if line.startswith("all ") and "[" in line)
+    assert f"{row['kappa_binary']:.2f} [{row['kappa_binary_low']:.2f}, {row['kappa_binary_high']:.2f}]" in gate_line
+    # a query type of two queries: no interval (a bootstrap over two queries says nothing)
+    by_type = json.loads(cli(runner, world.db, "calibrate", "--judge", "lenient-judge", "--batch", world.batch, "--by",
+                             "query-type", "--format", "json").stdout)["rows"][1]
+    assert by_type["n_queries"] == 2 and by_type["kappa_binary"] is not None and by_type["kappa_binary_low"] is None
 
 
 def test_a_judge_that_is_people_scores_one_everywhere(runner, world, tmp_path):
