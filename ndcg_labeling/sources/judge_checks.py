@@ -240,12 +240,13 @@ def run_recheck(*, engine: Engine, settings: JudgeSettings, sample: int = 50, se
     values = get_scale(scale).values
     exact = int((before == again).sum())
     kq, ku = weighted_kappa(before, again, values), weighted_kappa(before, again, values, weights="none")
-    row = {"n": len(probes), "answered": len(pairs), "exact": exact, "exact_share": round(exact / len(pairs), 4),
+    share = round(exact / len(pairs), 4)
+    row: dict[str, Any] = {"n": len(probes), "answered": len(pairs), "exact": exact, "exact_share": share,
            "kappa_quadratic": None if np.isnan(kq) else round(kq, 4),
            "kappa_unweighted": None if np.isnan(ku) else round(ku, 4)}
     check = CheckResult(gate.RECHECK, settings.grader, settings.batch, settings.model,
                         chat.normalize_base_url(settings.base_url), template.sha256,
-                        row["exact_share"] >= MIN_SELF_AGREEMENT, MIN_SELF_AGREEMENT, [row], {**row, "seed": seed})
+                        share >= MIN_SELF_AGREEMENT, MIN_SELF_AGREEMENT, [row], {**row, "seed": seed})
 
     def save(session: Session) -> None:
         _store(check, require_grader(settings.grader, session=session).id, len(probes), session=session)
