@@ -67,11 +67,10 @@ def fill_with_judge(sel: GradeSelection, *, judge: str, batch: str | None,
     gate.require_canary_passed(grader, session=session)
     agreeing = agreeing_query_types(grader, session=session)
     j = m.Judgment
-    rows = reads.fetch_array(select(j.query_id, j.document_id, j.grade, j.id).where(
-        j.grader_id == grader.id, j.batch == batch, j.scale == sel.scale.name), 4, session=session, dtype=np.int64)
     # a verdict holds for the model and prompt it measured: labels of another are refused (issue 47)
-    gate.require_calibrated_provenance(grader, rows[:, 3], use="--judge-fills", session=session)
-    rows = rows[:, :3]
+    gate.require_calibrated_provenance(grader, batch=batch, use="--judge-fills", session=session)
+    rows = reads.fetch_array(select(j.query_id, j.document_id, j.grade).where(
+        j.grader_id == grader.id, j.batch == batch, j.scale == sel.scale.name), 3, session=session, dtype=np.int64)
     qtypes = {int(q): (t or NO_QUERY_TYPE) for q, _ext, t in reads.query_rows(session=session)}
     span = np.int64(1) << np.int64(31)
     item_keys = sel.item_query_id * span + sel.item_document_id

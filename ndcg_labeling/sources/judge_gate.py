@@ -101,20 +101,31 @@ def measured_provenance(judgment_ids: NDArray[np.int64], *, session: Session) ->
     return next(iter(combos)) if combos else (None, None)
 
 
-def require_calibrated_provenance(grader: m.Grader, judgment_ids: NDArray[np.int64], *, use: str,
-                                  session: Session) -> None:
-    """Refuse ``use`` (e.g. ``--judge-fills``) of the judge's judgments ``judgment_ids`` when their model or
-    prompt template differs from the one its newest calibration verdict measured."""
+def _label_combos(grader_id: int, *, batch: str | None, session: Session) -> dict[tuple[str | None, str | None], int]:
+    """``(model, template sha256) -> count`` over the grader's judgments (of ``batch``, when given), counted
+    by the database (one GROUP BY, whatever the number of labels)."""
+    j, p = m.Judgment, m.JudgmentProvenance
+    stmt = (select(p.model, p.template_sha256, func.count()).select_from(j).outerjoin(p, p.judgment_id == j.id)
+            .where(j.grader_id == grader_id).group_by(p.model, p.template_sha256))
+    if batch is not None:
+        stmt = stmt.where(j.batch == batch)
+    return {(model, sha): int(n) for model, sha, n in session.execute(stmt)}
+
+
+def require_calibrated_provenance(grader: m.Grader, *, batch: str | None, use: str, session: Session) -> None:
+    """Refuse ``use`` (e.g. ``--judge-fills``) of the judge's labels (of ``batch``, or all) when a model or
+    prompt template among them differs from the one its newest calibration verdict measured (no verdict:
+    nothing to hold them to)."""
     v = m.CalibrationVerdict
     newest = session.execute(select(v.model, v.template_sha256).where(v.grader_id == grader.id)
                              .order_by(v.id.desc()).limit(1)).first()
-    if newest is None or judgment_ids.size == 0:
+    if newest is None:
         return
     calibrated = (newest[0], newest[1])
-    other = {c: n for c, n in _combos(grader.id, judgment_ids, session=session).items() if c != calibrated}
+    other = {c: n for c, n in _label_combos(grader.id, batch=batch, session=session).items() if c != calibrated}
     if not other:
         return
-    (model, sha), n = next(iter(other.items()))
+    (model, sha), n = next(iter(sorted(other.items(), key=lambda kv: -kv[1])))
     raise NdcgLabelingError(
         f"{use}: {n} labels of judge {grader.name} come from model {model} with prompt template {_short(sha)}, but its "
         f"calibration measured model {calibrated[0]} with prompt template {_short(calibrated[1])}: a verdict holds "
@@ -196,6 +207,4 @@ def check_judge_use(judge: str, systems: list[str] | None, *, use: str, session:
     prompt differ from what its newest calibration measured."""
     grader = require_grader(judge, session=session)
     refuse_lineage([grader.name], systems, use=use, session=session)
-    ids = np.array(session.execute(select(m.Judgment.id).where(m.Judgment.grader_id == grader.id)).scalars().all(),
-                   dtype=np.int64)
-    require_calibrated_provenance(grader, ids, use=use, session=session)
+    require_calibrated_provenance(grader, batch=None, use=use, session=session)
