@@ -185,7 +185,7 @@ def run_canary(*, engine: Engine, settings: JudgeSettings, threshold: float = CA
     if not any(r["answered"] for r in rows):
         raise NdcgLabelingError("judge canary: no canary got a grade the parser accepts; nothing was measured")
     check = CheckResult(gate.CANARY, settings.grader, settings.batch, settings.model,
-                        chat.normalize_base_url(settings.base_url), template.sha256, all(r["passed"] for r in rows),
+                        chat.public_endpoint(settings.base_url, settings.api_key), template.sha256, all(r["passed"] for r in rows),
                         threshold, rows, {"kinds": kinds, "relevant_from": RELEVANT_FROM, "seed": seed})
 
     def save(session: Session) -> None:
@@ -245,7 +245,7 @@ def run_recheck(*, engine: Engine, settings: JudgeSettings, sample: int = 50, se
            "kappa_quadratic": None if np.isnan(kq) else round(kq, 4),
            "kappa_unweighted": None if np.isnan(ku) else round(ku, 4)}
     check = CheckResult(gate.RECHECK, settings.grader, settings.batch, settings.model,
-                        chat.normalize_base_url(settings.base_url), template.sha256,
+                        chat.public_endpoint(settings.base_url, settings.api_key), template.sha256,
                         share >= MIN_SELF_AGREEMENT, MIN_SELF_AGREEMENT, [row], {**row, "seed": seed})
 
     def save(session: Session) -> None:
