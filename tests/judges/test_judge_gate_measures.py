@@ -162,3 +162,47 @@ def test_a_judge_that_is_people_scores_one_everywhere(runner, world, tmp_path):
     assert row["leniency"] == row["leniency_low"] == row["leniency_high"] == 0.0
     assert row["tau"] == row["tau_ap"] == row["tau_top5"] == row["tau_ap_top5"] == 1.0
     assert row["query_tau_mean"] == 1.0 and row["query_tau_sd"] == 0.0
+
+
+def test_per_query_tau_equals_pytrec_eval_and_scipy(runner, world, tmp_path):
+    """Per query: NDCG@10 of each system under people's labels and under the judge's (pytrec_eval, with gains
+    2^g - 1 as its linear gain, i.e. our exponential gain; unlabelled documents not relevant), then scipy's
+    Kendall tau-b across the systems; the mean and standard deviation over the queries where it is defined."""
+    import pytrec_eval
+    from scipy.stats import kendalltau
+    from sqlalchemy import text
+
+    more_systems(world, tmp_path)
+    assert cli(runner, world.db, "consensus", "--method", "median", "--batch", world.batch).exit_code == 0
+    row = calibrated(runner, world, {"noisy": {"long-tail": 0.6, "navigational": 0.5}, "lenient": 0.4}, "jq")["rows"][0]
+    with world.db.engine.connect() as conn:
+        labels = conn.execute(text(
+            "SELECT q.external_id, d.external_id, c.value, j.grade FROM consensus_labels c JOIN judgments j ON "
+            "j.query_id = c.query_id AND j.document_id = c.document_id JOIN graders g ON g.id = j.grader_id "
+            "JOIN queries q ON q.id = c.query_id JOIN documents d ON d.id = c.document_id WHERE g.name = 'jq'")).all()
+        runs = conn.execute(text(
+            "SELECT s.name, q.external_id, d.external_id, r.rank FROM ranking_entries r JOIN systems s ON "
+            "s.id = r.system_id JOIN queries q ON q.id = r.query_id JOIN documents d ON d.id = r.document_id")).all()
+    qrels = {"human": {}, "judge": {}}
+    for q, d, human, judge in labels:
+        qrels["human"].setdefault(q, {})[d] = 2 ** round(human) - 1
+        qrels["judge"].setdefault(q, {})[d] = 2 ** judge - 1
+    systems = sorted({r[0] for r in runs})
+    run = {s: {} for s in systems}
+    for s, q, d, rank in runs:
+        if q in qrels["human"]:
+            run[s].setdefault(q, {})[d] = 1000.0 - rank
+    scores = {}
+    for side in ("human", "judge"):
+        evaluator = pytrec_eval.RelevanceEvaluator(qrels[side], {"ndcg_cut.10"})
+        scores[side] = {s: evaluator.evaluate(run[s]) for s in systems}
+    taus = []
+    for q in sorted(qrels["human"]):
+        h = [scores["human"][s].get(q, {}).get("ndcg_cut_10", 0.0) for s in systems]
+        j = [scores["judge"][s].get(q, {}).get("ndcg_cut_10", 0.0) for s in systems]
+        tau = kendalltau(np.round(h, 9), np.round(j, 9)).statistic
+        if not np.isnan(tau):
+            taus.append(tau)
+    assert row["query_tau_n"] == len(taus) >= 4
+    assert row["query_tau_mean"] == pytest.approx(np.mean(taus), abs=1e-4)
+    assert row["query_tau_sd"] == pytest.approx(np.std(taus, ddof=1), abs=1e-4)
