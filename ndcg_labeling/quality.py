@@ -3,7 +3,8 @@
 * :func:`gold_quality`: per grader, from their answers to gold items (in time order): ``n_gold``,
   exact accuracy, within-one accuracy, mean absolute error, bias (mean signed error), trust, and the
   drift of accuracy between the first and the second half of their gold answers;
-* :func:`weighted_kappa`, :func:`confusion_matrix`, :func:`kendall_tau_b`, :func:`rank_positions`: the
+* :func:`weighted_kappa`, :func:`confusion_matrix`, :func:`kendall_tau_b`, :func:`tau_ap`,
+  :func:`rank_positions`, :func:`judge_agreement` (kappas and leniency with intervals over queries): the
   statistics ``calibrate`` compares an automatic judge with people by;
 * :func:`allocate_gold`: which gold items go to which graders (each to ``overlap`` graders, of the
   graders' own queries first, unseen ones first);
@@ -273,6 +274,131 @@ def rank_positions(values: ArrayLike) -> NDArray[np.int64]:
         raise ValueError("rank_positions: values must be 1-D without NaN")
     out: NDArray[np.int64] = (1 + (v[None, :] > v[:, None]).sum(axis=1)).astype(np.int64)
     return out
+
+
+def tau_ap(truth: ArrayLike, estimate: ArrayLike) -> float:
+    """AP rank correlation of an estimated ranking with the true one (Yilmaz, Aslam and Robertson 2008),
+    both orders highest value first: ``2 / (n - 1) * sum_{i=2..n} C(i) / (i - 1) - 1``, where the items are
+    taken in the **estimate's** order and ``C(i)`` counts the items above position ``i`` that the truth
+    also puts above it. A swap at the top costs more than one at the bottom (truth A > B > C > D: the
+    estimate B, A, C, D gives 1/3, the estimate A, B, D, C gives 7/9; Kendall's tau is 2/3 for both). Not
+    symmetric: ``truth`` is the reference (here, the systems' order under people's labels).
+
+    Ties in ``estimate`` are treated as Urbano and Marrero (2017, ``tauAP_a``; the R package ``ircor``)
+    do: the expected value over the orders of each tied group. A pair tied in ``truth`` counts as not
+    concordant. NaN with fewer than two items; ``ValueError`` for NaN or lengths that differ.
+    """
+    x = np.asarray(truth, dtype=np.float64)
+    y = np.asarray(estimate, dtype=np.float64)
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError(f"tau_ap: truth and estimate must be 1-D of one length, got {x.shape} and {y.shape}")
+    if np.isnan(x).any() or np.isnan(y).any():
+        raise ValueError("tau_ap: truth and estimate must not hold NaN")
+    n = x.size
+    if n < 2:
+        return float("nan")
+    # ascending positions from the top: p = 1 + how many the estimate puts strictly above, t = the tie group's size
+    p = 1 + (y[None, :] > y[:, None]).sum(axis=1)
+    t = (y[None, :] == y[:, None]).sum(axis=1)
+    above = y[None, :] > y[:, None]  # [i, j]: j above i in the estimate
+    concordant = above & (x[None, :] > x[:, None])  # ... and above i in the truth too
+    c_above = concordant.sum(axis=1).astype(np.float64)
+    total = 0.0
+    for i in range(n):
+        ks = np.arange(1, t[i] + 1, dtype=np.float64)
+        if p[i] != 1:
+            total += c_above[i] * float(np.mean(1.0 / (p[i] + ks - 2)))
+        within = ks[:-1]
+        total += float(np.sum(within / (p[i] + within - 1))) / (2 * t[i])
+    return float(2.0 * total / (n - 1) - 1.0)
+
+
+def kappa_from_confusion(confusion: ArrayLike, *, weights: str = "quadratic") -> NDArray[np.float64]:
+    """Cohen's kappa of each confusion matrix in ``confusion`` (shape ``(..., k, k)``, counts or weights):
+    the formula of :func:`weighted_kappa`; NaN where a matrix is empty or ``sum(w * E) == 0``."""
+    if weights not in ("quadratic", "linear", "none"):
+        raise ValueError(f"kappa_from_confusion: weights must be quadratic, linear or none, got {weights!r}")
+    obs = np.asarray(confusion, dtype=np.float64)
+    k = obs.shape[-1]
+    idx = np.arange(k, dtype=np.float64)
+    diff = idx[:, None] - idx[None, :]
+    w = diff**2 if weights == "quadratic" else (np.abs(diff) if weights == "linear" else (diff != 0).astype(float))
+    n = obs.sum(axis=(-2, -1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = obs.sum(axis=-1)[..., :, None] * obs.sum(axis=-2)[..., None, :] / n[..., None, None]
+        denom = (w * expected).sum(axis=(-2, -1))
+        out = 1.0 - (w * obs).sum(axis=(-2, -1)) / denom
+    out = np.where((n > 0) & (denom > 0), out, np.nan)
+    return np.asarray(out, dtype=np.float64)
+
+
+@dataclass
+class JudgeAgreement:
+    """:func:`judge_agreement`: point values and 95 % bootstrap intervals (over queries) of the label
+    statistics of a judge against people; each interval is ``(low, high)``, NaN where undefined."""
+
+    kappa_quadratic: float
+    kappa_unweighted: float
+    kappa_binary: float
+    leniency: float  # mean of judge - human over the pairs (grades): > 0 is a lenient judge
+    kappa_quadratic_ci: tuple[float, float]
+    kappa_unweighted_ci: tuple[float, float]
+    kappa_binary_ci: tuple[float, float]
+    leniency_ci: tuple[float, float]
+    replicates: int
+
+
+def _percentile_ci(values: NDArray[np.float64], confidence: float) -> tuple[float, float]:
+    ok = values[~np.isnan(values)]
+    if ok.size == 0:
+        return float("nan"), float("nan")
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.quantile(ok, [alpha, 1.0 - alpha])
+    return float(low), float(high)
+
+
+def judge_agreement(human: ArrayLike, judge: ArrayLike, query: ArrayLike, values: ArrayLike, *,
+                    relevant_from: int, replicates: int = 1000, confidence: float = 0.95,
+                    seed: int = 0) -> JudgeAgreement:
+    """Cohen's kappa of ``judge`` against ``human`` (paired grades; ``query``: the query of each pair) on the
+    categories ``values``: quadratic-weighted, unweighted, and binarized (relevant = grade >=
+    ``relevant_from``, unweighted on the two classes), and the leniency (mean of judge - human), each with
+    a percentile bootstrap interval that resamples **queries** with replacement (the pairs of a query stay
+    together: a judge's errors cluster by query). ``replicates`` resamples, seeded by ``seed``."""
+    i, j, dom = _paired("judge_agreement", human, judge, values)
+    q = np.unique(np.asarray(query), return_inverse=True)[1].ravel()
+    if q.size != i.size:
+        raise ValueError(f"judge_agreement: query must have one entry per pair, got {q.size} for {i.size}")
+    if replicates < 1:
+        raise ValueError(f"judge_agreement: replicates must be at least 1, got {replicates}")
+    k, nq = dom.size, int(q.max()) + 1 if q.size else 0
+    per_query = np.zeros((nq, k * k))
+    np.add.at(per_query, (q, i * k + j), 1.0)
+    binary_of = (dom >= relevant_from).astype(np.int64)
+    bin_cells = (binary_of[:, None] * 2 + binary_of[None, :]).ravel()
+    per_query_bin = np.zeros((nq, 4))
+    for cell in range(4):
+        per_query_bin[:, cell] = per_query[:, bin_cells == cell].sum(axis=1)
+    diff = (dom[j] - dom[i]).astype(np.float64)
+    diff_sum, counts = np.bincount(q, weights=diff, minlength=nq), np.bincount(q, minlength=nq).astype(np.float64)
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, nq, size=(replicates, nq)) if nq else np.zeros((replicates, 0), np.int64)
+    weight = np.zeros((replicates, nq))
+    np.add.at(weight, (np.repeat(np.arange(replicates), nq), draws.ravel()), 1.0)
+    conf = (weight @ per_query).reshape(replicates, k, k)
+    conf_bin = (weight @ per_query_bin).reshape(replicates, 2, 2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lenient = (weight @ diff_sum) / (weight @ counts)
+    whole = per_query.sum(axis=0).reshape(k, k)
+    whole_bin = per_query_bin.sum(axis=0).reshape(2, 2)
+    return JudgeAgreement(
+        kappa_quadratic=float(kappa_from_confusion(whole)), kappa_unweighted=float(kappa_from_confusion(whole, weights="none")),
+        kappa_binary=float(kappa_from_confusion(whole_bin, weights="none")),
+        leniency=float(diff.mean()) if diff.size else float("nan"),
+        kappa_quadratic_ci=_percentile_ci(kappa_from_confusion(conf), confidence),
+        kappa_unweighted_ci=_percentile_ci(kappa_from_confusion(conf, weights="none"), confidence),
+        kappa_binary_ci=_percentile_ci(kappa_from_confusion(conf_bin, weights="none"), confidence),
+        leniency_ci=_percentile_ci(np.asarray(lenient, dtype=np.float64), confidence), replicates=replicates)
 
 
 # --- where gold items go in a grader's order -----------------------------------------------------------

@@ -28,6 +28,7 @@ from ndcg_labeling.cli.common import (
     summary_format,
     write_output,
 )
+from ndcg_labeling.reports.judge_gate import GATE_TABLE_COLUMNS, gate_lines, gate_table_rows
 from ndcg_labeling.reports.rows import render_rows
 
 gold_app = typer.Typer(help="Gold items: (query, document) pairs whose grade is known, mixed into batches.",
@@ -119,12 +120,14 @@ def calibrate(
     db: DbOption = None,
 ) -> None:
     """Compare a judge with people: labels (kappa, quadratic-weighted and unweighted; agreement, MAE,
-    confusion) and system ranking (tau). The verdict gates on the quadratic-weighted kappa.
+    confusion) and system ranking (tau). The verdict gates on the quadratic-weighted kappa. The gate's
+    measures follow: binarized kappa and leniency, with 95% intervals over queries; tau_ap, tau over the
+    top 5 systems, per-query tau; the newest canary and self-consistency check (docs/judges.md).
 
     Against the human consensus on the items both labelled, and against the systems' order under the
     human labels (Kendall's tau-b, largest rank change); a verdict per query type.
     """
-    from ndcg_labeling.sources.calibration import CALIBRATION_COLUMNS
+    from ndcg_labeling.sources.calibration import CALIBRATION_COLUMNS, RELEVANT_FROM, TOP_SYSTEMS
     from ndcg_labeling.sources.calibration import calibrate as run
 
     check_out(out, force)
@@ -138,7 +141,7 @@ def calibrate(
         return
     # the table names the kappa's weighting: ``kappa`` (kept in json and csv) is kappa_quadratic
     named = ["kappa_quadratic", "kappa_unweighted"]
-    columns = [c for c in CALIBRATION_COLUMNS if c not in ("kappa", "verdict", "max_rank_change_system", *named)]
+    columns = [c for c in CALIBRATION_COLUMNS[:13] if c not in ("kappa", "verdict", "max_rank_change_system", *named)]
     columns[2:2] = named
     with printed_to(out, force):
         render_rows(report.rows, fmt, columns=columns,
@@ -149,6 +152,12 @@ def calibrate(
                   for g, counts in zip(grades, row["confusion"], strict=True)]
             render_rows(cm, fmt, columns=["people \\ judge", *grades],
                         title=f"confusion ({row['scope']}, n {row['n']})")
+        render_rows(gate_table_rows(report.rows), fmt, columns=list(GATE_TABLE_COLUMNS),
+                    title=f"the gate: kappas and leniency (judge - people, in grades) [95% interval over queries]; "
+                          f"binary: relevant = grade >= {RELEVANT_FROM}; tau, tau_ap over all systems and the top "
+                          f"{TOP_SYSTEMS} of people's order; per-query tau: mean ± sd")
+        for line in gate_lines(report.checks):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
         for line in report.verdicts:
             console.print(f"Verdict: {line}", markup=False, highlight=False, soft_wrap=True)
 

@@ -412,6 +412,7 @@ class JudgmentProvenance(Base):
     template_version: Mapped[str] = mapped_column(String(64))
     template_sha256: Mapped[str] = mapped_column(String(64))
     temperature: Mapped[float] = mapped_column(Float)
+    base_url: Mapped[str | None] = mapped_column(Text)  # the endpoint (never the key); NULL before 0016
 
 
 class CalibrationVerdict(Base):
@@ -428,6 +429,41 @@ class CalibrationVerdict(Base):
     tau: Mapped[float | None] = mapped_column(Float)
     n: Mapped[int] = mapped_column(Integer)
     verdict: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    model: Mapped[str | None] = mapped_column(String(256))  # what the verdict measured (0016): it holds for ...
+    template_sha256: Mapped[str | None] = mapped_column(String(64))  # ... this model and prompt template only
+
+
+class JudgeLineage(Base):
+    """A judge declared to share a model with a system under test (``judge lineage add``): the judge is
+    refused for comparisons involving that system (revision 0016)."""
+
+    __tablename__ = "judge_lineage"
+    __table_args__ = (UniqueConstraint("grader_id", "system_id"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    grader_id: Mapped[int] = mapped_column(ForeignKey("graders.id", ondelete="CASCADE"))
+    system_id: Mapped[int] = mapped_column(ForeignKey("systems.id", ondelete="CASCADE"))
+    note: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class JudgeCheck(Base):
+    """One check of the judge gate (revision 0016): ``kind`` ``canary`` (``judge canary``: the fooled rate
+    per kind of canary) or ``recheck`` (``judge recheck``: agreement with itself); ``result`` holds the
+    counts, ``passed`` the decision; the newest canary of a judge gates calibrate and the fills."""
+
+    __tablename__ = "judge_checks"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    grader_id: Mapped[int] = mapped_column(ForeignKey("graders.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    batch: Mapped[str] = mapped_column(String(128), default="", server_default="")
+    model: Mapped[str] = mapped_column(String(256))
+    base_url: Mapped[str] = mapped_column(Text)
+    template_sha256: Mapped[str] = mapped_column(String(64))
+    n: Mapped[int] = mapped_column(Integer)
+    passed: Mapped[bool] = mapped_column(Boolean)
+    threshold: Mapped[float | None] = mapped_column(Float)
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
 # --- revision 0010: labels from behavior (click models, watch time) -------------------------------
 

@@ -79,6 +79,21 @@ def normalize_base_url(url: str) -> str:
     return url
 
 
+def public_endpoint(url: str, api_key: str | None = None) -> str:
+    """The endpoint as it may be stored with a label: the normalized base URL without user, password,
+    query string or fragment (where a key can hide: ``https://u:KEY@host/v1``, ``...?api-key=KEY``), and
+    the key itself replaced by ``[key]`` should it appear in the path."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(normalize_base_url(url))
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port is not None:
+        netloc += f":{parts.port}"
+    public = urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    return public.replace(api_key, "[key]") if api_key else public
+
+
 @dataclass
 class ChatAnswer:
     """One answer: ``content`` (None when the model refused or sent none), the refusal text if any,

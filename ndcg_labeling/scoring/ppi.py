@@ -220,8 +220,13 @@ def score_sources(*, session: Session, judge: str, options: ReportOptions, min_a
 def ppi_report(*, session: Session, judge: str, options: ReportOptions) -> PpiReport:
     """Every system's metrics (``options.metrics``, per query type and overall) and every paired difference
     from the baseline, estimated by PPI++ from ``judge``'s labels on all its queries and people's labels on
-    the audited ones; see the module docstring for what is scored how. Raises as :func:`score_sources`.
+    the audited ones; see the module docstring for what is scored how. Raises as :func:`score_sources`, and
+    as the judge gate does (lineage; labels of another model or prompt than the calibrated one).
     """
+    from ndcg_labeling.sources.judge_gate import check_judge_use
+
+    named = [*options.systems, *([options.baseline] if options.baseline else [])]
+    check_judge_use(judge, named or None, use="report --estimator ppi", session=session)
     src = score_sources(session=session, judge=judge, options=options)
     audit, weights, judged, human = src.audit, src.weights, src.judged, src.human
     out = PpiReport(judge=judge, queries=int(src.population.size), audited=int(audit.sum()), baseline=src.baseline,

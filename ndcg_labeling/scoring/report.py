@@ -56,6 +56,7 @@ from ndcg_labeling.results import (
     headline_metric,
 )
 from ndcg_labeling.scoring.caveats import agreement_by_query_type
+from ndcg_labeling.sources import judge_gate
 from ndcg_labeling.stats import TIE_EPS as _EPS
 from ndcg_labeling.stats import (
     bonferroni,
@@ -361,6 +362,9 @@ def build_report(*, session: Session, options: ReportOptions | None = None) -> R
     coverage_k = next((p.k for p in parsed if p.family == "judged" and p.k), None) or (k_cut or 10)
 
     data = _load(session, opts, k_cut)
+    # labels a judge filled cannot score a system built on the judge's own model (issue 47: lineage)
+    judge_gate.refuse_lineage(judge_gate.filling_judges(session=session), data.systems,
+                              use="report (labels filled by a judge)", session=session)
     qinfo = data.queries.set_index("query").reindex(data.scored_q)
     ext_ids = qinfo["query_id"].to_numpy(dtype=object)
     qtypes = qinfo["query_type"].fillna(UNTYPED).to_numpy(dtype=object)

@@ -17,6 +17,19 @@ Two comparisons, overall and per query type:
   not relevant); Kendall's tau-b between the systems' mean scores under the two, and the largest
   change of a system's rank.
 
+The gate's measures (issue 47; docs/judges.md "Reading the judge gate"), each row: the two kappas and a
+**binarized** kappa (relevant = grade >= :data:`RELEVANT_FROM`; unweighted on the two classes), and the
+**leniency** (mean of judge - human in grades), each with a 95 % percentile bootstrap interval that
+resamples queries (:data:`REPLICATES` resamples, seed 0; none on fewer than :data:`MIN_INTERVAL_QUERIES` queries); **tau_ap** (AP correlation, Yilmaz et al. 2008:
+people's order as the truth), Kendall's tau and tau_ap over the top :data:`TOP_SYSTEMS` systems of
+people's order, and **per-query tau** (each query's systems under the two labels: mean, standard
+deviation and the number of queries where both orders are defined). The verdict still gates on the
+quadratic-weighted kappa and tau; a judge whose newest ``judge canary`` failed is refused before anything
+is measured, and the report carries the judge's newest canary and self-consistency check
+(:mod:`ndcg_labeling.sources.judge_gate`). Each verdict records the model and prompt template hash of
+the judge labels it measured: it holds for those only (``consensus --judge-fills`` refuses labels of
+another model or prompt).
+
 The statistics are the kernels of :mod:`ndcg_labeling.quality`; the metric is
 :func:`ndcg_labeling.metrics.compute_metrics`. Every verdict is stored (:func:`store_verdicts`); the
 newest per (judge, query type) gates ``consensus --judge-fills``.
@@ -38,20 +51,34 @@ from ndcg_labeling.db import reads
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
 from ndcg_labeling.labels.agreement import NO_QUERY_TYPE, selection_scale
 from ndcg_labeling.labels.lookups import require_grader
-from ndcg_labeling.quality import confusion_matrix, kendall_tau_b, rank_positions, weighted_kappa
+from ndcg_labeling.quality import (
+    confusion_matrix,
+    judge_agreement,
+    kendall_tau_b,
+    rank_positions,
+    tau_ap,
+    weighted_kappa,
+)
+from ndcg_labeling.sources import judge_gate as gate
 
 MIN_KAPPA = 0.6  # "substantial" agreement (Landis and Koch 1977) or better
 MIN_TAU = 0.8  # system orders this close count as the same ranking (Voorhees 2000 used 0.9 for qrels sets)
 MIN_TYPE_PAIRS = 20  # a query type with this many pairs has a say in the overall verdict
 KAPPA_WEIGHTS = "quadratic"  # the weighting of the kappa the gate uses (``kappa``), named wherever it is shown
 _SPAN = np.int64(1) << np.int64(31)
+RELEVANT_FROM = 2  # binarized kappa: relevant = grade >= 2 (TREC DL's binary cut on its 0-3 scale), on every scale
+TOP_SYSTEMS = 5  # the top of the human order where a judge's order fails first (Clarke and Dietz 2024)
+MIN_INTERVAL_QUERIES = 5  # fewer queries: no interval (a bootstrap over 2 or 3 queries says nothing)
+REPLICATES = 1000  # bootstrap resamples of queries behind each 95 % interval (seed 0: the same data, the same interval)
 
 CALIBRATION_COLUMNS: tuple[str, ...] = (
     "scope", "n", "kappa", "exact_agreement", "mae", "n_queries", "n_systems", "tau", "max_rank_change",
     "max_rank_change_system", "verdict", "kappa_quadratic", "kappa_unweighted",
-)  # the csv columns: the two named kappas last, so the columns before keep their places
-
-
+    # the gate's measures (issue 47), after the columns that were there before
+    "kappa_quadratic_low", "kappa_quadratic_high", "kappa_unweighted_low", "kappa_unweighted_high", "kappa_binary",
+    "kappa_binary_low", "kappa_binary_high", "leniency", "leniency_low", "leniency_high", "tau_ap", "tau_top5",
+    "tau_ap_top5", "query_tau_mean", "query_tau_sd", "query_tau_n",
+)  # the csv columns: each new one after the old, so the columns before keep their places
 @dataclass
 class CalibrationReport:
     judge: str
@@ -61,10 +88,16 @@ class CalibrationReport:
     scale: str
     rows: list[dict[str, Any]]
     verdicts: list[str] = field(default_factory=list)
+    model: str | None = None  # the model and prompt template of the judge labels measured (None: no provenance)
+    template_sha256: str | None = None
+    checks: list[dict[str, Any]] = field(default_factory=list)  # the judge's newest canary and recheck
 
     def as_dict(self) -> dict[str, Any]:
         return {"judge": self.judge, "batch": self.batch, "by": self.by, "metric": self.metric, "scale": self.scale,
-                "min_kappa": MIN_KAPPA, "kappa_weights": KAPPA_WEIGHTS, "min_tau": MIN_TAU, "rows": self.rows, "verdicts": self.verdicts}
+                "min_kappa": MIN_KAPPA, "kappa_weights": KAPPA_WEIGHTS, "min_tau": MIN_TAU,
+                "relevant_from": RELEVANT_FROM, "top_systems": TOP_SYSTEMS, "interval": "95% percentile bootstrap over "
+                f"queries, {REPLICATES} resamples", "model": self.model, "template_sha256": self.template_sha256,
+                "checks": self.checks, "rows": self.rows, "verdicts": self.verdicts}
 
 
 @dataclass
@@ -77,6 +110,7 @@ class _Pairs:
     qtype: NDArray[np.str_]
     values: tuple[int, ...]
     scale: str
+    judgment_ids: NDArray[np.int64]  # the judge's judgment behind each pair
 
 
 def _num(value: float) -> float | None:
@@ -134,7 +168,8 @@ def _common_pairs(judge: m.Grader, *, batch: str | None, session: Session) -> _P
     qtypes = {qid: (t or NO_QUERY_TYPE) for qid, _ext, t in reads.query_rows(session=session)}
     qtype = np.array([qtypes[int(q)] for q in (common // _SPAN)], dtype=str)
     return _Pairs(keys=common, human=human_values[hi], judge=judge_grade[ji].astype(np.int64),
-                  qtype=qtype, values=scale.values, scale=scale.name)
+                  qtype=qtype, values=scale.values, scale=scale.name,
+                  judgment_ids=rows[len(rows) - 1 - last_rev, 3][ji].astype(np.int64))
 
 
 def _per_query_scores(pairs: _Pairs, labels: NDArray[np.int64], rank_rows: NDArray[np.int64],
@@ -176,21 +211,41 @@ def _per_query_scores(pairs: _Pairs, labels: NDArray[np.int64], rank_rows: NDArr
 def _label_stats(pairs: _Pairs, idx: NDArray[np.int64]) -> dict[str, Any]:
     h, jg = pairs.human[idx], pairs.judge[idx]
     gated = _num(weighted_kappa(h, jg, pairs.values, weights=KAPPA_WEIGHTS))
-    return {"n": int(idx.size), "kappa": gated, "kappa_quadratic": gated,
+    gate = judge_agreement(h, jg, pairs.keys[idx] // _SPAN, pairs.values, relevant_from=RELEVANT_FROM,
+                           replicates=REPLICATES, seed=0)
+    out = {"n": int(idx.size), "kappa": gated, "kappa_quadratic": gated,
             "kappa_unweighted": _num(weighted_kappa(h, jg, pairs.values, weights="none")),
             "exact_agreement": _num(float(np.mean(h == jg))), "mae": _num(float(np.mean(np.abs(h - jg)))),
-            "confusion": confusion_matrix(h, jg, pairs.values).tolist(), "grades": list(pairs.values)}
+            "confusion": confusion_matrix(h, jg, pairs.values).tolist(), "grades": list(pairs.values),
+            "kappa_quadratic_low": _num(gate.kappa_quadratic_ci[0]), "kappa_quadratic_high": _num(gate.kappa_quadratic_ci[1]),
+            "kappa_unweighted_low": _num(gate.kappa_unweighted_ci[0]),
+            "kappa_unweighted_high": _num(gate.kappa_unweighted_ci[1]), "kappa_binary": _num(gate.kappa_binary),
+            "kappa_binary_low": _num(gate.kappa_binary_ci[0]), "kappa_binary_high": _num(gate.kappa_binary_ci[1]),
+            "leniency": _num(gate.leniency), "leniency_low": _num(gate.leniency_ci[0]),
+            "leniency_high": _num(gate.leniency_ci[1])}
+    if np.unique(pairs.keys[idx] // _SPAN).size < MIN_INTERVAL_QUERIES:
+        out.update({k: None for k in out if k.endswith(("_low", "_high"))})
+    return out
 
 
 def _ranking_stats(human: NDArray[np.float64], judge: NDArray[np.float64], cols: NDArray[np.int64],
                    names: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {"n_queries": int(cols.size), "n_systems": len(names), "tau": None, "max_rank_change": None,
-                           "max_rank_change_system": None, "system_means": {}}
+                           "max_rank_change_system": None, "system_means": {}, "tau_ap": None, "tau_top5": None,
+                           "tau_ap_top5": None, "query_tau_mean": None, "query_tau_sd": None, "query_tau_n": 0}
     if not names or cols.size == 0:
         return out
     mh, mj = human[:, cols].mean(axis=1), judge[:, cols].mean(axis=1)
     change = np.abs(rank_positions(mh) - rank_positions(mj))
     worst = int(np.argmax(change))
+    top = np.argsort(-mh, kind="stable")[:TOP_SYSTEMS]  # the top systems under people's labels
+    per_query = np.array([kendall_tau_b(human[:, c], judge[:, c]) for c in cols])
+    per_query = per_query[~np.isnan(per_query)]  # a query where every system scores the same has no order
+    out.update(tau_ap=_num(tau_ap(mh, mj)), tau_top5=_num(kendall_tau_b(mh[top], mj[top])),
+               tau_ap_top5=_num(tau_ap(mh[top], mj[top])),
+               query_tau_mean=_num(float(per_query.mean())) if per_query.size else None,
+               query_tau_sd=_num(float(per_query.std(ddof=1))) if per_query.size > 1 else None,
+               query_tau_n=int(per_query.size))
     out.update(tau=_num(kendall_tau_b(mh, mj)), max_rank_change=int(change[worst]),
                max_rank_change_system=names[worst] if change[worst] > 0 else None,
                system_means={n: {"human": round(float(a), 6), "judge": round(float(b), 6)}
@@ -238,7 +293,9 @@ def calibrate(*, session: Session, judge: str, batch: str | None = None, by: str
     except ValueError as exc:
         raise NdcgLabelingError(str(exc)) from None
     judge_obj = require_grader(judge, session=session)
+    gate.require_canary_passed(judge_obj, session=session)
     pairs = _common_pairs(judge_obj, batch=batch, session=session)
+    model, template_sha256 = gate.measured_provenance(pairs.judgment_ids, session=session)
     systems = reads.system_ids(session=session)
     names = sorted(systems)
     queries = np.unique(pairs.keys // _SPAN)
@@ -260,19 +317,24 @@ def calibrate(*, session: Session, judge: str, batch: str | None = None, by: str
         rows.append(row)
     failing = [r["scope"] for r in rows[1:] if r["n"] >= MIN_TYPE_PAIRS and not _agrees(r)] if len(rows) > 2 else []
     rows[0]["verdict"] = _verdict(judge_obj.name, rows[0], failing)
-    store_verdicts(judge_obj, rows, batch=batch, session=session)  # every query type's, shown or not
+    store_verdicts(judge_obj, rows, batch=batch, session=session,  # every query type's, shown or not
+                   measured=(model, template_sha256))
     if by != "query-type":
         rows = rows[:1]
     return CalibrationReport(judge=judge_obj.name, batch=batch, by=by, metric=parsed.name, scale=pairs.scale,
-                             rows=rows, verdicts=[r["verdict"] for r in rows])
+                             rows=rows, verdicts=[r["verdict"] for r in rows], model=model,
+                             template_sha256=template_sha256, checks=gate.newest_checks(judge_obj, session=session))
 
 
-def store_verdicts(judge: m.Grader, rows: list[dict[str, Any]], *, batch: str | None, session: Session) -> None:
-    """Store one verdict per row (scope ``all`` or a query type) in the caller's transaction."""
+def store_verdicts(judge: m.Grader, rows: list[dict[str, Any]], *, batch: str | None, session: Session,
+                   measured: tuple[str | None, str | None] = (None, None)) -> None:
+    """Store one verdict per row (scope ``all`` or a query type) in the caller's transaction, with the model
+    and prompt template hash of the labels measured (``measured``)."""
     now = m.utcnow()
     session.add_all([m.CalibrationVerdict(grader_id=judge.id, batch=batch or "", scope=str(r["scope"]),
                                           agrees=_agrees(r), kappa=r["kappa"], tau=r["tau"], n=int(r["n"]),
-                                          verdict=r["verdict"], created_at=now) for r in rows])
+                                          verdict=r["verdict"], created_at=now, model=measured[0],
+                                          template_sha256=measured[1]) for r in rows])
     session.flush()
 
 

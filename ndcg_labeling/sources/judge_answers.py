@@ -118,6 +118,7 @@ class Provenance:
     template_version: str
     template_sha256: str
     temperature: float
+    base_url: str | None = None  # the endpoint (normalized base URL; never the key)
 
 
 # What no database text column holds: NUL (PostgreSQL refuses it) and a lone surrogate (not UTF-8;
@@ -176,7 +177,7 @@ def apply_answer(item: JudgeItem, *, session: Session, batch: m.GradingBatch, gr
     session.add(m.JudgmentProvenance(judgment_id=judgment.id, run_id=prov.run_id, response_id=response_id,
                                      model=prov.model, prompt_sha256=prompt_sha256,
                                      template_version=prov.template_version, template_sha256=prov.template_sha256,
-                                     temperature=prov.temperature))
+                                     temperature=prov.temperature, base_url=prov.base_url))
     session.flush()
 
 

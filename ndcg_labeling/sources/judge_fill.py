@@ -6,6 +6,10 @@ the judge's grade as one more grade (an item no person graded gets the judge's g
 The consensus method then runs as usual, and the labels of those items name the judge in
 ``consensus_labels.filled_by``. Query types without an "agrees" verdict never get a judge's grade;
 the summary counts their items that stayed short.
+
+The judge gate (:mod:`ndcg_labeling.sources.judge_gate`) comes first: a judge whose newest canary failed
+is refused, and so are labels whose model or prompt template differs from what the newest calibration
+verdict measured.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from ndcg_labeling.db import reads
 from ndcg_labeling.errors import NdcgLabelingError
 from ndcg_labeling.labels.agreement import NO_QUERY_TYPE, GradeSelection
 from ndcg_labeling.labels.lookups import require_batch, require_grader
+from ndcg_labeling.sources import judge_gate as gate
 from ndcg_labeling.sources.calibration import agreeing_query_types
 
 
@@ -59,8 +64,11 @@ def fill_with_judge(sel: GradeSelection, *, judge: str, batch: str | None,
     grader = require_grader(judge, session=session)
     if grader.kind != "model":
         raise NdcgLabelingError(f"--judge-fills: {judge!r} is a {grader.kind} grader, not a model judge")
+    gate.require_canary_passed(grader, session=session)
     agreeing = agreeing_query_types(grader, session=session)
     j = m.Judgment
+    # a verdict holds for the model and prompt it measured: labels of another are refused (issue 47)
+    gate.require_calibrated_provenance(grader, batch=batch, use="--judge-fills", session=session)
     rows = reads.fetch_array(select(j.query_id, j.document_id, j.grade).where(
         j.grader_id == grader.id, j.batch == batch, j.scale == sel.scale.name), 3, session=session, dtype=np.int64)
     qtypes = {int(q): (t or NO_QUERY_TYPE) for q, _ext, t in reads.query_rows(session=session)}

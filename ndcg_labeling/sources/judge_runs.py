@@ -227,7 +227,8 @@ def run_judge(*, engine: Engine, settings: JudgeSettings, progress: Callable[[in
         first = todo[0] if todo else next(iter(jobs.values()), None)
         summary.first_prompt = first.body["messages"] if first is not None else None
         return summary
-    prov = store.Provenance(None, settings.model, plan.template.version, plan.template.sha256, settings.temperature)
+    prov = store.Provenance(None, settings.model, plan.template.version, plan.template.sha256, settings.temperature,
+                            chat.public_endpoint(settings.base_url, settings.api_key))
     if hits:
         run_in_transaction(engine, lambda s: _store_hits(plan, jobs, hits, prov, session=s))
     if not todo[:limit]:

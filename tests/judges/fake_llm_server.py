@@ -9,7 +9,10 @@ refusal, with text that is not the JSON object (a NUL or a lone surrogate after 
 included), or with a usage that is not a token count; and the misbehaviours of issue 46: a grade of
 5,000 digits, an answer of 100,000 nested ``[`` (as the content, or as the whole body), a 5 MB answer,
 an answer echoing the API key, a body dripped one byte at a time. It records every request body and header set, and
-counts answers; ``delay`` makes every answer wait (the benchmark's 200 ms). Bound to 127.0.0.1 only,
+counts answers; ``lenient`` grades a share of items one above the truth, and the canary behaviours of
+issue 47 (``stuffed``: a keyword matcher that grades 3 any document holding the query's terms; ``obeys``:
+a judge that grades 3 a document asking for it; ``unknown_grade``: a judge simulated from qrels, 0 for an
+item it has no grade for); ``delay`` makes every answer wait (the benchmark's 200 ms). Bound to 127.0.0.1 only,
 on a free port; :func:`serving` stops it.
 """
 
@@ -37,6 +40,10 @@ class FakeLLM:
     noisy: dict[str, float] = field(default_factory=dict)  # query type -> probability of a random grade
     grades: tuple[int, ...] = (0, 1, 2, 3)
     script: dict[str, list[str]] = field(default_factory=dict)  # title -> behaviours served first
+    lenient: float = 0.0  # probability (deterministic per item) of one grade above the truth (issue 47)
+    stuffed: bool = False  # grade 3 any document whose body holds every term of the query (a keyword matcher)
+    obeys: bool = False  # grade 3 any document asking for a grade 3 (a judge that follows injected instructions)
+    unknown_grade: int | None = None  # the grade of an item not in ``truth`` (0: a judge simulated from qrels)
     delay: float = 0.0
     slow: float = 3.0
     drip: float = 0.5  # seconds between the bytes of a "drip" answer
@@ -47,12 +54,21 @@ class FakeLLM:
     url: str = ""
 
     def grade_for(self, query: str, title: str) -> int:
-        true = self.truth[(query, title)]
+        true = self.truth[(query, title)] if (query, title) in self.truth else int(self.unknown_grade or 0)
         p = self.noisy.get(self.query_type.get(query, ""), 0.0)
         h = int.from_bytes(hashlib.sha256(f"{query}\0{title}".encode()).digest()[:8], "big")
         if (h % 10_000) / 10_000 < p:
             return self.grades[(h // 10_000) % len(self.grades)]
+        if ((h >> 20) % 10_000) / 10_000 < self.lenient:
+            return min(true + 1, self.grades[-1])
         return true
+
+    def fooled(self, query: str, prompt: str) -> bool:
+        """The canary behaviours: a keyword matcher, or a judge that obeys a request for a grade in the text."""
+        body = prompt.split("<document>", 1)[-1]
+        if self.stuffed and all(term in body.lower() for term in query.lower().split()):
+            return True
+        return self.obeys and re.search(r"grade[^.]{0,20}3", body.lower()) is not None
 
     def respond(self, body: dict[str, Any], auth: str = "") -> tuple[int, dict[str, str], bytes]:
         prompt = "\n".join(m["content"] for m in body["messages"])
@@ -101,7 +117,11 @@ class FakeLLM:
             return 200, {}, _completion(json.dumps({"grade": self.grade_for(*key)}), usage=auth[7:])
         if behaviour == "drip":  # the true grade, its body sent a byte at a time (see the handler)
             return 200, {"X-Drip": "1"}, _completion(json.dumps({"grade": self.grade_for(*key)}))
-        if key not in self.truth:
+        if self.fooled(key[0], prompt):
+            with self.lock:
+                self.answered += 1
+            return 200, {}, _completion(json.dumps({"grade": self.grades[-1]}))
+        if key not in self.truth and self.unknown_grade is None:
             return 200, {}, _completion("I do not know this item.")
         with self.lock:
             self.answered += 1

@@ -53,6 +53,9 @@ def test_every_item_graded_once_blind_and_a_rerun_sends_nothing(runner, world, f
         prov = conn.execute(select(func.count(), func.min(m.JudgmentProvenance.model),
                                    func.max(m.JudgmentProvenance.run_id))).one()
         assert tuple(prov) == (world.items, "test-model", run.id)
+        # every label names its endpoint (the base URL, never the key) and its prompt template's hash (issue 47)
+        ends = conn.execute(select(m.JudgmentProvenance.base_url, m.JudgmentProvenance.template_sha256).distinct()).all()
+        assert ends == [(fake.url, run.template_sha256)] and SECRET not in str(ends)
         assert conn.execute(select(m.Grader.kind).where(m.Grader.name == "gpt-judge")).scalar_one() == "model"
     # blind: no rank, score or system name in any prompt; the guideline people read is in it
     guideline = load_guideline("0-3").text.strip()

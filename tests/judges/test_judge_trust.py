@@ -89,7 +89,8 @@ def test_calibration_finds_the_planted_quality_and_fills_only_agreeing_types(run
     assert table.count("quadratic-weighted kappa") == 5  # the five verdicts
     csv_header = cli(runner, db, "calibrate", "--judge", "gpt-judge", "--batch", world.batch, "--format",
                      "csv").stdout.splitlines()[0].split(",")
-    assert csv_header[:3] == ["scope", "n", "kappa"] and csv_header[-2:] == ["kappa_quadratic", "kappa_unweighted"]
+    # the columns before keep their places: the gate's (issue 47) come after the two named kappas
+    assert csv_header[:3] == ["scope", "n", "kappa"] and csv_header[11:13] == ["kappa_quadratic", "kappa_unweighted"]
     assert rows["long-tail"]["kappa"] < MIN_KAPPA
     assert all(rows[t]["kappa"] == 1.0 for t in ("navigational", "informational", "transactional"))
     with db.engine.connect() as conn:

@@ -213,3 +213,13 @@ def test_a_response_body_is_bounded_before_it_is_parsed():
     kept = kept_text("k-SECRET " * 1000, "k-SECRET")
     assert "SECRET" not in kept and kept.startswith("[key] [key]") and len(kept) < MAX_RAW_CHARS + 60
     assert kept.endswith("[... cut: 6,000 characters in all]")
+
+
+def test_the_endpoint_stored_with_a_label_never_holds_a_key():
+    from ndcg_labeling.judges.client import public_endpoint
+
+    assert public_endpoint("http://127.0.0.1:8000/v1/") == "http://127.0.0.1:8000/v1"
+    assert public_endpoint("https://user:sk-123@api.example.com/v1") == "https://api.example.com/v1"
+    assert public_endpoint("https://api.example.com/openai/v1?api-key=sk-123#x") == "https://api.example.com/openai/v1"
+    assert public_endpoint("https://api.example.com/keys/sk-123/v1", "sk-123") == "https://api.example.com/keys/[key]/v1"
+    assert public_endpoint("http://[::1]:8080/v1") == "http://[::1]:8080/v1"
