@@ -37,12 +37,15 @@ body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em a
 color:#222;line-height:1.4;padding:0 1em}
 h1{font-size:1.7em;margin-bottom:.2em}h2{margin-top:1.6em;border-bottom:1px solid #ddd;padding-bottom:.2em}
 table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
-th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right;white-space:nowrap}small{color:#666}th{background:#f3f3f3}
+th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right;white-space:nowrap}small{color:#666}
+th{background:#f3f3f3;white-space:normal;vertical-align:bottom;min-width:5em}
 td:first-child,td:nth-child(2),th:first-child,th:nth-child(2){text-align:left}
 .warning{background:#fff3cd;border:1px solid #e0b100;padding:.6em 1em;border-radius:4px}
 .note{color:#555}.headline{background:#f6f8fa;border:1px solid #d0d7de;border-radius:6px;padding:.2em 1em .6em}
 .headline li{margin:.25em 0}.headline li.up{color:#1a7f37}.headline li.down{color:#b42318}
-table.moved td{white-space:normal;vertical-align:top;text-align:left}img{max-width:100%;height:auto}.muted{color:#666;font-size:.9em}.scroll{overflow-x:auto}
+table.moved td{white-space:normal;vertical-align:top;text-align:left}img{max-width:100%;height:auto}.muted{color:#666;font-size:.9em}.scroll{overflow-x:auto;max-width:100%}
+.panels{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,320px),1fr));gap:.6em}
+.panels img{width:100%}
 """
 
 
@@ -111,27 +114,31 @@ def _grouped(ax: Any, groups: Sequence[str], series: dict[str, tuple[Array, Arra
     ax.grid(axis="y", alpha=0.3)
 
 
-def metric_plot(result: ReportResult) -> str:
+def metric_plots(result: ReportResult) -> list[tuple[str, str]]:
+    """One small plot per metric (``(data URL, metric)``), each with its own legend and axis labels: the
+    page lays them out three to a row on a wide screen and one under the other on a phone, where a
+    single many-panel figure would be scaled down past reading."""
     plt = pyplot()
     metrics = [mt for mt in result.metrics if not mt.startswith("judged")] or result.metrics
     groups = result.query_types + ["all"]
-    cols = min(3, len(metrics))
-    rows = math.ceil(len(metrics) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.6 * rows), squeeze=False)
     s = result.summary.set_index(["system", "metric", "query_type"]).sort_index()
-    for ax, metric in zip(axes.ravel(), metrics, strict=False):
+    plots = []
+    for metric in metrics:
+        fig, ax = plt.subplots(figsize=(5.0, 3.8))
         series = {}
         for system in result.systems:
             sub = s.loc[(system, metric)].reindex(groups)
             series[system] = (sub["value"].to_numpy(float), sub["ci_low"].to_numpy(float),
                               sub["ci_high"].to_numpy(float))
         _grouped(ax, groups, series, metric, points=True)
-    for ax in axes.ravel()[len(metrics):]:
-        ax.set_visible(False)
-    handles, names = axes.ravel()[0].get_legend_handles_labels()
-    fig.tight_layout(rect=(0, 0, 1, 0.94))
-    fig.legend(handles, names, loc="upper center", ncol=len(names), fontsize=9, frameon=False)
-    return png(fig)
+        ax.set_ylabel(f"{metric}, mean over queries")
+        ax.set_xlabel("query type")
+        ax.set_title(metric, pad=26)
+        ax.legend(fontsize=8, ncol=min(len(series), 3), loc="lower center", bbox_to_anchor=(0.5, 1.0),
+                  frameon=False)
+        fig.tight_layout()
+        plots.append((png(fig), metric))
+    return plots
 
 
 def coverage_plot(result: ReportResult) -> str:
@@ -144,6 +151,8 @@ def coverage_plot(result: ReportResult) -> str:
         v = cov.loc[system].reindex(groups)["judged"].to_numpy(float)
         series[system] = (v, v, v)
     _grouped(ax, groups, series, f"judged@{result.coverage_k}")
+    ax.set_ylabel(f"share of top-{result.coverage_k} judged")
+    ax.set_xlabel("query type")
     ax.axhline(0.9, color="red", linestyle="--", linewidth=1, label="0.9: below, comparisons are unsafe")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
@@ -167,6 +176,7 @@ def grade_plot(result: ReportResult) -> tuple[str, list[list[str]]]:
         left += vals
     ax.set_xlim(0, 1)
     ax.set_xlabel("share of labels")
+    ax.set_ylabel("query type")
     ax.set_title("effective labels per query type", pad=28)
     ax.legend(fontsize=8, ncol=len(grades), loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
     fig.tight_layout()
@@ -185,6 +195,8 @@ def agreement_plot(rows: Sequence[dict[str, Any]]) -> str:
     ax.axhline(0.667, color="red", linestyle="--", linewidth=1, label="0.667 (tentative conclusions)")
     ax.set_ylim(min(0.0, float(np.nanmin(alpha)) if np.isfinite(alpha).any() else 0.0), 1.0)
     ax.set_title("Krippendorff's alpha (ordinal) per query type")
+    ax.set_ylabel("alpha (1 = full agreement)")
+    ax.set_xlabel("query type")
     ax.legend(fontsize=8)
     fig.tight_layout()
     return png(fig)
@@ -230,7 +242,8 @@ def _render_html(result: ReportResult, *, agreement: Sequence[dict[str, Any]] | 
 
     grouping = grouping_phrase(o.by)
     parts.append(f"<h2>Metrics {grouping}</h2>")
-    parts.append(_img(metric_plot(result), f"metrics {grouping} with intervals"))
+    parts.append('<div class="panels">' + "".join(_img(src, f"{metric} {grouping} with intervals")
+                                                  for src, metric in metric_plots(result)) + "</div>")
     header, rows = summary_cells(result)
     parts.append(_table(header, rows))
 
