@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_report_html import html_report  # noqa: F401  (the fixture)
+from tests.test_report_html import html_report  # noqa: F401, F811  (the fixture)
 from tests.web.pages import CHROMIUM
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="chromium is not installed")]
 
 
-def test_label_quality_table_is_whole_at_1280_and_plots_readable_on_a_phone(html_report, browser):
+def test_label_quality_table_is_whole_at_1280_and_plots_readable_on_a_phone(html_report, browser):  # noqa: F811
     # issue 45: the label-quality table was cut at 1280 px ("top-10 positions pendin"); the plots had no
     # y-axis label; one five-panel figure was scaled down past reading at 390 px
     page = browser.new_page(viewport={"width": 1280, "height": 900})
