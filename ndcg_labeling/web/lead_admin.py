@@ -19,7 +19,7 @@ from ndcg_labeling import choices
 from ndcg_labeling.errors import NdcgLabelingError
 from ndcg_labeling.labels import tasks
 from ndcg_labeling.scales import SCALES
-from ndcg_labeling.web import lead_admin_data, lead_admin_people
+from ndcg_labeling.web import lead_admin_data, lead_admin_people, lead_judges
 from ndcg_labeling.web.deps import LeadCaller, SessionDep, WriterDep, check_form_csrf, status_of
 from ndcg_labeling.web.lead import REPORT_CSP
 from ndcg_labeling.web.render import admin_page
@@ -28,6 +28,7 @@ from ndcg_labeling.workspace import lead as admin
 router = APIRouter(prefix="/lead")
 router.include_router(lead_admin_data.router)
 router.include_router(lead_admin_people.router)
+router.include_router(lead_judges.router)
 CsrfField = Annotated[str | None, Form()]
 
 
