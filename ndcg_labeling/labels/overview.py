@@ -164,7 +164,8 @@ def flagged_items(*, session: Reader, batch: str | None = None) -> list[dict[str
     """Consensus labels flagged for adjudication, with every grade that counted and any adjudication.
 
     Rows: query_id, doc_id (external ids), batch, consensus, method, n_graders, spread, reason, grades
-    (``"alice: 2, bob: 3"``, graders by name), adjudicated (the grade in force, or None), adjudicator,
+    (``"alice: 2, bob: 3"``, graders by name; ``people_grades`` holds the human graders' of them and
+    ``other_grades`` the model and behavior graders', ``"gpt-judge (model): 2"``), adjudicated (the grade in force, or None), adjudicator,
     flagged_by (``"consensus of batch B"`` or ``"consensus of all judgments"``). Sorted by query id then
     doc id. ``batch``: the flagged items of that batch's pairs: the labels of a consensus run for that
     batch, and the labels of a consensus run over all judgments whose pair the batch graded.
@@ -182,7 +183,7 @@ def flagged_items(*, session: Reader, batch: str | None = None) -> list[dict[str
     labels = session.execute(stmt).all()
     if not labels:
         return []
-    grade_stmt = (select(j.c.query_id, j.c.document_id, j.c.batch, g.c.name, j.c.grade)
+    grade_stmt = (select(j.c.query_id, j.c.document_id, j.c.batch, g.c.name, j.c.grade, g.c.kind)
                   .join(g, g.c.id == j.c.grader_id)
                   .join(t.consensus_labels, and_(label.query_id == j.c.query_id,
                                                  label.document_id == j.c.document_id))
@@ -190,9 +191,9 @@ def flagged_items(*, session: Reader, batch: str | None = None) -> list[dict[str
                   .where((label.batch == "") | (label.batch == j.c.batch)))
     if batch is not None:
         grade_stmt = grade_stmt.where(label.batch.in_(["", batch]))
-    grades: dict[tuple[int, int], list[tuple[str, int]]] = {}
-    for qid, did, _jbatch, name, grade in session.execute(grade_stmt):
-        grades.setdefault((qid, did), []).append((name, grade))
+    grades: dict[tuple[int, int], list[tuple[str, int, str]]] = {}
+    for qid, did, _jbatch, name, grade, kind in session.execute(grade_stmt):
+        grades.setdefault((qid, did), []).append((name, grade, kind))
     adjudicated = latest_adjudications(session)
     out = []
     for qid, did, q_ext, d_ext, lbatch, value, method, n_graders, spread, reason in labels:
@@ -200,7 +201,11 @@ def flagged_items(*, session: Reader, batch: str | None = None) -> list[dict[str
         out.append({
             "query_id": q_ext, "doc_id": d_ext, "batch": lbatch, "consensus": value, "method": method,
             "n_graders": n_graders, "spread": spread, "reason": reason,
-            "grades": ", ".join(f"{name}: {gr}" for name, gr in sorted(grades.get((qid, did), []))),
+            "grades": ", ".join(f"{name}: {gr}" for name, gr, _ in sorted(grades.get((qid, did), []))),
+            "people_grades": ", ".join(f"{name}: {gr}" for name, gr, kind in sorted(grades.get((qid, did), []))
+                                       if kind == "human"),
+            "other_grades": ", ".join(f"{name} ({kind}): {gr}" for name, gr, kind in sorted(grades.get((qid, did), []))
+                                      if kind != "human"),
             "adjudicated": None if adj is None else float(adj.grade),
             "adjudicator": None if adj is None else adj.adjudicator,
             "flagged_by": f"consensus of batch {lbatch}" if lbatch else "consensus of all judgments",

@@ -13,7 +13,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from ndcg_labeling.errors import AdjudicationConflict, InvalidInput, NotFoundError
 from ndcg_labeling.labels import tasks
-from ndcg_labeling.labels.adjudication import Decision, adjudication_item, adjudication_queue
+from ndcg_labeling.labels.adjudication import Decision, adjudication_item, adjudication_page
 from ndcg_labeling.labels.adjudication import adjudicate as set_decision
 from ndcg_labeling.results import DEFAULT_METRICS, ReportOptions
 from ndcg_labeling.web.deps import LeadCaller, SessionDep, WriterDep, check_form_csrf
@@ -52,9 +52,9 @@ def agreement(request: Request, caller: LeadCaller, session: SessionDep, batch: 
 
 @router.get("/adjudication")
 def adjudication(request: Request, caller: LeadCaller, session: SessionDep, batch: str | None = None,
-                 done: str | None = None) -> Response:
-    rows = adjudication_queue(batch or None, session=session)
-    return render(request, "lead_adjudication.html", _ctx(caller, rows=rows, batch=batch or "", done=done))
+                 done: str | None = None, page: int = 1) -> Response:
+    queue = adjudication_page(batch or None, session=session, page=page)
+    return render(request, "lead_adjudication.html", _ctx(caller, queue=queue, batch=batch or "", done=done))
 
 
 def _item_url(query_id: str, doc_id: str, batch: str, done: str | None = None) -> str:

@@ -150,16 +150,19 @@ def build_world(kind: str, tmp_path: Path) -> World:
 def add_judge(db) -> None:  # noqa: ANN001
     """An LLM judge, ``gpt-judge``, runs over b1 (a local fake endpoint, priced) and is calibrated per
     query type against people: the judges page's runs, costs, verdicts and PPI rows."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from ndcg_labeling.db.session import session_scope
     from ndcg_labeling.sources.calibration import calibrate
     from ndcg_labeling.sources.judge_runs import JudgeSettings, run_judge
     from tests.judges.fake_llm_server import FakeLLM, serving
 
     truth = {(f"question number {q}", f"Page {d}"): (q + d) % 4 for q in range(8) for d in range(5)}
-    with serving(FakeLLM(truth=truth)) as fake:
-        run_judge(engine=db.engine, settings=JudgeSettings(batch="b1", grader="gpt-judge", model="test-model",
-                                                           base_url=fake.url, api_key="k", concurrency=2,
-                                                           price_in=2.5, price_out=10.0))
+    with serving(FakeLLM(truth=truth)) as fake, ThreadPoolExecutor(1) as pool:
+        # in a thread of its own: the judge runs its own event loop, and Playwright's sync API holds one here
+        pool.submit(run_judge, engine=db.engine, settings=JudgeSettings(
+            batch="b1", grader="gpt-judge", model="test-model", base_url=fake.url, api_key="k", concurrency=2,
+            price_in=2.5, price_out=10.0)).result()
     with session_scope(db.engine) as session:
         calibrate(session=session, judge="gpt-judge", by="query-type")
 
