@@ -128,10 +128,15 @@ def batch_status(name: str, *, session: Reader) -> BatchStatus:
 
 
 def list_batches(*, session: Reader) -> list[dict[str, Any]]:
-    """Every batch: name, scale, items, graders, overlap, assignments done/total, progress (0..1)."""
+    """Every batch: name, scale, items, graders, overlap, assignments done/total, progress (0..1), and
+    ``complete_items``: the items with all their grades (every assignment of the item done)."""
     t.flush_pending(session)
     a, b, bi = t.assignments, t.grading_batches, t.batch_items
     items = {bid: n for bid, n in session.execute(select(bi.c.batch_id, func.count()).group_by(bi.c.batch_id))}
+    per_item = (select(a.c.batch_id, func.min(case((a.c.status == "done", 1), else_=0)).label("all_done"))
+                .group_by(a.c.batch_id, a.c.item_id).subquery())
+    complete = {bid: int(n or 0) for bid, n in session.execute(
+        select(per_item.c.batch_id, func.sum(per_item.c.all_done)).group_by(per_item.c.batch_id))}
     progress = {bid: (int(d or 0), int(n), int(g)) for bid, d, n, g in session.execute(
         select(a.c.batch_id, func.sum(case((a.c.status == "done", 1), else_=0)), func.count(),
                func.count(a.c.grader_id.distinct())).group_by(a.c.batch_id))}
@@ -141,6 +146,7 @@ def list_batches(*, session: Reader) -> list[dict[str, Any]]:
         done, total, graders = progress.get(batch.id, (0, 0, 0))
         rows.append({"batch": batch.name, "scale": batch.scale, "items": int(items.get(batch.id, 0)),
                      "graders": graders, "overlap": batch.overlap, "done": done, "total": total,
+                     "complete_items": complete.get(batch.id, 0),
                      "progress": round(done / total, 4) if total else 0.0,
                      "guideline_version": batch.guideline_version,
                      "guideline_changed": guideline_changed(batch.scale, batch.guideline_sha256),

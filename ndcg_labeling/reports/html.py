@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import html
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -218,18 +218,21 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def render_html(result: ReportResult, *, agreement: Sequence[dict[str, Any]] | None = None,
-                agreement_note: str | None = None, title: str = "ndcg-labeling report") -> str:
+                agreement_note: str | None = None, title: str = "ndcg-labeling report",
+                words: Callable[[str], str] | None = None) -> str:
     """One self-contained HTML page. ``agreement``: rows with ``scope`` and ``alpha`` (and optionally
     ``percent_agreement``, ``ac1``, ``n_items``) per query type, the ``all`` row included; None leaves
-    the agreement section out with ``agreement_note`` saying why."""
+    the agreement section out with ``agreement_note`` saying why. ``words``: how the warnings and notes
+    are worded for where the page is read (the web workspace says what to choose instead of an option)."""
     if agreement is None and result.caveats is not None:  # measured once, with the caveats
         agreement, agreement_note = result.caveats.agreement_rows, agreement_note or result.caveats.agreement_note
     with _plain_text():
-        return _render_html(result, agreement=agreement, agreement_note=agreement_note, title=title)
+        return _render_html(result, agreement=agreement, agreement_note=agreement_note, title=title,
+                            words=words or str)
 
 
 def _render_html(result: ReportResult, *, agreement: Sequence[dict[str, Any]] | None,
-                 agreement_note: str | None, title: str) -> str:
+                 agreement_note: str | None, title: str, words: Callable[[str], str]) -> str:
     o = result.options
     parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
              f"<style>{_CSS}</style></head><body>", f"<h1>{html.escape(title)}</h1>"]
@@ -237,7 +240,7 @@ def _render_html(result: ReportResult, *, agreement: Sequence[dict[str, Any]] | 
                  f'{html.escape(str(result.baseline))}; gain: {o.gain}; relevant threshold: {o.relevant_threshold:g}; '
                  f'{o.confidence:.0%} percentile bootstrap intervals ({o.n_bootstrap:,} resamples).</p>')
     for w in result.warnings:
-        parts.append(f'<p class="warning"><strong>Warning:</strong> {html.escape(w)}</p>')
+        parts.append(f'<p class="warning"><strong>Warning:</strong> {html.escape(words(w))}</p>')
     parts.append(headline_html(result))
 
     grouping = grouping_phrase(o.by)
@@ -253,7 +256,7 @@ def _render_html(result: ReportResult, *, agreement: Sequence[dict[str, Any]] | 
         parts.append(_table(header, rows))
         parts.append(f'<p class="note">{html.escape(P_LEGEND)}.</p>')
     parts.append(render_moved_html(result))
-    parts.append(_caveats_html(result))
+    parts.append(_caveats_html(result, words))
 
     parts.append(f"<h2>Judged@{result.coverage_k} coverage</h2>")
     parts.append(_img(coverage_plot(result), "judged coverage"))
@@ -274,15 +277,15 @@ def _render_html(result: ReportResult, *, agreement: Sequence[dict[str, Any]] | 
         arows = [[_cell(r.get(c)) for c in cols] for r in agreement]
         parts.append(_table(["query type", "alpha", "% agreement", "AC1", "items", "graders"], arows))
     if agreement_note:
-        parts.append(f'<p class="note">{html.escape(agreement_note)}</p>')
+        parts.append(f'<p class="note">{html.escape(words(agreement_note))}</p>')
 
     parts.append("<h2>Notes</h2><ul>")
-    parts.extend(f"<li>{html.escape(n)}</li>" for n in result.notes)
+    parts.extend(f"<li>{html.escape(words(n))}</li>" for n in result.notes)
     parts.append("</ul></body></html>")
     return "\n".join(parts)
 
 
-def _caveats_html(result: ReportResult) -> str:
+def _caveats_html(result: ReportResult, words: Callable[[str], str] = str) -> str:
     """The label-quality section: alpha, pending adjudication and top-k holes per query type."""
     from ndcg_labeling.reports.headline import caveat_notes, caveat_rows
 
@@ -293,7 +296,7 @@ def _caveats_html(result: ReportResult) -> str:
              '<p class="note">How far the labels behind the numbers can be trusted: Krippendorff\'s alpha of the '
              "grades (below 0.667 conclusions are tentative), labelled items still pending adjudication, and the "
              "scored top-k rows whose document has no label or a pending one.</p>", _table(header, rows)]
-    parts.extend(f'<p class="note">{html.escape(n)}</p>' for n in caveat_notes(result))
+    parts.extend(f'<p class="note">{html.escape(words(n))}</p>' for n in caveat_notes(result))
     return "\n".join(parts)
 
 

@@ -164,6 +164,7 @@ def _downloads_page(request: Request, caller: LeadCaller, session: Any, status_c
                     **values: Any) -> Response:
     from ndcg_labeling.workspace.people import graders_overview
 
+    values.setdefault("nothing_open", None)
     return admin_page(request, caller, "downloads", status_code, batches=admin.batch_names(session=session),
                       graders=graders_overview(session=session), roundings=list(choices.QrelsRounding),
                       task_formats=list(choices.TaskFileFormat), **values)
@@ -211,5 +212,7 @@ def task_file(request: Request, caller: LeadCaller, session: SessionDep, batch: 
         result = admin.task_file(batch, grader=grader, fmt=fmt, session=session)
     except NdcgLabelingError as exc:
         return _downloads_page(request, caller, session, status_of(exc), error=str(exc))
+    if result.rows == 0:  # a finished grader: a page saying so and what comes next, not a bare header row
+        return _downloads_page(request, caller, session, nothing_open={"batch": batch, "grader": grader})
     media = {"csv": "text/csv", "jsonl": "application/x-ndjson"}.get(result.fmt, "application/json")
     return attachment(result.content, result.filename, f"{media}; charset=utf-8")

@@ -45,7 +45,7 @@ def test_judges_page_shows_runs_costs_verdicts_ppi_and_no_canary(db, tmp_path):
     for _scope, verdict in verdicts:
         assert verdict in text
     assert "all query types" in text and "navigational" in text
-    assert "None: every label in force comes from people." in text
+    assert "No label in force came from this judge: every one comes from people." in text
     with session_scope(db.engine) as session:
         ppi = ppi_report(session=session, judge="gpt-judge", options=ReportOptions(metrics=("ndcg@10",)))
     assert ppi.rows and f"with judge gpt-judge: {ppi.queries} queries judged" in text
