@@ -12,12 +12,22 @@ are simulated from the qrels, grading every pooled passage (the top 10 of every 
 For each year, ``--resamples`` audits of ``--audit`` queries drawn at random without replacement: per system
 NDCG@10 (exponential gain) and per pair of systems the difference, the PPI++ 95% interval
 (:func:`ndcg_labeling.stats.ppi_mean`: the judge on every query, people on the audit) and the human-only
-interval on the same audit. Printed: coverage of the all-human value (the qrels' NDCG@10 over every query of
-the year), the mean width relative to the human-only interval, the mean lambda. ``--lam 1`` (classic PPI) is
+interval on the same audit, computed the same way. Printed: coverage of the all-human value (the qrels' NDCG@10
+over every query of the year), the mean width relative to the human-only interval, the mean lambda.
+
+What the interval assumes: the audited queries are a simple random sample of the year's queries; the
+interval is for the mean over the population the queries come from (no finite-population correction, so it
+is conservative for the mean over exactly these queries); ``t`` (what ``report --estimator ppi`` uses) is
+Student's t with ``n - 2`` degrees of freedom for PPI++ (lambda is fitted on the audit) and ``n - 1`` for
+people alone, with unbiased variances; ``normal`` is ppi-python's ``ppi_mean_ci`` (z quantile, ddof 0), which
+undercovers at 10 queries because per-query NDCG is skewed and lambda is fitted on the same few queries.
+The ``strat`` rows draw each audit as ``tasks create --audit-of`` does (:func:`audit_design`: the query type,
+here the half the biased judge is fooled on, crossed with the judge's grade band; Neyman allocation) and
+weight it by 1 / inclusion probability, as ``report --estimator ppi`` does with an audit batch. ``--lam 1`` (classic PPI) is
 the ablation; the rows marked ``no-rectifier`` are the judge's mean with the PPI width but no audit correction,
 the interval the test (tests/scoring/test_ppi_bench.py) must see fail.
 
-    python benchmarks/bench_ppi.py                    # 500 audits of 10 queries per year (about a minute)
+    python benchmarks/bench_ppi.py                    # 500 audits of 10 queries per year (under a minute)
 """
 
 from __future__ import annotations
@@ -32,8 +42,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from ndcg_labeling.labels.tasks.audit import audit_strata  # noqa: E402
 from ndcg_labeling.metrics import compute_metrics  # noqa: E402
-from ndcg_labeling.stats import ppi_mean  # noqa: E402
+from ndcg_labeling.stats import audit_allocation, ppi_mean  # noqa: E402
 from tests.budget.dl_world import real_world  # noqa: E402
 
 K = 10
@@ -65,7 +76,8 @@ def per_query_ndcg(runs: np.ndarray, grades_by_code: list[np.ndarray], n_judged:
 
 
 def judges(grades_by_code: list[np.ndarray], seed: int) -> dict[str, list[np.ndarray]]:
-    """The two simulated judges' grades of every code of every query."""
+    """The two simulated judges' grades of every code of every query; ``fooled``: a one-element list holding
+    the queries the biased judge is fooled on (the bench's "query type")."""
     rng = np.random.default_rng(seed)
     cum = LENIENT.cumsum(axis=1)
     lenient = [np.minimum((rng.random(g.size)[:, None] > cum[g.astype(int)]).sum(axis=1), 3).astype(np.float64)
@@ -74,7 +86,21 @@ def judges(grades_by_code: list[np.ndarray], seed: int) -> dict[str, list[np.nda
     biased = [j.copy() for j in lenient]
     for q in fooled:
         biased[q] = rng.integers(2, 4, biased[q].size).astype(np.float64)
-    return {"lenient": lenient, "biased": biased}
+    return {"lenient": lenient, "biased": biased, "fooled": [fooled.astype(np.float64)]}
+
+
+def audit_design(judge_grades: list[np.ndarray], fooled: np.ndarray, audit: int) -> tuple[np.ndarray, np.ndarray]:
+    """What ``tasks create --audit-of`` draws from: each query's stratum (query type = fooled or not, crossed
+    with the judge's grade band: :func:`audit_strata`) and the queries per stratum (:func:`audit_allocation`)."""
+    n_q = len(judge_grades)
+    types = ["fooled" if q in set(fooled.astype(int).tolist()) else "plain" for q in range(n_q)]
+    mean = np.array([g.mean() / 3.0 for g in judge_grades])
+    labels = audit_strata(types, mean, audit)
+    names = sorted(set(labels))
+    sizes = np.array([int((labels == s).sum()) for s in names])
+    spreads = np.array([float(np.sqrt(np.mean(mean[labels == s] * (1 - mean[labels == s])))) for s in names])
+    codes = np.array([names.index(s) for s in labels])
+    return codes, audit_allocation(sizes, spreads, audit)
 
 
 def targets(values: np.ndarray) -> tuple[list[str], np.ndarray]:
@@ -86,15 +112,20 @@ def targets(values: np.ndarray) -> tuple[list[str], np.ndarray]:
 
 
 def simulate(year: str, judge: str, *, resamples: int, audit: int, seed: int = 0, lam: float | None = None,
-             rectify: bool = True) -> dict[str, np.ndarray]:
+             rectify: bool = True, interval: str = "t", design: bool = False) -> dict[str, np.ndarray]:
     """Per target (systems then pairs): coverage of the all-human value, mean PPI width / human-only width,
     mean lambda, over ``resamples`` random audits of ``audit`` queries. ``rectify=False``: the judge's mean
-    with the PPI half-width and no audit correction (what an interval that ignores the audit does)."""
+    with the PPI half-width and no audit correction (what an interval that ignores the audit does).
+    ``design=True``: the audits are drawn as ``tasks create --audit-of`` draws them (:func:`audit_design`) and
+    weighted by 1 / inclusion probability, as ``report --estimator ppi`` weights them."""
     world = real_world(year)
     runs = world.runs
     human_grades = world.grades_by_code
     human = targets(per_query_ndcg(runs, human_grades, []))[1]
-    judge_vals = targets(per_query_ndcg(runs, judges(human_grades, seed + 101)[judge], []))[1]
+    graded = judges(human_grades, seed + 101)
+    judge_vals = targets(per_query_ndcg(runs, graded[judge], []))[1]
+    strata, counts = audit_design(graded[judge], graded["fooled"][0], audit)
+    sizes = np.bincount(strata, minlength=counts.size)
     truth = human.mean(axis=1)
     n_t, n_q = human.shape
     rng = np.random.default_rng(seed)
@@ -102,9 +133,16 @@ def simulate(year: str, judge: str, *, resamples: int, audit: int, seed: int = 0
     width = np.zeros(n_t)
     lams = np.zeros(n_t)
     for _ in range(resamples):
-        pick = rng.choice(n_q, audit, replace=False)
+        weights = None
+        if design:
+            pick = np.concatenate([rng.choice(np.flatnonzero(strata == h), k, replace=False)
+                                   for h, k in enumerate(counts)])
+            weights = np.concatenate([np.full(k, sizes[h] / k) for h, k in enumerate(counts)])
+        else:
+            pick = rng.choice(n_q, audit, replace=False)
         for t in range(n_t):
-            est = ppi_mean(judge_vals[t], human[t, pick], judge_vals[t, pick], lam=lam)
+            est = ppi_mean(judge_vals[t], human[t, pick], judge_vals[t, pick], lam=lam, interval=interval,
+                           weights=weights)
             low, high = est.ci_low, est.ci_high
             if not rectify:
                 half = (high - low) / 2
@@ -125,18 +163,21 @@ def main() -> None:
     args = parser.parse_args()
     print(f"PPI++ on TREC DL passage qrels and real runs: {args.resamples} audits of {args.audit} queries per year; "
           f"NDCG@{K}; coverage of the all-human value (target >= 0.94) and mean width / human-only width on the "
-          f"same audits (target <= 0.75)")
+          f"same audits, same interval kind (target <= 0.75); 't': the report's interval, 'normal': ppi-python's")
     header = (f"{'year':5} {'judge':8} {'interval':13} {'systems: cover min/mean':>24} {'width':>6} "
               f"{'pairs: cover min/mean':>22} {'width':>6} {'mean lam':>8}")
     print(header)
     print("-" * len(header))
     for year in ("dl19", "dl20"):
         for judge in ("lenient", "biased"):
-            for label, lam, rectify in (("PPI++", None, True), ("PPI (lam=1)", 1.0, True),
-                                        ("human only", 0.0, True), ("no-rectifier", 1.0, False)):
+            for label, lam, rectify, interval, design in (
+                    ("PPI++ t", None, True, "t", False), ("human only t", 0.0, True, "t", False),
+                    ("PPI (lam=1) t", 1.0, True, "t", False), ("PPI++ normal", None, True, "normal", False),
+                    ("human normal", 0.0, True, "normal", False), ("no-rectifier", 1.0, False, "t", False),
+                    ("PPI++ t strat", None, True, "t", True), ("human t strat", 0.0, True, "t", True)):
                 start = time.perf_counter()
                 r = simulate(year, judge, resamples=args.resamples, audit=args.audit, seed=args.seed, lam=lam,
-                             rectify=rectify)
+                             rectify=rectify, interval=interval, design=design)
                 n_s = int(r["n_systems"])
                 cs, cp = r["coverage"][:n_s], r["coverage"][n_s:]
                 ws, wp = r["width"][:n_s], r["width"][n_s:]

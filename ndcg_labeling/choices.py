@@ -190,3 +190,13 @@ class Unjudged(StrEnum):
 
     skip = "skip"
     zero = "zero"
+
+
+class SearchKind(StrEnum):
+    """The search engines ``snapshot config add --kind`` asks (docs/engines.md)."""
+
+    elasticsearch = "elasticsearch"
+    opensearch = "opensearch"
+    solr = "solr"
+    vespa = "vespa"
+    http_json = "http-json"

@@ -122,3 +122,8 @@ class OutputFileError(NdcgLabelingError):
 
 class PrefsError(ValueError):
     """Preferences trec_eval refuses for a query (it stops with "Can't calculate measure")."""
+
+
+class SearchEngineError(NdcgLabelingError):
+    """A search engine refused a request, kept failing, or answered in a shape the configuration does not
+    read; ``snapshot take`` stores nothing (the message never holds the credential)."""

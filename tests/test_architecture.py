@@ -14,7 +14,7 @@ from pathlib import Path
 PKG = Path(__file__).resolve().parents[1] / "ndcg_labeling"
 #: the use cases, one package per domain (docs/layout.md): the only code that joins the database and
 #: the kernels
-USE_CASES = ("labels", "sources", "scoring", "experiments", "workspace", "demo")
+USE_CASES = ("labels", "sources", "scoring", "experiments", "workspace", "demo", "snapshots")
 KERNELS = ("ndcg_labeling.metrics", "ndcg_labeling.agreement", "ndcg_labeling.consensus", "ndcg_labeling.stats",
            "ndcg_labeling.assignment", "ndcg_labeling.quality")
 
@@ -67,6 +67,8 @@ AREAS: dict[str, str] = {
     # LLM judges); numbers from labels; online experiments; the served app's users; the demo
     "labels": "labels", "sources": "sources", "scoring": "scoring", "experiments": "experiments",
     "workspace": "workspace", "demo": "demo",
+    # rankings straight from search engines: configurations, snapshots (stored runs), diffs, their pool
+    "snapshots": "snapshots",
     # pure kernels and the small modules that only they use (the jit and backend switches)
     "metrics": "kernels", "agreement": "kernels", "consensus": "kernels", "stats": "kernels",
     "assignment": "kernels", "quality": "kernels", "_jit": "kernels", "backend": "kernels",
@@ -97,6 +99,8 @@ LAYERS: dict[str, set[str]] = {
     "workspace": {"workspace", "labels", "sources", "scoring"} | BELOW_USE_CASES,
     "experiments": {"experiments", "labels", "sources", "scoring", "workspace"} | BELOW_USE_CASES,
     "demo": set(USE_CASES) | BELOW_USE_CASES,
+    # snapshots read labels (the pool, the labels in force) and score with the report; no domain imports them
+    "snapshots": {"snapshots", "labels", "sources", "scoring"} | BELOW_USE_CASES,
     # the rooms of kernels: they may use the kernels, io and one another's kernels, never the db layer or
     # a use case (a use case that needs the database lives in its domain package above)
     "behavior": {"behavior", "kernels", "io", "engines"} | BASE,

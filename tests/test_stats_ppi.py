@@ -67,3 +67,83 @@ def test_bias_effective_n_and_a_useless_judge():
 def test_ppi_mean_refuses_bad_input(args, match):
     with pytest.raises(ValueError, match=match):
         ppi_mean(*args)
+
+
+@pytest.mark.parametrize("seed,n,big_n,weighted", [(0, 10, 43, False), (2, 12, 200, True)])
+def test_t_interval_is_students(seed, n, big_n, weighted):
+    """interval="t": people alone is scipy's Student t interval on the audit (n - 1 df); a fixed lambda uses
+    n - 1 df and unbiased variances; a tuned one n - 2 df (ppi-python's point estimate is unchanged); weighted,
+    Kish's effective size (sum w)^2 / sum w^2 stands for n."""
+    scipy_stats = pytest.importorskip("scipy.stats")
+    judge_all, y, yhat, w = _inputs(seed, n, big_n, 0.2, weighted)
+    wn = np.ones(n) if w is None else w / w.sum() * n
+    df = wn.sum() ** 2 / (wn**2).sum()
+    got = ppi_mean(judge_all, y, yhat, weights=w, interval="t")
+    low, high = scipy_stats.t.interval(0.95, df - 1, loc=np.mean(wn * y), scale=scipy_stats.sem(wn * y))
+    assert (got.human_low, got.human_high) == pytest.approx((low, high), abs=1e-12)
+    point = ppi_py.ppi_mean_pointestimate(y, yhat, judge_all, lam=None, w=w)
+    assert got.estimate == pytest.approx(float(np.squeeze(point)), abs=1e-9)
+    se = np.sqrt((got.lam * judge_all).var(ddof=1) / big_n + (wn * (y - got.lam * yhat)).var(ddof=1) / n)
+    q = scipy_stats.t.ppf(0.975, df - 2)
+    assert (got.ci_low, got.ci_high) == pytest.approx((got.estimate - q * se, got.estimate + q * se), abs=1e-12)
+    fixed = ppi_mean(judge_all, y, yhat, weights=w, lam=1.0, interval="t")
+    se1 = np.sqrt(judge_all.var(ddof=1) / big_n + (wn * (y - yhat)).var(ddof=1) / n)
+    assert fixed.ci_high - fixed.estimate == pytest.approx(scipy_stats.t.ppf(0.975, df - 1) * se1, abs=1e-12)
+    # the normal (ppi-python) interval is the narrower one at a small audit
+    normal = ppi_mean(judge_all, y, yhat, weights=w)
+    assert got.ci_high - got.ci_low > normal.ci_high - normal.ci_low
+
+
+def test_weighted_ppi_is_the_hand_computed_stratified_estimate():
+    """Six queries in two strata, A = 0..3 (2 audited: inclusion 1/2) and B = 4, 5 (both: inclusion 1).
+    By hand, lambda = 1: mean(judge) + 4/6 mean_A(human - judge) + 2/6 mean_B(human - judge)
+    = 3.4/6 + 4/6 * (-0.15) + 2/6 * (-0.05) = 0.45; people alone: 4/6 * 0.4 + 2/6 * 0.8 = 8/15."""
+    judge_all = np.array([0.5, 0.6, 0.2, 0.4, 0.9, 0.8])
+    audit = np.array([0, 1, 4, 5])
+    human = np.array([0.3, 0.5, 0.7, 0.9])
+    weights = 1.0 / np.array([0.5, 0.5, 1.0, 1.0])
+    got = ppi_mean(judge_all, human, judge_all[audit], weights=weights, lam=1.0, interval="t")
+    assert got.estimate == pytest.approx(0.45, abs=1e-12)
+    assert got.human == pytest.approx(8 / 15, abs=1e-12)
+
+
+def test_weighted_ppi_is_unbiased_under_a_stratified_audit():
+    """A population whose judge is biased differently in two strata, audited unequally: 4 of 8 and 3 of 24.
+    Weighted by 1 / inclusion with a fixed lambda, the mean estimate over 4000 audits is the population mean
+    (within 4 Monte-Carlo standard errors: Horvitz-Thompson is exactly unbiased); with lambda tuned on the same
+    7 queries it is off by a small share of its spread (PPI++ is unbiased only as the audit grows); counted
+    equally, it is far off."""
+    rng = np.random.default_rng(11)
+    sizes, takes = (8, 24), (4, 3)
+    truth = np.concatenate([rng.beta(5, 2, sizes[0]), rng.beta(2, 5, sizes[1])])
+    judge = truth + np.concatenate([np.full(sizes[0], 0.3), np.full(sizes[1], -0.1)]) + rng.normal(0, 0.05, truth.size)
+    strata = [np.arange(sizes[0]), sizes[0] + np.arange(sizes[1])]
+    est = {"weighted": [], "tuned": [], "equal": []}
+    for _ in range(4000):
+        pick = np.concatenate([rng.choice(s, k, replace=False) for s, k in zip(strata, takes, strict=True)])
+        w = np.concatenate([np.full(k, len(s) / k) for s, k in zip(strata, takes, strict=True)])
+        est["weighted"].append(ppi_mean(judge, truth[pick], judge[pick], weights=w, lam=1.0).estimate)
+        est["tuned"].append(ppi_mean(judge, truth[pick], judge[pick], weights=w).estimate)
+        est["equal"].append(ppi_mean(judge, truth[pick], judge[pick], lam=1.0).estimate)
+    target = truth.mean()
+    fixed, tuned = np.array(est["weighted"]), np.array(est["tuned"])
+    assert abs(fixed.mean() - target) < 4 * fixed.std() / np.sqrt(fixed.size)
+    assert abs(tuned.mean() - target) < 0.2 * tuned.std()
+    equal = np.array(est["equal"])
+    assert abs(equal.mean() - target) > 10 * equal.std() / np.sqrt(equal.size)
+
+
+def test_predicted_halfwidths_at_the_audit_so_far_are_the_intervals_it_gives():
+    """At the audit's own size the predicted half-widths are the intervals that audit gives: scipy's Student t
+    interval for people alone, ppi_mean(interval="t") for PPI++; larger audits predict narrower ones."""
+    scipy_stats = pytest.importorskip("scipy.stats")
+    from ndcg_labeling.stats import ppi_halfwidths
+
+    judge_all, y, yhat, _ = _inputs(9, 10, 60, 0.15, False)
+    ppi, human = ppi_halfwidths(judge_all, y, yhat, np.array([2, 10, 20, 40]))
+    est = ppi_mean(judge_all, y, yhat, interval="t")
+    low, high = scipy_stats.t.interval(0.95, 9, loc=y.mean(), scale=scipy_stats.sem(y))
+    assert np.isnan(ppi[0]) and np.isnan(human[0])
+    assert human[1] == pytest.approx((high - low) / 2, abs=1e-12)
+    assert ppi[1] == pytest.approx((est.ci_high - est.ci_low) / 2, abs=1e-12)
+    assert ppi[1] > ppi[2] > ppi[3] and human[1] > human[2] > human[3]

@@ -24,21 +24,45 @@ from ndcg_labeling.budget.strategies import (
     inclusion_probabilities,
     select_next,
     stratum_ids,
+    summed_weights,
 )
 
 
 def _complete(pool: Pool, known: FloatArray, rng: np.random.Generator, max_grade: int) -> FloatArray:
+    """The pool's grades: the known ones kept, each other pair's drawn from the known grades of its cell (its
+    best-rank band and the quartile of its summed discount over the runs: how many runs put it how high), then
+    of its band, then of all, and with no grades at all from the consensus prior (:func:`_prior`)."""
     band = np.searchsorted(np.asarray(DEFAULT_EDGES), pool.min_rank, side="right") - 1
+    weight = summed_weights(pool)
+    quartile = np.searchsorted(np.quantile(weight, [0.25, 0.5, 0.75]), weight, side="right")
     out = known.copy()
     have = ~np.isnan(known)
+    if not have.any():
+        todo = ~have
+        out[todo] = _prior(weight, rng, max_grade)[todo]
+        return out
     for b in np.unique(band):
-        todo = (band == b) & ~have
-        source = known[(band == b) & have]
-        if source.size == 0:
-            source = known[have]
-        out[todo] = (rng.choice(source, size=int(todo.sum())) if source.size
-                     else rng.integers(0, max_grade + 1, int(todo.sum())))
+        for c in range(4):
+            todo = (band == b) & (quartile == c) & ~have
+            if not todo.any():
+                continue
+            source = known[(band == b) & (quartile == c) & have]
+            if source.size < 2:
+                source = known[(band == b) & have]
+            if source.size == 0:
+                source = known[have]
+            out[todo] = rng.choice(source, size=int(todo.sum()))
     return out
+
+
+def _prior(weight: FloatArray, rng: np.random.Generator, max_grade: int) -> FloatArray:
+    """Grades with no judgment in hand: a pair is relevant with probability its summed discount's share of the
+    pool's largest (documents that many runs put near the top are the likely relevant ones, the premise of
+    the ``weighted`` strategy and of consensus pooling), and a relevant pair's grade is uniform on
+    ``1 .. max_grade``. A guess to plan with, not an estimate."""
+    p = weight / max(float(weight.max(initial=0.0)), 1e-300)
+    relevant = rng.random(weight.size) < p
+    return np.where(relevant, rng.integers(1, max_grade + 1, weight.size), 0).astype(np.float64)
 
 
 def expected_halfwidths(
@@ -78,9 +102,9 @@ def expected_halfwidths(
             picks = select_next(pool, "sample", budget, np.full(pool.n_pairs, np.nan), rng=rng, k=k, edges=design)
             judged = np.zeros(pool.n_pairs, dtype=bool)
             judged[picks] = True
-            # only the widths are read, and they do not depend on the bias correction: skip its replicates
+            # the report's estimator: its jackknife replicates give the variance the report will show
             est = inferred_ndcg(pool, np.where(judged, oracle, np.nan), inclusion_probabilities(strata, judged),
-                                strata, k, correction="none")
+                                strata, k)
             per_system[i] += system_means(est)[1]
             per_diff[i] += np.array([0.0] + [difference_halfwidth(est, s, 0) for s in range(1, pool.n_systems)])
     return per_system / repeats, per_diff / repeats

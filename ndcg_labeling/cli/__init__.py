@@ -35,7 +35,7 @@ _app = typer.Typer(
 #: the command modules in registration order (the order of the commands in ``--help`` and docs/cli.md)
 MODULES = ("db_cmds", "import_cmds", "graders_cmds", "tasks_cmds", "agreement_cmds", "quality_cmds", "report_cmd",
            "plan_cmd", "eval_cmd", "demo_cmd", "serve_cmd", "judge_cmds", "implicit_cmds",
-           "online_cmds", "keys_cmds")
+           "online_cmds", "keys_cmds", "snapshot_cmds")
 
 #: each top-level command or group -> the modules that add to it (``graders`` is defined by
 #: import_cmds and extended by graders_cmds and quality_cmds); a test checks it against full registration
@@ -61,6 +61,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "implicit": ("implicit_cmds",),
     "online": ("online_cmds",),
     "keys": ("keys_cmds",),
+    "snapshot": ("snapshot_cmds",),
 }
 
 _registered: list[str] = []  # the modules whose commands are on the app, in the order they were added

@@ -38,9 +38,17 @@ def plan(
     depth: Annotated[int, typer.Option("--depth", help="With --budget and no --batch: the pool depth (1 to 1000).")] = 20,
     fmt: FormatOption = OutputFormat.table,
     db: DbOption = None,
+    judge: Annotated[str | None, typer.Option("--judge", help="Instead: the PPI interval widths audits of --audit queries should give this judge's numbers (docs/judges.md).")] = None,
+    audit: Annotated[list[int] | None, typer.Option("--audit", help="With --judge: an audit size in queries (repeat).")] = None,
 ) -> None:
     """Queries needed for a paired two-sided t-test to detect --mde, from the sd of per-query differences;
     with --budget, the interval widths a sampled batch of that many judgments should give."""
+    if judge is not None:  # the third mode: plan an audit (cli/audit_plan_cmd.py)
+        from ndcg_labeling.cli.audit_plan_cmd import plan_audit_cmd
+
+        plan_audit_cmd(ctx, judge=judge, audit=audit, metric=metric, baseline=baseline, fmt=fmt, db=db)
+        return
+    refuse_given(ctx, ("audit",), "--mde or --budget (it plans an audit with --judge)")
     # one job per mode, each refusing the options of the other
     (_plan_budget if budget else _plan_queries)(ctx, mde=mde, metric=metric, power=power, alpha=alpha,
                                                 baseline=baseline, system=system, sd=sd, budget=budget, batch=batch,

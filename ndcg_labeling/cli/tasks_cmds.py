@@ -61,6 +61,9 @@ def create(
     strategy: Annotated[PoolStrategy | None, typer.Option("--strategy", help="Judge --budget pairs of the depth-K pool chosen by depth, mtf, bandit, sample or weighted (docs/budget.md); default: the whole pool.")] = None,
     by: Annotated[str, typer.Option("--by", help="With --from-traffic: pair (heaviest first) or query-type (budget split by traffic).")] = "pair",
     half_life: Annotated[str, typer.Option("--half-life", help="With --from-traffic: impressions halve in weight every this long.")] = "14d",
+    audit_of: Annotated[str | None, typer.Option("--audit-of", help="Audit this batch, which --judge graded in full: --budget of its queries for people, stratified by query type and judge grade (docs/judges.md).")] = None,
+    judge: Annotated[str | None, typer.Option("--judge", help="With --audit-of: the judge (a model grader) whose labels are audited.")] = None,
+    from_snapshot: Annotated[str | None, typer.Option("--from-snapshot", help="Pool exactly the pairs of this snapshot's top --depth (default: its depth) that have no label in force.")] = None,
     db: DbOption = None,
     fmt: SummaryFormatOption = OutputFormat.text,
 ) -> None:
@@ -72,6 +75,22 @@ def create(
     if from_traffic and strategy is not None:
         raise typer.BadParameter("--strategy pools from the stored rankings; it does not go with --from-traffic",
                                  param_hint="--strategy")
+    if audit_of is not None:
+        from ndcg_labeling.cli.audit_hook import create_audit_batch
+
+        create_audit_batch(batch, audit_of, scale=scale, judge=judge, budget=budget, overlap=overlap, graders=names, seed=seed,
+                           depth=depth, db=db, fmt=fmt)
+        return
+    if from_snapshot is not None:
+        if from_traffic or strategy is not None or system or query_type or query_id:
+            raise typer.BadParameter("--from-snapshot pools the snapshot's unjudged pairs; it goes with none of "
+                                     "--from-traffic, --strategy, --system, --query-type, --query-id",
+                                     param_hint="--from-snapshot")
+        from ndcg_labeling.cli.snapshot_hook import create_from_snapshot
+
+        create_from_snapshot(batch, from_snapshot, depth=depth, scale=scale, overlap=overlap, graders=names,
+                             seed=seed, gold_rate=gold_rate, gold_feedback=gold_feedback, db=db, fmt=fmt)
+        return
     if from_traffic:
         from ndcg_labeling.cli.traffic_hook import create_from_traffic
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 #: the newest revision in migrations/versions. A new migration changes it (the test
 #: tests/db/test_head_revision.py compares it with alembic's head, so the two cannot drift apart).
-HEAD_REVISION = "0014"
+HEAD_REVISION = "0017"
 #: alembic's table of the applied revision (alembic's default name; migrations/env.py keeps it)
 VERSION_TABLE = "alembic_version"
 

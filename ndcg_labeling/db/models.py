@@ -201,6 +201,21 @@ class BatchItemDesign(Base):
     inclusion: Mapped[float | None] = mapped_column(Float)
 
 
+class AuditSample(Base):
+    """Revision 0015: a query that ``tasks create --audit-of`` drew for people from a batch the judge graded
+    in full: its stratum (query type and the judge's grade band), the stratum's size in queries and the
+    query's inclusion probability, which ``report --estimator ppi`` weights the audit by."""
+
+    __tablename__ = "audit_samples"
+    batch_id: Mapped[int] = mapped_column(ForeignKey("grading_batches.id", ondelete="CASCADE"), primary_key=True)
+    query_id: Mapped[int] = mapped_column(ForeignKey("queries.id"), primary_key=True)
+    source_batch_id: Mapped[int] = mapped_column(ForeignKey("grading_batches.id", ondelete="CASCADE"))
+    judge_id: Mapped[int] = mapped_column(ForeignKey("graders.id"), index=True)
+    stratum: Mapped[str] = mapped_column(String(200))
+    stratum_size: Mapped[int] = mapped_column(Integer)
+    inclusion: Mapped[float] = mapped_column(Float)
+
+
 class Assignment(Base):
     """An item given to one grader, at a position in that grader's own shuffled order."""
 
@@ -475,3 +490,4 @@ class ServerSecret(Base):
     name: Mapped[str] = mapped_column(String(64), primary_key=True)
     secret: Mapped[str] = mapped_column(String(128))
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+from ndcg_labeling.db.search_models import SearchConfig, SearchSnapshot  # noqa: E402, F401  (migration 0017)

@@ -5,11 +5,9 @@ sha256 of the model, the base URL, the sha256 of the prompt (the messages) and t
 (temperature, max_tokens, seed, response_format), as canonical JSON. The API key is not part of it:
 the same request under another key is the same request.
 
-Retries (after the ``openai`` package's design): a 429, any 5xx, a timeout or a broken connection is
-retried up to ``max_retries`` times; the wait is the ``Retry-After`` header when the server sends one
-(seconds or an HTTP date, capped at ``max_wait``), else ``backoff * 2**attempt`` seconds with jitter,
-capped at ``max_wait``. Another 4xx (a bad key, an unknown model) stops the run at once. A rate limit
-(``rate`` requests per second) spaces the starts of requests. The key travels in the
+Retries, ``Retry-After``, the rate limit and the whole-request deadline are :mod:`ndcg_labeling.io.http`'s
+(the one owner of that policy, shared with ``snapshot take``): a 429, any 5xx, a timeout or a broken
+connection is retried; another 4xx (a bad key, an unknown model) stops the run at once. The key travels in the
 ``Authorization`` header only: it is never in a message, a log line, the cache key or the database
 (every error text is stripped of it before it leaves this module, and so is every raw answer kept:
 :meth:`ChatClient.kept`).
@@ -26,21 +24,21 @@ answer kept for the database is cut to :data:`MAX_RAW_CHARS` characters (:func:`
 
 from __future__ import annotations
 
-import asyncio
-import email.utils
 import hashlib
 import json
-import random
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
 from ndcg_labeling.errors import JudgeRequestError, NdcgLabelingError
+from ndcg_labeling.io.http import (
+    RETRY_STATUS as RETRY_STATUS,  # re-exported: the judge's callers name them here
+)
+from ndcg_labeling.io.http import GaveUp, Reply, RetryingHttp, RetryPolicy
+from ndcg_labeling.io.http import parse_retry_after as parse_retry_after
 from ndcg_labeling.judges.parser import json_size_problem
 
-RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
 MAX_RESPONSE_BYTES = 1 << 20  # 1 MiB: a Chat Completions answer of 16 tokens is under 2 KB
 MAX_RESPONSE_DEPTH = 32  # nesting a response body may have before it is parsed (a real one has 4)
 MAX_RAW_CHARS = 4_000  # characters of a raw answer kept in the database (judge_responses.raw)
@@ -157,22 +155,6 @@ def _shown_count(value: object) -> str:
     return f"(a JSON {'boolean' if isinstance(value, bool) else 'array' if isinstance(value, list) else 'object'})"
 
 
-def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date); None if absent/bad."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
-
-
 def read_answer(text: str) -> ChatAnswer:
     """A Chat Completions response body as an answer; a body that is not the expected JSON is an answer
     without content (the raw text kept), so that the parser refuses it like any bad answer. A body
@@ -214,19 +196,28 @@ class ChatClient:
         headers = {"Content-Type": "application/json"}
         if endpoint.api_key:
             headers["Authorization"] = f"Bearer {endpoint.api_key}"
-        self._http = httpx.AsyncClient(headers=headers, timeout=endpoint.timeout, transport=transport,
-                                       limits=httpx.Limits(max_connections=None, max_keepalive_connections=64))
-        self._next_start = 0.0
-        self._lock = asyncio.Lock()
-        self.requests_sent = 0
-        self.retries = 0
-        self.abandoned = 0  # requests given up at their deadline (the server may bill them all the same)
+        policy = RetryPolicy(timeout=endpoint.timeout, max_retries=endpoint.max_retries, backoff=endpoint.backoff,
+                             max_wait=endpoint.max_wait, rate=endpoint.rate)
+        self._http = RetryingHttp(policy, headers=headers, max_body=MAX_RESPONSE_BYTES, transport=transport)
+
+    @property
+    def requests_sent(self) -> int:
+        return self._http.requests_sent
+
+    @property
+    def retries(self) -> int:
+        return self._http.retries
+
+    @property
+    def abandoned(self) -> int:
+        """Requests given up at their deadline (the server may bill them all the same)."""
+        return self._http.abandoned
 
     async def __aenter__(self) -> ChatClient:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await self._http.aclose()
+        await self._http.__aexit__(*exc)
 
     def kept(self, text: str) -> str:
         """``text`` as it may be stored: the key redacted, cut to MAX_RAW_CHARS (:func:`kept_text`)."""
@@ -236,69 +227,21 @@ class ChatClient:
         key = self.endpoint.api_key
         return text.replace(key, "[key]") if key else text
 
-    async def _pace(self) -> None:
-        if not self.endpoint.rate:
-            return
-        async with self._lock:
-            now = time.monotonic()
-            wait = self._next_start - now
-            self._next_start = max(now, self._next_start) + 1.0 / self.endpoint.rate
-        if wait > 0:
-            await asyncio.sleep(wait)
-
-    def _wait(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return min(retry_after, self.endpoint.max_wait)
-        return float(min(self.endpoint.backoff * 2**attempt * (0.5 + random.random() / 2), self.endpoint.max_wait))
-
     async def complete(self, body: dict[str, Any]) -> ChatAnswer:
-        """Send one request (retrying as the module docstring says) and return the answer."""
-        last = ""
-        for attempt in range(self.endpoint.max_retries + 1):
-            await self._pace()
-            self.requests_sent += 1
-            retry_after = None
-            try:
-                async with asyncio.timeout(self.endpoint.timeout):  # the whole request, not one read
-                    response, text, cut = await self._post(body)
-            except (TimeoutError, httpx.TimeoutException):
-                self.abandoned += 1
-                last = f"no answer within {self.endpoint.timeout:g} s"
-            except httpx.TransportError as exc:
-                last = f"connection failed ({type(exc).__name__})"
-            else:
-                if response.status_code == 200:
-                    if cut:
-                        return ChatAnswer(None, None, text, problem=f"response not read: larger than the "
-                                                                    f"{MAX_RESPONSE_BYTES:,} bytes read")
-                    return read_answer(text)
-                if response.status_code not in RETRY_STATUS:
-                    raise JudgeRequestError(self._refused(response, text))
-                last = f"HTTP {response.status_code}"
-                retry_after = parse_retry_after(response.headers.get("retry-after"))
-            if attempt < self.endpoint.max_retries:
-                self.retries += 1
-                await asyncio.sleep(self._wait(attempt, retry_after))
-        raise JudgeRequestError(f"{self.url}: {last} after {self.endpoint.max_retries + 1} attempts")
+        """Send one request (retrying as :mod:`ndcg_labeling.io.http` says) and return the answer."""
+        try:
+            reply = await self._http.send("POST", self.url, json=body)
+        except GaveUp as exc:
+            raise JudgeRequestError(f"{self.url}: {exc}") from None
+        if reply.status != 200:
+            raise JudgeRequestError(self._refused(reply, reply.text))
+        if reply.cut:
+            return ChatAnswer(None, None, reply.text, problem=f"response not read: larger than the "
+                                                              f"{MAX_RESPONSE_BYTES:,} bytes read")
+        return read_answer(reply.text)
 
-    async def _post(self, body: dict[str, Any]) -> tuple[httpx.Response, str, bool]:
-        """POST ``body``; the response, its text (at most MAX_RESPONSE_BYTES of it, decoded), and whether
-        the body was longer (then the rest is not read: the connection is closed)."""
-        async with self._http.stream("POST", self.url, json=body) as response:
-            chunks: list[bytes] = []
-            size, cut = 0, False
-            async for chunk in response.aiter_bytes():
-                size += len(chunk)
-                if size > MAX_RESPONSE_BYTES:
-                    chunks.append(chunk[:len(chunk) - (size - MAX_RESPONSE_BYTES)])
-                    cut = True
-                    break
-                chunks.append(chunk)
-            text = b"".join(chunks).decode(response.encoding or "utf-8", errors="replace")
-        return response, text, cut
-
-    def _refused(self, response: httpx.Response, text: str) -> str:
-        status = response.status_code
+    def _refused(self, response: Reply, text: str) -> str:
+        status = response.status
         if status in (401, 403):
             return f"{self.url}: HTTP {status}: the endpoint refused the API key (check --api-key-env)"
         problem = json_size_problem(text, max_chars=MAX_RESPONSE_BYTES, max_depth=MAX_RESPONSE_DEPTH)

@@ -80,6 +80,8 @@ def create_app(engine: Engine | str | None = None) -> FastAPI:
     app.include_router(lead_admin.router)
     from ndcg_labeling.web import online  # the live online figures and event ingestion (issue 27)
     app.include_router(online.router)
+    from ndcg_labeling.web import snapshots  # the lead's search engine snapshots (issue 49)
+    app.include_router(snapshots.router)
 
     @app.exception_handler(NdcgLabelingError)
     def project_error(request: Request, exc: NdcgLabelingError) -> Response:

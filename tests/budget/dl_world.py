@@ -94,3 +94,42 @@ def real_world(year: str, depth: int = 20) -> World:
     pool = build_pool(runs, depth)
     oracle = np.array([by_code[q][c] for q, c in zip(pool.query, pool.code, strict=True)], dtype=np.float64)
     return World(pool=pool, oracle=oracle, runs=runs, grades_by_code=by_code, qids=qids)
+
+
+COVID = DATA.parent / "trec_covid"
+
+
+def read_covid_slice() -> tuple[dict[str, dict[str, list[str]]], dict[str, dict[str, int]]]:
+    """``(runs, qrels)`` of TREC-COVID round 1 from tests/data/trec_covid (its README): ``runs[run][topic]``
+    the run's top-20 document ids in trec_eval's order, ``qrels[topic][doc]`` the grade (0-2)."""
+    runs: dict[str, dict[str, list[str]]] = {}
+    for line in gzip.decompress((COVID / "runs-rnd1-top20.tsv.gz").read_bytes()).decode().splitlines():
+        run, topic, doc, _ = line.split("\t")
+        runs.setdefault(run, {}).setdefault(topic, []).append(doc)
+    qrels: dict[str, dict[str, int]] = {}
+    for line in (COVID / "qrels-rnd1.txt").read_text().splitlines():
+        topic, _, doc, grade = line.split()
+        qrels.setdefault(topic, {})[doc] = int(grade)
+    return runs, qrels
+
+
+def covid_world(n_systems: int | None = None, n_topics: int | None = None, depth: int = 20) -> World:
+    """TREC-COVID round 1 as a world: the runs (sorted by name; the first ``n_systems``) over the first
+    ``n_topics`` topics, a depth-``depth`` pool, the qrels as oracle (a pooled document without a judgment
+    is grade 0, as trec_eval counts it)."""
+    runs_by_name, qrels = read_covid_slice()
+    names = sorted(runs_by_name)[:n_systems]
+    qids = sorted(qrels, key=int)[:n_topics]
+    codes = [{d: i for i, d in enumerate(sorted(qrels[qid]))} for qid in qids]
+    runs = np.full((len(names), len(qids), depth), -1, dtype=np.int64)
+    for s, name in enumerate(names):
+        for q, qid in enumerate(qids):
+            for r, doc in enumerate(runs_by_name[name].get(qid, [])[:depth]):
+                runs[s, q, r] = codes[q].setdefault(doc, len(codes[q]))
+    by_code = []
+    for q, qid in enumerate(qids):
+        ordered = sorted(codes[q], key=codes[q].__getitem__)
+        by_code.append(np.array([qrels[qid].get(d, 0) for d in ordered], dtype=np.float64))
+    pool = build_pool(runs, depth)
+    oracle = np.array([by_code[q][c] for q, c in zip(pool.query, pool.code, strict=True)], dtype=np.float64)
+    return World(pool=pool, oracle=oracle, runs=runs, grades_by_code=by_code, qids=qids)

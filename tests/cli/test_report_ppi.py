@@ -95,7 +95,7 @@ def test_ppi_report_equals_the_kernel_on_trec_eval_values(runner, db, tmp_path):
             for base in (None, "alpha") if s != "alpha" else (None,):
                 j = judge[s] - (judge[base] if base else 0)
                 h = human[s] - (human[base] if base else 0)
-                want = ppi_mean(j[g], h[g & audit], j[g & audit])
+                want = ppi_mean(j[g], h[g & audit], j[g & audit], interval="t")
                 got = rows[(s, base, group)]
                 assert got["audited"] == int((g & audit).sum()) and got["queries"] == int(g.sum())
                 for ours, theirs in (("estimate", want.estimate), ("ci_low", want.ci_low), ("ci_high", want.ci_high),

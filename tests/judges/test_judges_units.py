@@ -100,7 +100,7 @@ def _complete(responses: list, monkeypatch, **endpoint) -> tuple[chat.ChatAnswer
             raise item
         return item
 
-    monkeypatch.setattr(chat.asyncio, "sleep", fake_sleep)
+    monkeypatch.setattr(asyncio, "sleep", fake_sleep)  # the retries wait in io.http
 
     async def go() -> chat.ChatAnswer:
         async with chat.ChatClient(chat.Endpoint("http://judge.test/v1", "k-123", **endpoint),

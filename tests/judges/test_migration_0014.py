@@ -75,7 +75,7 @@ def test_0014_widens_the_token_counts_and_the_downgrade_narrows_them(empty_db, r
     before = _dump(engine, TABLES)
     assert all(before[t] for t in TABLES)
 
-    migrate.upgrade(engine)
+    migrate.upgrade(engine, "0014")
     assert migrate.current_revision(engine) == "0014"
     assert set(count_types(engine).values()) == ({"BIGINT"} if pg else {"INTEGER"})
     assert _dump(engine, TABLES) == before  # every row as it was (PostgreSQL rewrote both tables)

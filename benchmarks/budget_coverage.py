@@ -1,0 +1,152 @@
+"""Do the 95% intervals of infNDCG@10 cover full judgment? Coverage over sampled designs, per budget.
+
+For each budget, ``designs`` stratified samples are drawn (the ``sample`` strategy in the strata of
+:func:`ndcg_labeling.budget.strategies.design_edges`, as ``tasks create`` draws them); each gives infNDCG@10
+(jackknife bias-corrected) of every system with its 95% interval (:func:`system_means`) and the interval of
+each system's difference from the best system under full judgment (:func:`difference_halfwidth`). The share
+of designs whose interval holds the full-judgment value (the depth-20 pool judged whole) is the coverage; it
+should be near 95%. Also printed: the mean bias of the estimates and the ratio of the realised 1.96 * SD over
+the designs to the mean reported half-width (1 when the intervals are as wide as the spread they describe),
+and the share of estimates above 1. A budget is a fraction of the pool (``0.25``) or judged pairs per query
+(``8/q``).
+
+    .venv/bin/python benchmarks/budget_coverage.py --world dl19 --designs 200
+    .venv/bin/python benchmarks/budget_coverage.py --world covid --systems-shown 20 --designs 50
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from ndcg_labeling.budget.estimators import (  # noqa: E402
+    difference_halfwidth,
+    inferred_ndcg,
+    plain_ndcg,
+    system_means,
+)
+from ndcg_labeling.budget.plan import expected_halfwidths  # noqa: E402
+from ndcg_labeling.budget.simulate import simulate  # noqa: E402
+
+
+def _budget(spec: str | float, pool) -> int:  # type: ignore[no-untyped-def]
+    text = str(spec)
+    if text.endswith("/q"):
+        return int(float(text[:-2]) * pool.n_queries)
+    return int(round(float(text) * pool.n_pairs))
+
+
+def coverage(pool, oracle, budget, designs, shown=None, seed=0):  # type: ignore[no-untyped-def]
+    """Per shown system over ``designs`` designs: ``dict`` of arrays ``cover`` and ``cover_diff`` (share of
+    designs whose 95% interval covers the full value; the difference is from the best shown system, itself
+    left out), ``bias`` (mean estimate - full), ``ratio`` (1.96 * SD of the estimates / mean half-width),
+    ``ratio_diff`` (the same for the differences), and ``above_one`` (share of per-query estimates > 1).
+    ``shown``: indices of the systems to estimate (the pool stays every system's); default all."""
+    shown = np.arange(pool.n_systems) if shown is None else np.asarray(shown)
+    sub = replace(pool, run_pairs=pool.run_pairs[shown])
+    full = plain_ndcg(sub, oracle).mean(axis=1)
+    best = int(np.argmax(full))
+    rng = np.random.default_rng(seed)
+    est = np.zeros((designs, shown.size))
+    half = np.zeros_like(est)
+    dhalf = np.zeros_like(est)
+    above = 0.0
+    for d in range(designs):
+        grades, inclusion, strata = simulate(pool, "sample", budget, oracle, rng=rng)
+        inf = inferred_ndcg(sub, grades, np.nan_to_num(inclusion), strata)
+        est[d], half[d] = system_means(inf)
+        dhalf[d] = [difference_halfwidth(inf, s, best) if s != best else 0.0 for s in range(shown.size)]
+        above += float(np.mean(inf.ndcg > 1.0))
+    diff, dfull = est - est[:, [best]], full - full[best]
+    others = np.arange(shown.size) != best
+    return {
+        "spread": 1.96 * est.std(axis=0, ddof=1),
+        "cover": np.mean(np.abs(est - full) <= half, axis=0),
+        "cover_diff": np.mean(np.abs(diff - dfull) <= dhalf, axis=0)[others],
+        "bias": est.mean(axis=0) - full,
+        # a system whose estimate is 0 +- 0 in every design (nothing of its top k ever judged relevant): NaN
+        "ratio": 1.96 * est.std(axis=0, ddof=1) / np.where(half.mean(axis=0) > 0, half.mean(axis=0), np.nan),
+        "ratio_diff": (1.96 * diff.std(axis=0, ddof=1) / np.maximum(dhalf.mean(axis=0), 1e-12))[others],
+        "above_one": np.array(above / designs),
+        "judged_per_query": np.array(budget / pool.n_queries),
+    }
+
+
+def spread_systems(pool, oracle, n):  # type: ignore[no-untyped-def]
+    """``n`` systems spread evenly over the full-judgment ordering (all when ``n`` is None or too large)."""
+    if n is None or n >= pool.n_systems:
+        return np.arange(pool.n_systems)
+    order = np.argsort(plain_ndcg(pool, oracle).mean(axis=1))
+    return np.sort(order[np.linspace(0, pool.n_systems - 1, n).round().astype(int)])
+
+
+def coverage_table(pool, oracle, budgets, designs, shown=None):  # type: ignore[no-untyped-def]
+    lines = [f"\n95% intervals of infNDCG@10 (`sample`), {designs} designs a budget, "
+             f"{'all' if shown is None else len(shown)} systems shown:",
+             "| budget | judged / query | coverage (mean, min system) | difference coverage (mean, min) "
+             "| 1.96 SD / half-width (median, max) | same, differences | bias (mean, max abs) | per-query > 1 |",
+             "|---|---|---|---|---|---|---|---|"]
+    for spec in budgets:
+        budget = _budget(spec, pool)
+        t0 = time.perf_counter()
+        c = coverage(pool, oracle, budget, designs, shown)
+        lines.append(
+            f"| {spec} ({budget}) | {float(c['judged_per_query']):.1f} | {c['cover'].mean():.3f}, "
+            f"{c['cover'].min():.3f} | {c['cover_diff'].mean():.3f}, {c['cover_diff'].min():.3f} | "
+            f"{np.nanmedian(c['ratio']):.2f}, {np.nanmax(c['ratio']):.2f} | {np.median(c['ratio_diff']):.2f}, "
+            f"{c['ratio_diff'].max():.2f} | {c['bias'].mean():+.4f}, {np.abs(c['bias']).max():.4f} | "
+            f"{float(c['above_one']):.2%} | ({time.perf_counter() - t0:.0f} s)")
+    return "\n".join(lines)
+
+
+def plan_table(pool, oracle, budgets, designs, repeats=10):  # type: ignore[no-untyped-def]
+    """``plan --budget`` against the realised 1.96 SD per system over ``designs`` designs: planned without
+    grades, and with the grades of a first round (a ``sample`` of half the budget, graded from the oracle)."""
+    lines = [f"\n`plan --budget` half-widths / realised 1.96 SD per system ({designs} designs; plan {repeats} "
+             "repeats): min, median, max over the systems",
+             "| budget | no grades | first round's grades (half the budget) |", "|---|---|---|"]
+    for spec in budgets:
+        budget = _budget(spec, pool)
+        spread = coverage(pool, oracle, budget, designs)["spread"]
+        grades, _, _ = simulate(pool, "sample", budget // 2, oracle, rng=np.random.default_rng(99))
+        cells = []
+        for known in (None, grades):
+            planned = expected_halfwidths(pool, [budget], known, max_grade=int(oracle.max()), repeats=repeats)[0][0]
+            r = planned / np.where(spread > 0, spread, np.nan)
+            cells.append(f"{np.nanmin(r):.2f}, {np.nanmedian(r):.2f}, {np.nanmax(r):.2f}")
+        lines.append(f"| {spec} ({budget}) | {cells[0]} | {cells[1]} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    from tests.budget.dl_world import covid_world, make_world, real_world  # noqa: PLC0415
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--world", default="dl19", help="covid, dl19, dl20, dl19-sim, dl20-sim")
+    ap.add_argument("--budgets", default="8/q,0.1,0.25,0.5")
+    ap.add_argument("--designs", type=int, default=200)
+    ap.add_argument("--plan", action="store_true", help="also check plan --budget against the realised spread")
+    ap.add_argument("--systems-shown", type=int, help="estimate N systems spread over the ordering (default all)")
+    args = ap.parse_args()
+    if args.world == "covid":
+        w = covid_world()
+    elif args.world.endswith("-sim"):
+        w = make_world(args.world.removesuffix("-sim"))
+    else:
+        w = real_world(args.world)
+    shown = spread_systems(w.pool, w.oracle, args.systems_shown)
+    print(f"{args.world}: {w.pool.n_systems} systems, {w.pool.n_queries} queries, {w.pool.n_pairs} pairs")
+    print(coverage_table(w.pool, w.oracle, args.budgets.split(","), args.designs, shown))
+    if args.plan:
+        print(plan_table(w.pool, w.oracle, args.budgets.split(","), args.designs))
+
+
+if __name__ == "__main__":
+    main()
