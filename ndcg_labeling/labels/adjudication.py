@@ -126,11 +126,13 @@ def adjudication_item(query_id: str, doc_id: str, *, session: Session, batch: st
     queue = adjudication_queue(batch, session=session)
     flag = next((r for r in queue if (r["query_id"], r["doc_id"]) == (query_id, doc_id)), None)
     j = m.Judgment
-    judgments: list[dict[str, Any]] = [{"grader": g, "grade": int(v), "batch": b or "", "scale": s, "when": _when(w)}
-                 for g, v, b, s, w in session.execute(
-                     select(m.Grader.name, j.grade, j.batch, j.scale, j.created_at)
+    judgments: list[dict[str, Any]] = [{"grader": g, "grade": int(v), "batch": b or "", "scale": s, "when": _when(w),
+                                        "kind": k}
+                 for g, v, b, s, w, k in session.execute(
+                     select(m.Grader.name, j.grade, j.batch, j.scale, j.created_at, m.Grader.kind)
                      .join(m.Grader, m.Grader.id == j.grader_id)
                      .where(j.query_id == q.id, j.document_id == d.id).order_by(m.Grader.name, j.id))]
+    judgments.sort(key=lambda r: r["kind"] != "human")  # people's grades first, then models' and behavior's
     a = m.Assignment
     skips = [{"grader": g, "reason": r or "", "batch": b} for g, r, b in session.execute(
         select(m.Grader.name, a.skip_reason, m.GradingBatch.name)

@@ -51,3 +51,15 @@ def test_queue_is_paged_and_shows_people_apart_from_the_judge(db, tmp_path, runn
         assert sorted(named) == sorted(want["grades"].split(", "))
     # a page past the end shows the last page
     assert f"page {pages} of {pages}" in words(client.get("/lead/adjudication?batch=b1&page=999").text)
+
+
+def test_the_item_page_lists_people_first_and_names_the_judge_as_a_model(db, tmp_path, runner):
+    ws = graded_two_ways(db, tmp_path)
+    add_judge(db)
+    first = json.loads(invoke(runner, db, "adjudicate", "list", "--batch", "b1", "--format", "json").stdout)[0]
+    client, _ = as_lead(ws)
+    page = client.get(f"/lead/adjudication/item?query_id={first['query_id']}&doc_id={first['doc_id']}&batch=b1").text
+    table = page.split('id="judgments"', 1)[1].split("</table>", 1)[0]
+    graders = [words(c).split(" ")[0] for c in re.findall(r"(?s)<tr[^>]*><td>(.*?)</td>", table)]
+    assert graders == ["ann", "bob", "gpt-judge"]
+    assert "gpt-judge (model, not a person)" in words(table)
