@@ -195,3 +195,22 @@ def test_metric_axis_follows_the_data_within_the_metric_range():
     assert bottom < 3.9 and top > 7.9  # dcg is not clipped at 1
     low = {"a": (np.array([0.02, 0.1]), np.array([0.0, 0.05]), np.array([0.04, 0.2]))}
     assert y_range("p@10", low)[0] == 0.0  # never below the metric's own range
+
+
+def test_every_plot_names_its_y_axis(sqlite_db, monkeypatch):
+    # issue 45: the report's plots had no y-axis labels
+    from ndcg_labeling.reports import html as report_html
+    from ndcg_labeling.reports import render_html
+
+    seen: list[tuple[str, str]] = []
+    real_png = report_html.png
+
+    def keep_labels(fig) -> str:  # noqa: ANN001
+        seen.extend((ax.get_title(), ax.get_ylabel()) for ax in fig.axes if ax.get_visible())
+        return real_png(fig)
+
+    monkeypatch.setattr(report_html, "png", keep_labels)
+    render_html(_edge_result(sqlite_db), agreement=[{"scope": "nav", "alpha": 0.4}, {"scope": "all", "alpha": 0.5}])
+    assert len(seen) >= 6 and all(label for _, label in seen), seen
+    assert ("ndcg@10", "ndcg@10, mean over queries") in seen
+    assert ("Krippendorff's alpha (ordinal) per query type", "alpha (1 = full agreement)") in seen

@@ -29,11 +29,50 @@ def _when(value: Any) -> str:
     return value.isoformat(sep=" ", timespec="minutes") if value is not None else ""
 
 
+#: flagged items shown per page of the queue (a queue of thousands is read a page at a time)
+QUEUE_PAGE_SIZE = 50
+
+
+@dataclass
+class QueuePage:
+    """One page of the adjudication queue: its rows, the counts of the whole queue, where the page is."""
+
+    rows: list[dict[str, Any]]
+    total: int
+    open: int
+    page: int
+    pages: int
+    per_page: int
+    first_open: tuple[str, str] | None  # the queue's first open item (query id, doc id), on any page
+
+    @property
+    def first_row(self) -> int:
+        """The 1-based position of the page's first row in the queue (0 for an empty queue)."""
+        return (self.page - 1) * self.per_page + 1 if self.rows else 0
+
+
+def adjudication_page(batch: str | None, *, session: Session, page: int = 1,
+                      per_page: int | None = None) -> QueuePage:
+    """Page ``page`` (from 1; past the end: the last page) of :func:`adjudication_queue`, in its order,
+    ``per_page`` rows a page (default :data:`QUEUE_PAGE_SIZE`)."""
+    per_page = per_page or QUEUE_PAGE_SIZE
+    rows = flagged_items(session=session, batch=batch)
+    pages = max(1, -(-len(rows) // per_page))
+    page = min(max(1, page), pages)
+    open_rows = [r for r in rows if r["adjudicated"] is None]
+    first = (open_rows[0]["query_id"], open_rows[0]["doc_id"]) if open_rows else None
+    shown = _with_texts(rows[(page - 1) * per_page: page * per_page], session=session)
+    return QueuePage(shown, len(rows), len(open_rows), page, pages, per_page, first)
+
+
 def adjudication_queue(batch: str | None, *, session: Session) -> list[dict[str, Any]]:
     """The items flagged for adjudication (``adjudicate list``; with ``batch``, the flagged items of its
     pairs, whichever consensus run flagged them), each with the query's text, the document's title,
     the note of the decision in force and its ``version`` (the adjudication's id, 0 for none)."""
-    rows = flagged_items(session=session, batch=batch)
+    return _with_texts(flagged_items(session=session, batch=batch), session=session)
+
+
+def _with_texts(rows: list[dict[str, Any]], *, session: Session) -> list[dict[str, Any]]:
     if not rows:
         return []
     queries = repo.external_id_map(m.Query, session=session, only={r["query_id"] for r in rows}, column=m.Query.text)
@@ -87,11 +126,13 @@ def adjudication_item(query_id: str, doc_id: str, *, session: Session, batch: st
     queue = adjudication_queue(batch, session=session)
     flag = next((r for r in queue if (r["query_id"], r["doc_id"]) == (query_id, doc_id)), None)
     j = m.Judgment
-    judgments: list[dict[str, Any]] = [{"grader": g, "grade": int(v), "batch": b or "", "scale": s, "when": _when(w)}
-                 for g, v, b, s, w in session.execute(
-                     select(m.Grader.name, j.grade, j.batch, j.scale, j.created_at)
+    judgments: list[dict[str, Any]] = [{"grader": g, "grade": int(v), "batch": b or "", "scale": s, "when": _when(w),
+                                        "kind": k}
+                 for g, v, b, s, w, k in session.execute(
+                     select(m.Grader.name, j.grade, j.batch, j.scale, j.created_at, m.Grader.kind)
                      .join(m.Grader, m.Grader.id == j.grader_id)
                      .where(j.query_id == q.id, j.document_id == d.id).order_by(m.Grader.name, j.id))]
+    judgments.sort(key=lambda r: r["kind"] != "human")  # people's grades first, then models' and behavior's
     a = m.Assignment
     skips = [{"grader": g, "reason": r or "", "batch": b} for g, r, b in session.execute(
         select(m.Grader.name, a.skip_reason, m.GradingBatch.name)

@@ -126,10 +126,15 @@ def batch_status(name: str, *, session: Reader) -> BatchStatus:
 
 
 def list_batches(*, session: Reader) -> list[dict[str, Any]]:
-    """Every batch: name, scale, items, graders, overlap, assignments done/total, progress (0..1)."""
+    """Every batch: name, scale, items, graders, overlap, assignments done/total, progress (0..1), and
+    ``complete_items``: the items with all their grades (every assignment of the item done)."""
     t.flush_pending(session)
     a, b, bi = t.assignments, t.grading_batches, t.batch_items
     items = {bid: n for bid, n in session.execute(select(bi.c.batch_id, func.count()).group_by(bi.c.batch_id))}
+    per_item = (select(a.c.batch_id, func.min(case((a.c.status == "done", 1), else_=0)).label("all_done"))
+                .group_by(a.c.batch_id, a.c.item_id).subquery())
+    complete = {bid: int(n or 0) for bid, n in session.execute(
+        select(per_item.c.batch_id, func.sum(per_item.c.all_done)).group_by(per_item.c.batch_id))}
     progress = {bid: (int(d or 0), int(n), int(g)) for bid, d, n, g in session.execute(
         select(a.c.batch_id, func.sum(case((a.c.status == "done", 1), else_=0)), func.count(),
                func.count(a.c.grader_id.distinct())).group_by(a.c.batch_id))}
@@ -139,6 +144,7 @@ def list_batches(*, session: Reader) -> list[dict[str, Any]]:
         done, total, graders = progress.get(batch.id, (0, 0, 0))
         rows.append({"batch": batch.name, "scale": batch.scale, "items": int(items.get(batch.id, 0)),
                      "graders": graders, "overlap": batch.overlap, "done": done, "total": total,
+                     "complete_items": complete.get(batch.id, 0),
                      "progress": round(done / total, 4) if total else 0.0,
                      "guideline_version": batch.guideline_version,
                      "guideline_changed": guideline_changed(batch.scale, batch.guideline_sha256),
@@ -162,7 +168,8 @@ def flagged_items(*, session: Reader, batch: str | None = None) -> list[dict[str
     """Consensus labels flagged for adjudication, with every grade that counted and any adjudication.
 
     Rows: query_id, doc_id (external ids), batch, consensus, method, n_graders, spread, reason, grades
-    (``"alice: 2, bob: 3"``, graders by name), adjudicated (the grade in force, or None), adjudicator,
+    (``"alice: 2, bob: 3"``, graders by name; ``people_grades`` holds the human graders' of them and
+    ``other_grades`` the model and behavior graders', ``"gpt-judge (model): 2"``), adjudicated (the grade in force, or None), adjudicator,
     flagged_by (``"consensus of batch B"`` or ``"consensus of all judgments"``). Sorted by query id then
     doc id. ``batch``: the flagged items of that batch's pairs: the labels of a consensus run for that
     batch, and the labels of a consensus run over all judgments whose pair the batch graded.
@@ -180,7 +187,7 @@ def flagged_items(*, session: Reader, batch: str | None = None) -> list[dict[str
     labels = session.execute(stmt).all()
     if not labels:
         return []
-    grade_stmt = (select(j.c.query_id, j.c.document_id, j.c.batch, g.c.name, j.c.grade)
+    grade_stmt = (select(j.c.query_id, j.c.document_id, j.c.batch, g.c.name, j.c.grade, g.c.kind)
                   .join(g, g.c.id == j.c.grader_id)
                   .join(t.consensus_labels, and_(label.query_id == j.c.query_id,
                                                  label.document_id == j.c.document_id))
@@ -188,9 +195,9 @@ def flagged_items(*, session: Reader, batch: str | None = None) -> list[dict[str
                   .where((label.batch == "") | (label.batch == j.c.batch)))
     if batch is not None:
         grade_stmt = grade_stmt.where(label.batch.in_(["", batch]))
-    grades: dict[tuple[int, int], list[tuple[str, int]]] = {}
-    for qid, did, _jbatch, name, grade in session.execute(grade_stmt):
-        grades.setdefault((qid, did), []).append((name, grade))
+    grades: dict[tuple[int, int], list[tuple[str, int, str]]] = {}
+    for qid, did, _jbatch, name, grade, kind in session.execute(grade_stmt):
+        grades.setdefault((qid, did), []).append((name, grade, kind))
     adjudicated = latest_adjudications(session)
     out = []
     for qid, did, q_ext, d_ext, lbatch, value, method, n_graders, spread, reason in labels:
@@ -198,7 +205,11 @@ def flagged_items(*, session: Reader, batch: str | None = None) -> list[dict[str
         out.append({
             "query_id": q_ext, "doc_id": d_ext, "batch": lbatch, "consensus": value, "method": method,
             "n_graders": n_graders, "spread": spread, "reason": reason,
-            "grades": ", ".join(f"{name}: {gr}" for name, gr in sorted(grades.get((qid, did), []))),
+            "grades": ", ".join(f"{name}: {gr}" for name, gr, _ in sorted(grades.get((qid, did), []))),
+            "people_grades": ", ".join(f"{name}: {gr}" for name, gr, kind in sorted(grades.get((qid, did), []))
+                                       if kind == "human"),
+            "other_grades": ", ".join(f"{name} ({kind}): {gr}" for name, gr, kind in sorted(grades.get((qid, did), []))
+                                      if kind != "human"),
             "adjudicated": None if adj is None else float(adj.grade),
             "adjudicator": None if adj is None else adj.adjudicator,
             "flagged_by": f"consensus of batch {lbatch}" if lbatch else "consensus of all judgments",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import html
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -37,12 +37,15 @@ body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em a
 color:#222;line-height:1.4;padding:0 1em}
 h1{font-size:1.7em;margin-bottom:.2em}h2{margin-top:1.6em;border-bottom:1px solid #ddd;padding-bottom:.2em}
 table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
-th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right;white-space:nowrap}small{color:#666}th{background:#f3f3f3}
+th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right;white-space:nowrap}small{color:#666}
+th{background:#f3f3f3;white-space:normal;vertical-align:bottom;min-width:5em}
 td:first-child,td:nth-child(2),th:first-child,th:nth-child(2){text-align:left}
 .warning{background:#fff3cd;border:1px solid #e0b100;padding:.6em 1em;border-radius:4px}
 .note{color:#555}.headline{background:#f6f8fa;border:1px solid #d0d7de;border-radius:6px;padding:.2em 1em .6em}
 .headline li{margin:.25em 0}.headline li.up{color:#1a7f37}.headline li.down{color:#b42318}
-table.moved td{white-space:normal;vertical-align:top;text-align:left}img{max-width:100%;height:auto}.muted{color:#666;font-size:.9em}.scroll{overflow-x:auto}
+table.moved td{white-space:normal;vertical-align:top;text-align:left}img{max-width:100%;height:auto}.muted{color:#666;font-size:.9em}.scroll{overflow-x:auto;max-width:100%}
+.panels{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,320px),1fr));gap:.6em}
+.panels img{width:100%}
 """
 
 
@@ -111,27 +114,31 @@ def _grouped(ax: Any, groups: Sequence[str], series: dict[str, tuple[Array, Arra
     ax.grid(axis="y", alpha=0.3)
 
 
-def metric_plot(result: ReportResult) -> str:
+def metric_plots(result: ReportResult) -> list[tuple[str, str]]:
+    """One small plot per metric (``(data URL, metric)``), each with its own legend and axis labels: the
+    page lays them out three to a row on a wide screen and one under the other on a phone, where a
+    single many-panel figure would be scaled down past reading."""
     plt = pyplot()
     metrics = [mt for mt in result.metrics if not mt.startswith("judged")] or result.metrics
     groups = result.query_types + ["all"]
-    cols = min(3, len(metrics))
-    rows = math.ceil(len(metrics) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.6 * rows), squeeze=False)
     s = result.summary.set_index(["system", "metric", "query_type"]).sort_index()
-    for ax, metric in zip(axes.ravel(), metrics, strict=False):
+    plots = []
+    for metric in metrics:
+        fig, ax = plt.subplots(figsize=(5.0, 3.8))
         series = {}
         for system in result.systems:
             sub = s.loc[(system, metric)].reindex(groups)
             series[system] = (sub["value"].to_numpy(float), sub["ci_low"].to_numpy(float),
                               sub["ci_high"].to_numpy(float))
         _grouped(ax, groups, series, metric, points=True)
-    for ax in axes.ravel()[len(metrics):]:
-        ax.set_visible(False)
-    handles, names = axes.ravel()[0].get_legend_handles_labels()
-    fig.tight_layout(rect=(0, 0, 1, 0.94))
-    fig.legend(handles, names, loc="upper center", ncol=len(names), fontsize=9, frameon=False)
-    return png(fig)
+        ax.set_ylabel(f"{metric}, mean over queries")
+        ax.set_xlabel("query type")
+        ax.set_title(metric, pad=26)
+        ax.legend(fontsize=8, ncol=min(len(series), 3), loc="lower center", bbox_to_anchor=(0.5, 1.0),
+                  frameon=False)
+        fig.tight_layout()
+        plots.append((png(fig), metric))
+    return plots
 
 
 def coverage_plot(result: ReportResult) -> str:
@@ -144,6 +151,8 @@ def coverage_plot(result: ReportResult) -> str:
         v = cov.loc[system].reindex(groups)["judged"].to_numpy(float)
         series[system] = (v, v, v)
     _grouped(ax, groups, series, f"judged@{result.coverage_k}")
+    ax.set_ylabel(f"share of top-{result.coverage_k} judged")
+    ax.set_xlabel("query type")
     ax.axhline(0.9, color="red", linestyle="--", linewidth=1, label="0.9: below, comparisons are unsafe")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
@@ -167,6 +176,7 @@ def grade_plot(result: ReportResult) -> tuple[str, list[list[str]]]:
         left += vals
     ax.set_xlim(0, 1)
     ax.set_xlabel("share of labels")
+    ax.set_ylabel("query type")
     ax.set_title("effective labels per query type", pad=28)
     ax.legend(fontsize=8, ncol=len(grades), loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
     fig.tight_layout()
@@ -185,6 +195,8 @@ def agreement_plot(rows: Sequence[dict[str, Any]]) -> str:
     ax.axhline(0.667, color="red", linestyle="--", linewidth=1, label="0.667 (tentative conclusions)")
     ax.set_ylim(min(0.0, float(np.nanmin(alpha)) if np.isfinite(alpha).any() else 0.0), 1.0)
     ax.set_title("Krippendorff's alpha (ordinal) per query type")
+    ax.set_ylabel("alpha (1 = full agreement)")
+    ax.set_xlabel("query type")
     ax.legend(fontsize=8)
     fig.tight_layout()
     return png(fig)
@@ -206,18 +218,21 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def render_html(result: ReportResult, *, agreement: Sequence[dict[str, Any]] | None = None,
-                agreement_note: str | None = None, title: str = "ndcg-labeling report") -> str:
+                agreement_note: str | None = None, title: str = "ndcg-labeling report",
+                words: Callable[[str], str] | None = None) -> str:
     """One self-contained HTML page. ``agreement``: rows with ``scope`` and ``alpha`` (and optionally
     ``percent_agreement``, ``ac1``, ``n_items``) per query type, the ``all`` row included; None leaves
-    the agreement section out with ``agreement_note`` saying why."""
+    the agreement section out with ``agreement_note`` saying why. ``words``: how the warnings and notes
+    are worded for where the page is read (the web workspace says what to choose instead of an option)."""
     if agreement is None and result.caveats is not None:  # measured once, with the caveats
         agreement, agreement_note = result.caveats.agreement_rows, agreement_note or result.caveats.agreement_note
     with _plain_text():
-        return _render_html(result, agreement=agreement, agreement_note=agreement_note, title=title)
+        return _render_html(result, agreement=agreement, agreement_note=agreement_note, title=title,
+                            words=words or str)
 
 
 def _render_html(result: ReportResult, *, agreement: Sequence[dict[str, Any]] | None,
-                 agreement_note: str | None, title: str) -> str:
+                 agreement_note: str | None, title: str, words: Callable[[str], str]) -> str:
     o = result.options
     parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
              f"<style>{_CSS}</style></head><body>", f"<h1>{html.escape(title)}</h1>"]
@@ -225,12 +240,13 @@ def _render_html(result: ReportResult, *, agreement: Sequence[dict[str, Any]] | 
                  f'{html.escape(str(result.baseline))}; gain: {o.gain}; relevant threshold: {o.relevant_threshold:g}; '
                  f'{o.confidence:.0%} percentile bootstrap intervals ({o.n_bootstrap:,} resamples).</p>')
     for w in result.warnings:
-        parts.append(f'<p class="warning"><strong>Warning:</strong> {html.escape(w)}</p>')
+        parts.append(f'<p class="warning"><strong>Warning:</strong> {html.escape(words(w))}</p>')
     parts.append(headline_html(result))
 
     grouping = grouping_phrase(o.by)
     parts.append(f"<h2>Metrics {grouping}</h2>")
-    parts.append(_img(metric_plot(result), f"metrics {grouping} with intervals"))
+    parts.append('<div class="panels">' + "".join(_img(src, f"{metric} {grouping} with intervals")
+                                                  for src, metric in metric_plots(result)) + "</div>")
     header, rows = summary_cells(result)
     parts.append(_table(header, rows))
 
@@ -240,7 +256,7 @@ def _render_html(result: ReportResult, *, agreement: Sequence[dict[str, Any]] | 
         parts.append(_table(header, rows))
         parts.append(f'<p class="note">{html.escape(P_LEGEND)}.</p>')
     parts.append(render_moved_html(result))
-    parts.append(_caveats_html(result))
+    parts.append(_caveats_html(result, words))
 
     parts.append(f"<h2>Judged@{result.coverage_k} coverage</h2>")
     parts.append(_img(coverage_plot(result), "judged coverage"))
@@ -261,15 +277,15 @@ def _render_html(result: ReportResult, *, agreement: Sequence[dict[str, Any]] | 
         arows = [[_cell(r.get(c)) for c in cols] for r in agreement]
         parts.append(_table(["query type", "alpha", "% agreement", "AC1", "items", "graders"], arows))
     if agreement_note:
-        parts.append(f'<p class="note">{html.escape(agreement_note)}</p>')
+        parts.append(f'<p class="note">{html.escape(words(agreement_note))}</p>')
 
     parts.append("<h2>Notes</h2><ul>")
-    parts.extend(f"<li>{html.escape(n)}</li>" for n in result.notes)
+    parts.extend(f"<li>{html.escape(words(n))}</li>" for n in result.notes)
     parts.append("</ul></body></html>")
     return "\n".join(parts)
 
 
-def _caveats_html(result: ReportResult) -> str:
+def _caveats_html(result: ReportResult, words: Callable[[str], str] = str) -> str:
     """The label-quality section: alpha, pending adjudication and top-k holes per query type."""
     from ndcg_labeling.reports.headline import caveat_notes, caveat_rows
 
@@ -280,7 +296,7 @@ def _caveats_html(result: ReportResult) -> str:
              '<p class="note">How far the labels behind the numbers can be trusted: Krippendorff\'s alpha of the '
              "grades (below 0.667 conclusions are tentative), labelled items still pending adjudication, and the "
              "scored top-k rows whose document has no label or a pending one.</p>", _table(header, rows)]
-    parts.extend(f'<p class="note">{html.escape(n)}</p>' for n in caveat_notes(result))
+    parts.extend(f'<p class="note">{html.escape(words(n))}</p>' for n in caveat_notes(result))
     return "\n".join(parts)
 
 

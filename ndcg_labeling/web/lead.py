@@ -13,12 +13,12 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from ndcg_labeling.errors import AdjudicationConflict, InvalidInput, NotFoundError
 from ndcg_labeling.labels import tasks
-from ndcg_labeling.labels.adjudication import Decision, adjudication_item, adjudication_queue
+from ndcg_labeling.labels.adjudication import Decision, adjudication_item, adjudication_page
 from ndcg_labeling.labels.adjudication import adjudicate as set_decision
 from ndcg_labeling.results import DEFAULT_METRICS, ReportOptions
 from ndcg_labeling.web.deps import LeadCaller, SessionDep, WriterDep, check_form_csrf
 from ndcg_labeling.web.render import environment, render
-from ndcg_labeling.web.wording import decision_words
+from ndcg_labeling.web.wording import decision_words, page_words
 from ndcg_labeling.workspace import grading as workspace
 from ndcg_labeling.workspace import lead as lead_reads
 
@@ -52,9 +52,9 @@ def agreement(request: Request, caller: LeadCaller, session: SessionDep, batch: 
 
 @router.get("/adjudication")
 def adjudication(request: Request, caller: LeadCaller, session: SessionDep, batch: str | None = None,
-                 done: str | None = None) -> Response:
-    rows = adjudication_queue(batch or None, session=session)
-    return render(request, "lead_adjudication.html", _ctx(caller, rows=rows, batch=batch or "", done=done))
+                 done: str | None = None, page: int = 1) -> Response:
+    queue = adjudication_page(batch or None, session=session, page=page)
+    return render(request, "lead_adjudication.html", _ctx(caller, queue=queue, batch=batch or "", done=done))
 
 
 def _item_url(query_id: str, doc_id: str, batch: str, done: str | None = None) -> str:
@@ -146,7 +146,7 @@ def report(request: Request, caller: LeadCaller, session: SessionDep, baseline: 
         raise InvalidInput(f"the report cannot lead with {metric!r}; choose one of {', '.join(HEADLINE_CHOICES)}")
     options = ReportOptions(baseline=baseline or None, headline_metric=metric or None)
     key = (workspace.labels_version(session=session), baseline, metric)
-    live = REPORT_CACHE.get(key, lambda: workspace.live_report(session=session, options=options))
+    live = REPORT_CACHE.get(key, lambda: workspace.live_report(session=session, options=options, words=page_words))
     if live.html is None:  # nothing to score yet: say what is missing (a page, not an error)
         return render(request, "lead_report_missing.html", _ctx(caller, live=live))
     header = environment().get_template("_report_header.html").render(

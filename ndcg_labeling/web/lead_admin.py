@@ -19,7 +19,7 @@ from ndcg_labeling import choices
 from ndcg_labeling.errors import NdcgLabelingError
 from ndcg_labeling.labels import tasks
 from ndcg_labeling.scales import SCALES
-from ndcg_labeling.web import lead_admin_data, lead_admin_people
+from ndcg_labeling.web import lead_admin_data, lead_admin_people, lead_judges
 from ndcg_labeling.web.deps import LeadCaller, SessionDep, WriterDep, check_form_csrf, status_of
 from ndcg_labeling.web.lead import REPORT_CSP
 from ndcg_labeling.web.render import admin_page
@@ -28,6 +28,7 @@ from ndcg_labeling.workspace import lead as admin
 router = APIRouter(prefix="/lead")
 router.include_router(lead_admin_data.router)
 router.include_router(lead_admin_people.router)
+router.include_router(lead_judges.router)
 CsrfField = Annotated[str | None, Form()]
 
 
@@ -39,12 +40,14 @@ def _batch_choices(session: Any) -> dict[str, Any]:
 
     return {"systems": admin.system_names(session=session), "graders": graders_overview(session=session),
             "query_types": admin.query_types(session=session), "scales": tuple(SCALES),
-            "batches": tasks.list_batches(session=session)}
+            "batches": tasks.list_batches(session=session), "strategies": list(choices.PoolStrategy),
+            "budgeted": admin.budgeted_batches(session=session)}
 
 
 def _form(**values: Any) -> dict[str, Any]:
     base = {"batch": "", "scale": "0-3", "depth": 10, "overlap": 2, "graders": [], "systems": [],
-            "query_types": [], "gold_rate": 0.0, "gold_feedback": False, "seed": None}
+            "query_types": [], "gold_rate": 0.0, "gold_feedback": False, "seed": None, "strategy": "",
+            "budget": None}
     return {**base, **values}
 
 
@@ -56,7 +59,8 @@ def create_form(request: Request, caller: LeadCaller, session: SessionDep, done:
 def _options(form: dict[str, Any]) -> dict[str, Any]:
     return {"scale": form["scale"], "depth": form["depth"], "overlap": form["overlap"], "graders": form["graders"],
             "systems": form["systems"] or None, "query_types": form["query_types"] or None,
-            "gold_rate": form["gold_rate"], "gold_feedback": form["gold_feedback"]}
+            "gold_rate": form["gold_rate"], "gold_feedback": form["gold_feedback"],
+            **({"strategy": form["strategy"], "budget": form["budget"]} if form["strategy"] else {})}
 
 
 @router.post("/create-batch")
@@ -65,15 +69,18 @@ def create(request: Request, caller: LeadCaller, writer: WriterDep, session: Ses
            overlap: Annotated[int, Form()], graders: Annotated[list[str], Form()] = [],  # noqa: B006
            systems: Annotated[list[str], Form()] = [], query_types: Annotated[list[str], Form()] = [],  # noqa: B006
            gold_rate: Annotated[float, Form()] = 0.0, gold_feedback: Annotated[bool, Form()] = False,
-           seed: Annotated[int | None, Form()] = None, action: Annotated[str, Form()] = "preview",
+           seed: Annotated[int | None, Form()] = None, strategy: Annotated[str, Form()] = "",
+           budget: Annotated[int | None, Form()] = None, action: Annotated[str, Form()] = "preview",
            csrf: CsrfField = None) -> Response:
-    """``action=preview``: what ``tasks create`` would store (nothing is); ``action=create``: store it."""
+    """``action=preview``: what ``tasks create`` would store (nothing is); ``action=create``: store it.
+    A ``strategy`` judges ``budget`` pairs of the pool (``tasks create --strategy S --budget N``)."""
     check_form_csrf(request, csrf)
     form = _form(batch=batch, scale=scale, depth=depth, overlap=overlap, graders=graders, systems=systems,
-                 query_types=query_types, gold_rate=gold_rate, gold_feedback=gold_feedback, seed=seed)
+                 query_types=query_types, gold_rate=gold_rate, gold_feedback=gold_feedback, seed=seed,
+                 strategy=strategy, budget=budget)
     try:
         if action == "create":
-            created = writer(lambda s: tasks.create_batch(batch, session=s, seed=seed, **_options(form)))
+            created = writer(lambda s: admin.create_pooled(batch, session=s, seed=seed, **_options(form)))
             return RedirectResponse(f"/lead/create-batch?{urlencode({'done': str(created)})}", status_code=303)
         plan = writer(lambda s: admin.plan_batch(batch, session=s, seed=seed, **_options(form)))
     except NdcgLabelingError as exc:
@@ -81,6 +88,22 @@ def create(request: Request, caller: LeadCaller, writer: WriterDep, session: Ses
                           **_batch_choices(session))
     form["seed"] = plan.created.seed
     return admin_page(request, caller, "create", form=form, plan=plan, **_batch_choices(session))
+
+
+@router.post("/extend-batch")
+def extend(request: Request, caller: LeadCaller, writer: WriterDep, session: SessionDep,
+           batch: Annotated[str, Form()], budget: Annotated[int | None, Form()] = None,
+           csrf: CsrfField = None) -> Response:
+    """``tasks extend BATCH --budget N``: the batch's strategy picks N more pairs, seeing its grades so far."""
+    from ndcg_labeling.labels.tasks.budgeted import extend_batch
+
+    check_form_csrf(request, csrf)
+    try:
+        extended = writer(lambda s: extend_batch(batch, budget=budget, session=s))
+    except NdcgLabelingError as exc:
+        return admin_page(request, caller, "create", status_of(exc), form=_form(), plan=None, error=str(exc),
+                          **_batch_choices(session))
+    return RedirectResponse(f"/lead/create-batch?{urlencode({'done': str(extended)})}", status_code=303)
 
 
 @router.post("/delete-batch")
@@ -141,6 +164,7 @@ def _downloads_page(request: Request, caller: LeadCaller, session: Any, status_c
                     **values: Any) -> Response:
     from ndcg_labeling.workspace.people import graders_overview
 
+    values.setdefault("nothing_open", None)
     return admin_page(request, caller, "downloads", status_code, batches=admin.batch_names(session=session),
                       graders=graders_overview(session=session), roundings=list(choices.QrelsRounding),
                       task_formats=list(choices.TaskFileFormat), **values)
@@ -188,5 +212,7 @@ def task_file(request: Request, caller: LeadCaller, session: SessionDep, batch: 
         result = admin.task_file(batch, grader=grader, fmt=fmt, session=session)
     except NdcgLabelingError as exc:
         return _downloads_page(request, caller, session, status_of(exc), error=str(exc))
+    if result.rows == 0:  # a finished grader: a page saying so and what comes next, not a bare header row
+        return _downloads_page(request, caller, session, nothing_open={"batch": batch, "grader": grader})
     media = {"csv": "text/csv", "jsonl": "application/x-ndjson"}.get(result.fmt, "application/json")
     return attachment(result.content, result.filename, f"{media}; charset=utf-8")

@@ -4,16 +4,17 @@ per app."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
+from urllib.parse import urlencode
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, File, Form, Request, UploadFile
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import Response
+from fastapi.responses import RedirectResponse, Response
 
 from ndcg_labeling.choices import Unjudged
-from ndcg_labeling.errors import BodyTooLarge
+from ndcg_labeling.errors import BodyTooLarge, NdcgLabelingError
 from ndcg_labeling.experiments.live import LiveExperiment
-from ndcg_labeling.web.deps import ApiLead, LeadCaller
+from ndcg_labeling.web.deps import ApiLead, LeadCaller, check_form_csrf, status_of
 from ndcg_labeling.web.render import render
 
 router = APIRouter()
@@ -63,8 +64,32 @@ def online_arms(request: Request, user: ApiLead, window: str | None = "15m",
     return live(request).arms(window, unjudged.value)
 
 
+def _page(request: Request, caller: Any, *, window: str = "15m", unjudged: str = "skip", done: str | None = None,
+          error: str | None = None, status_code: int = 200) -> Response:
+    return render(request, "lead_online.html", {"user": caller.user, "csrf": caller.csrf, "window": window,
+                                                "unjudged": unjudged, "done": done, "error": error},
+                  status_code=status_code)
+
+
 @router.get("/lead/online")
 def online_page(request: Request, caller: LeadCaller, window: str = "15m",
-                unjudged: Unjudged = Unjudged.skip) -> Response:
-    return render(request, "lead_online.html", {"user": caller.user, "csrf": caller.csrf, "window": window,
-                                                "unjudged": unjudged.value})
+                unjudged: Unjudged = Unjudged.skip, done: str | None = None) -> Response:
+    return _page(request, caller, window=window, unjudged=unjudged.value, done=done)
+
+
+@router.post("/lead/online/upload")
+def upload_events(request: Request, caller: LeadCaller, file: Annotated[UploadFile, File()],
+                  csrf: Annotated[str | None, Form()] = None) -> Response:
+    """A log file of events (a JSON array, or one JSON object per line: what ``POST /api/events`` takes)
+    stored and counted by the same use case, :meth:`LiveExperiment.ingest`; a bad row names the file."""
+    check_form_csrf(request, csrf)
+    name = (file.filename or "the file").rsplit("/", 1)[-1]
+    try:
+        body = file.file.read(MAX_BODY + 1)
+        if len(body) > MAX_BODY:
+            raise BodyTooLarge(f"{name} is larger than {MAX_BODY // (1024 * 1024)} MB; split it into smaller files")
+        done = live(request).ingest(body, f"upload by {caller.user.grader}")
+    except NdcgLabelingError as exc:
+        return _page(request, caller, error=f"{name}: {exc}; nothing was stored", status_code=status_of(exc))
+    said = f"{name}: {done['accepted']:,} events of {done['requests']:,} requests stored."
+    return RedirectResponse(f"/lead/online?{urlencode({'done': said})}", status_code=303)

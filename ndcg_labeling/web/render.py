@@ -38,6 +38,7 @@ def environment() -> jinja2.Environment:
     env.filters["srcdoc"] = text.sandboxed_srcdoc
     env.filters["page_words"] = wording.page_words
     env.tests["html_body"] = text.looks_like_html
+    env.globals["strategy_words"] = wording.STRATEGY_WORDS
     return env
 
 

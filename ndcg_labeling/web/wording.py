@@ -27,6 +27,12 @@ _RULES: tuple[tuple[re.Pattern[str], Any], ...] = (
     (re.compile(r"[;,] --include-(?:models|behavior) counts them"), ""),
     (re.compile(r"; use --batch to look at one batch"), "; choose a batch to look at one batch"),
     (re.compile(r"select a batch of one scale with --batch"), "choose a batch of one scale"),
+    (re.compile(r"; grow the batch with `tasks extend \S+ --budget N`"),
+     "; grow it later with “Extend a batch made with a strategy” on the New batch page"),
+    (re.compile(r"only a batch made with `tasks create --strategy S --budget N` can be extended"),
+     "only a batch made with a strategy and a budget can be extended"),
+    (re.compile(r"--strategy (\w+) needs --budget N: how many pairs of the pool to judge"),
+     r"the strategy \1 needs a budget: how many pairs of the pool to grade"),
     # whatever is left: a command in backquotes, then an option by its plain name
     (re.compile(r"`ndcg-labeling consensus`"), "consensus (the Consensus page)"),
     (re.compile(r"`ndcg-labeling ([^`]*)`"), r"“\1” in a terminal"),
@@ -49,3 +55,14 @@ def decision_words(record: AdjudicationRecord) -> str:
     times = "the first decision" if record.history == 1 else f"decision number {record.history}"
     return (f"Saved: query {record.query_id}, document {record.doc_id} now has grade {record.grade} "
             f"(scale {record.scale}, was {before}), decided by {record.adjudicator}; {times} on this pair.")
+
+
+#: the pooling strategies (``tasks create --strategy``) as the new-batch form names them (docs/budget.md)
+STRATEGY_WORDS: dict[str, str] = {
+    "": "the whole pool (every pair in the top K)",
+    "depth": "depth: every query's pool to depth 1, then 2, ... until the budget is spent",
+    "mtf": "move-to-front: keep reading a system while it gives relevant documents (finds relevant ones)",
+    "bandit": "bandit (MaxMean): the system giving the most relevant documents gives the next pair",
+    "weighted": "weighted: the pairs the runs put nearest the top first (NDCG read plainly)",
+    "sample": "stratified sample by rank: estimates of NDCG with honest intervals",
+}

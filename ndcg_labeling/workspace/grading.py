@@ -346,10 +346,12 @@ def _count(model: Any, *, session: Session) -> int:
     return int(session.execute(select(func.count()).select_from(model)).scalar_one())
 
 
-def live_report(*, session: Session, options: ReportOptions | None = None) -> LiveReport:
+def live_report(*, session: Session, options: ReportOptions | None = None,
+                words: Callable[[str], str] | None = None) -> LiveReport:
     """The HTML report (``report --format html``) of the database as it is now; when there is none yet,
     what is missing (no system rankings, no grades, grades without consensus labels), in plain words.
-    ``options``: the baseline and headline metric the lead chose (None: the report's defaults)."""
+    ``options``: the baseline and headline metric the lead chose (None: the report's defaults);
+    ``words``: how the report's warnings and notes are worded for the page (the web's)."""
     counts = {"systems": _count(m.System, session=session), "judgments": _count(m.Judgment, session=session),
               "labels": _count(m.ConsensusLabel, session=session) + _count(m.Adjudication, session=session)}
     missing = []
@@ -365,14 +367,15 @@ def live_report(*, session: Session, options: ReportOptions | None = None) -> Li
     if missing:
         return LiveReport(None, missing, counts)
     try:
-        return LiveReport(live_report_html(session=session, options=options), [], counts)
+        return LiveReport(live_report_html(session=session, options=options, words=words), [], counts)
     except NdcgLabelingError as exc:  # e.g. no query with a relevant document: the pipeline's own words
         return LiveReport(None, [str(exc).split(": run `", 1)[0].rstrip(".") + "."], counts)
 
 
-def live_report_html(*, session: Session, options: ReportOptions | None = None) -> str:
+def live_report_html(*, session: Session, options: ReportOptions | None = None,
+                     words: Callable[[str], str] | None = None) -> str:
     """The HTML report (``report --format html``) of the database as it is now."""
     from ndcg_labeling.reports import render_html
     from ndcg_labeling.scoring.report import build_report
 
-    return render_html(build_report(session=session, options=options))  # the agreement section: the caveats' own measurement
+    return render_html(build_report(session=session, options=options), words=words)  # the agreement section: the caveats' own measurement

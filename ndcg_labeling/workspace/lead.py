@@ -52,8 +52,27 @@ class BatchPlan:
         return {**self.created.as_dict(), "load": self.load}
 
 
+def create_pooled(name: str, *, session: Session, seed: int | None = None, strategy: str | None = None,
+                  budget: int | None = None, **options: Any) -> BatchCreated:
+    """``tasks create``: :func:`create_batch` (the whole depth-K pool), or with a ``strategy``
+    :func:`~ndcg_labeling.labels.tasks.budgeted.create_budgeted` (``budget`` pairs of it), as the CLI
+    picks between them."""
+    if strategy:
+        from ndcg_labeling.labels.tasks.budgeted import create_budgeted
+
+        return create_budgeted(name, strategy=strategy, budget=budget, session=session, seed=seed, **options)
+    return create_batch(name, session=session, seed=seed, **options)
+
+
+def budgeted_batches(*, session: Session) -> list[dict[str, Any]]:
+    """The batches made with a strategy (those ``tasks extend`` can grow): name, strategy, budget so far."""
+    b = m.GradingBatch
+    return [{"batch": name, "strategy": strategy, "budget": budget} for name, strategy, budget in session.execute(
+        select(b.name, b.strategy, b.budget).where(b.strategy.is_not(None)).order_by(b.created_at, b.id))]
+
+
 def plan_batch(name: str, *, session: Session, seed: int | None = None, **options: Any) -> BatchPlan:
-    """:func:`create_batch` with ``options`` in a savepoint that is rolled back: nothing is stored.
+    """:func:`create_pooled` with ``options`` in a savepoint that is rolled back: nothing is stored.
 
     Without a ``seed`` one is drawn here, so that creating the batch with the plan's seed gives the
     batch the preview showed (the pool and its size do not depend on the seed; which grader gets the
@@ -62,7 +81,7 @@ def plan_batch(name: str, *, session: Session, seed: int | None = None, **option
         seed = secrets.randbelow(2**31)
     savepoint = session.begin_nested()
     try:
-        created = create_batch(name, session=session, seed=seed, **options)
+        created = create_pooled(name, session=session, seed=seed, **options)
         load = _load(created.batch, session=session)
     finally:
         savepoint.rollback()

@@ -4,7 +4,8 @@ for ``make screenshots`` (``python -m tests.web.pages docs/img``).
 :data:`PAGES` is the list to extend: a new page is one :class:`Page` line (its path may name
 ``{query_id}``, ``{doc_id}`` and ``{token}``, filled from the world it is shown in). A world is a
 database built here: ``graded`` (batch b1 graded by ann and bob on 0-3 with overlap 2, consensus of
-b1, one skip and one adjudication with a note; ann's last item open again), ``fresh`` (batch b1, nothing
+b1, one skip and one adjudication with a note; ann's last item open again; an LLM judge, gpt-judge,
+run over b1 and calibrated), ``fresh`` (batch b1, nothing
 graded: the live report has nothing to show yet; every document body is HTML).
 """
 
@@ -65,6 +66,8 @@ PAGES: list[Page] = [
     Page("/lead/activity", "lead", "lead-activity"),
     Page("/lead/consensus", "lead", "lead-consensus"),
     Page("/lead/downloads", "lead", "lead-downloads"),
+    Page("/lead/judges", "lead", "lead-judges"),
+    Page("/lead/judges", "lead", "lead-judges-none", world="fresh"),
     Page("/lead", "anonymous", "not-signed-in", status=401),
     Page("/login", "anonymous", "sign-in-form"),
     Page("/lead/report", "lead", "lead-report-missing", world="fresh"),
@@ -140,7 +143,28 @@ def build_world(kind: str, tmp_path: Path) -> World:
         # ann skips an item she had graded (a skip with a reason on the pages) and reopens her last one
         t.skip_item("b1", skipped, grader="ann", session=session, reason="the page did not load")
         t.undo_item("b1", last, grader="ann", session=session)
+    add_judge(db)
     return World(db, ws, {"query_id": first["query_id"], "doc_id": first["doc_id"]})
+
+
+def add_judge(db) -> None:  # noqa: ANN001
+    """An LLM judge, ``gpt-judge``, runs over b1 (a local fake endpoint, priced) and is calibrated per
+    query type against people: the judges page's runs, costs, verdicts and PPI rows."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ndcg_labeling.db.session import session_scope
+    from ndcg_labeling.sources.calibration import calibrate
+    from ndcg_labeling.sources.judge_runs import JudgeSettings, run_judge
+    from tests.judges.fake_llm_server import FakeLLM, serving
+
+    truth = {(f"question number {q}", f"Page {d}"): (q + d) % 4 for q in range(8) for d in range(5)}
+    with serving(FakeLLM(truth=truth)) as fake, ThreadPoolExecutor(1) as pool:
+        # in a thread of its own: the judge runs its own event loop, and Playwright's sync API holds one here
+        pool.submit(run_judge, engine=db.engine, settings=JudgeSettings(
+            batch="b1", grader="gpt-judge", model="test-model", base_url=fake.url, api_key="k", concurrency=2,
+            price_in=2.5, price_out=10.0)).result()
+    with session_scope(db.engine) as session:
+        calibrate(session=session, judge="gpt-judge", by="query-type")
 
 
 def open_page(browser, server: Server, world: World, role: str):

@@ -82,7 +82,7 @@ def test_grader_grades_ten_with_the_keyboard_skips_undoes_and_resumes(browser, s
     with session_scope(sqlite_db.engine) as session:
         resume = t.next_item("b1", grader="ann", session=session)
     assert resume is not None and resume.item_id == items[11]
-    assert page.inner_text("#progress-text") == f"10/{total} done, 1 skipped, {total - 11} open"
+    assert page.inner_text("#progress-text") == f"10/{total} items done, 1 skipped, {total - 11} open"
     assert sorted(ws.judgments()) == sorted(("ann", item, grade_for(item)) for item in items[:10])
     assert ws.statuses("ann")[10:12] == [(items[10], "skipped", "the page does not load"), (items[11], "open", None)]
     assert page.is_hidden("#guideline")
