@@ -18,6 +18,8 @@ import pytest
 from tests.conftest import invoke
 
 DATA = Path(__file__).resolve().parents[1] / "data"
+# One xdist worker runs this module: the demo (a module fixture) runs once per run, not once per worker.
+pytestmark = pytest.mark.xdist_group("demo")
 
 
 def summary(path: Path) -> dict[tuple[str, str, str], float]:

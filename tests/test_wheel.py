@@ -26,6 +26,9 @@ import pytest
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[1]
+# One xdist worker runs this module, so the wheel and the plain install (module fixtures) are made once
+# per run, not once per worker (`--dist loadgroup` spreads the tests of an unmarked module over both).
+pytestmark = pytest.mark.xdist_group("wheel")
 
 
 _IGNORE = shutil.ignore_patterns(".venv", ".git", "*.db", "demo-out", "__pycache__", ".mypy_cache", ".ruff_cache",

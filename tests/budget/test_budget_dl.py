@@ -20,6 +20,10 @@ from ndcg_labeling.budget.pool import build_pool
 from ndcg_labeling.budget.simulate import simulate
 from ndcg_labeling.metrics import batch_ndcg
 
+# The tests that read the Monte-Carlo run on one xdist worker, so it is drawn once per run (functools.cache
+# keeps it per process; '--dist loadgroup' would otherwise deal them to both workers and draw it twice).
+MONTE_CARLO = pytest.mark.xdist_group("budget-dl-monte-carlo")
+
 FRACTION = 0.25
 
 
@@ -130,6 +134,7 @@ def monte_carlo() -> dict[str, np.ndarray]:
             "covered": np.array(covered)}
 
 
+@MONTE_CARLO
 def test_inferred_dcg_and_counts_are_unbiased_over_1000_designs():
     """The Horvitz-Thompson DCG@10 of each system (mean over the queries) within 3.3 standard errors of the
     full value (2 SE Bonferroni-corrected for 12 systems), their sum and the estimated number of relevant
@@ -144,6 +149,7 @@ def test_inferred_dcg_and_counts_are_unbiased_over_1000_designs():
     assert mc["covered"].mean() >= 0.85
 
 
+@MONTE_CARLO
 def test_jackknife_shrinks_the_bias_of_the_ratio_for_every_system():
     """The plain ratio is biased upward (the ideal DCG is concave in the estimated counts); the jackknife
     correction (the default) leaves every system nearer the full value on average over the 1,000 designs.
@@ -154,6 +160,7 @@ def test_jackknife_shrinks_the_bias_of_the_ratio_for_every_system():
     assert np.all(np.abs(corrected) < np.abs(plain)), (plain, corrected)
 
 
+@MONTE_CARLO
 @pytest.mark.xfail(strict=True, reason="infNDCG@10 keeps an upward bias after the jackknife correction: +0.010 to "
                    "+0.032 per system at a quarter of the pool on 12 DL19 queries of the simulated field (sd "
                    "0.06-0.09; 5-12 SE; the plain ratio: +0.021 to +0.056), +0.004 to +0.012 on the real DL19 / "

@@ -4,6 +4,8 @@ and seeded rows, at the same revision."""
 
 from __future__ import annotations
 
+import sys
+
 from sqlalchemy import Engine, inspect, text
 
 from ndcg_labeling.db import migrate
@@ -64,3 +66,52 @@ def test_each_test_gets_its_own_copy(db, tmp_path):
         assert _secrets(db) and _secrets(other) and not _secrets(db) & _secrets(other)
     finally:
         other.drop()
+
+
+def _pool(database: Database):  # the free PostgreSQL schemas of the fixture's own module (see above)
+    return sys.modules[type(database).__module__]._pg_schemas._free
+
+
+def test_a_database_given_back_and_handed_out_again_is_a_fresh_copy(db, tmp_path):
+    """On PostgreSQL a test's schema is emptied and renamed for a later test: that copy must be a freshly
+    migrated database too (rows gone, seeded rows back, sequences restarted, its own keys and name)."""
+    fresh = Database(db.backend, tmp_path / "fresh")
+    first = type(db)(db.backend, tmp_path / "first", migrated=True)
+    try:
+        migrate.upgrade(fresh.engine)
+        with first.engine.begin() as conn:
+            conn.execute(text("INSERT INTO graders (name, active, role, kind) VALUES ('a', true, 'grader', 'human'), "
+                              "('b', true, 'grader', 'human')"))
+            conn.execute(text("DELETE FROM scale_grades WHERE scale = '0-4' AND grade = 4"))
+        keys, name = _secrets(first), first.schema
+        first.drop()
+        if db.backend == "postgresql":
+            assert name in _pool(db)
+        second = type(db)(db.backend, tmp_path / "second", migrated=True)
+        try:
+            if db.backend == "postgresql":
+                assert name not in _pool(db) and second.schema != name
+            assert _shape(second.engine) == _shape(fresh.engine)
+            assert not _secrets(second) & keys
+            with second.engine.begin() as conn:
+                conn.execute(text("INSERT INTO graders (name, active, role, kind) VALUES ('c', true, 'grader', 'human')"))
+                assert conn.execute(text("SELECT id FROM graders WHERE name = 'c'")).scalar_one() == 1
+        finally:
+            second.drop()
+    finally:
+        fresh.drop()
+
+
+def test_a_database_whose_shape_a_test_changed_is_not_handed_out_again(db, tmp_path):
+    first = type(db)(db.backend, tmp_path / "first", migrated=True)
+    migrate.downgrade(first.engine, "0013")
+    name = first.schema
+    first.drop()
+    if db.backend == "postgresql":
+        assert name not in _pool(db)
+    second = type(db)(db.backend, tmp_path / "second", migrated=True)
+    try:
+        assert migrate.current_revision(second.engine) == migrate.HEAD_REVISION
+        assert "judge_runs" in inspect(second.engine).get_table_names()
+    finally:
+        second.drop()

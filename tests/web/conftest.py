@@ -142,9 +142,9 @@ def serve(tmp_path):
         server.stop()
 
 
-@pytest.fixture(scope="module")
-def browser():
-    """Debian's chromium through Playwright, one per test module."""
+@pytest.fixture(scope="session")
+def chromium():
+    """Debian's chromium through Playwright, launched once per test process (each xdist worker)."""
     from playwright.sync_api import sync_playwright
 
     from tests.web.pages import ARGS, CHROMIUM
@@ -153,6 +153,16 @@ def browser():
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield b
         b.close()
+
+
+@pytest.fixture
+def browser(chromium):
+    """The process's chromium; the contexts (and pages) a test opens in it are closed after the test."""
+    before = set(chromium.contexts)
+    yield chromium
+    for context in chromium.contexts:
+        if context not in before:
+            context.close()
 
 
 @pytest.fixture(scope="module")

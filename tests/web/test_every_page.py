@@ -12,13 +12,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.web.pages import CHROMIUM, PAGES, ROOT, WIDTHS, Server, build_world, open_page, page_url
+from tests.web.pages import CHROMIUM, PAGES, WIDTHS, Server, build_world, open_page, page_url
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="chromium is not installed (.ci/run installs it)")]
@@ -77,9 +75,14 @@ AXE_RUN = """async () => {
 
 
 def cli_json(db_url: str, *args: str) -> object:
-    done = subprocess.run([sys.executable, "-m", "ndcg_labeling", *args, "--format", "json", "--db", db_url],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert done.returncode == 0, done.stderr
+    """The CLI's JSON for the same database, run in this process (the command line's own code, without a
+    new interpreter and its imports for each of the walk's seven look-ups)."""
+    from typer.testing import CliRunner
+
+    from ndcg_labeling.cli import app
+
+    done = CliRunner().invoke(app, [*args, "--format", "json", "--db", db_url], catch_exceptions=False)
+    assert done.exit_code == 0, done.stderr
     return json.loads(done.stdout)
 
 
