@@ -7,7 +7,7 @@ this page shows what they stored. Every function takes the session as a keyword 
 
 **Extending it**: a new stored fact about a judge is one more key in :class:`JudgeView` filled by one more
 reader here, and one more section in ``lead_admin_judges.html``. The canary section reads
-:func:`canary_rows`, which returns nothing until the database has a table for canary results; the
+:func:`canary_rows` (the ``judge_checks`` rows of kind ``canary``, revision 0016); the
 calibration rows carry every interval a stored verdict has (``kappa_ci_low`` ... when present).
 """
 
@@ -87,13 +87,20 @@ def _filled(grader: m.Grader, *, session: Session) -> list[dict[str, Any]]:
 
 
 def canary_rows(grader: m.Grader, *, session: Session) -> list[dict[str, Any]]:
-    """Canary results of the judge (``judge canary``): none until the database stores them."""
-    model = getattr(m, "JudgeCanary", None)
-    if model is None or not hasattr(model, "grader_id"):
-        return []
-    found = session.execute(select(model).where(model.grader_id == grader.id).order_by(model.id.desc())).scalars()
-    return [{c.name: getattr(row, c.name) for c in model.__table__.columns if c.name not in ("id", "grader_id")}
-            for row in found]
+    """The judge's canaries (``judge canary``), newest first: per kind of canary, the share it graded
+    relevant (the fooled rate) against the gate's threshold, and the model and prompt it measured."""
+    c = m.JudgeCheck
+    found = session.execute(select(c).where(c.grader_id == grader.id, c.kind == "canary")
+                            .order_by(c.id.desc()).limit(20)).scalars()
+    rows = []
+    for check in found:
+        for kind, v in ((check.result or {}).get("kinds") or {}).items():
+            rows.append({"when": f"{check.created_at:%Y-%m-%d %H:%M}", "canary": str(kind).replace("_", " "),
+                         "graded relevant": f"{v['fooled_rate']:.0%} of {v['n']}",
+                         "allowed": "—" if check.threshold is None else f"{check.threshold:.0%}",
+                         "gate": "passed" if check.passed else "failed", "model": check.model,
+                         "prompt": check.template_sha256[:12]})
+    return rows
 
 
 def _ppi(name: str, *, session: Session) -> tuple[dict[str, Any] | None, str | None]:

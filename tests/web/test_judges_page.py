@@ -62,3 +62,20 @@ def test_judges_page_without_a_judge_says_how_to_get_one(db, tmp_path):
     text = visible(client.get("/lead/judges").text)
     assert "No LLM judge has graded anything yet" in text and "judge run" in text
     assert '<a href="/lead/judges">Judges</a>' in client.get("/lead").text  # in the lead's menu
+
+
+def test_judges_page_shows_a_stored_canary_with_its_fooled_rates_and_the_gate(db, tmp_path):
+    ws = graded_two_ways(db, tmp_path)
+    add_judge(db)
+    with session_scope(db.engine) as session:
+        judge = session.scalars(select(m.Grader).where(m.Grader.name == "gpt-judge")).one()
+        session.add(m.JudgeCheck(grader_id=judge.id, kind="canary", batch="b", model="test-model",
+                                 base_url="http://127.0.0.1/v1", template_sha256="ab" * 32, n=16, passed=False,
+                                 threshold=0.1, created_at=m.utcnow(), result={"kinds": {
+                                     "keyword_stuffing": {"n": 8, "answered": 8, "fooled": 3, "fooled_rate": 0.375},
+                                     "instruction": {"n": 8, "answered": 8, "fooled": 0, "fooled_rate": 0.0}}}))
+    client, _ = as_lead(ws)
+    text = visible(client.get("/lead/judges").text)
+    assert "No canary run yet" not in text
+    assert "keyword stuffing" in text and "38% of 8" in text and "instruction" in text and "0% of 8" in text
+    assert "failed" in text and "10%" in text and "abababababab" in text
