@@ -68,6 +68,7 @@ PAGES: list[Page] = [
     Page("/lead/downloads", "lead", "lead-downloads"),
     Page("/lead/judges", "lead", "lead-judges"),
     Page("/lead/judges", "lead", "lead-judges-none", world="fresh"),
+    Page("/lead/snapshots", "lead", "lead-snapshots"),
     Page("/lead", "anonymous", "not-signed-in", status=401),
     Page("/login", "anonymous", "sign-in-form"),
     Page("/lead/report", "lead", "lead-report-missing", world="fresh"),
