@@ -4,8 +4,6 @@ and seeded rows, at the same revision."""
 
 from __future__ import annotations
 
-import sys
-
 from sqlalchemy import Engine, inspect, text
 
 from ndcg_labeling.db import migrate
@@ -69,7 +67,8 @@ def test_each_test_gets_its_own_copy(db, tmp_path):
 
 
 def _pool(database: Database):  # the free PostgreSQL schemas of the fixture's own module (see above)
-    return sys.modules[type(database).__module__]._pg_schemas._free
+    # the class's own globals: under xdist another conftest.py may hold the name "conftest" in sys.modules
+    return type(database).__init__.__globals__["_pg_schemas"]._free
 
 
 def test_a_database_given_back_and_handed_out_again_is_a_fresh_copy(db, tmp_path):
