@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -98,7 +99,7 @@ def watch(cells: CellCounts) -> ModelFit:
 
 
 def pbm(cells: CellCounts, *, tol: float = TOLERANCE, max_iter: int = MAX_ITER, ll_tol: float = LL_TOLERANCE,
-        use_numba: bool | None = None, accelerate: bool = True) -> ModelFit:
+        use_numba: bool | None = None, accelerate: bool = True, conditional: bool = True) -> ModelFit:
     """The position-based model, ``P(C = 1) = gamma[r] * alpha[u]``, fitted by EM (Chuklin et al. 2015,
     section 4.2 and the EM updates of chapter 4):
 
@@ -112,9 +113,12 @@ def pbm(cells: CellCounts, *, tol: float = TOLERANCE, max_iter: int = MAX_ITER, 
     to the optimum, so few iterations): ``gamma[r] = ctr[r] / ctr[1]`` (the position CTR relative to
     the top, clipped to [1e-6, 1 - 1e-6]: EM never moves an examination of exactly 1) and ``alpha[u] = clicks[u] / sum_r impressions[u, r] gamma[r]``
     (clipped to [1e-6, 1 - 1e-6]). The score of a pair is its attractiveness. ``use_numba``: None (the
-    compiled E-step where numba is available), True or False (NumPy). ``accelerate`` (default): the EM
-    steps accelerated by SQUAREM (:mod:`.squarem`: the same fixed point in about a quarter of the
-    E-steps); False: plain EM, one E-step and one M-step per iteration.
+    compiled E-step where numba is available), True or False (NumPy). ``accelerate`` (default): fitted by
+    SQUAREM (:mod:`.squarem`) over the conditional step (``conditional``, default: each attractiveness
+    set to its best value given the examination, then EM's update of the examination; see
+    :func:`_pbm_conditional_function`) or over EM's own step (``conditional=False``); both end at EM's
+    fixed point, the conditional step in a few dozen steps where EM takes hundreds to thousands.
+    ``accelerate=False``: plain EM, one E-step and one M-step per iteration.
     """
     r, k = _positions(cells)
     u = cells.pair
@@ -122,7 +126,6 @@ def pbm(cells: CellCounts, *, tol: float = TOLERANCE, max_iter: int = MAX_ITER, 
     if u.size > 1 and bool(np.any(u[1:] < u[:-1])):  # the compiled E-step runs over cells sorted by pair
         order = np.argsort(u, kind="stable")
         u, r, n, c = u[order], r[order], n[order], c[order]
-    not_clicked = np.maximum(n - c, 0.0)
     n_pair = np.bincount(u, weights=n, minlength=cells.n_pairs)
     n_pos = np.bincount(r, weights=n, minlength=k)
     ctr = position_ctr(cells)
@@ -133,9 +136,10 @@ def pbm(cells: CellCounts, *, tol: float = TOLERANCE, max_iter: int = MAX_ITER, 
                         / np.bincount(u, weights=n * gamma[r], minlength=cells.n_pairs), 1e-6, 1.0 - 1e-6)
     alpha = np.nan_to_num(alpha, nan=0.5)
     sums = _pbm_sums_function(use_numba, u, cells.n_pairs)
-    data = _PbmData(u, r, c, not_clicked, n_pair, n_pos, max(float(n.sum()), _EPS))
+    data = _PbmData(u, r, c, n, n_pair, n_pos, max(float(n.sum()), _EPS))
     if accelerate:
-        alpha, gamma, state = _pbm_squarem(sums, data, alpha, gamma, tol=tol, ll_tol=ll_tol, max_iter=max_iter)
+        alpha, gamma, state = _pbm_squarem(sums, data, alpha, gamma, tol=tol, ll_tol=ll_tol, max_iter=max_iter,
+                                           conditional=conditional)
     else:
         alpha, gamma, state = _pbm_plain(sums, data, alpha, gamma, tol=tol, ll_tol=ll_tol, max_iter=max_iter)
     score = np.where(n_pair > 0, alpha, np.nan)
@@ -151,10 +155,16 @@ class _PbmData:
     u: NDArray[Any]
     r: NDArray[Any]
     c: NDArray[np.float64]
-    not_clicked: NDArray[np.float64]
+    n: NDArray[np.float64]
     n_pair: NDArray[Any]
     n_pos: NDArray[Any]
     total: float
+
+    @cached_property
+    def not_clicked(self) -> NDArray[np.float64]:
+        """``max(n - c, 0)`` per cell, made on first use: the conditional step computes it per cell
+        inside its kernel and never asks (160 MB at 20M cells, a third of the fit's memory)."""
+        return np.maximum(self.n - self.c, 0.0)
 
 
 def _pbm_update(data: _PbmData, sum_a: NDArray[np.float64], sum_e: NDArray[np.float64], alpha: NDArray[np.float64],
@@ -168,15 +178,24 @@ def _pbm_update(data: _PbmData, sum_a: NDArray[np.float64], sum_e: NDArray[np.fl
 
 
 def _pbm_squarem(sums: Callable[..., float], data: _PbmData, alpha: NDArray[np.float64], gamma: NDArray[np.float64], *,
-                 tol: float, ll_tol: float, max_iter: int) -> tuple[NDArray[np.float64], NDArray[np.float64], dict[str, Any]]:
-    """The EM steps of :func:`_pbm_plain`, accelerated by :func:`~ndcg_labeling.behavior.squarem.squarem`."""
+                 tol: float, ll_tol: float, max_iter: int,
+                 conditional: bool) -> tuple[NDArray[np.float64], NDArray[np.float64], dict[str, Any]]:
+    """The PBM fitted by :func:`~ndcg_labeling.behavior.squarem.squarem` over the conditional step of
+    :func:`_pbm_conditional_function` (``conditional``) or over the EM steps of :func:`_pbm_plain`."""
     n_pairs = alpha.size
+    best_given = _pbm_conditional_function(sums, data) if conditional else None
 
     def step(theta: NDArray[np.float64], with_ll: bool) -> tuple[NDArray[np.float64], float | None]:
         a, g = theta[:n_pairs], theta[n_pairs:]
-        sum_a, sum_e = np.zeros(n_pairs), np.zeros(g.size)
-        value = float(sums(data.u, data.r, data.c, data.not_clicked, a, g, sum_a, sum_e, with_ll))
-        new_a, new_g = _pbm_update(data, sum_a, sum_e, a, g)
+        if best_given is not None:
+            new_a, sum_e, value = best_given(a, g, with_ll)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                new_g = np.where(data.n_pos > 0, sum_e / np.maximum(data.n_pos, _EPS), g)
+            new_g[0] = 1.0
+        else:
+            sum_a, sum_e = np.zeros(n_pairs), np.zeros(g.size)
+            value = float(sums(data.u, data.r, data.c, data.not_clicked, a, g, sum_a, sum_e, with_ll))
+            new_a, new_g = _pbm_update(data, sum_a, sum_e, a, g)
         return np.concatenate([new_a, new_g]), (value / data.total if with_ll else None)
 
     lower = np.full(n_pairs + gamma.size, _LOWER)
@@ -186,7 +205,8 @@ def _pbm_squarem(sums: Callable[..., float], data: _PbmData, alpha: NDArray[np.f
                   max_steps=max_iter)
     return fit.theta[:n_pairs], fit.theta[n_pairs:], {
         "iterations": fit.e_steps, "converged": fit.converged, "accelerator": "squarem",
-        "extrapolations_kept": fit.jumps_kept, "log_likelihood": round(fit.log_likelihood, 9)}
+        "step": "conditional" if conditional else "em", "extrapolations_kept": fit.jumps_kept,
+        "log_likelihood": round(fit.log_likelihood, 9)}
 
 
 #: the lower bound of a parameter after a SQUAREM jump (EM itself keeps them in (0, 1])
@@ -305,6 +325,105 @@ def _pbm_sums_blocks(starts: Any, bounds: Any, r: Any, c: Any, not_clicked: Any,
         ll_blocks[b] = ll
 
 
+def _pbm_conditional_numpy(data: _PbmData, alpha: Any, gamma: Any, with_ll: bool) -> tuple[Any, Any, float]:
+    """The conditional step in NumPy (see :func:`_pbm_conditional_function`): each pair's best attractiveness
+    given ``gamma`` (``alpha``: where Newton starts, and the value of a pair without impressions), the
+    examination's E-step sums there, and the weighted log-likelihood there (0.0 unless ``with_ll``)."""
+    u, r, c = data.u, data.r, data.c
+    nc = np.maximum(data.n - c, 0.0)
+    n_pairs = alpha.size
+    g = gamma[r]
+    clicks = np.bincount(u, weights=c, minlength=n_pairs)
+    seen = np.bincount(u, weights=c + nc, minlength=n_pairs)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        at_one = clicks >= np.bincount(u, weights=nc * (gamma / np.maximum(1.0 - gamma, _EPS))[r], minlength=n_pairs)
+    inside = (clicks > 0) & ~at_one & (seen > 0)
+    x = np.where((alpha > 0) & (alpha < 1), alpha, 0.5)
+    lo, hi = np.zeros(n_pairs), np.ones(n_pairs)
+    for _ in range(_NEWTON_STEPS):
+        with np.errstate(invalid="ignore", divide="ignore"):  # pairs outside Newton's case: read nowhere
+            d = 1.0 - g * x[u]
+            k = clicks - np.bincount(u, weights=nc * g * x[u] / d, minlength=n_pairs)
+            slope = -np.bincount(u, weights=nc * g / (d * d), minlength=n_pairs)
+            nxt = x - k / slope
+        lo, hi = np.where(k > 0, x, lo), np.where(k > 0, hi, x)
+        nxt = np.where((nxt > lo) & (nxt < hi), nxt, 0.5 * (lo + hi))
+        moved = float(np.max(np.abs(nxt - x)[inside], initial=0.0))
+        x = nxt
+        if moved <= _NEWTON_TOL:
+            break
+    best = np.where(seen > 0, np.where(clicks > 0, np.where(at_one, 1.0, x), 0.0), alpha)
+    d = np.maximum(1.0 - g * best[u], _EPS)
+    sum_e = np.bincount(r, weights=c + nc * g * (1.0 - best[u]) / d, minlength=gamma.size)
+    value = float(np.sum(c * np.log(np.maximum(g * best[u], _EPS)) + nc * np.log(d))) if with_ll else 0.0
+    return best, sum_e, value
+
+
+def _pbm_conditional_blocks(starts: Any, bounds: Any, r: Any, c: Any, n: Any, alpha: Any, gamma: Any,
+                            log_gamma: Any, odds: Any, best: Any, sum_e_blocks: Any, ll_blocks: Any,
+                            with_ll: bool) -> None:  # pragma: no cover - compiled by numba; a test compares it with NumPy
+    """The conditional step over cells sorted by pair, in the fixed blocks of :func:`_pbm_sums_blocks`
+    (added in block order by the caller). Per pair, its cells read into cache once: the best
+    attractiveness given ``gamma`` (safeguarded Newton on ``clicks - sum nc g a / (1 - g a)``, bracketed
+    in (0, 1); ``odds[r] = g / (1 - g)``; ``n`` the weighted impressions, of which ``max(n - c, 0)``
+    unclicked), the examination's E-step sums at it and the log-likelihood there (one log per cell: a click's ``log(gamma a)`` is ``log gamma + log a``)."""
+    for b in prange(bounds.size - 1):
+        ll = 0.0
+        for u in range(bounds[b], bounds[b + 1]):
+            a = alpha[u]
+            lo_i, hi_i = starts[u], starts[u + 1]
+            clicks, seen, at_one = 0.0, 0.0, 0.0
+            for i in range(lo_i, hi_i):
+                clicks += c[i]
+                seen += c[i] + max(n[i] - c[i], 0.0)
+                at_one += max(n[i] - c[i], 0.0) * odds[r[i]]
+            if seen <= 0.0:
+                x = a
+            elif clicks <= 0.0:
+                x = 0.0
+            elif clicks >= at_one:
+                x = 1.0
+            else:
+                x = a if 0.0 < a < 1.0 else 0.5
+                lo, hi = 0.0, 1.0
+                for _ in range(_NEWTON_STEPS):
+                    k, slope = clicks, 0.0
+                    for i in range(lo_i, hi_i):
+                        g = gamma[r[i]]
+                        inv = 1.0 / (1.0 - g * x)
+                        nc = max(n[i] - c[i], 0.0)
+                        k -= nc * g * x * inv
+                        slope -= nc * g * inv * inv
+                    if k > 0.0:
+                        lo = x
+                    else:
+                        hi = x
+                    nxt = x - k / slope if slope < 0.0 else 0.5 * (lo + hi)
+                    if not lo < nxt < hi:
+                        nxt = 0.5 * (lo + hi)
+                    moved = abs(nxt - x)
+                    x = nxt
+                    if moved <= _NEWTON_TOL:
+                        break
+            best[u] = x
+            log_x = np.log(x) if with_ll else 0.0
+            for i in range(lo_i, hi_i):
+                g = gamma[r[i]]
+                d = max(1.0 - g * x, 1e-12)
+                nc = max(n[i] - c[i], 0.0)
+                sum_e_blocks[b, r[i]] += c[i] + nc * g * (1.0 - x) / d
+                if with_ll:
+                    ll += nc * np.log(d) + c[i] * max(log_x + log_gamma[r[i]], _LOG_EPS)
+        ll_blocks[b] = ll
+
+
+_LOG_EPS = float(np.log(_EPS))
+#: Newton's steps for a pair's best attractiveness: at most, and the step that ends them (Newton converges
+#: quadratically: the value after a step of 1e-10 is off by about 1e-20 times the curvature ratio)
+_NEWTON_STEPS = 100
+_NEWTON_TOL = 1e-10
+
+
 #: the fixed blocks of pairs of the compiled E-step (more than any thread count: the blocks balance)
 _BLOCKS = 64
 prange = range  # the name the kernel body uses; numba's prange where it is compiled
@@ -331,6 +450,53 @@ def _pbm_sums_compiled(u: Any, n_pairs: int) -> Callable[..., float]:
         return float(ll.sum()) if with_ll else 0.0
 
     return sums
+
+
+def _pbm_conditional_function(sums: Callable[..., float], data: _PbmData) -> Callable[..., tuple[Any, Any, float]]:
+    """The PBM's conditional step (an ECM step, Meng & Rubin 1993), the map that SQUAREM accelerates.
+
+    EM moves every attractiveness a fraction of the way to its best value and does so again at every
+    step: slowly where an impression says little about it (an unclicked impression at a rarely examined
+    position). Given the examination, though, the pairs are independent and each one's best
+    attractiveness is a root in one variable: the log-likelihood of pair ``u``, ``C log a + sum_i nc_i
+    log(1 - g_i a)`` (``C`` its weighted clicks, ``nc_i`` the unclicked impressions at examination
+    ``g_i``), is concave in ``a``, maximal at 0 without clicks, at 1 where ``C >= sum_i nc_i g_i / (1 -
+    g_i)``, otherwise where ``C = sum_i nc_i g_i a / (1 - g_i a)`` (Newton's method, bracketed). The step
+    sets every attractiveness to its best value given ``gamma`` and takes EM's update of the examination
+    there. Its output and its log-likelihood, taken at those best values (the most any attractiveness
+    reaches with this examination, the profile likelihood), depend on ``gamma`` alone (``alpha`` is where
+    Newton starts); each part raises the likelihood (a conditional maximum, then EM), so a step never
+    lowers it, and its fixed points are EM's (both parts stand still exactly where EM does). SQUAREM's
+    stop rule is unchanged: the parameters (attractiveness and examination) and the likelihood together.
+    Compiled where the E-step is (``sums`` is the compiled one), NumPy otherwise. The function returns
+    the best attractiveness, the examination's E-step sums there (for the M-step) and the weighted
+    log-likelihood there (``with_ll``)."""
+    if sums is _pbm_sums_numpy:
+        return lambda alpha, gamma, with_ll: _pbm_conditional_numpy(data, alpha, gamma, with_ll)
+    numba = _jit.load_numba()
+    kernel = _jit.compile_kernel(_pbm_conditional_blocks, {"prange": numba.prange}, "pbm_conditional_blocks",
+                                 parallel=True)
+    n_pairs = data.n_pair.size
+    starts = np.zeros(n_pairs + 1, dtype=np.int64)
+    np.cumsum(np.bincount(data.u, minlength=n_pairs), out=starts[1:])
+    bounds = np.unique(np.searchsorted(starts, np.linspace(0, data.u.size, _BLOCKS + 1), side="left"))
+    bounds[0], bounds[-1] = 0, n_pairs
+
+    def conditional(alpha: Any, gamma: Any, with_ll: bool) -> tuple[Any, Any, float]:
+        best = np.empty(n_pairs)
+        blocks = np.zeros((bounds.size - 1, gamma.size))
+        ll = np.zeros(bounds.size - 1)
+        with np.errstate(divide="ignore"):  # log 0 = -inf only meets the clip at log(1e-12)
+            log_gamma = np.log(gamma)
+            odds = gamma / np.maximum(1.0 - gamma, _EPS)
+        kernel(starts, bounds, data.r, data.c, data.n, alpha, gamma, log_gamma, odds, best, blocks, ll,
+               with_ll)
+        sum_e = np.zeros(gamma.size)
+        for row in blocks:  # in block order: the same sums whatever the threads
+            sum_e += row
+        return best, sum_e, float(ll.sum()) if with_ll else 0.0
+
+    return conditional
 
 
 def _pbm_sums_function(use_numba: bool | None, u: Any, n_pairs: int) -> Callable[..., float]:

@@ -1,12 +1,15 @@
-"""The default PBM fit (EM accelerated by SQUAREM) ends where plain EM ends, on a sparse log whose
-maximum has values on the bounds (issue 46, item 14).
+"""The PBM fit accelerated by SQUAREM ends where plain EM ends, on a sparse log whose maximum has values on
+the bounds (issue 46, item 14): SQUAREM over EM's own step (the map where the item was found) against
+plain EM at its default rule, and the default fit (SQUAREM over the conditional step) against plain EM
+run on to its fixed point.
 
 600 queries x 10 documents served 2,000 times in random order (each pair seen about 3 times, so many
 attractiveness values sit at 0 or 1 at the maximum) and 40 pairs of grade 3 seen only at position 10
 (300 impressions each), clicks from the PBM with the known examination and attractiveness of
 behavior_sim, numpy seed 42. Before the fix a jump was clipped into [1e-10, 1]: a value clipped to 1 stays
 there under EM, and the stop rule fired on a small gain of one jump: the fit stopped 4.6e-6 per
-impression below plain EM's log-likelihood with 76 pairs off by more than 0.01 (up to 0.094).
+impression below plain EM's log-likelihood with 76 pairs off by more than 0.01 (up to 0.094). Clipping
+the jump again fails both tests.
 """
 
 from __future__ import annotations
@@ -43,11 +46,32 @@ def log_likelihood(pair: np.ndarray, position: np.ndarray, clicked: np.ndarray, 
     return float(np.mean(np.where(clicked == 1, np.log(p), np.log1p(-p))))
 
 
-def test_accelerated_pbm_fit_reaches_plain_em():
+def test_squarem_over_em_steps_reaches_plain_em():
+    """The stop rule and the guard at the bounds (squarem.py), on EM's own step: the map of item 14."""
+    pair, position, clicked = sparse_log_with_a_tail()
+    cells = cells_from_impressions(pair, position, clicked)
+    fast = pbm(cells, use_numba=False, conditional=False)
+    plain = pbm(cells, use_numba=False, accelerate=False)
+    assert fast.parameters["step"] == "em"
+    _assert_reaches(pair, position, clicked, fast, plain)
+    # and still an accelerator: fewer E-steps than plain EM
+    assert fast.parameters["iterations"] * 2 < plain.parameters["iterations"]
+
+
+def test_default_pbm_fit_reaches_the_em_fixed_point():
+    """The default fit (SQUAREM over the conditional step) against plain EM run on to its fixed point (its
+    likelihood rule at 1e-13: 1,611 steps, every pair within 0.001 of 20,000 steps; at the default rule
+    plain EM stops after 627 steps with pairs still 0.026 short of it)."""
     pair, position, clicked = sparse_log_with_a_tail()
     cells = cells_from_impressions(pair, position, clicked)
     fast = pbm(cells, use_numba=False)
-    plain = pbm(cells, use_numba=False, accelerate=False)
+    plain = pbm(cells, use_numba=False, accelerate=False, ll_tol=1e-13, max_iter=20_000)
+    assert fast.parameters["step"] == "conditional"
+    _assert_reaches(pair, position, clicked, fast, plain)
+    assert fast.parameters["iterations"] * 5 < plain.parameters["iterations"]
+
+
+def _assert_reaches(pair: np.ndarray, position: np.ndarray, clicked: np.ndarray, fast, plain) -> None:  # noqa: ANN001
     assert fast.parameters["converged"] and plain.parameters["converged"]
     assert fast.parameters["accelerator"] == "squarem" and fast.parameters["extrapolations_kept"] > 0
     ll_fast = log_likelihood(pair, position, clicked, fast.score, fast.position_bias)
@@ -59,5 +83,3 @@ def test_accelerated_pbm_fit_reaches_plain_em():
     # the pairs seen only at position 10: none frozen at 1 where plain EM has them inside
     tail = slice(N_QUERIES * N_DOCS, None)
     assert not np.any((fast.score[tail] >= 1.0) & (plain.score[tail] < 0.99))
-    # and still an accelerator: fewer E-steps than plain EM
-    assert fast.parameters["iterations"] * 2 < plain.parameters["iterations"]
