@@ -163,6 +163,9 @@ class FakeEngine:
 def _handler(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # as a real engine does (Elasticsearch: http.tcp.no_delay, default true): else the body, a second write after the
+        # headers, waits for the client's delayed ACK (about 40 ms on Linux) on every answer
+        disable_nagle_algorithm = True
 
         def do_POST(self) -> None:  # noqa: N802
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
