@@ -38,7 +38,10 @@ CsrfField = Annotated[str | None, Form()]
 def _batch_choices(session: Any) -> dict[str, Any]:
     from ndcg_labeling.workspace.people import graders_overview
 
-    return {"systems": admin.system_names(session=session), "graders": graders_overview(session=session),
+    assignable = admin.assignable_graders(session=session)
+    return {"systems": admin.system_names(session=session),
+            "graders": [g for g in graders_overview(session=session) if g["grader"] in assignable],
+            "deletable": admin.deletable_batches(session=session),
             "query_types": admin.query_types(session=session), "scales": tuple(SCALES),
             "batches": tasks.list_batches(session=session), "strategies": list(choices.PoolStrategy),
             "budgeted": admin.budgeted_batches(session=session)}

@@ -118,12 +118,7 @@ def delete_batch(name: str, *, session: Session) -> BatchDeleted:
     them and no judgment names the batch; :class:`ConflictError` otherwise (nothing is deleted)."""
     batch = require_batch(name, session=session)
     a = m.Assignment
-    started = session.execute(select(func.count()).select_from(a)
-                              .where(a.batch_id == batch.id, a.status != "open")).scalar_one()
-    judged = session.execute(select(func.count()).select_from(m.Judgment)
-                             .where(m.Judgment.batch == batch.name)).scalar_one()
-    answers = session.execute(select(func.count()).select_from(m.GoldAnswer).join(a, a.id == m.GoldAnswer.assignment_id)
-                              .where(a.batch_id == batch.id)).scalar_one()
+    started, judged, answers = _delete_blockers(batch, session=session)
     if started or judged or answers:
         raise ConflictError(f"batch {batch.name!r} cannot be deleted: {started} of its assignments were graded or "
                             f"skipped and {judged} judgments name it; only a batch nobody has graded can be deleted")
@@ -133,6 +128,31 @@ def delete_batch(name: str, *, session: Session) -> BatchDeleted:
     n_items = session.execute(delete(m.BatchItem).where(m.BatchItem.batch_id == batch.id)).rowcount or 0  # type: ignore[attr-defined]
     session.execute(delete(m.GradingBatch).where(m.GradingBatch.id == batch.id))
     return BatchDeleted(batch.name, int(n_items), int(n_assign))
+
+
+def _delete_blockers(batch: m.GradingBatch, *, session: Session) -> tuple[int, int, int]:
+    """What keeps ``batch`` from deletion: assignments graded or skipped, judgments naming it, gold answers."""
+    a = m.Assignment
+    started = session.execute(select(func.count()).select_from(a)
+                              .where(a.batch_id == batch.id, a.status != "open")).scalar_one()
+    judged = session.execute(select(func.count()).select_from(m.Judgment)
+                             .where(m.Judgment.batch == batch.name)).scalar_one()
+    answers = session.execute(select(func.count()).select_from(m.GoldAnswer).join(a, a.id == m.GoldAnswer.assignment_id)
+                              .where(a.batch_id == batch.id)).scalar_one()
+    return int(started), int(judged), int(answers)
+
+
+def deletable_batches(*, session: Session) -> list[str]:
+    """The batches :func:`delete_batch` would delete (nobody has graded them): what the page offers."""
+    batches = session.execute(select(m.GradingBatch).order_by(m.GradingBatch.created_at, m.GradingBatch.id)).scalars()
+    return [b.name for b in batches if not any(_delete_blockers(b, session=session))]
+
+
+def assignable_graders(*, session: Session) -> set[str]:
+    """Graders a batch can be given to: active, and not a behavior grader (whose labels come from logs)."""
+    derived = select(m.BehaviorDerivation.grader_id)
+    return set(session.execute(select(m.Grader.name).where(m.Grader.active.is_(True), m.Grader.id.not_in(derived)))
+               .scalars())
 
 
 def batch_names(*, session: Session) -> list[str]:

@@ -172,6 +172,26 @@ def test_a_batch_someone_graded_is_not_deleted(pair, runner):
     assert out.exit_code == 1 and "cannot be deleted: 1 of its assignments" in out.output
 
 
+def test_the_form_offers_no_graded_batch_for_deletion_and_no_behavior_grader(pair):
+    web, _ = pair
+    with session_scope(web.db.engine) as session:
+        t.skip_item("b1", web.items("ann")[0], grader="ann", session=session, reason="broken page")
+        clicks = m.Grader(name="clicks-pbm", active=True, role="grader", kind="model")
+        session.add(clicks)
+        session.flush()
+        session.add(m.BehaviorDerivation(grader_id=clicks.id, model="pbm", scale="0-3", sources=["log.parquet"],
+                                         parameters={}, min_impressions=10, thresholds=[0.1, 0.3, 0.6],
+                                         position_bias=[1.0], position_bias_kind="examination", n_impressions=100,
+                                         n_pairs_graded=3, n_pairs_left_out=0))
+    client, _ = as_lead(web)
+    page = client.get("/lead/create-batch").text
+    text = visible(page)
+    assert "Every batch has grades, and a batch with grades is kept." in text
+    assert "assignments, none graded" not in text
+    offered = set(re.findall(r'name="graders" value="([^"]+)"', page))
+    assert "ann" in offered and "clicks-pbm" not in offered
+
+
 # --- uploads --------------------------------------------------------------------------------------------
 
 GOOD = {
