@@ -11,7 +11,8 @@ Create Date: 2026-12-07
   so it is the same endpoint). NULL for the labels stored before 0016 (their run's ``base_url`` says it).
 * ``calibration_verdicts.model`` / ``template_sha256``: the model and prompt template hash of the judge
   labels a verdict measured (NULL when the labels carry no provenance: imported judgments); a verdict holds
-  for that model and prompt only.
+  for that model and prompt only; ``kappa_ci_low`` / ``kappa_ci_high``: the 95 % query-bootstrap interval of
+  its (quadratic) kappa, NULL below five queries.
 * ``judge_lineage``: (judge, system) pairs declared to share a model; the judge is refused for comparisons
   involving the system.
 * ``judge_checks``: each ``judge canary`` and ``judge recheck``, with its counts (``result``) and whether
@@ -30,13 +31,16 @@ down_revision = "0015"
 branch_labels = None
 depends_on = None
 
-_COLUMNS = {"judgment_provenance": ("base_url",), "calibration_verdicts": ("model", "template_sha256")}
+_COLUMNS = {"judgment_provenance": ("base_url",),
+            "calibration_verdicts": ("model", "template_sha256", "kappa_ci_low", "kappa_ci_high")}
 
 
 def upgrade() -> None:
     op.add_column("judgment_provenance", sa.Column("base_url", sa.Text(), nullable=True))
     op.add_column("calibration_verdicts", sa.Column("model", sa.String(256), nullable=True))
     op.add_column("calibration_verdicts", sa.Column("template_sha256", sa.String(64), nullable=True))
+    op.add_column("calibration_verdicts", sa.Column("kappa_ci_low", sa.Float(), nullable=True))
+    op.add_column("calibration_verdicts", sa.Column("kappa_ci_high", sa.Float(), nullable=True))
     op.create_table(
         "judge_lineage",
         sa.Column("id", sa.Integer(), nullable=False),

@@ -432,6 +432,8 @@ class CalibrationVerdict(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     model: Mapped[str | None] = mapped_column(String(256))  # what the verdict measured (0016): it holds for ...
     template_sha256: Mapped[str | None] = mapped_column(String(64))  # ... this model and prompt template only
+    kappa_ci_low: Mapped[float | None] = mapped_column(Float)  # 95 % query-bootstrap interval of kappa (0016)
+    kappa_ci_high: Mapped[float | None] = mapped_column(Float)
 
 
 class JudgeLineage(Base):

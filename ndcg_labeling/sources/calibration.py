@@ -334,7 +334,8 @@ def store_verdicts(judge: m.Grader, rows: list[dict[str, Any]], *, batch: str | 
     session.add_all([m.CalibrationVerdict(grader_id=judge.id, batch=batch or "", scope=str(r["scope"]),
                                           agrees=_agrees(r), kappa=r["kappa"], tau=r["tau"], n=int(r["n"]),
                                           verdict=r["verdict"], created_at=now, model=measured[0],
-                                          template_sha256=measured[1]) for r in rows])
+                                          template_sha256=measured[1], kappa_ci_low=r.get("kappa_quadratic_low"),
+                                          kappa_ci_high=r.get("kappa_quadratic_high")) for r in rows])
     session.flush()
 
 

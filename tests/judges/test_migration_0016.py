@@ -10,7 +10,8 @@ from ndcg_labeling.db import migrate
 from tests.db.test_migrations_keep_data import ROWS_0001, ROWS_0002, _dump
 from tests.judges.test_migration_0014 import ROWS_0011, fill
 
-NEW_COLUMNS = {"judgment_provenance": {"base_url"}, "calibration_verdicts": {"model", "template_sha256"}}
+NEW_COLUMNS = {"judgment_provenance": {"base_url"},
+               "calibration_verdicts": {"model", "template_sha256", "kappa_ci_low", "kappa_ci_high"}}
 T = "'2026-01-02 03:04:05'"
 VERDICT = (f"INSERT INTO calibration_verdicts (id, grader_id, batch, scope, agrees, kappa, tau, n, verdict, created_at) "
            f"VALUES (1, 1, 'b1', 'all', TRUE, 0.7, 0.9, 40, 'agrees', {T})")

@@ -54,8 +54,11 @@ def test_the_credential_never_appears_in_output_logs_errors_or_database(qdb, run
         assert add_config(runner, qdb, "es", "elasticsearch", engine.url, template_file("elasticsearch"),
                           "--key-env", "SEARCH_KEY").exit_code == 0
         refused = take(runner, qdb, "es", SECRET)
-        engine.script = ["echo"]
-        echoed = take(runner, qdb, "es", SECRET)
+        # its own engine: a request of the refused take still in flight would take a step scripted here
+        with serving(FakeEngine("elasticsearch", search=lambda q, k: [("D1", 1.0)], script=["echo"])) as echo:
+            assert add_config(runner, qdb, "echo", "elasticsearch", echo.url, template_file("elasticsearch"),
+                              "--key-env", "SEARCH_KEY").exit_code == 0
+            echoed = take(runner, qdb, "echo", SECRET)
         unset = take(runner, qdb, "es", None)
         ok = take(runner, qdb, "es", SECRET, "--format", "json")
     assert refused.exit_code == 1 and "HTTP 401" in refused.stderr and "$SEARCH_KEY" in refused.stderr

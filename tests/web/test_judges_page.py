@@ -37,6 +37,8 @@ def test_judges_page_shows_runs_costs_verdicts_ppi_and_no_canary(db, tmp_path):
         run = session.scalars(select(m.JudgeRun)).one()
         session.expunge(run)
         verdicts = session.execute(select(m.CalibrationVerdict.scope, m.CalibrationVerdict.verdict)).all()
+        kappas = session.execute(select(m.CalibrationVerdict.kappa, m.CalibrationVerdict.kappa_ci_low,
+                                        m.CalibrationVerdict.kappa_ci_high)).all()
     # the fake endpoint answers 100 prompt and 7 completion tokens per request, priced 2.5 and 10 per million
     assert run.n_sent > 0 and run.cost == pytest.approx((100 * 2.5 + 7 * 10) * run.n_sent / 1e6)
     assert f"1 run: {run.n_sent} requests sent, 0 answered from the cache, {run.n_graded} items graded" in text
@@ -44,6 +46,11 @@ def test_judges_page_shows_runs_costs_verdicts_ppi_and_no_canary(db, tmp_path):
     assert "test-model" in text and "finished" in text
     for _scope, verdict in verdicts:
         assert verdict in text
+    # the verdict's kappa with its stored 95 % bootstrap interval (scopes of five queries or more have one)
+    with_interval = [(k, lo, hi) for k, lo, hi in kappas if lo is not None]
+    assert with_interval and all(lo <= k <= hi for k, lo, hi in with_interval)
+    for k, lo, hi in with_interval:
+        assert f"{k:.2f} [{lo:.2f}, {hi:.2f}]" in text
     assert "all query types" in text and "navigational" in text
     assert "No label in force came from this judge: every one comes from people." in text
     with session_scope(db.engine) as session:
