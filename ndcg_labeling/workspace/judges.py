@@ -8,7 +8,7 @@ this page shows what they stored. Every function takes the session as a keyword 
 **Extending it**: a new stored fact about a judge is one more key in :class:`JudgeView` filled by one more
 reader here, and one more section in ``lead_admin_judges.html``. The canary section reads
 :func:`canary_rows` (the ``judge_checks`` rows of kind ``canary``, revision 0016); the
-calibration rows carry every interval a stored verdict has (``kappa_ci_low`` ... when present).
+calibration rows carry the kappa's stored 95 % interval (tau, over systems, has none).
 """
 
 from __future__ import annotations
@@ -22,9 +22,6 @@ from sqlalchemy.orm import Session
 from ndcg_labeling.db import models as m
 from ndcg_labeling.errors import NdcgLabelingError
 from ndcg_labeling.results import ReportOptions
-
-#: interval columns a stored calibration verdict may carry (shown where the model has them)
-VERDICT_INTERVALS = (("kappa", "kappa_ci_low", "kappa_ci_high"), ("tau", "tau_ci_low", "tau_ci_high"))
 
 
 @dataclass
@@ -69,12 +66,9 @@ def _verdicts(grader: m.Grader, *, session: Session) -> list[dict[str, Any]]:
         newest[(v.batch, v.scope)] = v
     rows = []
     for (batch, scope), v in sorted(newest.items(), key=lambda kv: (kv[0][0], kv[0][1] != "all", kv[0][1])):
-        row = {"batch": batch or "every batch", "scope": scope, "agrees": v.agrees, "n": v.n, "verdict": v.verdict,
-               "when": v.created_at.strftime("%Y-%m-%d %H:%M") + " UTC"}
-        for name, low, high in VERDICT_INTERVALS:
-            row[name] = getattr(v, name, None)
-            row[f"{name}_interval"] = (getattr(v, low, None), getattr(v, high, None))
-        rows.append(row)
+        rows.append({"batch": batch or "every batch", "scope": scope, "agrees": v.agrees, "n": v.n,
+                     "verdict": v.verdict, "when": v.created_at.strftime("%Y-%m-%d %H:%M") + " UTC",
+                     "kappa": v.kappa, "kappa_interval": (v.kappa_ci_low, v.kappa_ci_high), "tau": v.tau})
     return rows
 
 
