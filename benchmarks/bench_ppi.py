@@ -7,7 +7,9 @@ are simulated from the qrels, grading every pooled passage (the top 10 of every 
 * ``lenient``: each grade drawn from the confusion ``LENIENT`` below (row: the qrels grade, column: the judge's):
   about half a grade too high on the passages of DL (mostly 0s and 1s) and noisy;
 * ``biased``: the lenient judge, except on a fixed random half of the queries, where it ignores relevance and
-  grades every passage 2 or 3 at random (a judge fooled on one kind of query).
+  grades every passage 2 or 3 at random (a judge fooled on one kind of query: uninformative there);
+* ``inflated``: the lenient judge, except on the same half, where it grades from the confusion ``INFLATED``:
+  about 1.5 grades too high where the scale allows, still ranking by relevance (biased in the plain sense).
 
 For each year, ``--resamples`` audits of ``--audit`` queries drawn at random without replacement: per system
 NDCG@10 (exponential gain) and per pair of systems the difference, the PPI++ 95% interval
@@ -27,7 +29,15 @@ weight it by 1 / inclusion probability, as ``report --estimator ppi`` does with 
 the ablation; the rows marked ``no-rectifier`` are the judge's mean with the PPI width but no audit correction,
 the interval the test (tests/scoring/test_ppi_bench.py) must see fail.
 
-    python benchmarks/bench_ppi.py                    # 500 audits of 10 queries per year (under a minute)
+The ``regr`` rows are the design-based form (``ppi_mean(..., target="queries")``: the target is the mean over
+exactly the year's queries, whose judge values are all known, so the judge term ``lam^2 var(judge) / N`` of the
+population form drops out; lambda is the least-squares slope on the audit, the regression estimator of survey
+sampling, ``n - 2`` df); ``fpc`` applies ``1 - n / N`` to it and to people alone (the ``human t q fpc`` row: the
+same correction for the comparator, so the width ratio is the same). The information bound printed last is
+the width ratio an estimator would reach if it knew the best linear use of the judge's values in advance
+(:func:`information_bound`).
+
+    python benchmarks/bench_ppi.py                    # 500 audits of 10 queries per year (2-7 min)
 """
 
 from __future__ import annotations
@@ -143,7 +153,7 @@ def information_bound(year: str, judge: str, seed: int = 0) -> dict[str, np.ndar
       audit split between the types by Neyman allocation: ``sum_h W_h sd_h(residual) / sd(human)`` (the limit
       of stratified PPI with the oracle lambda per type; in-sample slopes, so optimistic).
     """
-    _, human, vals, graded = scored(year, judge, seed)
+    runs, human, vals, graded = scored(year, judge, seed)
     typed = np.isin(np.arange(human.shape[1]), graded["fooled"][0].astype(int))
     one, by_type = [], []
     for y, x in zip(human, vals, strict=True):
@@ -157,7 +167,7 @@ def information_bound(year: str, judge: str, seed: int = 0) -> dict[str, np.ndar
             slope = np.cov(yh, xh)[0, 1] / xh.var(ddof=1) if xh.var() > 0 else 0.0
             total += part.mean() * (yh - slope * xh).std(ddof=1)
         by_type.append(total / sy)
-    return {"one_lam": np.array(one), "by_type": np.array(by_type), "n_systems": np.array(human.shape[0])}
+    return {"one_lam": np.array(one), "by_type": np.array(by_type), "n_systems": np.array(runs.shape[0])}
 
 
 def simulate(year: str, judge: str, *, resamples: int, audit: int, seed: int = 0, lam: float | None = None,
@@ -223,18 +233,18 @@ def main() -> None:
             ("PPI++ t strat", None, True, "t", True, "population", False),
             ("human t strat", 0.0, True, "t", True, "population", False),
             # the design-based form for the mean over exactly these queries (target="queries")
-            ("regr t queries", None, True, "t", False, "queries", False),
+            ("regr t q", None, True, "t", False, "queries", False),
             ("regr t q fpc", None, True, "t", False, "queries", True),
             ("human t q fpc", 0.0, True, "t", False, "queries", True),
-            ("regr t q strat", None, True, "t", True, "queries", False)]
+            ("regr q strat", None, True, "t", True, "queries", False)]
     bounds = []
     for year in ("dl19", "dl20"):
         for judge in ("lenient", "biased", "inflated"):
             b = information_bound(year, judge, args.seed)
             n_b = int(b["n_systems"])
-            bounds.append(f"{year:5} {judge:8} one lambda: systems {b['one_lam'][:n_b].mean():.2f}, pairs "
-                          f"{b['one_lam'][n_b:].mean():.2f}; per query type: systems {b['by_type'][:n_b].mean():.2f}, "
-                          f"pairs {b['by_type'][n_b:].mean():.2f}")
+            bounds.append(f"{year:5} {judge:8} one lambda: systems {b['one_lam'][:n_b].mean():.3f}, pairs "
+                          f"{b['one_lam'][n_b:].mean():.3f}; per query type: systems {b['by_type'][:n_b].mean():.3f}, "
+                          f"pairs {b['by_type'][n_b:].mean():.3f}")
             for label, lam, rectify, interval, design, target, fpc in rows:
                 start = time.perf_counter()
                 r = simulate(year, judge, resamples=args.resamples, audit=args.audit, seed=args.seed, lam=lam,
@@ -242,8 +252,8 @@ def main() -> None:
                 n_s = int(r["n_systems"])
                 cs, cp = r["coverage"][:n_s], r["coverage"][n_s:]
                 ws, wp = r["width"][:n_s], r["width"][n_s:]
-                print(f"{year:5} {judge:8} {label:13} {cs.min():>13.3f} / {cs.mean():.3f} {ws.mean():>6.2f} "
-                      f"{cp.min():>11.3f} / {cp.mean():.3f} {wp.mean():>6.2f} {r['lam'].mean():>8.2f}"
+                print(f"{year:5} {judge:8} {label:13} {cs.min():>13.3f} / {cs.mean():.3f} {ws.mean():>6.3f} "
+                      f"{cp.min():>11.3f} / {cp.mean():.3f} {wp.mean():>6.3f} {r['lam'].mean():>8.2f}"
                       f"   ({int(r['n_queries'])} queries, {time.perf_counter() - start:.1f} s)")
     print("\nInformation bound (oracle use of the judge's per-query values, no estimation cost; mean width ratio "
           "over targets against the human-only interval of a random audit):")

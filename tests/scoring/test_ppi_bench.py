@@ -1,5 +1,5 @@
-"""benchmarks/bench_ppi.py at small size: on the real TREC DL 2019 qrels and runs, with a lenient noisy judge
-and one fooled on half the queries, the PPI++ interval of every system's NDCG@10 and every paired difference
+"""benchmarks/bench_ppi.py at small size: on the real TREC DL 2019 qrels and runs, with a lenient noisy judge,
+one fooled on half the queries and one 1.5 grades too lenient on that half, the PPI++ interval of every system's NDCG@10 and every paired difference
 covers the all-human value in most of 60 random audits of 10 queries. An interval that ignores the audit (the
 judge's own mean, lambda 1, no rectifier) does not: the check below fails for it, as shown."""
 
@@ -22,7 +22,7 @@ def bench():
     return module
 
 
-@pytest.mark.parametrize("judge", ["lenient", "biased"])
+@pytest.mark.parametrize("judge", ["lenient", "biased", "inflated"])
 def test_ppi_covers_on_dl19_and_the_judge_alone_does_not(bench, judge):
     ppi = bench.simulate("dl19", judge, resamples=60, audit=10, seed=0)
     assert ppi["coverage"].min() >= 0.85, ppi["coverage"]
@@ -32,5 +32,16 @@ def test_ppi_covers_on_dl19_and_the_judge_alone_does_not(bench, judge):
     # the judge helps: narrower than people alone on the same audits where it is good, lambda lower where fooled
     if judge == "lenient":
         assert ppi["width"].mean() < 0.9
-    else:
+    elif judge == "biased":
         assert ppi["lam"].mean() < 0.5
+    else:  # biased but still ranking by relevance: the audit corrects it and it still buys width
+        assert ppi["width"].mean() < 0.95
+
+
+def test_the_design_based_form_covers_and_drops_the_judge_term(bench):
+    """target="queries" (the mean over exactly these queries; no judge term): still covers most audits, and with
+    the lenient judge it is narrower than the population form on the same audits."""
+    pop = bench.simulate("dl19", "lenient", resamples=60, audit=10, seed=0)
+    fin = bench.simulate("dl19", "lenient", resamples=60, audit=10, seed=0, target="queries")
+    assert fin["coverage"].min() >= 0.85, fin["coverage"]
+    assert fin["width"].mean() < pop["width"].mean()
