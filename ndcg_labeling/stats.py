@@ -521,12 +521,14 @@ def ppi_mean(judge_all: Array, human_audit: Array, judge_audit: Array, *, weight
         se(lam)^2  = [1 - n / N] * var(w * (human - lam * judge)) / n    (t: ddof 2 tuned, 1 fixed)
         lam*       = clip(least-squares slope of human on judge over the audit, 0, 1)
 
-    (``normal``: one ddof less), with no ``lam^2 var(judge_all) / N`` term (that term is the judge's sampling error about a larger
-    population, which this target does not have). ``fpc=True`` applies the finite-population correction
-    ``1 - n / N`` (the exact design variance for a fixed ``lam``; tests/test_stats_ppi.py enumerates every
-    audit of a small population); the default leaves it out, which is conservative by ``sqrt(1 - n / N)``
-    and matters at ten audited queries: per-query NDCG residuals are skewed and the exact-variance t
-    interval covers only 0.89-0.93 (benchmarks/bench_ppi.py). The human-only fields get the same
+    (``normal``: one ddof less), with no ``lam^2 var(judge_all) / N`` term (that term is the judge's sampling
+    error about a larger population, which this target does not have). ``fpc=True`` applies the
+    finite-population correction ``1 - n / N`` (the exact design variance for a fixed ``lam`` and a simple
+    random audit, which tests/test_stats_ppi.py checks by enumerating every audit of a small population; with
+    stratified ``weights`` it is the overall sampling fraction, an approximation); the default leaves it out,
+    which is conservative by ``sqrt(1 - n / N)`` and matters at ten audited queries: per-query NDCG residuals
+    are skewed and the exact-variance t interval covers only 0.89-0.94 of the worst target
+    (benchmarks/bench_ppi.py). The human-only fields get the same
     correction, so the width ratio does not depend on ``fpc``. Unweighted, with ``lam`` tuned in (0, 1),
     the estimate is the least-squares line at ``mean(judge_all)`` and ``se`` its residual standard error
     over ``sqrt(n)`` (times the correction), with ``n - 2`` degrees of freedom.
