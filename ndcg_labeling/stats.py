@@ -475,8 +475,18 @@ def _ppi_lam(y: Array, yhat: Array, yhat_all: Array, w: Array) -> float:
     return float(np.clip(cov / denom, 0.0, 1.0)) if denom > 0 else 0.0
 
 
+def _regression_lam(y: Array, yhat: Array, w: Array) -> float:
+    """The (weighted) least-squares slope of people's values on the judge's over the audit, clipped to [0, 1]:
+    the lambda that minimizes the spread of ``human - lam * judge`` (the regression estimator's slope)."""
+    xc = yhat - float((w * yhat).mean())
+    yc = y - float((w * y).mean())
+    sxx = float((w * xc * xc).sum())
+    return float(np.clip(float((w * xc * yc).sum()) / sxx, 0.0, 1.0)) if sxx > 0 else 0.0
+
+
 def ppi_mean(judge_all: Array, human_audit: Array, judge_audit: Array, *, weights: Array | None = None,
-             lam: float | None = None, confidence: float = 0.95, interval: str = "normal") -> PpiEstimate:
+             lam: float | None = None, confidence: float = 0.95, interval: str = "normal",
+             target: str = "population", fpc: bool = False) -> PpiEstimate:
     """Prediction-powered estimate of the mean of a per-query value (Angelopoulos, Bates, Fannjiang, Jordan
     and Zrnic 2023, "Prediction-powered inference"; PPI++, Angelopoulos, Duchi and Zrnic 2023,
     arXiv:2311.01453), with the power-tuned ``lam`` when ``lam`` is None.
@@ -501,10 +511,33 @@ def ppi_mean(judge_all: Array, human_audit: Array, judge_audit: Array, *, weight
     ``n - 1``; weighted, Kish's effective size replaces ``n``). At 10 audited queries the normal interval undercovers (about 0.90 on TREC DL) and the t one
     holds 0.94 (benchmarks/bench_ppi.py). Both assume a random (or ``weights``-weighted) audit of the queries.
 
+    ``target="queries"`` (design-based): the target is the mean over exactly the ``judge_all`` queries (a
+    finite population whose judge values are all known and fixed), the audit a simple random sample of them
+    drawn without replacement (or ``weights``-weighted). Then ``lam * mean(judge_all)`` is a constant and the
+    estimate is the difference estimator (Cochran 1977, ch. 7; with ``lam`` tuned, the linear regression
+    estimator)::
+
+        theta(lam) = lam * mean(judge_all) + mean(w * (human - lam * judge))      (as above)
+        se(lam)^2  = [1 - n / N] * var(w * (human - lam * judge)) / n    (t: ddof 2 tuned, 1 fixed)
+        lam*       = clip(least-squares slope of human on judge over the audit, 0, 1)
+
+    (``normal``: one ddof less), with no ``lam^2 var(judge_all) / N`` term (that term is the judge's sampling
+    error about a larger population, which this target does not have). ``fpc=True`` applies the
+    finite-population correction ``1 - n / N`` (the exact design variance for a fixed ``lam`` and a simple
+    random audit, which tests/test_stats_ppi.py checks by enumerating every audit of a small population; with
+    stratified ``weights`` it is the overall sampling fraction, an approximation); the default leaves it out,
+    which is conservative by ``sqrt(1 - n / N)`` and matters at ten audited queries: per-query NDCG residuals
+    are skewed and the exact-variance t interval covers only 0.89-0.94 of the worst target
+    (benchmarks/bench_ppi.py). The human-only fields get the same
+    correction, so the width ratio does not depend on ``fpc``. Unweighted, with ``lam`` tuned in (0, 1),
+    the estimate is the least-squares line at ``mean(judge_all)`` and ``se`` its residual standard error
+    over ``sqrt(n)`` (times the correction), with ``n - 2`` degrees of freedom.
+
     Edge cases: a judge constant over every query carries no information and gets ``lam = 0`` (ppi-python
     divides by zero there); ``effective_n`` is ``n`` when both variances are zero and infinite when only
     the PPI one is. Raises ValueError for fewer than two audited queries, mismatched lengths, non-finite
-    values, weights that are not positive, or ``lam`` outside [0, 1].
+    values, weights that are not positive, ``lam`` outside [0, 1], an unknown ``target`` or ``fpc`` without
+    ``target="queries"``.
     """
     yhat_all = _ppi_check("judge_all", judge_all)
     y = _ppi_check("human_audit", human_audit)
@@ -523,8 +556,14 @@ def ppi_mean(judge_all: Array, human_audit: Array, judge_audit: Array, *, weight
         if w.size != n or (w <= 0).any():
             raise ValueError(f"ppi_mean: weights must be {n} positive numbers, one per audited query")
         w = w / w.sum() * n
+    if target not in ("population", "queries"):
+        raise ValueError(f"ppi_mean: target must be 'population' or 'queries', got {target!r}")
+    if fpc and target != "queries":
+        raise ValueError("ppi_mean: fpc applies to target='queries' (a finite population) only")
+    finite = target == "queries"
     if lam is None:
-        lam, tuned = _ppi_lam(y, yhat, yhat_all, w), True
+        lam = _regression_lam(y, yhat, w) if finite else _ppi_lam(y, yhat, yhat_all, w)
+        tuned = True
     elif not 0.0 <= lam <= 1.0:
         raise ValueError(f"ppi_mean: lam must be in [0, 1], got {lam}")
     else:
@@ -542,10 +581,16 @@ def ppi_mean(judge_all: Array, human_audit: Array, judge_audit: Array, *, weight
     else:
         z = z_human = float(ndtri(tail))
     theta = _ppi_point(y, yhat, yhat_all, w, lam)
-    se = math.sqrt(float((lam * yhat_all).std(ddof=ddof)) ** 2 / big_n
-                   + float((w * (y - lam * yhat)).std(ddof=ddof)) ** 2 / n)
+    if finite:  # the judge term is a constant; residual ddof: one more when lambda is fitted (regression)
+        shrink = math.sqrt(max(1.0 - n / big_n, 0.0)) if fpc else 1.0
+        r_ddof = ddof + (1 if tuned and lam > 0 and n > 2 else 0)
+        se = shrink * float((w * (y - lam * yhat)).std(ddof=r_ddof)) / math.sqrt(n)
+        human_se = shrink * float((w * y).std(ddof=ddof)) / math.sqrt(n)
+    else:
+        se = math.sqrt(float((lam * yhat_all).std(ddof=ddof)) ** 2 / big_n
+                       + float((w * (y - lam * yhat)).std(ddof=ddof)) ** 2 / n)
+        human_se = float((w * y).std(ddof=ddof)) / math.sqrt(n)
     human = float((w * y).mean())
-    human_se = float((w * y).std(ddof=ddof)) / math.sqrt(n)
     if se > 0:
         effective = n * human_se**2 / se**2
     else:

@@ -147,3 +147,66 @@ def test_predicted_halfwidths_at_the_audit_so_far_are_the_intervals_it_gives():
     assert human[1] == pytest.approx((high - low) / 2, abs=1e-12)
     assert ppi[1] == pytest.approx((est.ci_high - est.ci_low) / 2, abs=1e-12)
     assert ppi[1] > ppi[2] > ppi[3] and human[1] > human[2] > human[3]
+
+
+def _population(seed: int, big_n: int):
+    rng = np.random.default_rng(seed)
+    human = rng.beta(2, 3, big_n)
+    judge = np.clip(0.8 * human + 0.2 + rng.normal(0, 0.12, big_n), 0, 1)
+    return human, judge
+
+
+@pytest.mark.parametrize("lam", [0.6, 1.0, 0.0])
+def test_finite_population_form_is_the_exact_design_variance(lam):
+    """target="queries" with a fixed lambda and fpc=True, against the design itself: over every one of the
+    C(9, 4) = 126 audits of a 9-query population (simple random sampling without replacement, enumerated), the
+    estimate's mean is the population mean (exactly unbiased) and the mean of se^2 is the estimate's variance
+    across the audits (the variance estimator is exactly unbiased); the same for people alone."""
+    from itertools import combinations
+
+    human, judge = _population(3, 9)
+    est, var_hat, hum, hum_var = [], [], [], []
+    for pick in combinations(range(9), 4):
+        idx = list(pick)
+        got = ppi_mean(judge, human[idx], judge[idx], lam=lam, interval="t", target="queries", fpc=True)
+        est.append(got.estimate)
+        var_hat.append(got.std_error**2)
+        hum.append(got.human)
+        hum_var.append(got.human_std_error**2)
+    assert len(est) == 126
+    assert np.mean(est) == pytest.approx(human.mean(), abs=1e-12)
+    assert np.mean(var_hat) == pytest.approx(np.var(est), abs=1e-12)
+    assert np.mean(hum) == pytest.approx(human.mean(), abs=1e-12)
+    assert np.mean(hum_var) == pytest.approx(np.var(hum), abs=1e-12)
+
+
+def test_finite_population_form_with_a_tuned_lambda_is_the_least_squares_line():
+    """target="queries", lambda tuned: the regression estimator, i.e. statsmodels' OLS of people's values on
+    the judge's over the audit, its fitted line at the judge's mean over every query, its residual variance
+    (n - 2 ddof) over n for se^2 (times 1 - n / N with fpc) and Student's t with the OLS residual df."""
+    sm = pytest.importorskip("statsmodels.api")
+    scipy_stats = pytest.importorskip("scipy.stats")
+    human, judge = _population(4, 60)
+    audit = np.random.default_rng(5).choice(60, 12, replace=False)
+    fit = sm.OLS(human[audit], sm.add_constant(judge[audit])).fit()
+    assert 0.0 < fit.params[1] < 1.0
+    line = float(fit.predict(np.array([[1.0, judge.mean()]]))[0])
+    for fpc in (False, True):
+        got = ppi_mean(judge, human[audit], judge[audit], interval="t", target="queries", fpc=fpc)
+        assert got.lam == pytest.approx(fit.params[1], abs=1e-12)
+        assert got.estimate == pytest.approx(line, abs=1e-12)
+        se = np.sqrt(fit.mse_resid / 12 * ((1 - 12 / 60) if fpc else 1.0))
+        assert got.std_error == pytest.approx(se, abs=1e-12)
+        q = scipy_stats.t.ppf(0.975, fit.df_resid)
+        assert (got.ci_low, got.ci_high) == pytest.approx((line - q * se, line + q * se), abs=1e-12)
+    # no judge term: narrower than the superpopulation form at the same lambda
+    sup = ppi_mean(judge, human[audit], judge[audit], lam=got.lam, interval="t")
+    fin = ppi_mean(judge, human[audit], judge[audit], lam=got.lam, interval="t", target="queries")
+    assert fin.std_error < sup.std_error
+
+
+@pytest.mark.parametrize("kwargs,match", [({"target": "sample"}, "target"), ({"fpc": True}, "fpc")])
+def test_ppi_mean_refuses_a_bad_target(kwargs, match):
+    human, judge = _population(1, 20)
+    with pytest.raises(ValueError, match=match):
+        ppi_mean(judge, human[:5], judge[:5], **kwargs)
