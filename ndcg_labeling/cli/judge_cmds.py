@@ -12,7 +12,7 @@ import typer
 from ndcg_labeling import settings as env
 from ndcg_labeling.choices import OutputFormat
 from ndcg_labeling.cli import common
-from ndcg_labeling.cli.common import DbOption, FormatOption, engine_for, handle_errors, open_session
+from ndcg_labeling.cli.common import DbOption, FormatOption, open_engine, open_session
 from ndcg_labeling.reports.rows import inert, render_rows
 
 judge_app = typer.Typer(help="LLM judges: grade a batch with an OpenAI-compatible model; the judge gate's checks.",
@@ -89,13 +89,8 @@ def judge_run(
                              concurrency=concurrency, max_requests=max_requests, temperature=temperature,
                              rate_limit=rate_limit, timeout=timeout, price_in=price_in, price_out=price_out,
                              dry_run=dry_run)
-    with handle_errors():
-        engine = engine_for(db)
-        try:
-            with _item_progress() as progress:
-                summary = run_judge(engine=engine, settings=settings, progress=progress)
-        finally:
-            engine.dispose()
+    with open_engine(db) as engine, _item_progress() as progress:
+        summary = run_judge(engine=engine, settings=settings, progress=progress)
     if dry_run and fmt is OutputFormat.table:
         _print_prompt(summary.first_prompt)
     _render(summary, fmt)
@@ -155,12 +150,8 @@ def judge_canary(
     from ndcg_labeling.sources.judge_checks import CHECK_COLUMNS, run_canary
 
     settings = _check_settings(batch, grader, model, base_url, api_key_env, prompt, concurrency, timeout)
-    with handle_errors():
-        engine = engine_for(db)
-        try:
-            check = run_canary(engine=engine, settings=settings, threshold=threshold, seed=seed)
-        finally:
-            engine.dispose()
+    with open_engine(db) as engine:
+        check = run_canary(engine=engine, settings=settings, threshold=threshold, seed=seed)
     _render_check(check, fmt, CHECK_COLUMNS, f"canary of {grader} (batch {batch})")
     if not check.passed:
         raise typer.Exit(1)
@@ -182,12 +173,8 @@ def judge_recheck(
     from ndcg_labeling.sources.judge_checks import RECHECK_COLUMNS, run_recheck
 
     settings = _check_settings(batch, grader, model, base_url, api_key_env, prompt, concurrency, timeout)
-    with handle_errors():
-        engine = engine_for(db)
-        try:
-            check = run_recheck(engine=engine, settings=settings, sample=sample, seed=seed)
-        finally:
-            engine.dispose()
+    with open_engine(db) as engine:
+        check = run_recheck(engine=engine, settings=settings, sample=sample, seed=seed)
     _render_check(check, fmt, RECHECK_COLUMNS, f"self-consistency of {grader} (batch {batch})")
 
 
