@@ -416,10 +416,8 @@ def gold_gaps(item_query: ArrayLike, gold_query: ArrayLike, rng: np.random.Gener
     out = np.empty(gq.size, dtype=np.int64)
     for k, query in enumerate(gq.tolist()):
         inside = np.flatnonzero(q == query)
-        if inside.size:  # the gaps from the start to the end of each of the query's items
-            candidates = np.unique(np.r_[inside, inside + 1])
-        else:
-            candidates = np.flatnonzero(edges)
+        # the gaps from the start to the end of each of the query's items; else the block edges
+        candidates = np.unique(np.r_[inside, inside + 1]) if inside.size else np.flatnonzero(edges)
         candidates = candidates[free[candidates]]
         if candidates.size == 0:
             candidates = np.flatnonzero(free)
