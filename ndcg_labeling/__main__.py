@@ -18,6 +18,7 @@ pandas, SQLAlchemy and scipy left at import (one of them 46 ms after reading 150
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import signal
@@ -56,10 +57,8 @@ def _leave(code: object) -> None:
         status = 1
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe (`| head`) or stream: nothing to deliver
             stream.flush()
-        except (OSError, ValueError):  # a closed pipe (`| head`) or stream: nothing more to deliver
-            pass
     os._exit(status)
 
 

@@ -224,21 +224,13 @@ def weighted_kappa(a: ArrayLike, b: ArrayLike, values: ArrayLike, *, weights: st
     of its margins over n (Cohen 1968); equals ``sklearn.metrics.cohen_kappa_score(a, b,
     labels=values, weights=...)``. NaN when there are no pairs or ``sum(w * E) == 0`` (one category only).
     """
+    _check_weights("weighted_kappa", weights)
+    return float(kappa_from_confusion(confusion_matrix(a, b, values), weights=weights))
+
+
+def _check_weights(func: str, weights: str) -> None:
     if weights not in ("quadratic", "linear", "none"):
-        raise ValueError(f"weighted_kappa: weights must be quadratic, linear or none, got {weights!r}")
-    observed = confusion_matrix(a, b, values).astype(np.float64)
-    n = observed.sum()
-    if n == 0:
-        return float("nan")
-    k = observed.shape[0]
-    idx = np.arange(k, dtype=np.float64)
-    diff = idx[:, None] - idx[None, :]
-    w = diff**2 if weights == "quadratic" else (np.abs(diff) if weights == "linear" else (diff != 0).astype(float))
-    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0)) / n
-    denom = float((w * expected).sum())
-    if denom == 0.0:
-        return float("nan")
-    return float(1.0 - (w * observed).sum() / denom)
+        raise ValueError(f"{func}: weights must be quadratic, linear or none, got {weights!r}")
 
 
 def kendall_tau_b(x: ArrayLike, y: ArrayLike) -> float:
@@ -316,8 +308,7 @@ def tau_ap(truth: ArrayLike, estimate: ArrayLike) -> float:
 def kappa_from_confusion(confusion: ArrayLike, *, weights: str = "quadratic") -> NDArray[np.float64]:
     """Cohen's kappa of each confusion matrix in ``confusion`` (shape ``(..., k, k)``, counts or weights):
     the formula of :func:`weighted_kappa`; NaN where a matrix is empty or ``sum(w * E) == 0``."""
-    if weights not in ("quadratic", "linear", "none"):
-        raise ValueError(f"kappa_from_confusion: weights must be quadratic, linear or none, got {weights!r}")
+    _check_weights("kappa_from_confusion", weights)
     obs = np.asarray(confusion, dtype=np.float64)
     k = obs.shape[-1]
     idx = np.arange(k, dtype=np.float64)
@@ -425,10 +416,8 @@ def gold_gaps(item_query: ArrayLike, gold_query: ArrayLike, rng: np.random.Gener
     out = np.empty(gq.size, dtype=np.int64)
     for k, query in enumerate(gq.tolist()):
         inside = np.flatnonzero(q == query)
-        if inside.size:  # the gaps from the start to the end of each of the query's items
-            candidates = np.unique(np.r_[inside, inside + 1])
-        else:
-            candidates = np.flatnonzero(edges)
+        # the gaps from the start to the end of each of the query's items; else the block edges
+        candidates = np.unique(np.r_[inside, inside + 1]) if inside.size else np.flatnonzero(edges)
         candidates = candidates[free[candidates]]
         if candidates.size == 0:
             candidates = np.flatnonzero(free)

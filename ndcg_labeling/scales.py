@@ -83,7 +83,7 @@ def parse_grade(raw: object, scale: Scale) -> int:
     return int(value)
 
 
-def parse_exact_grade(raw: object, scale: Scale, names: tuple[str, ...] | None = None) -> int:
+def parse_exact_grade(raw: object, scale: Scale) -> int:
     """A grade as the web API takes it: a JSON integer, or text that is exactly one of the scale's
     grades as :func:`str` writes it (``"2"``) or one of its names (any case). ``"+2"``, ``"02"``,
     ``" 2 "``, ``"2.0"`` are refused: a client sends the scale's own values, so anything else is a bug
@@ -94,7 +94,7 @@ def parse_exact_grade(raw: object, scale: Scale, names: tuple[str, ...] | None =
         if not scale.contains(raw):
             raise ValueError(f"grade {raw} is outside the scale {scale.name} ({scale.min_grade}..{scale.max_grade})")
         return raw
-    by_name = {n.lower(): scale.min_grade + i for i, n in enumerate(names or scale.names)}
+    by_name = {n.lower(): scale.min_grade + i for i, n in enumerate(scale.names)}
     by_text = {str(g): g for g in scale.values}
     if raw in by_text:
         return by_text[raw]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -197,6 +197,13 @@ def open_connection(db: str | None) -> Iterator[Connection]:
 
     with _scoped(db, None, connection_scope) as conn:
         yield conn
+
+
+@contextmanager
+def open_engine(db: str | None) -> Iterator[Engine]:
+    """:func:`open_session` for a pipeline call that opens its own transactions: the engine itself."""
+    with _scoped(db, None, nullcontext) as engine:
+        yield engine
 
 
 @contextmanager

@@ -25,7 +25,7 @@ from rich.table import Table
 from rich.text import Text
 from sqlalchemy import Engine
 
-from ndcg_labeling.cli.common import engine_for, handle_errors
+from ndcg_labeling.cli.common import open_engine
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.errors import ConflictError
 from ndcg_labeling.guidelines import Guideline, load_guideline
@@ -38,12 +38,8 @@ BODY_LIMIT = 2_000  # characters of the body shown; the rest is cut with a note
 
 def run_grading_session(batch: str, *, grader: str, db: str | None) -> None:
     """Run the session until the grader quits, input ends, or nothing is left (errors: ``Error: ...``)."""
-    with handle_errors():
-        engine = engine_for(db)
-        try:
-            GradingSession(engine, batch, grader, Console(highlight=False)).run()
-        finally:
-            engine.dispose()
+    with open_engine(db) as engine:
+        GradingSession(engine, batch, grader, Console(highlight=False)).run()
 
 
 class GradingSession:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -33,12 +34,16 @@ KindOption = Annotated[str, typer.Option("--kind", help="Kind of new graders: hu
 
 
 def _import(name: str, file: Path, db: str | None, as_json: bool, summary_fmt: OutputFormat | None,
-            **options: Any) -> None:
-    """One ``import`` command: the importer ``name`` of :mod:`ndcg_labeling.labels.importing` over ``file``."""
+            progress: bool = False, **options: Any) -> None:
+    """One ``import`` command: the importer ``name`` of :mod:`ndcg_labeling.labels.importing` over ``file``
+    (``progress``: with a display of the rows written)."""
     from ndcg_labeling.labels import importing
 
     out_fmt = summary_format(as_json, summary_fmt)
-    with open_session(db, file) as session:
+    shown = row_progress(f"importing {file.name}") if progress else nullcontext(None)
+    with open_session(db, file) as session, shown as progress_to:
+        if progress_to is not None:
+            options["progress"] = progress_to
         summary = getattr(importing, name)(file, session=session, **options)
     print_summary(summary, out_fmt)
 
@@ -76,13 +81,8 @@ def import_run(
     summary_fmt: SummaryFormatNamedOption = None,
 ) -> None:
     """Import a system's ranking: TREC run (qid Q0 docid rank score tag) or CSV (query_id,doc_id,rank[,score])."""
-    from ndcg_labeling.labels.importing import import_run as run
-    out_fmt = summary_format(as_json, summary_fmt)
-
-    with open_session(db, file) as session, row_progress(f"importing {file.name}") as progress:
-        summary = run(file, system=system, session=session, fmt=fmt, replace=replace, description=description,
-                      progress=progress)
-    print_summary(summary, out_fmt)
+    _import("import_run", file, db, as_json, summary_fmt, progress=True, system=system, fmt=fmt, replace=replace,
+            description=description)
 
 
 @import_app.command("judgments")
@@ -98,13 +98,8 @@ def import_judgments(
     summary_fmt: SummaryFormatNamedOption = None,
 ) -> None:
     """Import judgments: long format query_id,doc_id,grader,grade[,batch], or TREC qrels with --grader."""
-    from ndcg_labeling.labels.importing import import_judgments as run
-    out_fmt = summary_format(as_json, summary_fmt)
-
-    with open_session(db, file) as session, row_progress(f"importing {file.name}") as progress:
-        summary = run(file, scale=scale, session=session, fmt=fmt, grader=grader, replace=replace,
-                      create_graders=create_graders, progress=progress)
-    print_summary(summary, out_fmt)
+    _import("import_judgments", file, db, as_json, summary_fmt, progress=True, scale=scale, fmt=fmt, grader=grader,
+            replace=replace, create_graders=create_graders)
 
 
 @graders_app.command("add")

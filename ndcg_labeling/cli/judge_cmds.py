@@ -12,11 +12,18 @@ import typer
 from ndcg_labeling import settings as env
 from ndcg_labeling.choices import OutputFormat
 from ndcg_labeling.cli import common
-from ndcg_labeling.cli.common import DbOption, FormatOption, engine_for, handle_errors, open_session
+from ndcg_labeling.cli.common import DbOption, FormatOption, open_engine, open_session
 from ndcg_labeling.reports.rows import inert, render_rows
 
 judge_app = typer.Typer(help="LLM judges: grade a batch with an OpenAI-compatible model; the judge gate's checks.",
                         no_args_is_help=True)
+
+# the endpoint options of judge run, canary and recheck
+ModelOption = Annotated[str, typer.Option("--model", help="The model name the endpoint serves.")]
+BaseUrlOption = Annotated[str, typer.Option("--base-url", help="OpenAI-compatible base URL, e.g. http://localhost:8000/v1.")]
+KeyEnvOption = Annotated[str, typer.Option("--api-key-env", help="Environment variable holding the API key.")]
+PromptOption = Annotated[str, typer.Option("--prompt", help="umbrela, or a template FILE with {{placeholders}}.")]
+ConcurrencyOption = Annotated[int, typer.Option("--concurrency", help="Requests in flight at once (1 to 64).")]
 
 
 @contextmanager
@@ -59,15 +66,11 @@ def _print_prompt(messages: list[dict[str, str]] | None) -> None:
 def judge_run(
     batch: Annotated[str, typer.Option("--batch", help="The batch to grade.")],
     grader: Annotated[str, typer.Option("--grader", help="The judge's grader name (kind model; added if new).")],
-    model: Annotated[str, typer.Option("--model", help="The model name the endpoint serves.")],
-    base_url: Annotated[str, typer.Option("--base-url", help="OpenAI-compatible base URL, e.g. http://localhost:8000/v1.")],
-    api_key_env: Annotated[str, typer.Option("--api-key-env", help="Environment variable holding the API key.")]
-    = "OPENAI_API_KEY",
-    prompt: Annotated[str, typer.Option("--prompt", help="umbrela, or a template FILE with {{placeholders}}.")]
-    = "umbrela",
+    model: ModelOption, base_url: BaseUrlOption, api_key_env: KeyEnvOption = "OPENAI_API_KEY",
+    prompt: PromptOption = "umbrela",
     max_doc_chars: Annotated[int, typer.Option("--max-doc-chars", help="Document body cut to this many characters.")]
     = 4000,
-    concurrency: Annotated[int, typer.Option("--concurrency", help="Requests in flight at once (1 to 64).")] = 8,
+    concurrency: ConcurrencyOption = 8,
     rate_limit: Annotated[float | None, typer.Option("--rate-limit", help="At most this many requests per second.")]
     = None,
     max_requests: Annotated[int | None, typer.Option("--max-requests", help="Send at most this many items.")] = None,
@@ -89,13 +92,8 @@ def judge_run(
                              concurrency=concurrency, max_requests=max_requests, temperature=temperature,
                              rate_limit=rate_limit, timeout=timeout, price_in=price_in, price_out=price_out,
                              dry_run=dry_run)
-    with handle_errors():
-        engine = engine_for(db)
-        try:
-            with _item_progress() as progress:
-                summary = run_judge(engine=engine, settings=settings, progress=progress)
-        finally:
-            engine.dispose()
+    with open_engine(db) as engine, _item_progress() as progress:
+        summary = run_judge(engine=engine, settings=settings, progress=progress)
     if dry_run and fmt is OutputFormat.table:
         _print_prompt(summary.first_prompt)
     _render(summary, fmt)
@@ -120,11 +118,6 @@ def _render(summary: Any, fmt: OutputFormat) -> None:
 
 # --- the judge gate (issue 47): canary, recheck, lineage ------------------------------------------------------
 
-ModelOption = Annotated[str, typer.Option("--model", help="The model name the endpoint serves.")]
-BaseUrlOption = Annotated[str, typer.Option("--base-url", help="OpenAI-compatible base URL, e.g. http://localhost:8000/v1.")]
-KeyEnvOption = Annotated[str, typer.Option("--api-key-env", help="Environment variable holding the API key.")]
-PromptOption = Annotated[str, typer.Option("--prompt", help="umbrela, or a template FILE with {{placeholders}}.")]
-ConcurrencyOption = Annotated[int, typer.Option("--concurrency", help="Requests in flight at once (1 to 64).")]
 TimeoutOption = Annotated[float, typer.Option("--timeout", help="Deadline of one request in seconds.")]
 SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the random draw.")]
 
@@ -155,12 +148,8 @@ def judge_canary(
     from ndcg_labeling.sources.judge_checks import CHECK_COLUMNS, run_canary
 
     settings = _check_settings(batch, grader, model, base_url, api_key_env, prompt, concurrency, timeout)
-    with handle_errors():
-        engine = engine_for(db)
-        try:
-            check = run_canary(engine=engine, settings=settings, threshold=threshold, seed=seed)
-        finally:
-            engine.dispose()
+    with open_engine(db) as engine:
+        check = run_canary(engine=engine, settings=settings, threshold=threshold, seed=seed)
     _render_check(check, fmt, CHECK_COLUMNS, f"canary of {grader} (batch {batch})")
     if not check.passed:
         raise typer.Exit(1)
@@ -182,12 +171,8 @@ def judge_recheck(
     from ndcg_labeling.sources.judge_checks import RECHECK_COLUMNS, run_recheck
 
     settings = _check_settings(batch, grader, model, base_url, api_key_env, prompt, concurrency, timeout)
-    with handle_errors():
-        engine = engine_for(db)
-        try:
-            check = run_recheck(engine=engine, settings=settings, sample=sample, seed=seed)
-        finally:
-            engine.dispose()
+    with open_engine(db) as engine:
+        check = run_recheck(engine=engine, settings=settings, sample=sample, seed=seed)
     _render_check(check, fmt, RECHECK_COLUMNS, f"self-consistency of {grader} (batch {batch})")
 
 

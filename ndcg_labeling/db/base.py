@@ -3,6 +3,8 @@ and in every migration (alembic can then drop them by name)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from sqlalchemy import MetaData
 from sqlalchemy.orm import DeclarativeBase
 
@@ -13,6 +15,11 @@ NAMING_CONVENTION = {
     "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
 }
+
+
+def utcnow() -> datetime:
+    """Now in UTC, without a time zone: how every timestamp column stores it."""
+    return datetime.now(UTC).replace(tzinfo=None)
 
 
 class Base(DeclarativeBase):

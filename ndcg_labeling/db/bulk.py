@@ -115,15 +115,14 @@ def _copy(conn: Connection, name: str, columns: Sequence[str], rows: Iterable[Se
     statement = f"COPY {name} ({', '.join(columns)}) FROM STDIN" + (" (FORMAT BINARY)" if binary else "")
     count = 0
     try:
-        with conn.connection.driver_connection.cursor() as cursor:  # type: ignore[union-attr]
-            with cursor.copy(statement) as copy:
-                if binary:
-                    copy.set_types(types)
-                for row in rows:
-                    copy.write_row(row)
-                    count += 1
-                    if progress is not None and count % CHUNK == 0:
-                        progress(count)
+        with conn.connection.driver_connection.cursor() as cursor, cursor.copy(statement) as copy:  # type: ignore[union-attr]
+            if binary:
+                copy.set_types(types)
+            for row in rows:
+                copy.write_row(row)
+                count += 1
+                if progress is not None and count % CHUNK == 0:
+                    progress(count)
     except Exception as exc:
         raise driver_error(conn, statement, exc) from None
     return count

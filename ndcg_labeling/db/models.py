@@ -10,7 +10,7 @@ that the uniqueness of (grader, query, document, batch) holds on every backend (
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -31,12 +31,9 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column
 
 from ndcg_labeling.db.base import Base
+from ndcg_labeling.db.base import utcnow as utcnow  # m.utcnow: the pipeline's clock
 
 ID_LENGTH = 512  # external ids longer than this are refused at import, with a message
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC).replace(tzinfo=None)
 
 
 class Scale(Base):

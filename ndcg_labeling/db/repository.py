@@ -20,17 +20,14 @@ from ndcg_labeling.db import references as _references
 from ndcg_labeling.db import tables as _tables
 
 # The bulk writes are part of the repository's interface.
-CHUNK = _bulk.CHUNK
 JUDGMENT_SAME = _bulk.JUDGMENT_SAME
 JUDGMENT_UPSERT = _bulk.JUDGMENT_UPSERT
 RANKING_SAME = _bulk.RANKING_SAME
 OnConflict = _bulk.OnConflict
-ProgressCallback = _bulk.ProgressCallback
 begin_bulk = _references.begin_bulk
 bulk_insert = _bulk.bulk_insert
 db_datetime = _bulk.db_datetime
 dialect_name = _bulk.dialect_name
-ensure_external_ids = _bulk.ensure_external_ids
 insert_missing_names = _bulk.insert_missing_names
 
 

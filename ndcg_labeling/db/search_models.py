@@ -9,19 +9,15 @@ configuration and to the hash of the request template it was taken with.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import JSON, DateTime, Float, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from ndcg_labeling.db.base import Base
+from ndcg_labeling.db.base import Base, utcnow
 
 CONFIG_NAME_LENGTH = 96  # a snapshot's name is CONFIG@YYYY-MM-DDTHH:MM:SS.ffffffZ, within systems.name (128)
-
-
-def _now() -> datetime:
-    return datetime.now(UTC).replace(tzinfo=None)
 
 
 class SearchConfig(Base):
@@ -43,7 +39,7 @@ class SearchConfig(Base):
     timeout: Mapped[float] = mapped_column(Float)
     concurrency: Mapped[int] = mapped_column(Integer)
     rate: Mapped[float | None] = mapped_column(Float)  # requests per second; NULL: no limit
-    created_at: Mapped[datetime] = mapped_column(DateTime, default=_now)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
 
 
 class SearchSnapshot(Base):
@@ -59,4 +55,4 @@ class SearchSnapshot(Base):
     n_queries: Mapped[int] = mapped_column(Integer)
     n_hits: Mapped[int] = mapped_column(Integer)
     notes: Mapped[list[Any] | None] = mapped_column(JSON)
-    taken_at: Mapped[datetime] = mapped_column(DateTime, default=_now)
+    taken_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)

@@ -107,7 +107,8 @@ def run_demo(*, db: str | None = None, out: str | Path = "demo-out", data_dir: P
     from ndcg_labeling.db.session import make_engine, session_scope
     from ndcg_labeling.labels.tasks import create_batch
     from ndcg_labeling.reports import render_csv, render_html
-    from ndcg_labeling.scoring.report import ReportOptions, build_report
+    from ndcg_labeling.results import ReportOptions
+    from ndcg_labeling.scoring.report import build_report
 
     folder = _data_dir(data_dir)
     out_dir = Path(out)

@@ -96,9 +96,7 @@ def _strings(values: Any) -> np.ndarray:
 def _floats(values: Any, present: bool) -> np.ndarray:
     if not present:
         return np.full(len(values), np.nan)
-    out = np.asarray(values, dtype=np.float64) if not hasattr(values, "mask") else np.asarray(
-        values.filled(np.nan), dtype=np.float64)
-    return out
+    return np.asarray(values.filled(np.nan) if hasattr(values, "mask") else values, dtype=np.float64)
 
 
 def impression_rows(arr: dict[str, Any], present: dict[str, bool]) -> ImpressionRows:

@@ -58,14 +58,13 @@ def _labelled(session: Session) -> set[tuple[str, str]]:
 
 
 def traffic_pool(logs: list[str], *, budget: int, by: str = "pair", half_life: str = "14d",
-                 columns: dict[str, str] | None = None, session: Session) -> TrafficPool:
+                 session: Session) -> TrafficPool:
     """The pool of ``tasks create --from-traffic`` (see the module docstring)."""
     if by not in BY:
         raise NdcgLabelingError(f"--by: use {' or '.join(BY)}, got {by!r}")
     if budget < 1:
         raise NdcgLabelingError(f"--budget must be at least 1, got {budget}")
-    agg = get_engine().aggregate(LogRequest(sources=tuple(logs), columns=dict(columns or {}),
-                                            half_life_s=parse_duration(half_life)))
+    agg = get_engine().aggregate(LogRequest(sources=tuple(logs), half_life_s=parse_duration(half_life)))
     cells = agg.cells
     weight = np.bincount(cells.pair, weights=cells.weight, minlength=cells.n_pairs).astype(np.float64)
     labelled = _labelled(session)

@@ -51,11 +51,10 @@ class QueuePage:
         return (self.page - 1) * self.per_page + 1 if self.rows else 0
 
 
-def adjudication_page(batch: str | None, *, session: Session, page: int = 1,
-                      per_page: int | None = None) -> QueuePage:
+def adjudication_page(batch: str | None, *, session: Session, page: int = 1) -> QueuePage:
     """Page ``page`` (from 1; past the end: the last page) of :func:`adjudication_queue`, in its order,
-    ``per_page`` rows a page (default :data:`QUEUE_PAGE_SIZE`)."""
-    per_page = per_page or QUEUE_PAGE_SIZE
+    :data:`QUEUE_PAGE_SIZE` rows a page."""
+    per_page = QUEUE_PAGE_SIZE
     rows = flagged_items(session=session, batch=batch)
     pages = max(1, -(-len(rows) // per_page))
     page = min(max(1, page), pages)

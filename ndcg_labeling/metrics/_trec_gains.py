@@ -32,12 +32,9 @@ from ndcg_labeling.metrics.dcg import libm_log2
 _WHOLE = np.iinfo(np.int64).max // 4  # a cut-off past every list
 
 
-def results_gains(ctx: Context, pairs: Mapping[float, float], positive_labels_only: bool = False) -> FloatArray:
+def results_gains(ctx: Context, pairs: Mapping[float, float]) -> FloatArray:
     """The gain of the document at each rank (0 for unjudged documents and padding)."""
     rel = ctx.lists.rel
-    if positive_labels_only:  # ndcg_cut: the label itself, when positive
-        with np.errstate(invalid="ignore"):
-            return np.where(rel > 0, rel, 0.0)
     keys, gains = gain_table(ctx, pairs)
     if not len(keys):
         return np.zeros(rel.shape)

@@ -276,11 +276,6 @@ def measure(qp: QueryPrefs, name: str) -> float:
     return total / len(qp.groups) if total > 0.0 else 0.0
 
 
-MEASURES = ("prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair",
-            "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret", "prefs_avgjg_ret",
-            "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp")
-
-
 def values(queries: list[QueryPrefs], names: list[str]) -> dict[str, Any]:
     """Per-query values of each measure, as float arrays."""
     return {n: np.array([measure(q, n) for q in queries], dtype=np.float64) for n in names}

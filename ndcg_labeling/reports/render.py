@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -16,13 +16,11 @@ REPORT_FORMATS = ("table", "csv", "json", "md", "html")
 TABLE_WIDTH = 160
 
 
-def render_report(result: ReportResult, fmt: str, *, console: Console | None = None,
-                  agreement: Sequence[dict[str, Any]] | None = None,
-                  agreement_note: str | None = None) -> str | None:
+def render_report(result: ReportResult, fmt: str, *, console: Console | None = None) -> str | None:
     """Render ``result`` in ``fmt``.
 
     ``table`` prints on ``console`` (a 160-column console when none is given) and returns None; every
-    other format returns the text (``agreement`` rows and ``agreement_note`` are used by ``html`` only).
+    other format returns the text.
     """
     from ndcg_labeling.reports.html import render_html
     from ndcg_labeling.reports.text import render_csv, render_json, render_markdown, render_table
@@ -35,8 +33,7 @@ def render_report(result: ReportResult, fmt: str, *, console: Console | None = N
         render_table(result, console)
         return None
     renderers: dict[str, Callable[[ReportResult], str]] = {
-        "csv": render_csv, "json": render_json, "md": render_markdown,
-        "html": lambda r: render_html(r, agreement=agreement, agreement_note=agreement_note)}
+        "csv": render_csv, "json": render_json, "md": render_markdown, "html": render_html}
     if fmt not in renderers:
         raise ValueError(f"render_report: fmt must be one of {', '.join(REPORT_FORMATS)}, got {fmt!r}")
     return renderers[fmt](result)

@@ -41,13 +41,10 @@ from sqlalchemy.orm import Session
 from ndcg_labeling.choices import EmptyQueries, Gain, MissingRuns, ReportGrouping
 from ndcg_labeling.db import reads
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
-from ndcg_labeling.reports.model import report_as_dict
 from ndcg_labeling.results import (
     ALL,
-    DEFAULT_METRICS,
     JUDGED_WARN_BELOW,
     POWER,
-    SEED,
     SIGNIFICANCE,
     UNTYPED,
     LabelCaveats,
@@ -55,13 +52,11 @@ from ndcg_labeling.results import (
     ReportResult,
     headline_metric,
 )
-from ndcg_labeling.scoring.caveats import agreement_by_query_type
 from ndcg_labeling.sources import judge_gate
 from ndcg_labeling.stats import TIE_EPS as _EPS
 from ndcg_labeling.stats import (
     bonferroni,
     bootstrap_ci,
-    bootstrap_counts,
     contain,
     holm,
     minimum_detectable_effect,
@@ -69,9 +64,6 @@ from ndcg_labeling.stats import (
     randomization_p,
 )
 from ndcg_labeling.stats import paired_ttest_p as _ttest_p
-
-__all__ = ["ALL", "DEFAULT_METRICS", "SEED", "UNTYPED", "ReportOptions", "ReportResult", "agreement_by_query_type",
-           "bootstrap_ci", "bootstrap_counts", "build_report", "holm", "randomization_p", "report_as_dict"]
 
 BY_CHOICES = tuple(c.value for c in ReportGrouping)
 GAIN_CHOICES = tuple(c.value for c in Gain)

@@ -109,14 +109,13 @@ def _ppi(name: str, *, session: Session) -> tuple[dict[str, Any] | None, str | N
             "queries": result.queries, "audited": result.audited}, None
 
 
-def judges_overview(*, session: Session, with_ppi: bool = True) -> list[JudgeView]:
+def judges_overview(*, session: Session) -> list[JudgeView]:
     """Every model grader (an LLM judge) by name, with what :class:`JudgeView` holds."""
     views = []
     for grader in session.execute(select(m.Grader).where(m.Grader.kind == "model").order_by(m.Grader.name)).scalars():
         runs = _runs(grader, session=session)
         view = JudgeView(grader.name, runs=runs, totals=_totals(runs), verdicts=_verdicts(grader, session=session),
                          filled=_filled(grader, session=session), canary=canary_rows(grader, session=session))
-        if with_ppi:
-            view.ppi, view.ppi_note = _ppi(grader.name, session=session)
+        view.ppi, view.ppi_note = _ppi(grader.name, session=session)
         views.append(view)
     return views

@@ -19,14 +19,9 @@ from ndcg_labeling.db import models as m
 from ndcg_labeling.db.repository import bulk_insert, db_datetime
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.errors import NdcgLabelingError, NotFoundError
-from ndcg_labeling.scoring.report import (
-    ReportOptions,
-    bootstrap_ci,
-    bootstrap_counts,
-    build_report,
-    holm,
-    randomization_p,
-)
+from ndcg_labeling.results import ReportOptions
+from ndcg_labeling.scoring.report import build_report
+from ndcg_labeling.stats import bootstrap_ci, bootstrap_counts, holm, randomization_p
 
 
 def write(db: Any, *, queries: dict[str, str], labels: dict[str, dict[str, float]],

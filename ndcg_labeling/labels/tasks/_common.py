@@ -45,13 +45,11 @@ def parse_task_grade(raw: object, scale: Scale, guideline: Guideline | None = No
         raise
 
 
-def _item_rows(batch_id: int, grader_id: int, *, session: Session, only_open: bool, limit: int | None = None) -> list[dict[str, Any]]:
+def _open_item_rows(batch_id: int, grader_id: int, *, session: Session, limit: int | None = None) -> list[dict[str, Any]]:
     a, bi, q, d = m.Assignment, m.BatchItem, m.Query, m.Document
     stmt = (select(bi.item_key, a.position, q.text, q.external_id, d.title, d.body, d.url)
             .join(bi, bi.id == a.item_id).join(q, q.id == bi.query_id).join(d, d.id == bi.document_id)
-            .where(a.batch_id == batch_id, a.grader_id == grader_id).order_by(a.position))
-    if only_open:
-        stmt = stmt.where(a.status == "open")
+            .where(a.batch_id == batch_id, a.grader_id == grader_id, a.status == "open").order_by(a.position))
     if limit is not None:
         stmt = stmt.limit(limit)
     return [{"item_id": key, "position": pos, "query": text if text else ext, "title": title or "",

@@ -22,7 +22,7 @@ from ndcg_labeling.labels.gold import store_file_answers
 from ndcg_labeling.labels.lookups import require_grader
 from ndcg_labeling.labels.tasks._common import (
     _IN_CHUNK,
-    _item_rows,
+    _open_item_rows,
     _require_assigned,
     guideline_warnings,
     parse_task_grade,
@@ -84,7 +84,7 @@ def export_tasks(name: str, *, grader: str, session: Session) -> list[dict[str, 
     batch = require_batch(name, session=session)
     grader_obj = require_grader(grader, session=session)
     _require_assigned(batch, grader_obj, session=session)
-    rows = _item_rows(batch.id, grader_obj.id, session=session, only_open=True)
+    rows = _open_item_rows(batch.id, grader_obj.id, session=session)
     for row in rows:
         del row["position"]
     return rows

@@ -13,7 +13,7 @@ from ndcg_labeling.errors import ConflictError, NdcgLabelingError, NotFoundError
 from ndcg_labeling.labels import gold
 from ndcg_labeling.labels.lookups import require_grader
 from ndcg_labeling.labels.overview import GraderProgress
-from ndcg_labeling.labels.tasks._common import _item_rows, parse_task_grade, require_batch
+from ndcg_labeling.labels.tasks._common import _open_item_rows, parse_task_grade, require_batch
 from ndcg_labeling.scales import get_scale, parse_exact_grade
 
 SESSION_SOURCE = "(grade session)"
@@ -65,7 +65,7 @@ def next_item(name: str, *, grader: str, session: Session) -> GradingItem | None
     """The grader's first open item (in the grader's order), or None when nothing is left open."""
     batch = require_batch(name, session=session)
     grader_obj = require_grader(grader, session=session)
-    rows = _item_rows(batch.id, grader_obj.id, session=session, only_open=True, limit=1)
+    rows = _open_item_rows(batch.id, grader_obj.id, session=session, limit=1)
     if not rows:
         return None
     r = rows[0]
