@@ -235,20 +235,22 @@ def _model(pool: Pool, gains: FloatArray, judged: npt.NDArray[np.bool_], st: Int
 def anticipated_variance(model: _Model, disc: FloatArray, strata: IntArray, groups: IntArray) -> FloatArray:
     """(rows, queries) the anticipated variance of the Horvitz-Thompson DCG@k of each row of ``disc`` (rows,
     pairs: a run's discount of each pair, or the difference of two runs'), over the estimated ideal DCG
-    squared: the design variance ``N_h^2 (1 - n_h / N_h) S_h^2 / n_h`` with ``S_h^2`` the variance over the
-    stratum's pairs of ``gain * disc`` under the model that the stratum's gains are drawn alike whatever the
-    runs did with them (mean and variance those of its judged pairs): ``S_h^2 = N_h / (N_h - 1) (mean(d^2)
-    (var + mean^2) - mean(d)^2 mean^2)`` (Sarndal, Swensson & Wretman 1992, section 12.2, the anticipated
-    variance). It does not look at which of the run's pairs were sampled, so it does not fall to 0 when none of
-    the run's relevant documents was: the case where the jackknife, computed from the sampled pairs, does
-    (a few judged pairs per query, or a run whose relevant documents are rare, e.g. the low runs of
-    TREC-COVID, where the intervals covered 5-60% instead of 95%). The intervals take the larger of the two
-    per query (:func:`system_means`)."""
+    squared: the design variance ``N_h^2 (1 - n_h / N_h) S_h^2 / n_h`` with ``S_h^2`` the expected variance
+    over the stratum's pairs of ``gain * d`` under the model that the stratum's gains are independent draws
+    of one distribution whatever the runs did with them (mean ``mu`` and variance ``s^2`` those of its judged
+    pairs): ``S_h^2 = (sum d^2 (s^2 (1 - 1/N_h) + mu^2) - mu^2 (sum d)^2 / N_h) / (N_h - 1)`` (the
+    anticipated variance, Sarndal, Swensson & Wretman 1992, section 12.2; Isaki & Fuller 1982). It does not
+    look at which of the run's pairs were sampled, so it does not fall to 0 when none of the run's relevant
+    documents was: the case where the jackknife, computed from the sampled pairs, gives 0 (a few judged pairs
+    per query, or a run whose relevant documents are rare: the low runs of TREC-COVID, whose intervals
+    covered 5-60% of designs instead of 95%). The intervals use it for the queries where a run's estimated
+    DCG is 0 (:func:`system_means`)."""
     m = model
     n_h = m.size.size
     d1 = np.stack([np.bincount(strata, weights=r, minlength=n_h) for r in disc]) / np.maximum(m.size, 1.0)
     d2 = np.stack([np.bincount(strata, weights=r ** 2, minlength=n_h) for r in disc]) / np.maximum(m.size, 1.0)
-    s_sq = (d2 * (m.var + m.mean ** 2) - (d1 * m.mean) ** 2) * m.size / np.maximum(m.size - 1.0, 1.0)
+    big_n = np.maximum(m.size, 1.0)
+    s_sq = (d2 * (m.var * (1.0 - 1.0 / big_n) + m.mean ** 2) - (d1 * m.mean) ** 2) * big_n / np.maximum(big_n - 1.0, 1.0)
     by_stratum = np.where(m.n >= 1, m.size ** 2 * (1.0 - m.n / np.maximum(m.size, 1.0)) * np.maximum(s_sq, 0.0)
                           / np.maximum(m.n, 1.0), 0.0)
     query_of = np.zeros(n_h, dtype=np.int64)
