@@ -91,8 +91,9 @@ class Inferred:
     ``strata``, ``judged`` and ``groups`` (pairs,): the design (strata numbered from 0) and each pair's
     query, kept for the variance of differences. With the jackknife: ``bias`` (systems, queries), the
     estimated bias of the plain ratio that was subtracted; ``floor`` (systems, queries), the anticipated
-    variance (:func:`anticipated_variance`) that the intervals take where it exceeds ``variance``; and
-    ``model`` what the floor of a difference needs (:class:`_Model`).
+    variance (:func:`anticipated_variance`), which the intervals take where ``unseen`` (systems, queries:
+    the run's estimated DCG is 0) and it exceeds ``variance``; and ``model`` what the floor of a difference
+    needs (:class:`_Model`).
     """
 
     ndcg: FloatArray
@@ -175,7 +176,9 @@ def inferred_ndcg(
     same replicates (``replicates``; Wolter 2007, ch. 4), which, unlike the Taylor linearisation, follows the
     kinks of the ideal DCG in the estimated counts; strata with a single judged pair, which have no
     replicate, add the linearised variance with the sample variance of their query's judged pairs (collapsed
-    strata). With ``"none"``, the linearised variance of the plain ratio (the faster, narrower one: on DL19 at
+    strata). Kept besides for the intervals (:func:`system_means`): ``bias``, the subtracted estimate; ``floor``,
+    the anticipated variance; ``unseen``, the (systems, queries) where the run's estimated DCG is 0 while
+    the query's ideal is not. With ``"none"``, the linearised variance of the plain ratio (the faster, narrower one: on DL19 at
     5-13 judged pairs a query it covered 90-91% where the jackknife covers 92-95%).
     """
     if correction not in ("jackknife", "none"):
@@ -422,11 +425,14 @@ def system_means(est: Inferred, z: float = 1.96, *, conservative: bool = True) -
     """(systems,) mean infNDCG over the queries and the half-width of its ``z`` interval (queries are
     independent samples: the variance of the mean is ``sum var_q / Q^2``).
 
-    ``conservative=True`` (default; the jackknife estimator only): each query's variance is the larger of
-    the jackknife's and the anticipated one (:func:`anticipated_variance`), and the interval is on the root
-    mean squared error, ``z * sqrt(var + b^2)`` with ``b`` the mean over the queries of the estimated bias
-    that was subtracted (the remaining bias is of its order or smaller, and not of one sign: a bias allowance,
-    Cochran 1977 section 1.8). ``False``: ``z * sqrt(sum var_q) / Q``, the jackknife variance alone."""
+    ``conservative=True`` (default; the jackknife estimator only): in a query where the run's estimated DCG
+    is 0 (none of its top k judged relevant: the jackknife's variance is 0 there, whatever the run holds
+    unjudged), the variance is the anticipated one (:func:`anticipated_variance`) where that is larger; and the
+    interval is on the root mean squared error, ``z * sqrt(var + b^2)``, ``b`` the mean over the queries of
+    the jackknife's estimate of the plain ratio's bias, which was subtracted: what remains of the bias is of
+    its order (on DL19 at 5-13 pairs a query 0.5-1.5 times it), so ``b`` stands in for it as an allowance
+    (the effect of a bias on an interval's coverage: Cochran 1977, section 1.8). ``False``: ``z * sqrt(sum
+    var_q) / Q``, the jackknife variance alone."""
     n_q = est.ndcg.shape[1]
     means = est.ndcg.mean(axis=1)
     if not conservative or est.floor is None or est.bias is None or est.unseen is None:
