@@ -2,16 +2,18 @@
 
 For each budget, ``designs`` stratified samples are drawn (the ``sample`` strategy in the strata of
 :func:`ndcg_labeling.budget.strategies.design_edges`, as ``tasks create`` draws them); each gives infNDCG@10
-(jackknife bias-corrected) of every system with its 95% interval (:func:`system_means`) and the interval of
-each system's difference from the best system under full judgment (:func:`difference_halfwidth`). The share
+(jackknife bias-corrected) of every system with its 95% interval (:func:`system_means`: the jackknife
+variance, the anticipated variance in the queries where a run's estimated DCG is 0, on the root MSE with
+the estimated bias) and the interval of each system's difference from the best system under full judgment
+(:func:`difference_halfwidth`). The share
 of designs whose interval holds the full-judgment value (the depth-20 pool judged whole) is the coverage; it
 should be near 95%. Also printed: the mean bias of the estimates and the ratio of the realised 1.96 * SD over
 the designs to the mean reported half-width (1 when the intervals are as wide as the spread they describe),
 and the share of estimates above 1. A budget is a fraction of the pool (``0.25``) or judged pairs per query
 (``8/q``).
 
-    .venv/bin/python benchmarks/budget_coverage.py --world dl19 --designs 200
-    .venv/bin/python benchmarks/budget_coverage.py --world covid --systems-shown 20 --designs 50
+    .venv/bin/python benchmarks/budget_coverage.py --world dl19 --designs 200 --budgets 4/q,8/q,12/q,0.1,0.25,0.5 --plan
+    .venv/bin/python benchmarks/budget_coverage.py --world covid --systems-shown 20 --designs 100 --budgets 4/q,8/q,12/q
 """
 
 from __future__ import annotations
