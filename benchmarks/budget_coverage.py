@@ -2,16 +2,18 @@
 
 For each budget, ``designs`` stratified samples are drawn (the ``sample`` strategy in the strata of
 :func:`ndcg_labeling.budget.strategies.design_edges`, as ``tasks create`` draws them); each gives infNDCG@10
-(jackknife bias-corrected) of every system with its 95% interval (:func:`system_means`) and the interval of
-each system's difference from the best system under full judgment (:func:`difference_halfwidth`). The share
+(jackknife bias-corrected) of every system with its 95% interval (:func:`system_means`: the jackknife
+variance, the anticipated variance in the queries where a run's estimated DCG is 0, on the root MSE with
+the estimated bias) and the interval of each system's difference from the best system under full judgment
+(:func:`difference_halfwidth`). The share
 of designs whose interval holds the full-judgment value (the depth-20 pool judged whole) is the coverage; it
 should be near 95%. Also printed: the mean bias of the estimates and the ratio of the realised 1.96 * SD over
 the designs to the mean reported half-width (1 when the intervals are as wide as the spread they describe),
 and the share of estimates above 1. A budget is a fraction of the pool (``0.25``) or judged pairs per query
 (``8/q``).
 
-    .venv/bin/python benchmarks/budget_coverage.py --world dl19 --designs 200
-    .venv/bin/python benchmarks/budget_coverage.py --world covid --systems-shown 20 --designs 50
+    .venv/bin/python benchmarks/budget_coverage.py --world dl19 --designs 200 --budgets 4/q,8/q,12/q,0.1,0.25,0.5 --plan
+    .venv/bin/python benchmarks/budget_coverage.py --world covid --systems-shown 20 --designs 100 --budgets 4/q,8/q,12/q
 """
 
 from __future__ import annotations
@@ -87,7 +89,9 @@ def spread_systems(pool, oracle, n):  # type: ignore[no-untyped-def]
     return np.sort(order[np.linspace(0, pool.n_systems - 1, n).round().astype(int)])
 
 
-def coverage_table(pool, oracle, budgets, designs, shown=None):  # type: ignore[no-untyped-def]
+def coverage_table(pool, oracle, budgets, designs, shown=None, spreads=None):  # type: ignore[no-untyped-def]
+    """The coverage table; ``spreads``, a dict, gets each budget's realised 1.96 SD per shown system (for
+    :func:`plan_table`, which then draws no designs of its own)."""
     lines = [f"\n95% intervals of infNDCG@10 (`sample`), {designs} designs a budget, "
              f"{'all' if shown is None else len(shown)} systems shown:",
              "| budget | judged / query | coverage (mean, min system) | difference coverage (mean, min) "
@@ -97,6 +101,8 @@ def coverage_table(pool, oracle, budgets, designs, shown=None):  # type: ignore[
         budget = _budget(spec, pool)
         t0 = time.perf_counter()
         c = coverage(pool, oracle, budget, designs, shown)
+        if spreads is not None:
+            spreads[spec] = c["spread"]
         lines.append(
             f"| {spec} ({budget}) | {float(c['judged_per_query']):.1f} | {c['cover'].mean():.3f}, "
             f"{c['cover'].min():.3f} | {c['cover_diff'].mean():.3f}, {c['cover_diff'].min():.3f} | "
@@ -106,15 +112,16 @@ def coverage_table(pool, oracle, budgets, designs, shown=None):  # type: ignore[
     return "\n".join(lines)
 
 
-def plan_table(pool, oracle, budgets, designs, repeats=10):  # type: ignore[no-untyped-def]
-    """``plan --budget`` against the realised 1.96 SD per system over ``designs`` designs: planned without
-    grades, and with the grades of a first round (a ``sample`` of half the budget, graded from the oracle)."""
+def plan_table(pool, oracle, budgets, designs, repeats=10, spreads=None):  # type: ignore[no-untyped-def]
+    """``plan --budget`` against the realised 1.96 SD per system over ``designs`` designs (taken from
+    ``spreads`` where :func:`coverage_table` left them, all systems shown): planned without grades, and with
+    the grades of a first round (a ``sample`` of half the budget, graded from the oracle)."""
     lines = [f"\n`plan --budget` half-widths / realised 1.96 SD per system ({designs} designs; plan {repeats} "
              "repeats): min, median, max over the systems",
              "| budget | no grades | first round's grades (half the budget) |", "|---|---|---|"]
     for spec in budgets:
         budget = _budget(spec, pool)
-        spread = coverage(pool, oracle, budget, designs)["spread"]
+        spread = spreads[spec] if spreads and spec in spreads else coverage(pool, oracle, budget, designs)["spread"]
         grades, _, _ = simulate(pool, "sample", budget // 2, oracle, rng=np.random.default_rng(99))
         cells = []
         for known in (None, grades):
@@ -143,9 +150,12 @@ def main() -> None:
         w = real_world(args.world)
     shown = spread_systems(w.pool, w.oracle, args.systems_shown)
     print(f"{args.world}: {w.pool.n_systems} systems, {w.pool.n_queries} queries, {w.pool.n_pairs} pairs")
-    print(coverage_table(w.pool, w.oracle, args.budgets.split(","), args.designs, shown))
+    spreads: dict = {}
+    print(coverage_table(w.pool, w.oracle, args.budgets.split(","), args.designs, shown, spreads), flush=True)
     if args.plan:
-        print(plan_table(w.pool, w.oracle, args.budgets.split(","), args.designs))
+        # the plan is per system of the whole field: the coverage table's spreads serve when it showed all
+        print(plan_table(w.pool, w.oracle, args.budgets.split(","), args.designs,
+                         spreads=spreads if shown.size == w.pool.n_systems else None))
 
 
 if __name__ == "__main__":

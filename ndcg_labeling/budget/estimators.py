@@ -89,7 +89,11 @@ class Inferred:
     ``replicates`` (systems, pairs): the scaled jackknife deviations behind it (None for the plain ratio);
     ``linear`` (systems, pairs): each judged pair's value in the linearised estimator (0 elsewhere);
     ``strata``, ``judged`` and ``groups`` (pairs,): the design (strata numbered from 0) and each pair's
-    query, kept for the variance of differences.
+    query, kept for the variance of differences. With the jackknife: ``bias`` (systems, queries), the
+    estimated bias of the plain ratio that was subtracted; ``floor`` (systems, queries), the anticipated
+    variance (:func:`anticipated_variance`), which the intervals take where ``unseen`` (systems, queries:
+    the run's estimated DCG is 0) and it exceeds ``variance``; and ``model`` what the floor of a difference
+    needs (:class:`_Model`).
     """
 
     ndcg: FloatArray
@@ -99,6 +103,25 @@ class Inferred:
     judged: npt.NDArray[np.bool_]
     groups: IntArray
     replicates: FloatArray | None = None
+    bias: FloatArray | None = None
+    floor: FloatArray | None = None
+    model: _Model | None = None
+    unseen: npt.NDArray[np.bool_] | None = None
+
+
+@dataclass(frozen=True)
+class _Model:
+    """The pieces of the anticipated variance: ``disc`` (systems, pairs) each run's discount of each pair
+    within k (0 elsewhere), ``mean`` and ``var`` (strata,) the mean and variance of the gain in each stratum
+    (from its judged pairs; from its query's where it has fewer than two), ``size`` and ``n`` (strata,) its
+    pairs and judged pairs, ``ideal`` (queries,) the estimated ideal DCG."""
+
+    disc: FloatArray
+    mean: FloatArray
+    var: FloatArray
+    size: FloatArray
+    n: FloatArray
+    ideal: FloatArray
 
 
 def _ideal_from_counts(counts: FloatArray, values: FloatArray, k: int, gain: str) -> FloatArray:
@@ -153,7 +176,9 @@ def inferred_ndcg(
     same replicates (``replicates``; Wolter 2007, ch. 4), which, unlike the Taylor linearisation, follows the
     kinks of the ideal DCG in the estimated counts; strata with a single judged pair, which have no
     replicate, add the linearised variance with the sample variance of their query's judged pairs (collapsed
-    strata). With ``"none"``, the linearised variance of the plain ratio (the faster, narrower one: on DL19 at
+    strata). Kept besides for the intervals (:func:`system_means`): ``bias``, the subtracted estimate; ``floor``,
+    the anticipated variance; ``unseen``, the (systems, queries) where the run's estimated DCG is 0 while
+    the query's ideal is not. With ``"none"``, the linearised variance of the plain ratio (the faster, narrower one: on DL19 at
     5-13 judged pairs a query it covered 90-91% where the jackknife covers 92-95%).
     """
     if correction not in ("jackknife", "none"):
@@ -186,8 +211,56 @@ def inferred_ndcg(
     # the sample variance of their query's judged pairs (collapsed strata); the others' is the jackknife's
     by_stratum = _single_only(design_variance(linear, st, judged, pool.query), st, judged)
     variance = _per_query(by_stratum, st, pool, n_q) + _sum_by_query(replicates ** 2, pool)
+    model = _model(pool, gains, judged, st, ideal, k)
+    floor = anticipated_variance(model, model.disc, st, pool.query)
     return Inferred(ndcg=ndcg - bias, variance=variance, linear=linear, strata=st, judged=judged,
-                    groups=pool.query, replicates=replicates)
+                    groups=pool.query, replicates=replicates, bias=bias, floor=floor, model=model,
+                    unseen=(dcg == 0) & ok[None, :])
+
+
+def _model(pool: Pool, gains: FloatArray, judged: npt.NDArray[np.bool_], st: IntArray, ideal: FloatArray,
+           k: int) -> _Model:
+    n_h = int(st.max(initial=-1)) + 1
+    size = np.bincount(st, minlength=n_h).astype(np.float64)
+    n = np.bincount(st, weights=judged.astype(np.float64), minlength=n_h).astype(np.float64)
+    w = judged.astype(np.float64)
+    s1 = np.bincount(st, weights=gains * w, minlength=n_h)
+    query_of = np.zeros(n_h, dtype=np.int64)
+    query_of[st] = pool.query
+    nq = np.bincount(pool.query, weights=w, minlength=pool.n_queries)
+    q1 = np.bincount(pool.query, weights=gains * w, minlength=pool.n_queries)
+    mean = np.where(n > 0, s1 / np.maximum(n, 1.0), (q1 / np.maximum(nq, 1.0))[query_of])
+    var = np.where(n >= 2, _sample_variance(gains, w, st, n_h),
+                   _sample_variance(gains, w, pool.query, pool.n_queries)[query_of])
+    return _Model(disc=_discounts(pool, k), mean=mean, var=var, size=size, n=n, ideal=ideal)
+
+
+def anticipated_variance(model: _Model, disc: FloatArray, strata: IntArray, groups: IntArray) -> FloatArray:
+    """(rows, queries) the anticipated variance of the Horvitz-Thompson DCG@k of each row of ``disc`` (rows,
+    pairs: a run's discount of each pair, or the difference of two runs'), over the estimated ideal DCG
+    squared: the design variance ``N_h^2 (1 - n_h / N_h) S_h^2 / n_h`` with ``S_h^2`` the expected variance
+    over the stratum's pairs of ``gain * d`` under the model that the stratum's gains are independent draws
+    of one distribution whatever the runs did with them (mean ``mu`` and variance ``s^2`` those of its judged
+    pairs): ``S_h^2 = (sum d^2 (s^2 (1 - 1/N_h) + mu^2) - mu^2 (sum d)^2 / N_h) / (N_h - 1)`` (the
+    anticipated variance, Sarndal, Swensson & Wretman 1992, section 12.2; Isaki & Fuller 1982). It does not
+    look at which of the run's pairs were sampled, so it does not fall to 0 when none of the run's relevant
+    documents was: the case where the jackknife, computed from the sampled pairs, gives 0 (a few judged pairs
+    per query, or a run whose relevant documents are rare: the low runs of TREC-COVID, whose intervals
+    covered 5-60% of designs instead of 95%). The intervals use it for the queries where a run's estimated
+    DCG is 0 (:func:`system_means`)."""
+    m = model
+    n_h = m.size.size
+    d1 = np.stack([np.bincount(strata, weights=r, minlength=n_h) for r in disc]) / np.maximum(m.size, 1.0)
+    d2 = np.stack([np.bincount(strata, weights=r ** 2, minlength=n_h) for r in disc]) / np.maximum(m.size, 1.0)
+    big_n = np.maximum(m.size, 1.0)
+    s_sq = (d2 * (m.var * (1.0 - 1.0 / big_n) + m.mean ** 2) - (d1 * m.mean) ** 2) * big_n / np.maximum(big_n - 1.0, 1.0)
+    by_stratum = np.where(m.n >= 1, m.size ** 2 * (1.0 - m.n / np.maximum(m.size, 1.0)) * np.maximum(s_sq, 0.0)
+                          / np.maximum(m.n, 1.0), 0.0)
+    query_of = np.zeros(n_h, dtype=np.int64)
+    query_of[strata] = groups
+    per_query = np.stack([np.bincount(query_of, weights=r, minlength=m.ideal.size) for r in by_stratum])
+    ok = m.ideal > 0
+    return np.where(ok[None, :], per_query / np.where(ok, m.ideal, 1.0)[None, :] ** 2, 0.0)
 
 
 def _linearised(pool: Pool, g: FloatArray, judged: npt.NDArray[np.bool_], counts: FloatArray, values: FloatArray,
@@ -348,25 +421,50 @@ def _per_query(by_stratum: FloatArray, strata: IntArray, pool: Pool, n_q: int) -
     return out
 
 
-def system_means(est: Inferred, z: float = 1.96) -> tuple[FloatArray, FloatArray]:
-    """(systems,) mean infNDCG over the queries and the half-width of its ``z`` interval from the sampling
-    variance (queries are independent samples: the variance of the mean is ``sum var_q / Q^2``)."""
+def system_means(est: Inferred, z: float = 1.96, *, conservative: bool = True) -> tuple[FloatArray, FloatArray]:
+    """(systems,) mean infNDCG over the queries and the half-width of its ``z`` interval (queries are
+    independent samples: the variance of the mean is ``sum var_q / Q^2``).
+
+    ``conservative=True`` (default; the jackknife estimator only): in a query where the run's estimated DCG
+    is 0 (none of its top k judged relevant: the jackknife's variance is 0 there, whatever the run holds
+    unjudged), the variance is the anticipated one (:func:`anticipated_variance`) where that is larger; and the
+    interval is on the root mean squared error, ``z * sqrt(var + b^2)``, ``b`` the mean over the queries of
+    the jackknife's estimate of the plain ratio's bias, which was subtracted: what remains of the bias is of
+    its order (on DL19 at 5-13 pairs a query 0.5-1.5 times it), so ``b`` stands in for it as an allowance
+    (the effect of a bias on an interval's coverage: Cochran 1977, section 1.8). ``False``: ``z * sqrt(sum
+    var_q) / Q``, the jackknife variance alone."""
     n_q = est.ndcg.shape[1]
-    return est.ndcg.mean(axis=1), z * np.sqrt(est.variance.sum(axis=1)) / n_q
+    means = est.ndcg.mean(axis=1)
+    if not conservative or est.floor is None or est.bias is None or est.unseen is None:
+        return means, z * np.sqrt(est.variance.sum(axis=1)) / n_q
+    var = np.where(est.unseen, np.maximum(est.variance, est.floor), est.variance).sum(axis=1) / n_q ** 2
+    return means, z * np.sqrt(var + est.bias.mean(axis=1) ** 2)
 
 
-def difference_halfwidth(est: Inferred, a: int, b: int, z: float = 1.96) -> float:
+def difference_halfwidth(est: Inferred, a: int, b: int, z: float = 1.96, *, conservative: bool = True) -> float:
     """Half-width of the ``z`` interval of mean infNDCG(a) - mean infNDCG(b): the pairs are shared, so the
-    variance comes from the difference of the linearised values, not from the two variances."""
+    variance comes from the difference of the linearised values (or of the jackknife replicates), not from
+    the two variances. ``conservative``: as in :func:`system_means`, per query the larger of that variance and
+    the anticipated variance of the difference (the model's with the difference of the two runs'
+    discounts), and the estimated bias of the difference added on the root-mean-square scale."""
     diff = (est.linear[a] - est.linear[b])[None, :]
     n_q = est.ndcg.shape[1]
     by_stratum = design_variance(diff, est.strata, est.judged, est.groups)
     if est.replicates is None:
         var = float(by_stratum.sum())
-    else:
-        var = float(_single_only(by_stratum, est.strata, est.judged).sum()
-                    + np.sum((est.replicates[a] - est.replicates[b]) ** 2))
-    return float(z * np.sqrt(var) / n_q)
+        return float(z * np.sqrt(var) / n_q)
+    single = _single_only(by_stratum, est.strata, est.judged)
+    query_of = np.zeros(by_stratum.shape[1], dtype=np.int64)
+    query_of[est.strata] = est.groups
+    per_query = (np.bincount(query_of, weights=single[0], minlength=n_q)
+                 + np.bincount(est.groups, weights=(est.replicates[a] - est.replicates[b]) ** 2, minlength=n_q))
+    if not conservative or est.model is None or est.bias is None or est.unseen is None:
+        return float(z * np.sqrt(per_query.sum()) / n_q)
+    floor = anticipated_variance(est.model, (est.model.disc[a] - est.model.disc[b])[None, :], est.strata,
+                                 est.groups)[0]
+    unseen = est.unseen[a] | est.unseen[b]
+    var = np.where(unseen, np.maximum(per_query, floor), per_query).sum() / n_q ** 2
+    return float(z * np.sqrt(var + (est.bias[a] - est.bias[b]).mean() ** 2))
 
 
 def inferred_ap(ranked: npt.ArrayLike, num_rel: npt.ArrayLike, *, relevant: float = 1.0) -> FloatArray:

@@ -144,10 +144,11 @@ def test_plan_batch_gives_the_widths_of_extending_it(runner, sqlite_db):
     assert 0.8 <= ratio_diff.min() and ratio_diff.max() <= 1.6, ratio_diff
     # against the spread of the estimates: with the jackknife variance (issue 48) the differences' plan from
     # 80 first-round grades is pessimistic, 1.17-1.29 times the spread (it was 0.72-0.80 with the
-    # linearised variance, which fell short at 12 pairs a query)
+    # linearised variance, which fell short at 12 pairs a query); the bound, loosened to 1.35 for that, is
+    # back at 1.25 with the second pass's intervals (floor where a run shows nothing, bias allowance)
     ratio, ratio_diff = planned / ext.spread, planned_diff / ext.spread_diff
     assert 0.6 <= ratio.min() and ratio.max() <= 1.25, ratio
-    assert 0.6 <= ratio_diff.min() and ratio_diff.max() <= 1.35, ratio_diff
+    assert 0.6 <= ratio_diff.min() and ratio_diff.max() <= 1.25, ratio_diff
     # the same plan from the true grades: the report's widths
     exact, exact_diff = expected_halfwidths(pool, [480], oracle, edges=(1,))
     ratio, ratio_diff = exact[0] / ext.reported, exact_diff[0, 1:] / ext.reported_diff

@@ -1,0 +1,149 @@
+"""benchmarks/budget_coverage.py at a small size: each figure of the coverage table and of the plan table
+recomputed here from its definition (the designs redrawn with the same seed, the full-judgment value from
+the qrels by trec_eval's NDCG, the intervals from the estimator's fields), so a printed figure is the thing
+its column names. The anticipated variance behind the intervals' floor is checked against a Monte-Carlo
+of its model."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ndcg_labeling.budget.estimators import (
+    anticipated_variance,
+    difference_halfwidth,
+    inferred_ndcg,
+    plain_ndcg,
+)
+from ndcg_labeling.budget.plan import expected_halfwidths
+from ndcg_labeling.budget.simulate import simulate
+from tests.budget.dl_world import covid_world
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _bench():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("budget_coverage", ROOT / "benchmarks" / "budget_coverage.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["budget_coverage"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _cells(row: str) -> list[str]:
+    return [c.strip() for c in row.strip().strip("|").split("|")]
+
+
+def _halfwidth(est, s: int) -> float:  # type: ignore[no-untyped-def]
+    # system_means' interval from its definition: per query the jackknife variance, or where the run's
+    # estimated DCG is 0 the larger of it and the anticipated variance; the root MSE with the mean bias
+    q = est.ndcg.shape[1]
+    var = sum(max(est.variance[s, j], est.floor[s, j]) if est.unseen[s, j] else est.variance[s, j] for j in range(q))
+    return float(1.96 * np.sqrt(var / q ** 2 + np.mean(est.bias[s]) ** 2))
+
+
+def test_coverage_and_plan_tables_recomputed() -> None:
+    bench = _bench()
+    w = covid_world(n_systems=8, n_topics=6)
+    pool, oracle = w.pool, w.oracle
+    designs, spec = 12, "6/q"
+    budget = 6 * pool.n_queries
+    spreads: dict = {}
+    table = bench.coverage_table(pool, oracle, [spec], designs, None, spreads)
+    row = _cells(table.splitlines()[-1])
+    # redraw the designs: one generator seeded 0, one `sample` design after another
+    rng = np.random.default_rng(0)
+    full = plain_ndcg(pool, oracle).mean(axis=1)
+    best = int(np.argmax(full))
+    others = [s for s in range(pool.n_systems) if s != best]
+    est, half, dhalf, above = [], [], [], []
+    for _ in range(designs):
+        grades, inclusion, strata = simulate(pool, "sample", budget, oracle, rng=rng)
+        inf = inferred_ndcg(pool, grades, np.nan_to_num(inclusion), strata)
+        est.append(inf.ndcg.mean(axis=1))
+        half.append([_halfwidth(inf, s) for s in range(pool.n_systems)])
+        dhalf.append([difference_halfwidth(inf, s, best) for s in others])
+        above.append(np.mean(inf.ndcg > 1))
+    e, h, dh = np.array(est), np.array(half), np.array(dhalf)
+    cover = (np.abs(e - full) <= h).mean(axis=0)
+    spread = 1.96 * e.std(axis=0, ddof=1)
+    ratio = spread / np.where(h.mean(axis=0) > 0, h.mean(axis=0), np.nan)
+    bias = e.mean(axis=0) - full
+    assert row[0] == f"{spec} ({budget})" and row[1] == "6.0"
+    assert row[2] == f"{cover.mean():.3f}, {cover.min():.3f}"
+    assert row[4] == f"{np.nanmedian(ratio):.2f}, {np.nanmax(ratio):.2f}"
+    assert row[6] == f"{bias.mean():+.4f}, {np.abs(bias).max():.4f}"
+    assert row[7] == f"{np.mean(above):.2%}"
+    np.testing.assert_allclose(spreads[spec], spread, rtol=1e-12)
+    # the differences from the best system (its own column left out)
+    d, dfull = e[:, others] - e[:, [best]], full[others] - full[best]
+    dcover = (np.abs(d - dfull) <= dh).mean(axis=0)
+    dratio = 1.96 * d.std(axis=0, ddof=1) / np.maximum(dh.mean(axis=0), 1e-12)
+    assert row[3] == f"{dcover.mean():.3f}, {dcover.min():.3f}"
+    assert row[5] == f"{np.median(dratio):.2f}, {dratio.max():.2f}"
+    # the plan table: expected_halfwidths without grades and with a first round's (half the budget, seed 99)
+    plan = bench.plan_table(pool, oracle, [spec], designs, repeats=3, spreads=spreads)
+    cells = _cells(plan.splitlines()[-1])
+    first, _, _ = simulate(pool, "sample", budget // 2, oracle, rng=np.random.default_rng(99))
+    for cell, known in zip(cells[1:], (None, first), strict=True):
+        planned = expected_halfwidths(pool, [budget], known, max_grade=int(oracle.max()), repeats=3)[0][0]
+        r = planned / np.where(spread > 0, spread, np.nan)
+        assert cell == f"{np.nanmin(r):.2f}, {np.nanmedian(r):.2f}, {np.nanmax(r):.2f}"
+
+
+def test_anticipated_variance_is_its_model_by_monte_carlo() -> None:
+    """The floor's formula against its model: gains drawn independently (mean and variance as the stratum's
+    judged pairs give them) for every pair of a query, the Horvitz-Thompson DCG's design variance
+    ``N^2 (1 - n/N) S^2 / n`` with ``S^2`` the population variance of ``gain * discount`` averaged over the
+    draws, over the ideal DCG squared."""
+    w = covid_world(n_systems=6, n_topics=3)
+    pool = w.pool
+    grades, inclusion, strata = simulate(pool, "sample", 10 * pool.n_queries, w.oracle, rng=np.random.default_rng(4))
+    est = inferred_ndcg(pool, grades, np.nan_to_num(inclusion), strata)
+    m = est.model
+    assert m is not None
+    got = anticipated_variance(m, m.disc, est.strata, est.groups)
+    rng = np.random.default_rng(0)
+    want = np.zeros_like(got)
+    for h in range(m.size.size):
+        members = np.nonzero(est.strata == h)[0]
+        big_n, n = members.size, m.n[h]
+        if n < 1 or big_n < 2:
+            continue
+        draws = m.mean[h] + np.sqrt(m.var[h]) * rng.standard_normal((40000, big_n))
+        y = draws[None, :, :] * m.disc[:, members][:, None, :]  # (systems, draws, pairs)
+        s_sq = y.var(axis=2, ddof=1).mean(axis=1)
+        q = int(pool.query[members[0]])
+        want[:, q] += big_n ** 2 * (1 - n / big_n) * s_sq / n / m.ideal[q] ** 2
+    np.testing.assert_allclose(got, want, rtol=0.02, atol=1e-12)
+
+
+def test_the_floor_is_used_only_where_the_run_shows_nothing() -> None:
+    w = covid_world(n_systems=10, n_topics=6)
+    grades, inclusion, strata = simulate(w.pool, "sample", 6 * w.pool.n_queries, w.oracle,
+                                         rng=np.random.default_rng(2))
+    sub = replace(w.pool, run_pairs=w.pool.run_pairs)
+    est = inferred_ndcg(sub, grades, np.nan_to_num(inclusion), strata)
+    # unseen: no judged pair with a positive grade among the run's top 10 of that query
+    top = sub.run_pairs[:, :, :10]
+    seen = np.array([[np.any(np.nan_to_num(grades[top[s, q][top[s, q] >= 0]]) > 0) for q in range(sub.n_queries)]
+                     for s in range(sub.n_systems)])
+    has_ideal = np.array([np.any(np.nan_to_num(grades[sub.query == q]) > 0) for q in range(sub.n_queries)])
+    np.testing.assert_array_equal(est.unseen, ~seen & has_ideal[None, :])
+    assert est.unseen.any() and (est.variance[est.unseen] == 0).all()
+    from ndcg_labeling.budget.estimators import system_means
+
+    _, half = system_means(est)
+    np.testing.assert_allclose(half, [_halfwidth(est, s) for s in range(sub.n_systems)], rtol=1e-12)
+    _, plain_half = system_means(est, conservative=False)
+    assert (half >= plain_half - 1e-15).all() and (half > plain_half).any()
+
+
+if __name__ == "__main__":
+    pytest.main([__file__])
