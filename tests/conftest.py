@@ -15,10 +15,12 @@ The migration tests start from ``empty_db`` and really migrate up and down.
 from __future__ import annotations
 
 import atexit
+import importlib.util
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -356,3 +358,15 @@ def invoke(runner: CliRunner, db: Database | None, *args: str):
     if db is not None:
         argv += ["--db", db.url]
     return runner.invoke(app, argv, catch_exceptions=False)
+
+
+def load_script(path: Path, name: str | None = None):  # type: ignore[no-untyped-def]
+    """A script that is not a package module (benchmarks/, data/, a migration) loaded as a module, and
+    registered in ``sys.modules`` under ``name`` (the file's stem by default) so its dataclasses resolve."""
+    name = name or path.stem
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -3,23 +3,19 @@ consensus with a held-out kappa, the examination curve near the generator's, the
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from ndcg_labeling.demo.run import run_demo
+from tests.conftest import load_script
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 def generator():  # noqa: ANN201
-    spec = importlib.util.spec_from_file_location("make_behavior_log", DATA / "make_behavior_log.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(DATA / "make_behavior_log.py")
 
 
 @pytest.mark.slow

@@ -4,8 +4,6 @@ is full judgment, and the bar line reads the 25% rows."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from itertools import combinations
 from pathlib import Path
 
@@ -16,17 +14,13 @@ from scipy.stats import kendalltau, ttest_rel
 from ndcg_labeling.budget.estimators import plain_ndcg
 from ndcg_labeling.budget.simulate import simulate
 from tests.budget.dl_world import covid_world
+from tests.conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _bench():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("bench_budget", ROOT / "benchmarks" / "bench_budget.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["bench_budget"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(ROOT / "benchmarks" / "bench_budget.py")
 
 
 def test_figures_of_a_small_covid_field() -> None:

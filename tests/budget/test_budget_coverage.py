@@ -6,8 +6,6 @@ of its model."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,17 +21,13 @@ from ndcg_labeling.budget.estimators import (
 from ndcg_labeling.budget.plan import expected_halfwidths
 from ndcg_labeling.budget.simulate import simulate
 from tests.budget.dl_world import covid_world
+from tests.conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _bench():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("budget_coverage", ROOT / "benchmarks" / "budget_coverage.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["budget_coverage"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(ROOT / "benchmarks" / "budget_coverage.py")
 
 
 def _cells(row: str) -> list[str]:

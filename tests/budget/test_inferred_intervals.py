@@ -4,8 +4,6 @@ force from its definition (Wolter 2007, ch. 4), and over sampled designs the 95%
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +11,7 @@ import numpy as np
 from ndcg_labeling.budget.estimators import difference_halfwidth, inferred_ndcg
 from ndcg_labeling.budget.strategies import inclusion_probabilities, select_next, stratum_ids
 from tests.budget.dl_world import real_world
+from tests.conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -66,11 +65,7 @@ def test_intervals_cover_full_judgment_at_small_budgets() -> None:
     linearised variance alone (before issue 48) gave mean coverage 0.908 and 0.900, the realised 1.96 SD
     1.21x and 1.19x the mean half-width: both checks below fail for it; the jackknife gives 0.954 / 0.921 and
     1.11x / 1.10x."""
-    spec = importlib.util.spec_from_file_location("budget_coverage", ROOT / "benchmarks" / "budget_coverage.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["budget_coverage"] = mod
-    spec.loader.exec_module(mod)
+    mod = load_script(ROOT / "benchmarks" / "budget_coverage.py")
     w = real_world("dl19")
     for budget in (228, 570):
         c = mod.coverage(w.pool, w.oracle, budget, 40)

@@ -6,8 +6,6 @@ from __future__ import annotations
 import csv
 import gzip
 import hashlib
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,17 +13,13 @@ import pytest
 
 from ndcg_labeling.metrics import batch_ndcg
 from tests.budget.dl_world import COVID, covid_world, read_covid_slice
+from tests.conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _loader():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("trec_covid", ROOT / "benchmarks" / "trec_covid.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["trec_covid"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(ROOT / "benchmarks" / "trec_covid.py")
 
 
 def test_slice_matches_its_readme_checksums() -> None:

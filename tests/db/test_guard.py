@@ -4,7 +4,6 @@ inserts, other updates and other imports do not; without the trigger the rows ar
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from sqlalchemy.exc import OperationalError
 
 from ndcg_labeling.db import migrate, pairs, references
 from ndcg_labeling.db.session import session_scope
+from tests.conftest import load_script
 
 pytestmark = [pytest.mark.pg, pytest.mark.parametrize("db", ["postgresql"], indirect=True)]
 
@@ -20,11 +20,7 @@ MIGRATION = Path(__file__).resolve().parents[2] / "migrations" / "versions" / "0
 
 
 def _migration_key() -> int:
-    spec = importlib.util.spec_from_file_location("guard_migration", MIGRATION)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return int(module.GUARD_KEY)
+    return int(load_script(MIGRATION, "guard_migration").GUARD_KEY)
 
 
 def _fill(db, n: int = 50) -> None:

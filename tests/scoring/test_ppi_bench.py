@@ -6,21 +6,18 @@ judge's own mean, lambda 1, no rectifier) does not: the check below fails for it
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import load_script
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_ppi.py"
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_ppi", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(BENCH)
 
 
 @pytest.mark.parametrize("year,judge", [("dl19", "lenient"), ("dl19", "biased"), ("dl19", "inflated"),
