@@ -80,6 +80,29 @@ def one_click_command_per_app() -> Iterator[None]:
     typer.testing._get_command = build
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Make ``--dist loadgroup`` honour the ``xdist_group`` marks again (on each xdist worker).
+
+    pytest-xdist (3.8) names a marked test's group by appending ``@group`` to ``item._nodeid``; pytest 9.2
+    builds ``nodeid`` from ``item._id`` and ignores ``_nodeid``, so every group mark was a no-op and the
+    scheduler dealt a group's tests to both workers: the Spark JVM, the Monte-Carlo draws, the demo and the
+    wheel were each made twice per run. The same suffix is set here through ``_id`` where it is missing
+    (nothing changes where xdist's own renaming works). tests/test_xdist_groups.py checks it."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    try:
+        from _pytest.nodeid import NodeId
+    except ImportError:  # an older pytest: xdist's own renaming works there
+        return
+    for item in items:
+        names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                        for m in item.iter_markers("xdist_group")})
+        suffix = "@" + "_".join(names)
+        if names and not item.nodeid.endswith(suffix):
+            item._id = NodeId.parse(item.nodeid + suffix)  # type: ignore[attr-defined]
+
+
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.pg)]
 
 

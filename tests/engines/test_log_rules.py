@@ -30,6 +30,12 @@ class _OwnMessages(SparkEngine):
         return None
 
 
+# The tests on the session of spark_fixture run on the worker of the other Spark tests (make test: --dist
+# loadgroup), so one JVM starts in the run: without the group both workers started one (tens of seconds and
+# a gigabyte each). The fresh-process test below starts its own JVM on purpose and needs no group.
+SPARK = pytest.mark.xdist_group("spark")
+
+
 def _log(tmp_path: Path, rule: LogRule) -> tuple[Path, int]:
     """A log whose second data row breaks ``rule`` (a CSV file; JSON Lines for a rule on JSON values, the
     example then written as JSON), and that row's line."""
@@ -53,6 +59,7 @@ def test_every_rule_has_an_example_that_breaks_it_alone():
     assert len(LOG_RULES) == 16 and all(r.example for r in LOG_RULES)
 
 
+@SPARK
 @pytest.mark.parametrize("rule", LOG_RULES, ids=[f"{r.column}-{i}" for i, r in enumerate(LOG_RULES)])
 def test_each_rule_gives_one_message_on_both_engines(spark, tmp_path, rule):
     path, line = _log(tmp_path, rule)
@@ -65,6 +72,7 @@ def test_each_rule_gives_one_message_on_both_engines(spark, tmp_path, rule):
     assert on_spark.value.problem == duck.value.problem and on_spark.value.path == str(path)
 
 
+@SPARK
 def test_the_online_readers_arm_rule_on_both_engines(spark, tmp_path, monkeypatch):
     from ndcg_labeling.engines import online_spark
 

@@ -152,26 +152,37 @@ def test_lead_resolves_an_adjudication(browser, serve, sqlite_db, tmp_path):
     assert grader.goto(f"{server.base}/lead/adjudication").status == 403
 
 
-async def _grade_everything(base: str, link: str) -> int:
-    """One browser context: sign in from the link and grade with the keyboard until nothing is open."""
+async def _grade_everything(browser, base: str, link: str) -> int:
+    """One browser context (its own cookies: a person's browser): sign in from the link and grade with the
+    keyboard until nothing is open."""
+    context = await browser.new_context()
+    page = await context.new_page()
+    page.set_default_timeout(30_000)
+    await page.goto(link)
+    async with page.expect_navigation():
+        await page.click("#sign-in")
+    await page.goto(f"{base}/batches/b1/grade")
+    graded = 0
+    while await page.query_selector("#item"):
+        item = await page.get_attribute("#item", "data-item-id")
+        async with page.expect_navigation():
+            await page.keyboard.press(str(grade_for(item)))
+        graded += 1
+    await context.close()
+    return graded
+
+
+async def _grade_all_at_once(base: str, links: list[str]) -> list[int]:
+    """The links' people grade at the same time, each in a context of its own of one Chromium (one driver
+    and one browser process: contexts share no cookies or storage, as four browsers would not)."""
     from playwright.async_api import async_playwright
 
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = await (await browser.new_context()).new_page()
-        page.set_default_timeout(30_000)
-        await page.goto(link)
-        async with page.expect_navigation():
-            await page.click("#sign-in")
-        await page.goto(f"{base}/batches/b1/grade")
-        graded = 0
-        while await page.query_selector("#item"):
-            item = await page.get_attribute("#item", "data-item-id")
-            async with page.expect_navigation():
-                await page.keyboard.press(str(grade_for(item)))
-            graded += 1
-        await browser.close()
-        return graded
+        try:
+            return list(await asyncio.gather(*(_grade_everything(browser, base, link) for link in links)))
+        finally:
+            await browser.close()
 
 
 @pytest.mark.pg
@@ -180,22 +191,16 @@ def test_four_browsers_grade_one_batch_at_once_on_postgresql(serve, tmp_path):
 
     if not PG_URL:
         pytest.skip("NDCG_LABELING_TEST_PG_URL is not set")
-    from ndcg_labeling.db import migrate
-
-    db = Database("postgresql", tmp_path)
+    db = Database("postgresql", tmp_path, migrated=True)  # at head: the migrated template's copy
     try:
-        migrate.upgrade(db.engine)
         ws = build_workspace(db, tmp_path, queries=6, docs=6, depth=4, graders=("g1", "g2", "g3"), overlap=2)
         server = serve(db)
         # g1 grades in two browsers at once: they race on the very same items
         links = [f"{server.base}/login?token={ws.token(g)}" for g in ("g1", "g1", "g2", "g3")]
 
-        async def all_at_once() -> list[int]:
-            return await asyncio.gather(*(_grade_everything(server.base, link) for link in links))
-
         # in a thread of its own: a sync playwright of another test may hold this thread's event loop
         with ThreadPoolExecutor(1) as pool:
-            counts = pool.submit(asyncio.run, all_at_once()).result()
+            counts = pool.submit(asyncio.run, _grade_all_at_once(server.base, links)).result()
         expected = {(g, item, grade_for(item)) for g in ("g1", "g2", "g3") for item in ws.items(g)}
         got = ws.judgments()
         assert len(got) == len(expected) >= 40
