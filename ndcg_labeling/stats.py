@@ -539,10 +539,39 @@ def ppi_mean(judge_all: Array, human_audit: Array, judge_audit: Array, *, weight
     values, weights that are not positive, ``lam`` outside [0, 1], an unknown ``target`` or ``fpc`` without
     ``target="queries"``.
     """
+    yhat_all, y, yhat, w = _ppi_inputs(judge_all, human_audit, judge_audit, weights, confidence, target, fpc,
+                                       interval)
+    n, big_n = y.size, yhat_all.size
+    finite = target == "queries"
+    if lam is None:
+        lam = _regression_lam(y, yhat, w) if finite else _ppi_lam(y, yhat, yhat_all, w)
+        tuned = True
+    elif not 0.0 <= lam <= 1.0:
+        raise ValueError(f"ppi_mean: lam must be in [0, 1], got {lam}")
+    else:
+        tuned = False
+    theta = _ppi_point(y, yhat, yhat_all, w, lam)
+    z, z_human, se, human_se = _ppi_errors(y, yhat, yhat_all, w, lam, tuned=tuned, finite=finite, fpc=fpc,
+                                           interval=interval, confidence=confidence)
+    human = float((w * y).mean())
+    if se > 0:
+        effective = n * human_se**2 / se**2
+    else:
+        effective = float(n) if human_se == 0 else math.inf
+    return PpiEstimate(estimate=theta, ci_low=theta - z * se, ci_high=theta + z * se, std_error=se, lam=float(lam),
+                       n_audited=n, n_total=big_n, effective_n=effective,
+                       judge_bias=float((w * (yhat - y)).mean()), judge_mean=float(yhat_all.mean()),
+                       human=human, human_low=human - z_human * human_se, human_high=human + z_human * human_se,
+                       human_std_error=human_se)
+
+
+def _ppi_inputs(judge_all: Array, human_audit: Array, judge_audit: Array, weights: Array | None,
+                confidence: float, target: str, fpc: bool, interval: str) -> tuple[Array, Array, Array, Array]:
+    """:func:`ppi_mean`'s inputs checked (its ValueErrors), the weights scaled to sum to n."""
     yhat_all = _ppi_check("judge_all", judge_all)
     y = _ppi_check("human_audit", human_audit)
     yhat = _ppi_check("judge_audit", judge_audit)
-    n, big_n = y.size, yhat_all.size
+    n = y.size
     if yhat.size != n:
         raise ValueError(f"ppi_mean: human_audit and judge_audit must have the same length, got {n} and {yhat.size}")
     if n < 2:
@@ -560,18 +589,18 @@ def ppi_mean(judge_all: Array, human_audit: Array, judge_audit: Array, *, weight
         raise ValueError(f"ppi_mean: target must be 'population' or 'queries', got {target!r}")
     if fpc and target != "queries":
         raise ValueError("ppi_mean: fpc applies to target='queries' (a finite population) only")
-    finite = target == "queries"
-    if lam is None:
-        lam = _regression_lam(y, yhat, w) if finite else _ppi_lam(y, yhat, yhat_all, w)
-        tuned = True
-    elif not 0.0 <= lam <= 1.0:
-        raise ValueError(f"ppi_mean: lam must be in [0, 1], got {lam}")
-    else:
-        tuned = False
     if interval not in ("normal", "t"):
         raise ValueError(f"ppi_mean: interval must be 'normal' or 't', got {interval!r}")
+    return yhat_all, y, yhat, w
+
+
+def _ppi_errors(y: Array, yhat: Array, yhat_all: Array, w: Array, lam: float, *,
+                tuned: bool, finite: bool, fpc: bool, interval: str,
+                confidence: float) -> tuple[float, float, float, float]:
+    """:func:`ppi_mean`'s quantiles and standard errors: (z, z_human, se, human_se)."""
     from scipy.special import ndtri, stdtrit
 
+    n, big_n = y.size, yhat_all.size
     tail = 1.0 - (1.0 - confidence) / 2.0
     ddof = 1 if interval == "t" else 0
     if interval == "t":  # weighted: Kish's effective size (sum w)^2 / sum w^2 in place of n
@@ -580,7 +609,6 @@ def ppi_mean(judge_all: Array, human_audit: Array, judge_audit: Array, *, weight
         z_human = float(stdtrit(max(n_eff - 1, 1.0), tail))
     else:
         z = z_human = float(ndtri(tail))
-    theta = _ppi_point(y, yhat, yhat_all, w, lam)
     if finite:  # the judge term is a constant; residual ddof: one more when lambda is fitted (regression)
         shrink = math.sqrt(max(1.0 - n / big_n, 0.0)) if fpc else 1.0
         r_ddof = ddof + (1 if tuned and lam > 0 and n > 2 else 0)
@@ -590,16 +618,7 @@ def ppi_mean(judge_all: Array, human_audit: Array, judge_audit: Array, *, weight
         se = math.sqrt(float((lam * yhat_all).std(ddof=ddof)) ** 2 / big_n
                        + float((w * (y - lam * yhat)).std(ddof=ddof)) ** 2 / n)
         human_se = float((w * y).std(ddof=ddof)) / math.sqrt(n)
-    human = float((w * y).mean())
-    if se > 0:
-        effective = n * human_se**2 / se**2
-    else:
-        effective = float(n) if human_se == 0 else math.inf
-    return PpiEstimate(estimate=theta, ci_low=theta - z * se, ci_high=theta + z * se, std_error=se, lam=float(lam),
-                       n_audited=n, n_total=big_n, effective_n=effective,
-                       judge_bias=float((w * (yhat - y)).mean()), judge_mean=float(yhat_all.mean()),
-                       human=human, human_low=human - z_human * human_se, human_high=human + z_human * human_se,
-                       human_std_error=human_se)
+    return z, z_human, se, human_se
 
 
 def audit_allocation(sizes: Array, spreads: Array, budget: int, *, minimum: int = 2) -> NDArray[np.int64]:
