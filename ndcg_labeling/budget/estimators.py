@@ -16,7 +16,8 @@ estimators of a sampled pool, with the sampling variance.
   documents outside the pool are not relevant, the sum is divided by the number of judged relevant.
 
 The DCG sums are the metrics kernels' (:func:`ndcg_labeling.metrics.batch_dcg`, linear gain over the
-pre-weighted gains), so there is one discount in the package.
+pre-weighted gains; the ideal's, already in rank order, over :func:`ndcg_labeling.metrics.dcg.log2_ranks`),
+so there is one discount in the package.
 """
 
 from __future__ import annotations
@@ -132,8 +133,8 @@ def _ideal_from_counts(counts: FloatArray, values: FloatArray, k: int, gain: str
     pos = np.arange(k, dtype=np.float64)
     overlap = np.clip(np.minimum(ends[:, :, None], pos + 1) - np.maximum(starts[:, :, None], pos), 0.0, 1.0)
     per_position = (overlap * _gain(values, gain)[None, :, None]).sum(axis=1)
-    scores = np.broadcast_to(-pos, per_position.shape)
-    return np.asarray(batch_dcg(scores, per_position, k=k, gain="linear"), dtype=np.float64)
+    # already in rank order: the linear DCG is the discounted sum (batch_dcg's sort cost a third of a design)
+    return np.asarray((per_position / _dcg.log2_ranks(k)).sum(axis=1), dtype=np.float64)
 
 
 def inferred_ndcg(
