@@ -43,7 +43,7 @@ demo: $(CORE_STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check ndcg_labeling tests benchmarks migrations
 	$(BIN)/mypy ndcg_labeling
-	$(BIN)/python -m pytest -n 2 --dist loadgroup -q tests
+	$(BIN)/python -m pytest -n 2 --dist loadgroup -q --durations=25 tests
 
 docs: $(STAMP)
 	$(BIN)/python -m ndcg_labeling.cli.docgen > docs/cli.md
