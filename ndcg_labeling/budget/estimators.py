@@ -205,13 +205,13 @@ def inferred_ndcg(
     ndcg = np.where(ok[None, :], dcg / np.where(ok, ideal, 1.0)[None, :], 0.0)
     linear = _linearised(pool, g, judged, counts, values, ideal, ndcg, u_dcg, k, gain)
     if correction == "none":
-        variance = _per_query(design_variance(linear, st, judged, pool.query), st, pool, n_q)
+        variance = _per_query(design_variance(linear, st, judged, pool.query), st, pool.query, n_q)
         return Inferred(ndcg=ndcg, variance=variance, linear=linear, strata=st, judged=judged, groups=pool.query)
     bias, replicates = _jackknife(pool, g, weight, st, values, k, gain)
     # strata with one judged pair have no replicate: their share of the variance is the linearised one, from
     # the sample variance of their query's judged pairs (collapsed strata); the others' is the jackknife's
     by_stratum = _single_only(design_variance(linear, st, judged, pool.query), st, judged)
-    variance = _per_query(by_stratum, st, pool, n_q) + _sum_by_query(replicates ** 2, pool)
+    variance = _per_query(by_stratum, st, pool.query, n_q) + _sum_by_query(replicates ** 2, pool)
     model = _model(pool, gains, judged, st, ideal, k)
     floor = anticipated_variance(model, model.disc, st, pool.query)
     return Inferred(ndcg=ndcg - bias, variance=variance, linear=linear, strata=st, judged=judged,
@@ -226,8 +226,7 @@ def _model(pool: Pool, gains: FloatArray, judged: npt.NDArray[np.bool_], st: Int
     n = np.bincount(st, weights=judged.astype(np.float64), minlength=n_h).astype(np.float64)
     w = judged.astype(np.float64)
     s1 = np.bincount(st, weights=gains * w, minlength=n_h)
-    query_of = np.zeros(n_h, dtype=np.int64)
-    query_of[st] = pool.query
+    query_of = _query_of(st, pool.query, n_h)
     nq = np.bincount(pool.query, weights=w, minlength=pool.n_queries)
     q1 = np.bincount(pool.query, weights=gains * w, minlength=pool.n_queries)
     mean = np.where(n > 0, s1 / np.maximum(n, 1.0), (q1 / np.maximum(nq, 1.0))[query_of])
@@ -251,15 +250,13 @@ def anticipated_variance(model: _Model, disc: FloatArray, strata: IntArray, grou
     DCG is 0 (:func:`system_means`)."""
     m = model
     n_h = m.size.size
-    d1 = np.stack([np.bincount(strata, weights=r, minlength=n_h) for r in disc]) / np.maximum(m.size, 1.0)
-    d2 = np.stack([np.bincount(strata, weights=r ** 2, minlength=n_h) for r in disc]) / np.maximum(m.size, 1.0)
     big_n = np.maximum(m.size, 1.0)
+    d1 = np.stack([np.bincount(strata, weights=r, minlength=n_h) for r in disc]) / big_n
+    d2 = np.stack([np.bincount(strata, weights=r ** 2, minlength=n_h) for r in disc]) / big_n
     s_sq = (d2 * (m.var * (1.0 - 1.0 / big_n) + m.mean ** 2) - (d1 * m.mean) ** 2) * big_n / np.maximum(big_n - 1.0, 1.0)
-    by_stratum = np.where(m.n >= 1, m.size ** 2 * (1.0 - m.n / np.maximum(m.size, 1.0)) * np.maximum(s_sq, 0.0)
+    by_stratum = np.where(m.n >= 1, m.size ** 2 * (1.0 - m.n / big_n) * np.maximum(s_sq, 0.0)
                           / np.maximum(m.n, 1.0), 0.0)
-    query_of = np.zeros(n_h, dtype=np.int64)
-    query_of[strata] = groups
-    per_query = np.stack([np.bincount(query_of, weights=r, minlength=m.ideal.size) for r in by_stratum])
+    per_query = _per_query(by_stratum, strata, groups, m.ideal.size)
     ok = m.ideal > 0
     return np.where(ok[None, :], per_query / np.where(ok, m.ideal, 1.0)[None, :] ** 2, 0.0)
 
@@ -413,9 +410,16 @@ def _sample_variance(v: FloatArray, w: FloatArray, labels: IntArray, n_labels: i
     return np.maximum(var, 0.0)
 
 
-def _per_query(by_stratum: FloatArray, strata: IntArray, pool: Pool, n_q: int) -> FloatArray:
-    query_of = np.zeros(by_stratum.shape[1], dtype=np.int64)
-    query_of[strata] = pool.query
+def _query_of(strata: IntArray, groups: IntArray, n_h: int) -> IntArray:
+    """(strata,) the query of each stratum (strata lie within a query)."""
+    query_of = np.zeros(n_h, dtype=np.int64)
+    query_of[strata] = groups
+    return query_of
+
+
+def _per_query(by_stratum: FloatArray, strata: IntArray, groups: IntArray, n_q: int) -> FloatArray:
+    """(rows, queries) the sums over each query's strata of ``by_stratum`` (rows, strata)."""
+    query_of = _query_of(strata, groups, by_stratum.shape[1])
     out = np.zeros((by_stratum.shape[0], n_q))
     for r in range(by_stratum.shape[0]):
         out[r] = np.bincount(query_of, weights=by_stratum[r], minlength=n_q)
@@ -455,9 +459,7 @@ def difference_halfwidth(est: Inferred, a: int, b: int, z: float = 1.96, *, cons
         var = float(by_stratum.sum())
         return float(z * np.sqrt(var) / n_q)
     single = _single_only(by_stratum, est.strata, est.judged)
-    query_of = np.zeros(by_stratum.shape[1], dtype=np.int64)
-    query_of[est.strata] = est.groups
-    per_query = (np.bincount(query_of, weights=single[0], minlength=n_q)
+    per_query = (_per_query(single, est.strata, est.groups, n_q)[0]
                  + np.bincount(est.groups, weights=(est.replicates[a] - est.replicates[b]) ** 2, minlength=n_q))
     if not conservative or est.model is None or est.bias is None or est.unseen is None:
         return float(z * np.sqrt(per_query.sum()) / n_q)
