@@ -151,23 +151,50 @@ def information_bound(year: str, judge: str, seed: int = 0) -> dict[str, np.ndar
       clipped to [0, 1] (the limit of PPI++ / the regression estimator with one lambda);
     * ``by_type``: a slope and an intercept per query type (the fooled / inflated half and the rest) and the
       audit split between the types by Neyman allocation: ``sum_h W_h sd_h(residual) / sd(human)`` (the limit
-      of stratified PPI with the oracle lambda per type; in-sample slopes, so optimistic).
+      of stratified PPI with the oracle lambda per type; in-sample slopes, so optimistic);
+    * ``calibrated``: ``one_lam`` with the judge's grades first mapped to the people's mean gain at each judge
+      grade over the whole pool (an oracle recalibration of the judge, a non-linear use of its grades).
     """
     runs, human, vals, graded = scored(year, judge, seed)
     typed = np.isin(np.arange(human.shape[1]), graded["fooled"][0].astype(int))
     one, by_type = [], []
     for y, x in zip(human, vals, strict=True):
         sy = y.std(ddof=1)
-        vx = x.var(ddof=1)
-        lam = float(np.clip(np.cov(y, x)[0, 1] / vx, 0, 1)) if vx > 0 else 0.0
-        one.append((y - lam * x).std(ddof=1) / sy)
+        one.append(_one_lambda_ratio(y, x))
         total = 0.0
         for part in (typed, ~typed):
             yh, xh = y[part], x[part]
             slope = np.cov(yh, xh)[0, 1] / xh.var(ddof=1) if xh.var() > 0 else 0.0
             total += part.mean() * (yh - slope * xh).std(ddof=1)
         by_type.append(total / sy)
-    return {"one_lam": np.array(one), "by_type": np.array(by_type), "n_systems": np.array(runs.shape[0])}
+    calibrated = targets(per_query_ndcg(runs, recalibrated(real_world(year).grades_by_code, graded[judge]), []))[1]
+    return {"one_lam": np.array(one), "by_type": np.array(by_type), "n_systems": np.array(runs.shape[0]),
+            "calibrated": np.array([_one_lambda_ratio(y, x) for y, x in zip(human, calibrated, strict=True)])}
+
+
+def _one_lambda_ratio(y: np.ndarray, x: np.ndarray) -> float:
+    """``sd(y - lam* x) / sd(y)`` with ``lam*`` the least-squares slope of ``y`` on ``x`` clipped to [0, 1]."""
+    vx = x.var(ddof=1)
+    lam = float(np.clip(np.cov(y, x)[0, 1] / vx, 0, 1)) if vx > 0 else 0.0
+    return float((y - lam * x).std(ddof=1) / y.std(ddof=1))
+
+
+def recalibrated(people: list[np.ndarray], judge: list[np.ndarray]) -> list[np.ndarray]:
+    """The judge's grades replaced by the grade whose exponential gain is the people's mean gain over every
+    pooled passage the judge gave that grade (an oracle calibration: it reads all the qrels)."""
+    h, j = np.concatenate(people), np.concatenate(judge).astype(int)
+    mean_gain = np.array([(2.0 ** h[j == v] - 1).mean() if (j == v).any() else 0.0 for v in range(4)])
+    return [np.log2(mean_gain[g.astype(int)] + 1) for g in judge]
+
+
+def agreement(year: str, judge: str, seed: int = 0) -> tuple[float, float]:
+    """Cohen's kappa of the judge with the qrels over every pooled passage of the year (scikit-learn's), graded
+    (0-3) and binarised at grade 2: how good the simulated judge is next to published LLM judges."""
+    from sklearn.metrics import cohen_kappa_score
+
+    people = np.concatenate(real_world(year).grades_by_code).astype(int)
+    graded = np.concatenate(scored(year, judge, seed)[3][judge]).astype(int)
+    return float(cohen_kappa_score(people, graded)), float(cohen_kappa_score(people >= 2, graded >= 2))
 
 
 def simulate(year: str, judge: str, *, resamples: int, audit: int, seed: int = 0, lam: float | None = None,
@@ -245,9 +272,12 @@ def main() -> None:
         for judge in ("lenient", "biased", "inflated"):
             b = information_bound(year, judge, args.seed)
             n_b = int(b["n_systems"])
-            bounds.append(f"{year:5} {judge:8} one lambda: systems {b['one_lam'][:n_b].mean():.3f}, pairs "
+            kappa, kappa_bin = agreement(year, judge, args.seed)
+            bounds.append(f"{year:5} {judge:8} kappa with the qrels {kappa:.2f} graded, {kappa_bin:.2f} binary (>= 2); "
+                          f"one lambda: systems {b['one_lam'][:n_b].mean():.3f}, pairs "
                           f"{b['one_lam'][n_b:].mean():.3f}; per query type: systems {b['by_type'][:n_b].mean():.3f}, "
-                          f"pairs {b['by_type'][n_b:].mean():.3f}")
+                          f"pairs {b['by_type'][n_b:].mean():.3f}; recalibrated judge, one lambda: systems "
+                          f"{b['calibrated'][:n_b].mean():.3f}, pairs {b['calibrated'][n_b:].mean():.3f}")
             for label, lam, rectify, interval, design, target, fpc in rows:
                 start = time.perf_counter()
                 r = simulate(year, judge, resamples=args.resamples, audit=args.audit, seed=args.seed, lam=lam,
@@ -259,7 +289,8 @@ def main() -> None:
                       f"{cp.min():>11.3f} / {cp.mean():.3f} {wp.mean():>6.3f} {r['lam'].mean():>8.2f}"
                       f"   ({int(r['n_queries'])} queries, {time.perf_counter() - start:.1f} s)")
     print("\nInformation bound (oracle use of the judge's per-query values, no estimation cost; mean width ratio "
-          "over targets against the human-only interval of a random audit):")
+          "over targets against the human-only interval of a random audit). Published LLM judges on TREC 2024 "
+          "(LLMJudge, RAG): kappa about 0.3 graded, 0.4-0.5 binary:")
     for line in bounds:
         print(line)
 
