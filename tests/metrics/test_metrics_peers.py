@@ -82,6 +82,7 @@ def test_average_ties_match_sklearn_with_heavy_ties():
     assert np.abs(ordered - averaged).max() > 0.01
 
 
+@pytest.mark.xdist_group("ranx")  # ranx compiles its numba code once per process: with the quality pipeline's ranx test
 def test_ndcg_matches_ranx(ragged):
     numba_available()  # loads numba with the coverage<7 work-around before ranx imports it
     ranx = pytest.importorskip("ranx")

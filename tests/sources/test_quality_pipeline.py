@@ -16,6 +16,9 @@ from ndcg_labeling.db import models as m
 from ndcg_labeling.db.session import session_scope
 from ndcg_labeling.demo.quality import QUALITY_DIR, run_quality_demo
 
+# with the ranx peer of tests/metrics/test_metrics_peers.py: ranx compiles its numba code once per process
+pytestmark = pytest.mark.xdist_group("ranx")
+
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
