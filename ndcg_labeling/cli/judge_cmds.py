@@ -12,7 +12,7 @@ import typer
 from ndcg_labeling import settings as env
 from ndcg_labeling.choices import OutputFormat
 from ndcg_labeling.cli import common
-from ndcg_labeling.cli.common import DbOption, FormatOption, open_engine, open_session
+from ndcg_labeling.cli.common import DbOption, FormatOption, open_engine, open_session, write_output
 from ndcg_labeling.reports.rows import inert, render_rows
 
 judge_app = typer.Typer(help="LLM judges: grade a batch with an OpenAI-compatible model; the judge gate's checks.",
@@ -111,7 +111,7 @@ def _render(summary: Any, fmt: OutputFormat) -> None:
         return
     text = render_rows(summary.as_rows(), fmt, columns=list(SUMMARY_COLUMNS), title="judge run")
     if text is not None:
-        typer.echo(text, nl=False)
+        write_output(text, None)
     else:
         typer.echo(str(summary))
 
@@ -184,7 +184,7 @@ def _render_check(check: Any, fmt: OutputFormat, columns: tuple[str, ...], title
         return
     text = render_rows(check.rows, fmt, columns=list(columns), title=title)
     if text is not None:
-        typer.echo(text, nl=False)
+        write_output(text, None)
         return
     line = check_line({"kind": check.kind, "created_at": "", "model": check.model,
                        "template_sha256": check.template_sha256, "n": sum(r.get("n", 0) for r in check.rows),
@@ -240,7 +240,7 @@ def lineage_list(
         rows = list_lineage(session=session, judge=judge)
     text = render_rows(rows, fmt, columns=list(LINEAGE_COLUMNS), title="judge lineage")
     if text is not None:
-        typer.echo(text, nl=False)
+        write_output(text, None)
 
 
 def register(app: typer.Typer) -> None:

@@ -8,7 +8,14 @@ from typing import Annotated
 import typer
 
 from ndcg_labeling.choices import OutputFormat
-from ndcg_labeling.cli.common import DbOption, FormatOption, SummaryFormatOption, open_session, print_summary
+from ndcg_labeling.cli.common import (
+    DbOption,
+    FormatOption,
+    SummaryFormatOption,
+    open_session,
+    print_summary,
+    write_output,
+)
 from ndcg_labeling.reports.rows import render_rows
 
 keys_app = typer.Typer(help="Ingest keys for posting events to a running server.", no_args_is_help=True)
@@ -49,7 +56,7 @@ def list_(fmt: FormatOption = OutputFormat.table, db: DbOption = None) -> None:
         rows = list_keys(session=session)
     text = render_rows(rows, fmt, title="ingest keys", columns=("name", "role", "created_at", "revoked"))
     if text is not None:
-        typer.echo(text)
+        write_output(text, None)
 
 
 def register(app: typer.Typer) -> None:

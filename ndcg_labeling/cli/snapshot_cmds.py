@@ -7,7 +7,14 @@ from typing import Annotated
 import typer
 
 from ndcg_labeling.choices import OutputFormat, SearchKind
-from ndcg_labeling.cli.common import DbOption, FormatOption, SummaryFormatOption, open_session, print_summary
+from ndcg_labeling.cli.common import (
+    DbOption,
+    FormatOption,
+    SummaryFormatOption,
+    open_session,
+    print_summary,
+    write_output,
+)
 from ndcg_labeling.reports.rows import render_rows
 
 snapshot_app = typer.Typer(help="Rankings straight from search engines: configurations, snapshots, diffs.",
@@ -20,7 +27,7 @@ NameArg = Annotated[str, typer.Argument(help="The configuration's name.", show_d
 
 def _echo(text: str | None) -> None:
     if text is not None:
-        typer.echo(text)
+        write_output(text, None)
 
 
 @config_app.command("add")

@@ -42,8 +42,12 @@ def test_a_judge_sharing_a_model_with_a_system_is_refused_for_its_comparisons(ru
     assert before.exit_code == 0, before.output
     added = cli(runner, db, "judge", "lineage", "add", "gpt", "--system", "bm25", "--note", "same base model")
     assert added.exit_code == 0 and "bm25" in added.stdout
-    listed = json.loads(cli(runner, db, "judge", "lineage", "list", "--format", "json").stdout)
+    shown = cli(runner, db, "judge", "lineage", "list", "--format", "json").stdout
+    assert shown.endswith("]\n")  # one line end, as every command's JSON (a shell's next prompt starts a line)
+    listed = json.loads(shown)
     assert [(r["judge"], r["system"], r["note"]) for r in listed] == [("gpt", "bm25", "same base model")]
+    as_csv = cli(runner, db, "judge", "lineage", "list", "--format", "csv").stdout
+    assert as_csv.startswith("judge,system,note,") and as_csv.count("\n") == 2 and not as_csv.endswith("\n\n")
     again = cli(runner, db, "judge", "lineage", "add", "gpt", "--system", "bm25")
     assert again.exit_code == 1 and "already declared" in again.stderr
     unknown = cli(runner, db, "judge", "lineage", "add", "gpt", "--system", "nope")

@@ -177,6 +177,8 @@ def test_config_add_refuses_bad_input_naming_it(qdb, runner, tmp_path, template_
     assert add_config(runner, qdb, "x", "vespa", "http://h", es).exit_code == 0
     again = add_config(runner, qdb, "x", "vespa", "http://h", es)
     assert again.exit_code == 1 and "exists" in again.stderr
+    shown = invoke(runner, qdb, "snapshot", "config", "list", "--format", "csv").stdout
+    assert shown.count("\n") == 2 and shown.endswith("\n") and not shown.endswith("\n\n")  # header, one row
     listed = json.loads(invoke(runner, qdb, "snapshot", "config", "list", "--format", "json").stdout)
     assert [(c["name"], c["endpoint"], c["id_path"], c["score_path"]) for c in listed] == [
         ("x", "http://h/search/", "root.children[].fields.id", "root.children[].relevance")]
