@@ -64,11 +64,14 @@ def adjudication_page(batch: str | None, *, session: Session, page: int = 1) -> 
     return QueuePage(shown, len(rows), len(open_rows), page, pages, per_page, first)
 
 
-def adjudication_queue(batch: str | None, *, session: Session) -> list[dict[str, Any]]:
+def adjudication_queue(batch: str | None, *, session: Session, offset: int = 0,
+                       limit: int | None = None) -> list[dict[str, Any]]:
     """The items flagged for adjudication (``adjudicate list``; with ``batch``, the flagged items of its
     pairs, whichever consensus run flagged them), each with the query's text, the document's title,
-    the note of the decision in force and its ``version`` (the adjudication's id, 0 for none)."""
-    return _with_texts(flagged_items(session=session, batch=batch), session=session)
+    the note of the decision in force and its ``version`` (the adjudication's id, 0 for none).
+    ``offset`` / ``limit``: only that slice of the queue, in its order (the texts are read for it alone)."""
+    rows = flagged_items(session=session, batch=batch)
+    return _with_texts(rows[offset:None if limit is None else offset + limit], session=session)
 
 
 def _with_texts(rows: list[dict[str, Any]], *, session: Session) -> list[dict[str, Any]]:

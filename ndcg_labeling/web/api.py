@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr
 
@@ -99,5 +99,7 @@ def lead_adjudicate(body: AdjudicationIn, user: ApiLead, writer: WriterDep) -> d
 
 
 @router.get("/lead/adjudication")
-def lead_adjudication(user: ApiLead, session: SessionDep, batch: str | None = None) -> list[dict[str, Any]]:
-    return adjudication_queue(batch, session=session)
+def lead_adjudication(user: ApiLead, session: SessionDep, batch: str | None = None,
+                      offset: int = Query(0, ge=0), limit: int | None = Query(None, ge=1)) -> list[dict[str, Any]]:
+    """The queue in its order; ``offset`` / ``limit`` take a slice of it (default: the whole queue)."""
+    return adjudication_queue(batch, session=session, offset=offset, limit=limit)

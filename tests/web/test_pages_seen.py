@@ -193,6 +193,12 @@ def test_the_api_answers_409_naming_the_other_lead(sqlite_db, tmp_path):
         lee = {"Authorization": f"Bearer {ws.token('lee')}"}
         maxh = {"Authorization": f"Bearer {ws.token('max')}"}
         queue = client.get("/api/lead/adjudication", headers=lee).json()
+        assert len(queue) >= 3
+        for offset, limit in ((0, 1), (1, 2), (len(queue), 5)):  # a slice of the same queue, in its order
+            part = client.get("/api/lead/adjudication", params={"offset": offset, "limit": limit}, headers=lee)
+            assert part.json() == queue[offset:offset + limit]
+        refused = client.get("/api/lead/adjudication", params={"limit": 0}, headers=lee)
+        assert refused.status_code == 422 and "limit" in refused.text
         version = next(r["version"] for r in queue if (r["query_id"], r["doc_id"]) == (q, d))
         assert version == 0
         body = {"query_id": q, "doc_id": d, "version": version}
