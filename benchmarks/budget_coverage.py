@@ -70,6 +70,8 @@ def coverage(pool, oracle, budget, designs, shown=None, seed=0):  # type: ignore
     others = np.arange(shown.size) != best
     return {
         "spread": 1.96 * est.std(axis=0, ddof=1),
+        # the differences from the first shown system, as plan --budget gives them (from system 0)
+        "spread_diff0": 1.96 * (est - est[:, :1]).std(axis=0, ddof=1),
         "cover": np.mean(np.abs(est - full) <= half, axis=0),
         "cover_diff": np.mean(np.abs(diff - dfull) <= dhalf, axis=0)[others],
         "bias": est.mean(axis=0) - full,
@@ -90,7 +92,7 @@ def spread_systems(pool, oracle, n):  # type: ignore[no-untyped-def]
 
 
 def coverage_table(pool, oracle, budgets, designs, shown=None, spreads=None):  # type: ignore[no-untyped-def]
-    """The coverage table; ``spreads``, a dict, gets each budget's realised 1.96 SD per shown system (for
+    """The coverage table; ``spreads``, a dict, gets each budget's realised 1.96 SD per shown system and of each one's difference from the first (for
     :func:`plan_table`, which then draws no designs of its own)."""
     lines = [f"\n95% intervals of infNDCG@10 (`sample`), {designs} designs a budget, "
              f"{'all' if shown is None else len(shown)} systems shown:",
@@ -102,7 +104,7 @@ def coverage_table(pool, oracle, budgets, designs, shown=None, spreads=None):  #
         t0 = time.perf_counter()
         c = coverage(pool, oracle, budget, designs, shown)
         if spreads is not None:
-            spreads[spec] = c["spread"]
+            spreads[spec] = (c["spread"], c["spread_diff0"])
         lines.append(
             f"| {spec} ({budget}) | {float(c['judged_per_query']):.1f} | {c['cover'].mean():.3f}, "
             f"{c['cover'].min():.3f} | {c['cover_diff'].mean():.3f}, {c['cover_diff'].min():.3f} | "
@@ -112,23 +114,31 @@ def coverage_table(pool, oracle, budgets, designs, shown=None, spreads=None):  #
     return "\n".join(lines)
 
 
-def plan_table(pool, oracle, budgets, designs, repeats=10, spreads=None):  # type: ignore[no-untyped-def]
+def plan_table(pool, oracle, budgets, designs, repeats=20, plan_designs=20, spreads=None):  # type: ignore[no-untyped-def]
     """``plan --budget`` against the realised 1.96 SD per system over ``designs`` designs (taken from
-    ``spreads`` where :func:`coverage_table` left them, all systems shown): planned without grades, and with
-    the grades of a first round (a ``sample`` of half the budget, graded from the oracle)."""
-    lines = [f"\n`plan --budget` half-widths / realised 1.96 SD per system ({designs} designs; plan {repeats} "
-             "repeats): min, median, max over the systems",
-             "| budget | no grades | first round's grades (half the budget) |", "|---|---|---|"]
+    ``spreads`` where :func:`coverage_table` left them, all systems shown), for the systems and for their
+    differences from system 0: planned without grades, with the grades of a first round (a ``sample`` of
+    half the budget, graded from the oracle), and with every grade known (the plan's Monte-Carlo alone,
+    ``repeats`` x ``plan_designs`` designs)."""
+    lines = [f"\n`plan --budget` half-widths / realised 1.96 SD ({designs} designs; plan {repeats} worlds x "
+             f"{plan_designs} designs): min, median, max over the systems",
+             "| budget | grades in hand | systems | differences from system 0 |", "|---|---|---|---|"]
     for spec in budgets:
         budget = _budget(spec, pool)
-        spread = spreads[spec] if spreads and spec in spreads else coverage(pool, oracle, budget, designs)["spread"]
-        grades, _, _ = simulate(pool, "sample", budget // 2, oracle, rng=np.random.default_rng(99))
-        cells = []
-        for known in (None, grades):
-            planned = expected_halfwidths(pool, [budget], known, max_grade=int(oracle.max()), repeats=repeats)[0][0]
-            r = planned / np.where(spread > 0, spread, np.nan)
-            cells.append(f"{np.nanmin(r):.2f}, {np.nanmedian(r):.2f}, {np.nanmax(r):.2f}")
-        lines.append(f"| {spec} ({budget}) | {cells[0]} | {cells[1]} |")
+        if spreads and spec in spreads:
+            spread, spread_diff = spreads[spec]
+        else:
+            c = coverage(pool, oracle, budget, designs)
+            spread, spread_diff = c["spread"], c["spread_diff0"]
+        first, _, _ = simulate(pool, "sample", budget // 2, oracle, rng=np.random.default_rng(99))
+        for name, known in (("none", None), ("first round (half)", first), ("all", oracle)):
+            planned, planned_diff = expected_halfwidths(pool, [budget], known, max_grade=int(oracle.max()),
+                                                        repeats=repeats, designs=plan_designs)
+            cells = []
+            for p, r in ((planned[0], spread), (planned_diff[0, 1:], spread_diff[1:])):
+                ratio = p / np.where(r > 0, r, np.nan)
+                cells.append(f"{np.nanmin(ratio):.2f}, {np.nanmedian(ratio):.2f}, {np.nanmax(ratio):.2f}")
+            lines.append(f"| {spec} ({budget}) | {name} | {cells[0]} | {cells[1]} |")
     return "\n".join(lines)
 
 
@@ -140,6 +150,8 @@ def main() -> None:
     ap.add_argument("--budgets", default="8/q,0.1,0.25,0.5")
     ap.add_argument("--designs", type=int, default=200)
     ap.add_argument("--plan", action="store_true", help="also check plan --budget against the realised spread")
+    ap.add_argument("--plan-repeats", type=int, default=20, help="the plan's completed worlds")
+    ap.add_argument("--plan-designs", type=int, default=20, help="the plan's designs in each world")
     ap.add_argument("--systems-shown", type=int, help="estimate N systems spread over the ordering (default all)")
     args = ap.parse_args()
     if args.world == "covid":
@@ -154,8 +166,8 @@ def main() -> None:
     print(coverage_table(w.pool, w.oracle, args.budgets.split(","), args.designs, shown, spreads), flush=True)
     if args.plan:
         # the plan is per system of the whole field: the coverage table's spreads serve when it showed all
-        print(plan_table(w.pool, w.oracle, args.budgets.split(","), args.designs,
-                         spreads=spreads if shown.size == w.pool.n_systems else None))
+        print(plan_table(w.pool, w.oracle, args.budgets.split(","), args.designs, args.plan_repeats,
+                         args.plan_designs, spreads=spreads if shown.size == w.pool.n_systems else None))
 
 
 if __name__ == "__main__":
