@@ -10,10 +10,13 @@ of designs whose interval holds the full-judgment value (the depth-20 pool judge
 should be near 95%. Also printed: the mean bias of the estimates and the ratio of the realised 1.96 * SD over
 the designs to the mean reported half-width (1 when the intervals are as wide as the spread they describe),
 and the share of estimates above 1. A budget is a fraction of the pool (``0.25``) or judged pairs per query
-(``8/q``).
+(``8/q``). With ``--plan``, ``plan --budget``'s half-widths over the realised 1.96 SD of each system and of its
+difference from system 0, planned with no grades, a first round's and every grade (``--plan-only``: that
+table alone, its spreads from the point estimates, for a large field).
 
     .venv/bin/python benchmarks/budget_coverage.py --world dl19 --designs 200 --budgets 4/q,8/q,12/q,0.1,0.25,0.5 --plan
     .venv/bin/python benchmarks/budget_coverage.py --world covid --systems-shown 20 --designs 100 --budgets 4/q,8/q,12/q
+    .venv/bin/python benchmarks/budget_coverage.py --world covid --designs 60 --budgets 0.1,8/q --plan-only --plan-repeats 5 --plan-designs 10
 """
 
 from __future__ import annotations
@@ -103,8 +106,9 @@ def spread_systems(pool, oracle, n):  # type: ignore[no-untyped-def]
 
 
 def coverage_table(pool, oracle, budgets, designs, shown=None, spreads=None):  # type: ignore[no-untyped-def]
-    """The coverage table; ``spreads``, a dict, gets each budget's realised 1.96 SD per shown system and of each one's difference from the first (for
-    :func:`plan_table`, which then draws no designs of its own)."""
+    """The coverage table; ``spreads``, a dict, gets each budget's realised 1.96 SD per shown system and of
+    each one's difference from the first shown (for :func:`plan_table`, which then draws no designs of its
+    own)."""
     lines = [f"\n95% intervals of infNDCG@10 (`sample`), {designs} designs a budget, "
              f"{'all' if shown is None else len(shown)} systems shown:",
              "| budget | judged / query | coverage (mean, min system) | difference coverage (mean, min) "

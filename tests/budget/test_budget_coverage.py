@@ -75,6 +75,9 @@ def test_coverage_and_plan_tables_recomputed() -> None:
     assert row[6] == f"{bias.mean():+.4f}, {np.abs(bias).max():.4f}"
     assert row[7] == f"{np.mean(above):.2%}"
     np.testing.assert_allclose(spreads[spec][0], spread, rtol=1e-12)
+    # --plan-only draws the same designs for the spreads, from the point estimates alone
+    np.testing.assert_allclose(np.array(bench.realised_spread(pool, oracle, budget, designs)), np.array(spreads[spec]),
+                               rtol=1e-12)
     # the differences from the best system (its own column left out)
     d, dfull = e[:, others] - e[:, [best]], full[others] - full[best]
     dcover = (np.abs(d - dfull) <= dh).mean(axis=0)
