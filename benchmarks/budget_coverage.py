@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 from ndcg_labeling.budget.estimators import (  # noqa: E402
     difference_halfwidth,
     inferred_ndcg,
+    inferred_point,
     plain_ndcg,
     system_means,
 )
@@ -93,7 +94,7 @@ def realised_spread(pool, oracle, budget, designs, seed=0):  # type: ignore[no-u
     est = np.zeros((designs, pool.n_systems))
     for d in range(designs):
         grades, inclusion, strata = simulate(pool, "sample", budget, oracle, rng=rng)
-        est[d] = inferred_ndcg(pool, grades, np.nan_to_num(inclusion), strata).ndcg.mean(axis=1)
+        est[d] = inferred_point(pool, grades, np.nan_to_num(inclusion), strata).mean(axis=1)
     return 1.96 * est.std(axis=0, ddof=1), 1.96 * (est - est[:, :1]).std(axis=0, ddof=1)
 
 

@@ -8,7 +8,8 @@ others draw one from the graded pairs of the same cell, :func:`_complete`, and f
 :func:`_prior`, when nothing is graded yet), then draws ``designs`` stratified samples of each budget from
 it (in the strata :func:`~ndcg_labeling.budget.strategies.design_edges` gives that budget, as ``tasks
 create`` would; in a batch's own strata, fixed by its first round, when planning how far to extend it) and
-computes the estimates :func:`ndcg_labeling.budget.estimators.inferred_ndcg` gives each sample. The
+computes the estimates :func:`ndcg_labeling.budget.estimators.inferred_ndcg` gives each sample (its
+point estimate alone, :func:`~ndcg_labeling.budget.estimators.inferred_point`). The
 variance of the estimates over the designs of one world is the design variance there; the plan pools it
 over the worlds (the mean of the within-world variances: how far the values of one world lie apart is not
 sampling error). The half-width ``report --estimator inferred`` prints is wider where the estimator is
@@ -24,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from ndcg_labeling.budget.estimators import inferred_ndcg
+from ndcg_labeling.budget.estimators import inferred_point
 from ndcg_labeling.budget.pool import FloatArray, Pool
 from ndcg_labeling.budget.strategies import (
     DEFAULT_EDGES,
@@ -121,10 +122,11 @@ def expected_halfwidths(
 def _design_means(pool: Pool, world: FloatArray, budget: int, edges: tuple[int, ...], rng: np.random.Generator,
                   k: int) -> FloatArray:
     """(systems,) the mean infNDCG@k over the queries of one stratified sample of ``budget`` pairs drawn in
-    ``edges`` and graded from ``world``: the estimate the report would print for that sample."""
+    ``edges`` and graded from ``world``: the estimate the report would print for that sample
+    (:func:`~ndcg_labeling.budget.estimators.inferred_point`: without the intervals)."""
     strata = stratum_ids(pool, edges)
     picks = select_next(pool, "sample", budget, np.full(pool.n_pairs, np.nan), rng=rng, k=k, edges=edges)
     judged = np.zeros(pool.n_pairs, dtype=bool)
     judged[picks] = True
-    est = inferred_ndcg(pool, np.where(judged, world, np.nan), inclusion_probabilities(strata, judged), strata, k)
-    return np.asarray(est.ndcg.mean(axis=1), dtype=np.float64)
+    est = inferred_point(pool, np.where(judged, world, np.nan), inclusion_probabilities(strata, judged), strata, k)
+    return np.asarray(est.mean(axis=1), dtype=np.float64)

@@ -16,7 +16,7 @@ import numpy as np
 from dl_world import real_world
 from sqlalchemy import select
 
-from ndcg_labeling.budget.estimators import inferred_ndcg
+from ndcg_labeling.budget.estimators import inferred_ndcg, inferred_point
 from ndcg_labeling.budget.plan import expected_halfwidths
 from ndcg_labeling.budget.pool import Pool, build_pool
 from ndcg_labeling.budget.simulate import simulate
@@ -75,6 +75,19 @@ def spread_of_designs(pool: Pool, oracle: np.ndarray, budget: int, designs: int,
         est.append(inferred_ndcg(pool, grades, np.nan_to_num(inclusion), strata).ndcg.mean(axis=1))
     e = np.array(est)
     return Extended(spread=1.96 * e.std(axis=0, ddof=1), spread_diff=1.96 * (e[:, 1:] - e[:, :1]).std(axis=0, ddof=1))
+
+
+def test_the_plans_point_estimate_is_the_reports():
+    """The plan estimates each design with ``inferred_point`` (the estimate without the intervals): it must
+    be ``inferred_ndcg``'s estimate, at small and large samples, a few strata or many, both gains."""
+    pool, oracle = dl19_head()
+    rng = np.random.default_rng(3)
+    for budget in (2 * pool.n_queries, pool.n_pairs // 4, pool.n_pairs - 3):
+        grades, inclusion, strata = simulate(pool, "sample", budget, oracle, rng=rng)
+        for gain in ("exponential", "linear"):
+            want = inferred_ndcg(pool, grades, np.nan_to_num(inclusion), strata, gain=gain).ndcg
+            got = inferred_point(pool, grades, np.nan_to_num(inclusion), strata, gain=gain)
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
 
 
 def test_planned_widths_of_an_extended_batch_match_its_spread():
