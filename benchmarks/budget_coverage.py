@@ -138,7 +138,8 @@ def plan_table(pool, oracle, budgets, designs, repeats=20, plan_designs=20, spre
     ``repeats`` x ``plan_designs`` designs)."""
     lines = [f"\n`plan --budget` half-widths / realised 1.96 SD ({designs} designs; plan {repeats} worlds x "
              f"{plan_designs} designs): min, median, max over the systems",
-             "| budget | grades in hand | systems | differences from system 0 |", "|---|---|---|---|"]
+             "| budget | grades in hand | systems | differences from system 0 | within ±20% (systems, differences) |",
+             "|---|---|---|---|---|"]
     for spec in budgets:
         budget = _budget(spec, pool)
         if spreads and spec in spreads:
@@ -149,11 +150,12 @@ def plan_table(pool, oracle, budgets, designs, repeats=20, plan_designs=20, spre
         for name, known in (("none", None), ("first round (half)", first), ("all", oracle)):
             planned, planned_diff = expected_halfwidths(pool, [budget], known, max_grade=int(oracle.max()),
                                                         repeats=repeats, designs=plan_designs)
-            cells = []
+            cells, within = [], []
             for p, r in ((planned[0], spread), (planned_diff[0, 1:], spread_diff[1:])):
                 ratio = p / np.where(r > 0, r, np.nan)
                 cells.append(f"{np.nanmin(ratio):.2f}, {np.nanmedian(ratio):.2f}, {np.nanmax(ratio):.2f}")
-            lines.append(f"| {spec} ({budget}) | {name} | {cells[0]} | {cells[1]} |")
+                within.append(f"{int(np.sum(np.abs(ratio - 1) <= 0.2))} of {ratio.size}")
+            lines.append(f"| {spec} ({budget}) | {name} | {cells[0]} | {cells[1]} | {within[0]}, {within[1]} |")
     return "\n".join(lines)
 
 

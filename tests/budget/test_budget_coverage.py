@@ -94,9 +94,12 @@ def test_coverage_and_plan_tables_recomputed() -> None:
         planned, planned_diff = expected_halfwidths(pool, [budget], known, max_grade=int(oracle.max()), repeats=2,
                                                     designs=3)
         assert row[:2] == [f"{spec} ({budget})", name]
+        within = []
         for cell, p, r in ((row[2], planned[0], spread), (row[3], planned_diff[0, 1:], spread_diff[1:])):
             ratio = p / np.where(r > 0, r, np.nan)
             assert cell == f"{np.nanmin(ratio):.2f}, {np.nanmedian(ratio):.2f}, {np.nanmax(ratio):.2f}"
+            within.append(f"{sum(abs(x - 1) <= 0.2 for x in ratio)} of {len(ratio)}")
+        assert row[4] == ", ".join(within)
 
 
 def test_anticipated_variance_is_its_model_by_monte_carlo() -> None:
