@@ -515,8 +515,9 @@ def inferred_point(pool: Pool, grades: npt.ArrayLike, inclusion: npt.ArrayLike, 
     """(systems, queries) infNDCG@k of every run as :func:`inferred_ndcg` estimates it (the Horvitz-Thompson
     ratio less the stratified jackknife's estimate of its bias; same arguments), without the variances, the
     floor and the model: the estimate alone, for a Monte-Carlo of the design
-    (:func:`ndcg_labeling.budget.plan.expected_halfwidths`), at about half the cost. Equal to
-    ``inferred_ndcg(...).ndcg`` (tests/budget/test_plan_extend.py checks it)."""
+    (:func:`ndcg_labeling.budget.plan.expected_halfwidths`): on TREC-COVID's 143 runs a design takes 0.4-1.4 s
+    where ``inferred_ndcg`` takes 3.2-3.5 s. Equal to ``inferred_ndcg(...).ndcg``
+    (tests/budget/test_plan_extend.py checks it)."""
     _check_k(pool, k, "inferred_point")
     g = np.asarray(grades, dtype=np.float64)
     pi = np.asarray(inclusion, dtype=np.float64)
