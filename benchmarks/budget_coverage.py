@@ -10,10 +10,13 @@ of designs whose interval holds the full-judgment value (the depth-20 pool judge
 should be near 95%. Also printed: the mean bias of the estimates and the ratio of the realised 1.96 * SD over
 the designs to the mean reported half-width (1 when the intervals are as wide as the spread they describe),
 and the share of estimates above 1. A budget is a fraction of the pool (``0.25``) or judged pairs per query
-(``8/q``).
+(``8/q``). With ``--plan``, ``plan --budget``'s half-widths over the realised 1.96 SD of each system and of its
+difference from system 0, planned with no grades, a first round's and every grade (``--plan-only``: that
+table alone, its spreads from the point estimates, for a large field).
 
     .venv/bin/python benchmarks/budget_coverage.py --world dl19 --designs 200 --budgets 4/q,8/q,12/q,0.1,0.25,0.5 --plan
     .venv/bin/python benchmarks/budget_coverage.py --world covid --systems-shown 20 --designs 100 --budgets 4/q,8/q,12/q
+    .venv/bin/python benchmarks/budget_coverage.py --world covid --designs 60 --budgets 0.1,8/q --plan-only --plan-repeats 5 --plan-designs 10
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 from ndcg_labeling.budget.estimators import (  # noqa: E402
     difference_halfwidth,
     inferred_ndcg,
+    inferred_point,
     plain_ndcg,
     system_means,
 )
@@ -70,6 +74,8 @@ def coverage(pool, oracle, budget, designs, shown=None, seed=0):  # type: ignore
     others = np.arange(shown.size) != best
     return {
         "spread": 1.96 * est.std(axis=0, ddof=1),
+        # the differences from the first shown system, as plan --budget gives them (from system 0)
+        "spread_diff0": 1.96 * (est - est[:, :1]).std(axis=0, ddof=1),
         "cover": np.mean(np.abs(est - full) <= half, axis=0),
         "cover_diff": np.mean(np.abs(diff - dfull) <= dhalf, axis=0)[others],
         "bias": est.mean(axis=0) - full,
@@ -81,6 +87,17 @@ def coverage(pool, oracle, budget, designs, shown=None, seed=0):  # type: ignore
     }
 
 
+def realised_spread(pool, oracle, budget, designs, seed=0):  # type: ignore[no-untyped-def]
+    """1.96 SD over ``designs`` designs of every system's estimate and of its difference from system 0 (the
+    point estimates alone: no intervals, for a field too large to compute them all)."""
+    rng = np.random.default_rng(seed)
+    est = np.zeros((designs, pool.n_systems))
+    for d in range(designs):
+        grades, inclusion, strata = simulate(pool, "sample", budget, oracle, rng=rng)
+        est[d] = inferred_point(pool, grades, np.nan_to_num(inclusion), strata).mean(axis=1)
+    return 1.96 * est.std(axis=0, ddof=1), 1.96 * (est - est[:, :1]).std(axis=0, ddof=1)
+
+
 def spread_systems(pool, oracle, n):  # type: ignore[no-untyped-def]
     """``n`` systems spread evenly over the full-judgment ordering (all when ``n`` is None or too large)."""
     if n is None or n >= pool.n_systems:
@@ -90,8 +107,9 @@ def spread_systems(pool, oracle, n):  # type: ignore[no-untyped-def]
 
 
 def coverage_table(pool, oracle, budgets, designs, shown=None, spreads=None):  # type: ignore[no-untyped-def]
-    """The coverage table; ``spreads``, a dict, gets each budget's realised 1.96 SD per shown system (for
-    :func:`plan_table`, which then draws no designs of its own)."""
+    """The coverage table; ``spreads``, a dict, gets each budget's realised 1.96 SD per shown system and of
+    each one's difference from the first shown (for :func:`plan_table`, which then draws no designs of its
+    own)."""
     lines = [f"\n95% intervals of infNDCG@10 (`sample`), {designs} designs a budget, "
              f"{'all' if shown is None else len(shown)} systems shown:",
              "| budget | judged / query | coverage (mean, min system) | difference coverage (mean, min) "
@@ -102,7 +120,7 @@ def coverage_table(pool, oracle, budgets, designs, shown=None, spreads=None):  #
         t0 = time.perf_counter()
         c = coverage(pool, oracle, budget, designs, shown)
         if spreads is not None:
-            spreads[spec] = c["spread"]
+            spreads[spec] = (c["spread"], c["spread_diff0"])
         lines.append(
             f"| {spec} ({budget}) | {float(c['judged_per_query']):.1f} | {c['cover'].mean():.3f}, "
             f"{c['cover'].min():.3f} | {c['cover_diff'].mean():.3f}, {c['cover_diff'].min():.3f} | "
@@ -112,23 +130,32 @@ def coverage_table(pool, oracle, budgets, designs, shown=None, spreads=None):  #
     return "\n".join(lines)
 
 
-def plan_table(pool, oracle, budgets, designs, repeats=10, spreads=None):  # type: ignore[no-untyped-def]
+def plan_table(pool, oracle, budgets, designs, repeats=20, plan_designs=20, spreads=None):  # type: ignore[no-untyped-def]
     """``plan --budget`` against the realised 1.96 SD per system over ``designs`` designs (taken from
-    ``spreads`` where :func:`coverage_table` left them, all systems shown): planned without grades, and with
-    the grades of a first round (a ``sample`` of half the budget, graded from the oracle)."""
-    lines = [f"\n`plan --budget` half-widths / realised 1.96 SD per system ({designs} designs; plan {repeats} "
-             "repeats): min, median, max over the systems",
-             "| budget | no grades | first round's grades (half the budget) |", "|---|---|---|"]
+    ``spreads`` where :func:`coverage_table` left them, all systems shown), for the systems and for their
+    differences from system 0: planned without grades, with the grades of a first round (a ``sample`` of
+    half the budget, graded from the oracle), and with every grade known (the plan's Monte-Carlo alone,
+    ``repeats`` x ``plan_designs`` designs)."""
+    lines = [f"\n`plan --budget` half-widths / realised 1.96 SD ({designs} designs; plan {repeats} worlds x "
+             f"{plan_designs} designs): min, median, max over the systems",
+             "| budget | grades in hand | systems | differences from system 0 | within ±20% (systems, differences) |",
+             "|---|---|---|---|---|"]
     for spec in budgets:
         budget = _budget(spec, pool)
-        spread = spreads[spec] if spreads and spec in spreads else coverage(pool, oracle, budget, designs)["spread"]
-        grades, _, _ = simulate(pool, "sample", budget // 2, oracle, rng=np.random.default_rng(99))
-        cells = []
-        for known in (None, grades):
-            planned = expected_halfwidths(pool, [budget], known, max_grade=int(oracle.max()), repeats=repeats)[0][0]
-            r = planned / np.where(spread > 0, spread, np.nan)
-            cells.append(f"{np.nanmin(r):.2f}, {np.nanmedian(r):.2f}, {np.nanmax(r):.2f}")
-        lines.append(f"| {spec} ({budget}) | {cells[0]} | {cells[1]} |")
+        if spreads and spec in spreads:
+            spread, spread_diff = spreads[spec]
+        else:
+            spread, spread_diff = realised_spread(pool, oracle, budget, designs)
+        first, _, _ = simulate(pool, "sample", budget // 2, oracle, rng=np.random.default_rng(99))
+        for name, known in (("none", None), ("first round (half)", first), ("all", oracle)):
+            planned, planned_diff = expected_halfwidths(pool, [budget], known, max_grade=int(oracle.max()),
+                                                        repeats=repeats, designs=plan_designs)
+            cells, within = [], []
+            for p, r in ((planned[0], spread), (planned_diff[0, 1:], spread_diff[1:])):
+                ratio = p / np.where(r > 0, r, np.nan)
+                cells.append(f"{np.nanmin(ratio):.2f}, {np.nanmedian(ratio):.2f}, {np.nanmax(ratio):.2f}")
+                within.append(f"{int(np.sum(np.abs(ratio - 1) <= 0.2))} of {ratio.size}")
+            lines.append(f"| {spec} ({budget}) | {name} | {cells[0]} | {cells[1]} | {within[0]}, {within[1]} |")
     return "\n".join(lines)
 
 
@@ -140,6 +167,10 @@ def main() -> None:
     ap.add_argument("--budgets", default="8/q,0.1,0.25,0.5")
     ap.add_argument("--designs", type=int, default=200)
     ap.add_argument("--plan", action="store_true", help="also check plan --budget against the realised spread")
+    ap.add_argument("--plan-only", action="store_true", help="only the plan table (its spreads from the point "
+                    "estimates alone: for a large field)")
+    ap.add_argument("--plan-repeats", type=int, default=20, help="the plan's completed worlds")
+    ap.add_argument("--plan-designs", type=int, default=20, help="the plan's designs in each world")
     ap.add_argument("--systems-shown", type=int, help="estimate N systems spread over the ordering (default all)")
     args = ap.parse_args()
     if args.world == "covid":
@@ -151,11 +182,12 @@ def main() -> None:
     shown = spread_systems(w.pool, w.oracle, args.systems_shown)
     print(f"{args.world}: {w.pool.n_systems} systems, {w.pool.n_queries} queries, {w.pool.n_pairs} pairs")
     spreads: dict = {}
-    print(coverage_table(w.pool, w.oracle, args.budgets.split(","), args.designs, shown, spreads), flush=True)
-    if args.plan:
+    if not args.plan_only:
+        print(coverage_table(w.pool, w.oracle, args.budgets.split(","), args.designs, shown, spreads), flush=True)
+    if args.plan or args.plan_only:
         # the plan is per system of the whole field: the coverage table's spreads serve when it showed all
-        print(plan_table(w.pool, w.oracle, args.budgets.split(","), args.designs,
-                         spreads=spreads if shown.size == w.pool.n_systems else None))
+        print(plan_table(w.pool, w.oracle, args.budgets.split(","), args.designs, args.plan_repeats,
+                         args.plan_designs, spreads=spreads if shown.size == w.pool.n_systems else None))
 
 
 if __name__ == "__main__":

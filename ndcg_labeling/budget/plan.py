@@ -1,14 +1,23 @@
 """How wide the inferred intervals will be for a number of judgments, before judging: ``plan --budget``.
 
-The widths are simulated. Each repeat completes the grades of the pool (pairs already graded keep their
-grade; the others draw one from the graded pairs of the same best-rank band, from all graded pairs when the
-band has none, and uniformly from ``0 .. max_grade`` when nothing is graded yet), draws the stratified sample
-of each budget (in the strata :func:`~ndcg_labeling.budget.strategies.design_edges` gives that budget, as ``tasks
-create`` would; in a batch's own strata, fixed by its first round, when planning how far to extend it), and
-computes the 95% half-widths of :func:`ndcg_labeling.budget.estimators.system_means` and
-:func:`~ndcg_labeling.budget.estimators.difference_halfwidth`. The means over the repeats are the
-expected widths. With no grades the uniform prior is a deliberately pessimistic guess (most real pools hold
-fewer relevant documents, and less varied grades): the widths are for planning an order of magnitude.
+The plan forecasts the spread of the estimate itself: 1.96 times the standard deviation of each system's
+mean infNDCG@k (and of its difference from system 0) over the samples a budget could draw, the width an
+interval must have to cover the full-judgment value 95% of the time. It is a Monte-Carlo of the design in
+completed worlds. Each repeat completes the grades of the pool (pairs already graded keep their grade; the
+others draw one from the graded pairs of the same cell, :func:`_complete`, and from a consensus prior,
+:func:`_prior`, when nothing is graded yet), then draws ``designs`` stratified samples of each budget from
+it (in the strata :func:`~ndcg_labeling.budget.strategies.design_edges` gives that budget, as ``tasks
+create`` would; in a batch's own strata, fixed by its first round, when planning how far to extend it) and
+computes the estimates :func:`ndcg_labeling.budget.estimators.inferred_ndcg` gives each sample (its
+point estimate alone, :func:`~ndcg_labeling.budget.estimators.inferred_point`). The
+variance of the estimates over the designs of one world is the design variance there; the plan pools it
+over the worlds (the mean of the within-world variances: how far the values of one world lie apart is not
+sampling error). The half-width ``report --estimator inferred`` prints is wider where the estimator is
+biased or the sample sees little of a run (its floor and bias allowance, :func:`~ndcg_labeling.budget.
+estimators.system_means`): the plan is the spread those intervals are there to cover.
+
+With no grades the prior is a guess (the share of relevant documents of a collection cannot be known
+before judging): the widths are for planning an order of magnitude (docs/budget.md, "Planning a budget").
 """
 
 from __future__ import annotations
@@ -16,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from ndcg_labeling.budget.estimators import difference_halfwidth, inferred_ndcg, system_means
+from ndcg_labeling.budget.estimators import inferred_point
 from ndcg_labeling.budget.pool import FloatArray, Pool
 from ndcg_labeling.budget.strategies import (
     DEFAULT_EDGES,
@@ -73,38 +82,51 @@ def expected_halfwidths(
     k: int = 10,
     max_grade: int = 3,
     repeats: int = 20,
+    designs: int = 10,
     seed: int = 0,
     edges: tuple[int, ...] | None = None,
 ) -> tuple[FloatArray, FloatArray]:
-    """Expected 95% half-widths for each budget (pairs judged in all).
+    """Expected 95% half-widths for each budget (pairs judged in all): 1.96 standard deviations of the
+    estimates over the designs of that budget.
 
-    Returns ``(per_system, per_difference)``, shapes ``(budgets, systems)``: the half-width of each system's
-    mean infNDCG@k and of its difference from system 0 (0 for system 0 itself). ``known`` (pairs,): grades
-    already in hand (NaN elsewhere). ``edges``: the sample's strata for every budget; None (default) draws
-    each budget in :func:`design_edges` of that budget, the design of a new batch of that size. A batch
-    grown by ``tasks extend`` keeps the strata of its first round (coarse when that round was small: one
-    stratum per query when it gave the median query fewer than four pairs), and its widths follow them.
-    Raises ``ValueError`` for a budget outside ``1 .. pairs``.
+    Returns ``(per_system, per_difference)``, shapes ``(budgets, systems)``: for each system's mean infNDCG@k
+    and for its difference from system 0 (0 for system 0 itself). ``known`` (pairs,): grades already in hand
+    (NaN elsewhere). ``repeats`` completed worlds, ``designs`` samples drawn in each (at least 2): the
+    variance is pooled over ``repeats * (designs - 1)`` degrees of freedom (200 draws by default: the
+    standard deviation's own Monte-Carlo error is about 5%). ``edges``: the sample's strata for every
+    budget; None (default) draws each budget in :func:`design_edges` of that budget, the design of a new
+    batch of that size. A batch grown by ``tasks extend`` keeps the strata of its first round (coarse when
+    that round was small: one stratum per query when it gave the median query fewer than four pairs), and
+    its widths follow them. Raises ``ValueError`` for a budget outside ``1 .. pairs`` or ``designs < 2``.
     """
     b = np.asarray(budgets, dtype=np.int64).ravel()
     if b.size == 0 or (b < 1).any() or (b > pool.n_pairs).any():
         raise ValueError(f"expected_halfwidths: budgets must be between 1 and the {pool.n_pairs} pooled pairs, "
                          f"got {b.tolist()}")
+    if designs < 2 or repeats < 1:
+        raise ValueError(f"expected_halfwidths: needs repeats >= 1 and designs >= 2, got {repeats} and {designs}")
     grades_known = np.full(pool.n_pairs, np.nan) if known is None else np.asarray(known, dtype=np.float64)
     rng = np.random.default_rng(seed)
-    per_system = np.zeros((b.size, pool.n_systems))
-    per_diff = np.zeros((b.size, pool.n_systems))
+    var = np.zeros((b.size, pool.n_systems))
+    var_diff = np.zeros((b.size, pool.n_systems))
     for _ in range(repeats):
-        oracle = _complete(pool, grades_known, rng, max_grade)
+        world = _complete(pool, grades_known, rng, max_grade)
         for i, budget in enumerate(b.tolist()):
             design = edges if edges is not None else design_edges(pool, budget)
-            strata = stratum_ids(pool, design)
-            picks = select_next(pool, "sample", budget, np.full(pool.n_pairs, np.nan), rng=rng, k=k, edges=design)
-            judged = np.zeros(pool.n_pairs, dtype=bool)
-            judged[picks] = True
-            # the report's estimator: its jackknife replicates give the variance the report will show
-            est = inferred_ndcg(pool, np.where(judged, oracle, np.nan), inclusion_probabilities(strata, judged),
-                                strata, k)
-            per_system[i] += system_means(est)[1]
-            per_diff[i] += np.array([0.0] + [difference_halfwidth(est, s, 0) for s in range(1, pool.n_systems)])
-    return per_system / repeats, per_diff / repeats
+            means = np.array([_design_means(pool, world, budget, design, rng, k) for _ in range(designs)])
+            var[i] += means.var(axis=0, ddof=1)
+            var_diff[i] += (means - means[:, :1]).var(axis=0, ddof=1)
+    return 1.96 * np.sqrt(var / repeats), 1.96 * np.sqrt(var_diff / repeats)
+
+
+def _design_means(pool: Pool, world: FloatArray, budget: int, edges: tuple[int, ...], rng: np.random.Generator,
+                  k: int) -> FloatArray:
+    """(systems,) the mean infNDCG@k over the queries of one stratified sample of ``budget`` pairs drawn in
+    ``edges`` and graded from ``world``: the estimate the report would print for that sample
+    (:func:`~ndcg_labeling.budget.estimators.inferred_point`: without the intervals)."""
+    strata = stratum_ids(pool, edges)
+    picks = select_next(pool, "sample", budget, np.full(pool.n_pairs, np.nan), rng=rng, k=k, edges=edges)
+    judged = np.zeros(pool.n_pairs, dtype=bool)
+    judged[picks] = True
+    est = inferred_point(pool, np.where(judged, world, np.nan), inclusion_probabilities(strata, judged), strata, k)
+    return np.asarray(est.mean(axis=1), dtype=np.float64)

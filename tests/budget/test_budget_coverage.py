@@ -74,21 +74,32 @@ def test_coverage_and_plan_tables_recomputed() -> None:
     assert row[4] == f"{np.nanmedian(ratio):.2f}, {np.nanmax(ratio):.2f}"
     assert row[6] == f"{bias.mean():+.4f}, {np.abs(bias).max():.4f}"
     assert row[7] == f"{np.mean(above):.2%}"
-    np.testing.assert_allclose(spreads[spec], spread, rtol=1e-12)
+    np.testing.assert_allclose(spreads[spec][0], spread, rtol=1e-12)
+    # --plan-only draws the same designs for the spreads, from the point estimates alone
+    np.testing.assert_allclose(np.array(bench.realised_spread(pool, oracle, budget, designs)), np.array(spreads[spec]),
+                               rtol=1e-12)
     # the differences from the best system (its own column left out)
     d, dfull = e[:, others] - e[:, [best]], full[others] - full[best]
     dcover = (np.abs(d - dfull) <= dh).mean(axis=0)
     dratio = 1.96 * d.std(axis=0, ddof=1) / np.maximum(dh.mean(axis=0), 1e-12)
     assert row[3] == f"{dcover.mean():.3f}, {dcover.min():.3f}"
     assert row[5] == f"{np.median(dratio):.2f}, {dratio.max():.2f}"
-    # the plan table: expected_halfwidths without grades and with a first round's (half the budget, seed 99)
-    plan = bench.plan_table(pool, oracle, [spec], designs, repeats=3, spreads=spreads)
-    cells = _cells(plan.splitlines()[-1])
+    # the plan table: expected_halfwidths without grades, with a first round's (half the budget, seed 99) and
+    # with every grade, over the realised 1.96 SD of the systems and of their differences from system 0
+    plan = bench.plan_table(pool, oracle, [spec], designs, repeats=2, plan_designs=3, spreads=spreads)
+    rows = [_cells(line) for line in plan.splitlines()[-3:]]
     first, _, _ = simulate(pool, "sample", budget // 2, oracle, rng=np.random.default_rng(99))
-    for cell, known in zip(cells[1:], (None, first), strict=True):
-        planned = expected_halfwidths(pool, [budget], known, max_grade=int(oracle.max()), repeats=3)[0][0]
-        r = planned / np.where(spread > 0, spread, np.nan)
-        assert cell == f"{np.nanmin(r):.2f}, {np.nanmedian(r):.2f}, {np.nanmax(r):.2f}"
+    spread_diff = 1.96 * (e - e[:, :1]).std(axis=0, ddof=1)
+    for row, (name, known) in zip(rows, (("none", None), ("first round (half)", first), ("all", oracle)), strict=True):
+        planned, planned_diff = expected_halfwidths(pool, [budget], known, max_grade=int(oracle.max()), repeats=2,
+                                                    designs=3)
+        assert row[:2] == [f"{spec} ({budget})", name]
+        within = []
+        for cell, p, r in ((row[2], planned[0], spread), (row[3], planned_diff[0, 1:], spread_diff[1:])):
+            ratio = p / np.where(r > 0, r, np.nan)
+            assert cell == f"{np.nanmin(ratio):.2f}, {np.nanmedian(ratio):.2f}, {np.nanmax(ratio):.2f}"
+            within.append(f"{sum(abs(x - 1) <= 0.2 for x in ratio)} of {len(ratio)}")
+        assert row[4] == ", ".join(within)
 
 
 def test_anticipated_variance_is_its_model_by_monte_carlo() -> None:

@@ -154,8 +154,9 @@ def test_infap_is_trec_evals(seed):
 
 
 def test_planned_widths_match_the_spread_of_the_estimates():
-    """plan --budget's expected half-width (grades all known: the simulation's oracle is the truth) against
-    1.96 x the standard deviation of infNDCG@10 over 300 independent designs of the same budget."""
+    """plan --budget's expected half-width (grades all known: the simulation's oracle is the truth; one world,
+    100 designs) against 1.96 x the standard deviation of infNDCG@10 over 300 independent designs of the same
+    budget."""
     import sys
     from pathlib import Path
 
@@ -170,7 +171,8 @@ def test_planned_widths_match_the_spread_of_the_estimates():
     pool = build_pool(w.runs[:, :12, :20], 20)
     oracle = np.array([w.grades_by_code[q][c] for q, c in zip(pool.query, pool.code, strict=True)])
     budget = pool.n_pairs // 4
-    planned, planned_diff = expected_halfwidths(pool, [budget, pool.n_pairs // 2, pool.n_pairs], oracle, repeats=10)
+    planned, planned_diff = expected_halfwidths(pool, [budget, pool.n_pairs // 2, pool.n_pairs], oracle, repeats=1,
+                                                designs=100)
     assert np.all(planned[0] > planned[1]) and np.allclose(planned[2], 0.0)
     estimates = []
     for seed in range(300):
@@ -179,9 +181,9 @@ def test_planned_widths_match_the_spread_of_the_estimates():
     est = np.array(estimates)
     spread = 1.96 * est.std(axis=0, ddof=1)
     ratio = planned[0] / spread
-    assert 0.85 <= ratio.mean() <= 1.15, ratio  # measured 0.95-1.04 per system
+    assert 0.85 <= ratio.mean() <= 1.15, ratio  # measured 0.85-1.20 per system (the plan's 100 designs)
     spread_diff = 1.96 * (est[:, 1:] - est[:, :1]).std(axis=0, ddof=1)
-    assert 0.85 <= (planned_diff[0, 1:] / spread_diff).mean() <= 1.15  # measured 0.91-1.07
+    assert 0.85 <= (planned_diff[0, 1:] / spread_diff).mean() <= 1.15  # measured 0.93-1.17
 
 
 @pytest.mark.parametrize("share", [0.03, 0.06, 0.12, 0.25])
