@@ -22,6 +22,8 @@ before judging): the widths are for planning an order of magnitude (docs/budget.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import numpy.typing as npt
 
@@ -85,6 +87,7 @@ def expected_halfwidths(
     designs: int = 10,
     seed: int = 0,
     edges: tuple[int, ...] | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> tuple[FloatArray, FloatArray]:
     """Expected 95% half-widths for each budget (pairs judged in all): 1.96 standard deviations of the
     estimates over the designs of that budget.
@@ -97,7 +100,8 @@ def expected_halfwidths(
     budget; None (default) draws each budget in :func:`design_edges` of that budget, the design of a new
     batch of that size. A batch grown by ``tasks extend`` keeps the strata of its first round (coarse when
     that round was small: one stratum per query when it gave the median query fewer than four pairs), and
-    its widths follow them. Raises ``ValueError`` for a budget outside ``1 .. pairs`` or ``designs < 2``.
+    its widths follow them. ``progress``, when given, is called with the number of samples drawn so far.
+    Raises ``ValueError`` for a budget outside ``1 .. pairs`` or ``designs < 2``.
     """
     b = np.asarray(budgets, dtype=np.int64).ravel()
     if b.size == 0 or (b < 1).any() or (b > pool.n_pairs).any():
@@ -109,11 +113,15 @@ def expected_halfwidths(
     rng = np.random.default_rng(seed)
     var = np.zeros((b.size, pool.n_systems))
     var_diff = np.zeros((b.size, pool.n_systems))
+    drawn = 0
     for _ in range(repeats):
         world = _complete(pool, grades_known, rng, max_grade)
         for i, budget in enumerate(b.tolist()):
             design = edges if edges is not None else design_edges(pool, budget)
             means = np.array([_design_means(pool, world, budget, design, rng, k) for _ in range(designs)])
+            drawn += designs
+            if progress is not None:
+                progress(drawn)
             var[i] += means.var(axis=0, ddof=1)
             var_diff[i] += (means - means[:, :1]).var(axis=0, ddof=1)
     return 1.96 * np.sqrt(var / repeats), 1.96 * np.sqrt(var_diff / repeats)

@@ -271,8 +271,8 @@ def printed_to(out: str | None, force: bool = False) -> Iterator[None]:
 
 
 @contextmanager
-def row_progress(label: str) -> Iterator[Callable[[int], None]]:
-    """A Rich progress display of rows written (shown on a terminal only).
+def row_progress(label: str, unit: str = "rows") -> Iterator[Callable[[int], None]]:
+    """A Rich progress display of rows written, or of other ``unit`` done (shown on a terminal only).
 
     With ``NDCG_LABELING_PROGRESS=plain`` the progress is printed as plain ``progress: N rows`` lines
     on stderr instead (for logs, and for the test that interrupts an import half way).
@@ -282,13 +282,13 @@ def row_progress(label: str) -> Iterator[Callable[[int], None]]:
     err_console = _console("err_console")
     if settings.plain_progress():
         def plain(n: int) -> None:
-            err_console.file.write(f"progress: {n} rows\n")
+            err_console.file.write(f"progress: {n} {unit}\n")
             err_console.file.flush()
 
         yield plain
         return
 
-    with Progress(SpinnerColumn(), TextColumn(f"{label}"), BarColumn(), TextColumn("{task.completed:,} rows"),
+    with Progress(SpinnerColumn(), TextColumn(f"{label}"), BarColumn(), TextColumn("{task.completed:,} " + unit),
                   TimeElapsedColumn(), console=err_console, transient=True,
                   disable=not err_console.is_terminal) as bar:
         task = bar.add_task(label, total=None)

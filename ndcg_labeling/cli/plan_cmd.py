@@ -15,6 +15,7 @@ from ndcg_labeling.cli.common import (
     handle_errors,
     open_session,
     refuse_given,
+    row_progress,
     write_output,
 )
 from ndcg_labeling.reports.rows import render_rows
@@ -64,8 +65,8 @@ def _plan_budget(ctx: typer.Context, *, budget: list[int] | None, batch: str | N
     if batch is not None:
         refuse_given(ctx, ("depth",), "--batch (the batch's own depth is used)")
 
-    with open_session(db, read_only=True) as session:
-        rows = plan_budget(list(budget or ()), session=session, batch=batch, depth=depth)
+    with open_session(db, read_only=True) as session, row_progress("simulating samples", "samples") as progress:
+        rows = plan_budget(list(budget or ()), session=session, batch=batch, depth=depth, progress=progress)
     columns = ["budget", "share", "pool_pairs", "queries", "system", "halfwidth", "baseline", "diff_halfwidth"]
     if fmt is not OutputFormat.table:
         write_output(render_rows(rows, fmt, columns=columns) or "", None)

@@ -163,14 +163,15 @@ def _unsampled(pool: Pool, strata: np.ndarray, graded: np.ndarray) -> list[str]:
 
 
 def plan_budget(budgets: list[int], *, session: Session, batch: str | None = None, depth: int = 20,
-                systems: list[str] | None = None, repeats: int = 20, seed: int = 0) -> list[dict[str, Any]]:
+                systems: list[str] | None = None, repeats: int = 20, seed: int = 0,
+                progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
     """``plan --budget``: for each number of judgments, the expected 95% half-width of each system's
     infNDCG@10 and of its difference from the first system by name: 1.96 standard deviations of the estimate
     over the samples of that budget (:func:`expected_halfwidths`). The pool is the batch's (its grades so
     far inform the simulation; a sampled batch's strata, fixed by its first round, are the design's, as
     ``tasks extend`` keeps them) or, without ``batch``, the top ``depth`` of the stored rankings of
     ``systems`` (all when None) with no grades (the consensus prior). A budget below two pairs per query
-    gets no widths (None)."""
+    gets no widths (None). ``progress`` is called with the number of samples simulated so far."""
     edges: tuple[int, ...] | None = None
     if batch is not None:
         made, names, pool, _, grades = _batch_pool(batch, session=session, need_sample=False)
@@ -199,7 +200,7 @@ def plan_budget(budgets: list[int], *, session: Session, batch: str | None = Non
     usable = [b for b in budgets if b >= 2 * pool.n_queries]
     if usable:
         per_system, per_diff = expected_halfwidths(pool, usable, grades, repeats=repeats, seed=seed,
-                                                      edges=edges)
+                                                      edges=edges, progress=progress)
     rows: list[dict[str, Any]] = []
     for b in budgets:
         i = usable.index(b) if b in usable else None
