@@ -7,6 +7,7 @@ of its model."""
 from __future__ import annotations
 
 from dataclasses import replace
+from math import comb
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +41,27 @@ def _halfwidth(est, s: int) -> float:  # type: ignore[no-untyped-def]
     q = est.ndcg.shape[1]
     var = sum(max(est.variance[s, j], est.floor[s, j]) if est.unseen[s, j] else est.variance[s, j] for j in range(q))
     return float(1.96 * np.sqrt(var / q ** 2 + np.mean(est.bias[s]) ** 2))
+
+
+def _below_93(cover: np.ndarray, designs: int) -> tuple[int, float]:
+    # exact binomial P(X <= covered) at p = 0.93 by the sum of the probabilities, then Holm's step-down by hand
+    p = [sum(comb(designs, i) * 0.93 ** i * 0.07 ** (designs - i) for i in range(round(c * designs) + 1))
+         for c in cover]
+    order = sorted(range(len(p)), key=lambda i: p[i])
+    adjusted, running = [0.0] * len(p), 0.0
+    for j, i in enumerate(order):
+        running = max(running, min(1.0, (len(p) - j) * p[i]))
+        adjusted[i] = running
+    return sum(a < 0.05 for a in adjusted), min(adjusted)
+
+
+def test_below_bar_is_the_exact_binomial_test_with_holm() -> None:
+    bench = _bench()
+    # 200 designs: 178 covering (89%) is below 93% at p = 0.024 alone, not after Holm over three systems
+    cover = np.array([178, 190, 186]) / 200
+    assert bench.below_bar(cover, 200) == pytest.approx(_below_93(cover, 200))
+    assert bench.below_bar(cover, 200)[0] == 0 and bench.below_bar(cover[:1], 200)[0] == 1
+    assert bench.below_bar(np.array([170, 199]) / 200, 200)[0] == 1
 
 
 def test_coverage_and_plan_tables_recomputed() -> None:
@@ -84,6 +106,8 @@ def test_coverage_and_plan_tables_recomputed() -> None:
     dratio = 1.96 * d.std(axis=0, ddof=1) / np.maximum(dh.mean(axis=0), 1e-12)
     assert row[3] == f"{dcover.mean():.3f}, {dcover.min():.3f}"
     assert row[5] == f"{np.median(dratio):.2f}, {dratio.max():.2f}"
+    (low, p_low), (low_d, p_low_d) = _below_93(cover, designs), _below_93(dcover, designs)
+    assert row[8] == f"{low}; {low_d}; {p_low:.2f}, {p_low_d:.2f}"
     # the plan table: expected_halfwidths without grades, with a first round's (half the budget, seed 99) and
     # with every grade, over the realised 1.96 SD of the systems and of their differences from system 0
     plan = bench.plan_table(pool, oracle, [spec], designs, repeats=2, plan_designs=3, spreads=spreads)
