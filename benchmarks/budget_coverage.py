@@ -81,6 +81,10 @@ def coverage(pool, oracle, budget, designs, shown=None, seed=0):  # type: ignore
         "spread_diff0": 1.96 * (est - est[:, :1]).std(axis=0, ddof=1),
         "cover": np.mean(np.abs(est - full) <= half, axis=0),
         "cover_diff": np.mean(np.abs(diff - dfull) <= dhalf, axis=0)[others],
+        # Monte-Carlo standard errors of the mean coverages with the design as the unit: the systems share
+        # each design (and the differences share the best system's error), so they are not independent trials
+        "se": np.std(np.mean(np.abs(est - full) <= half, axis=1), ddof=1) / np.sqrt(designs),
+        "se_diff": np.std(np.mean((np.abs(diff - dfull) <= dhalf)[:, others], axis=1), ddof=1) / np.sqrt(designs),
         "bias": est.mean(axis=0) - full,
         # a system whose estimate is 0 +- 0 in every design (nothing of its top k ever judged relevant): NaN
         "ratio": 1.96 * est.std(axis=0, ddof=1) / np.where(half.mean(axis=0) > 0, half.mean(axis=0), np.nan),
@@ -124,27 +128,28 @@ def spread_systems(pool, oracle, n):  # type: ignore[no-untyped-def]
     return np.sort(order[np.linspace(0, pool.n_systems - 1, n).round().astype(int)])
 
 
-def coverage_table(pool, oracle, budgets, designs, shown=None, spreads=None):  # type: ignore[no-untyped-def]
+def coverage_table(pool, oracle, budgets, designs, shown=None, spreads=None, seed=0):  # type: ignore[no-untyped-def]
     """The coverage table; ``spreads``, a dict, gets each budget's realised 1.96 SD per shown system and of
     each one's difference from the first shown (for :func:`plan_table`, which then draws no designs of its
-    own)."""
+    own); ``seed``: the designs' generator's."""
     lines = [f"\n95% intervals of infNDCG@10 (`sample`), {designs} designs a budget, "
              f"{'all' if shown is None else len(shown)} systems shown:",
-             "| budget | judged / query | coverage (mean, min system) | difference coverage (mean, min) "
+             "| budget | judged / query | coverage (mean ± MC SE, min system) | difference coverage (mean ± SE, min) "
              "| 1.96 SD / half-width (median, max) | same, differences | bias (mean, max abs) | per-query > 1 "
              f"| below {BAR:.0%}, Holm p < 0.05 (systems; differences; smallest p) |",
              "|---|---|---|---|---|---|---|---|---|"]
     for spec in budgets:
         budget = _budget(spec, pool)
         t0 = time.perf_counter()
-        c = coverage(pool, oracle, budget, designs, shown)
+        c = coverage(pool, oracle, budget, designs, shown, seed)
         if spreads is not None:
             spreads[spec] = (c["spread"], c["spread_diff0"])
         low, p_low = below_bar(c["cover"], designs)
         low_d, p_low_d = below_bar(c["cover_diff"], designs)
         lines.append(
-            f"| {spec} ({budget}) | {float(c['judged_per_query']):.1f} | {c['cover'].mean():.3f}, "
-            f"{c['cover'].min():.3f} | {c['cover_diff'].mean():.3f}, {c['cover_diff'].min():.3f} | "
+            f"| {spec} ({budget}) | {float(c['judged_per_query']):.1f} | {c['cover'].mean():.3f} ± {float(c['se']):.3f}, "
+            f"{c['cover'].min():.3f} | {c['cover_diff'].mean():.3f} ± {float(c['se_diff']):.3f}, "
+            f"{c['cover_diff'].min():.3f} | "
             f"{np.nanmedian(c['ratio']):.2f}, {np.nanmax(c['ratio']):.2f} | {np.median(c['ratio_diff']):.2f}, "
             f"{c['ratio_diff'].max():.2f} | {c['bias'].mean():+.4f}, {np.abs(c['bias']).max():.4f} | "
             f"{float(c['above_one']):.2%} | {low}; {low_d}; {p_low:.2f}, {p_low_d:.2f} | "
@@ -194,6 +199,7 @@ def main() -> None:
     ap.add_argument("--plan-repeats", type=int, default=20, help="the plan's completed worlds")
     ap.add_argument("--plan-designs", type=int, default=20, help="the plan's designs in each world")
     ap.add_argument("--systems-shown", type=int, help="estimate N systems spread over the ordering (default all)")
+    ap.add_argument("--seed", type=int, default=0, help="the designs' random seed (coverage table)")
     args = ap.parse_args()
     if args.world == "covid":
         w = covid_world()
@@ -205,7 +211,8 @@ def main() -> None:
     print(f"{args.world}: {w.pool.n_systems} systems, {w.pool.n_queries} queries, {w.pool.n_pairs} pairs")
     spreads: dict = {}
     if not args.plan_only:
-        print(coverage_table(w.pool, w.oracle, args.budgets.split(","), args.designs, shown, spreads), flush=True)
+        print(coverage_table(w.pool, w.oracle, args.budgets.split(","), args.designs, shown, spreads,
+                             args.seed), flush=True)
     if args.plan or args.plan_only:
         # the plan is per system of the whole field: the coverage table's spreads serve when it showed all
         print(plan_table(w.pool, w.oracle, args.budgets.split(","), args.designs, args.plan_repeats,

@@ -92,7 +92,9 @@ def test_coverage_and_plan_tables_recomputed() -> None:
     ratio = spread / np.where(h.mean(axis=0) > 0, h.mean(axis=0), np.nan)
     bias = e.mean(axis=0) - full
     assert row[0] == f"{spec} ({budget})" and row[1] == "6.0"
-    assert row[2] == f"{cover.mean():.3f}, {cover.min():.3f}"
+    hit = np.abs(e - full) <= h  # (designs, systems): the Monte-Carlo SE has the design as its unit
+    se = np.std(hit.mean(axis=1), ddof=1) / np.sqrt(designs)
+    assert row[2] == f"{cover.mean():.3f} ± {se:.3f}, {cover.min():.3f}"
     assert row[4] == f"{np.nanmedian(ratio):.2f}, {np.nanmax(ratio):.2f}"
     assert row[6] == f"{bias.mean():+.4f}, {np.abs(bias).max():.4f}"
     assert row[7] == f"{np.mean(above):.2%}"
@@ -104,7 +106,8 @@ def test_coverage_and_plan_tables_recomputed() -> None:
     d, dfull = e[:, others] - e[:, [best]], full[others] - full[best]
     dcover = (np.abs(d - dfull) <= dh).mean(axis=0)
     dratio = 1.96 * d.std(axis=0, ddof=1) / np.maximum(dh.mean(axis=0), 1e-12)
-    assert row[3] == f"{dcover.mean():.3f}, {dcover.min():.3f}"
+    dse = np.std((np.abs(d - dfull) <= dh).mean(axis=1), ddof=1) / np.sqrt(designs)
+    assert row[3] == f"{dcover.mean():.3f} ± {dse:.3f}, {dcover.min():.3f}"
     assert row[5] == f"{np.median(dratio):.2f}, {dratio.max():.2f}"
     (low, p_low), (low_d, p_low_d) = _below_93(cover, designs), _below_93(dcover, designs)
     assert row[8] == f"{low}; {low_d}; {p_low:.2f}, {p_low_d:.2f}"
