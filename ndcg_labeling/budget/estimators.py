@@ -451,7 +451,17 @@ def difference_halfwidth(est: Inferred, a: int, b: int, z: float = 1.96, *, cons
     variance comes from the difference of the linearised values (or of the jackknife replicates), not from
     the two variances. ``conservative``: as in :func:`system_means`, per query the larger of that variance and
     the anticipated variance of the difference (the model's with the difference of the two runs'
-    discounts), and the estimated bias of the difference added on the root-mean-square scale."""
+    discounts), and the estimated bias of the difference added on the root-mean-square scale.
+
+    The variance is the difference's own (the two runs' replicates subtracted pair by pair, so their
+    covariance is inside it) and averages to the design variance over designs (tests/budget/
+    test_budget_coverage.py). Where it still undercovers (TREC-COVID at 25-50% of the pool, about 94% over
+    400 designs) it is the shape, not the size: a run's Horvitz-Thompson DCG over a few relevant documents
+    among a stratum's hundreds of pairs is skewed, and its jackknife variance is small exactly in the designs
+    that missed those documents (the correlation of an estimate and its estimated variance in a skewed
+    population; Cochran 1977, section 2.15). The misses of the differences from one reference system then
+    come together, in the designs where the reference's own estimate is low (docs/budget.md, "Reading the
+    intervals")."""
     diff = (est.linear[a] - est.linear[b])[None, :]
     n_q = est.ndcg.shape[1]
     by_stratum = design_variance(diff, est.strata, est.judged, est.groups)
