@@ -243,8 +243,9 @@ def test_plan_budget_widths_fall_with_the_budget(runner, db, tmp_path):
         assert rows[1]["diff_halfwidth"] > 0 and rows[0]["diff_halfwidth"] is None
     result = invoke(runner, db, "plan", "--budget", "20", "--batch", "part")
     assert result.exit_code == 0 and "expected interval widths" in result.stdout
-    from ndcg_labeling.cli import app  # the progress of the simulation, plain lines on stderr: 20 worlds x 10 samples
+    from ndcg_labeling.cli import app
 
+    # the progress of the simulation, plain lines on stderr: 20 worlds x 10 samples
     shown = runner.invoke(app, ["plan", "--budget", "20", "--batch", "part", "--db", db.url],
                           env={"NDCG_LABELING_PROGRESS": "plain"})
     lines = shown.stderr.splitlines()
