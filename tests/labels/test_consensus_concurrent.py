@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from pathlib import Path
 
@@ -47,11 +48,23 @@ def test_two_concurrent_consensus_runs_on_one_batch(db, tmp_path: Path):
 
 def test_a_sqlite_writer_waits_longer_than_one_busy_timeout(sqlite_db, tmp_path: Path, monkeypatch):
     """The second of two runs waits for the first even where the first holds the write lock longer than
-    SQLite's busy timeout (1 ms here, 30 s in use; a consensus of a large batch took longer): before,
-    it failed with "database is locked"."""
-    import ndcg_labeling.db.session as db_session
+    SQLite's busy timeout (200 ms here, 30 s in use; a consensus of a large batch took longer): before,
+    it failed with "database is locked". Each run holds its lock 0.6 s, three busy timeouts. (A timeout of
+    1 ms, as this test once had, also failed a new connection's first pragma during the other's commit,
+    a lock of a few milliseconds that the timeout in use covers: 6 of 200 runs on a loaded machine.)"""
+    import time
 
-    monkeypatch.setattr(db_session, "SQLITE_BUSY_TIMEOUT_MS", 1)
+    import ndcg_labeling.db.session as db_session
+    from ndcg_labeling.labels import consensus
+
+    monkeypatch.setattr(db_session, "SQLITE_BUSY_TIMEOUT_MS", 200)
+
+    def slow_consensus(**kwargs: object) -> object:
+        out = consensus.run_consensus(**kwargs)  # type: ignore[arg-type]
+        time.sleep(0.6)  # still inside the transaction: the write lock is held
+        return out
+
+    monkeypatch.setattr(sys.modules[__name__], "run_consensus", slow_consensus)
     test_two_concurrent_consensus_runs_on_one_batch(sqlite_db, tmp_path)
 
 
