@@ -157,12 +157,12 @@ def coverage_table(pool, oracle, budgets, designs, shown=None, spreads=None, see
     return "\n".join(lines)
 
 
-def plan_table(pool, oracle, budgets, designs, repeats=20, plan_designs=20, spreads=None):  # type: ignore[no-untyped-def]
+def plan_table(pool, oracle, budgets, designs, repeats=20, plan_designs=20, spreads=None, seed=0):  # type: ignore[no-untyped-def]
     """``plan --budget`` against the realised 1.96 SD per system over ``designs`` designs (taken from
     ``spreads`` where :func:`coverage_table` left them, all systems shown), for the systems and for their
     differences from system 0: planned without grades, with the grades of a first round (a ``sample`` of
     half the budget, graded from the oracle), and with every grade known (the plan's Monte-Carlo alone,
-    ``repeats`` x ``plan_designs`` designs)."""
+    ``repeats`` x ``plan_designs`` designs). ``seed``: the realised designs' (those of the coverage table)."""
     lines = [f"\n`plan --budget` half-widths / realised 1.96 SD ({designs} designs; plan {repeats} worlds x "
              f"{plan_designs} designs): min, median, max over the systems",
              "| budget | grades in hand | systems | differences from system 0 | within ±20% (systems, differences) |",
@@ -172,7 +172,7 @@ def plan_table(pool, oracle, budgets, designs, repeats=20, plan_designs=20, spre
         if spreads and spec in spreads:
             spread, spread_diff = spreads[spec]
         else:
-            spread, spread_diff = realised_spread(pool, oracle, budget, designs)
+            spread, spread_diff = realised_spread(pool, oracle, budget, designs, seed)
         first, _, _ = simulate(pool, "sample", budget // 2, oracle, rng=np.random.default_rng(99))
         for name, known in (("none", None), ("first round (half)", first), ("all", oracle)):
             planned, planned_diff = expected_halfwidths(pool, [budget], known, max_grade=int(oracle.max()),
@@ -199,7 +199,7 @@ def main() -> None:
     ap.add_argument("--plan-repeats", type=int, default=20, help="the plan's completed worlds")
     ap.add_argument("--plan-designs", type=int, default=20, help="the plan's designs in each world")
     ap.add_argument("--systems-shown", type=int, help="estimate N systems spread over the ordering (default all)")
-    ap.add_argument("--seed", type=int, default=0, help="the designs' random seed (coverage table)")
+    ap.add_argument("--seed", type=int, default=0, help="the designs' random seed (coverage table and the plan's realised spreads)")
     args = ap.parse_args()
     if args.world == "covid":
         w = covid_world()
@@ -216,7 +216,8 @@ def main() -> None:
     if args.plan or args.plan_only:
         # the plan is per system of the whole field: the coverage table's spreads serve when it showed all
         print(plan_table(w.pool, w.oracle, args.budgets.split(","), args.designs, args.plan_repeats,
-                         args.plan_designs, spreads=spreads if shown.size == w.pool.n_systems else None))
+                         args.plan_designs, spreads=spreads if shown.size == w.pool.n_systems else None,
+                         seed=args.seed))
 
 
 if __name__ == "__main__":
