@@ -354,13 +354,17 @@ def _discounts(pool: Pool, k: int) -> FloatArray:
 
 def _dcg_ht(pool: Pool, gains: FloatArray, weight: FloatArray, k: int) -> tuple[FloatArray, FloatArray]:
     """(systems, queries) Horvitz-Thompson DCG@k and (systems, pairs) each pair's per-unit value in it."""
+    return _dcg_sum(pool, gains, weight, k), _discounts(pool, k) * gains[None, :]
+
+
+def _dcg_sum(pool: Pool, gains: FloatArray, weight: FloatArray, k: int) -> FloatArray:
+    """(systems, queries) Horvitz-Thompson DCG@k: each run's top ``k`` weighted gains, discounted."""
     n_sys, n_q = pool.n_systems, pool.n_queries
     top = pool.run_pairs[:, :, :k]
     present = top >= 0
     labels = np.where(present, (gains * weight)[np.where(present, top, 0)], 0.0).reshape(n_sys * n_q, k)
-    dcg = np.asarray(batch_dcg(_positions(n_sys * n_q, k, present.reshape(-1, k)), labels, k=k, gain="linear"),
-                     dtype=np.float64).reshape(n_sys, n_q)
-    return dcg, _discounts(pool, k) * gains[None, :]
+    return np.asarray(batch_dcg(_positions(n_sys * n_q, k, present.reshape(-1, k)), labels, k=k, gain="linear"),
+                      dtype=np.float64).reshape(n_sys, n_q)
 
 
 def design_variance(values: FloatArray, strata: IntArray, judged: npt.NDArray[np.bool_],
@@ -515,14 +519,8 @@ def inferred_point(pool: Pool, grades: npt.ArrayLike, inclusion: npt.ArrayLike, 
     where ``inferred_ndcg`` takes 3.2-3.5 s. Equal to ``inferred_ndcg(...).ndcg``
     (tests/budget/test_plan_extend.py checks it)."""
     g, st, judged, weight, gains = _sample(pool, grades, inclusion, strata, k, gain, "inferred_point")
-    n_sys, n_q = pool.n_systems, pool.n_queries
-    # the DCG as _dcg_ht sums it, without the per-pair values (the variances' only use of them)
-    top = pool.run_pairs[:, :, :k]
-    present = top >= 0
-    labels = np.where(present, (gains * weight)[np.where(present, top, 0)], 0.0).reshape(n_sys * n_q, k)
-    dcg = np.asarray(batch_dcg(_positions(n_sys * n_q, k, present.reshape(-1, k)), labels, k=k, gain="linear"),
-                     dtype=np.float64).reshape(n_sys, n_q)
-    values, _, _, ndcg = _ratio(pool, g, judged, weight, dcg, k, gain)
+    # the DCG without the per-pair values of _dcg_ht (the variances' only use of them)
+    values, _, _, ndcg = _ratio(pool, g, judged, weight, _dcg_sum(pool, gains, weight, k), k, gain)
     bias, _ = _jackknife(pool, g, weight, st, values, k, gain)
     return np.asarray(ndcg - bias, dtype=np.float64)
 
