@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ndcg_labeling.budget.estimators import inferred_point
-from ndcg_labeling.budget.pool import FloatArray, Pool
+from ndcg_labeling.budget.pool import FloatArray, IntArray, Pool
 from ndcg_labeling.budget.strategies import (
     DEFAULT_EDGES,
     design_edges,
@@ -113,12 +113,14 @@ def expected_halfwidths(
     rng = np.random.default_rng(seed)
     var = np.zeros((b.size, pool.n_systems))
     var_diff = np.zeros((b.size, pool.n_systems))
+    # each budget's strata (the same in every world and sample)
+    plans = [(e, stratum_ids(pool, e)) for e in (edges if edges is not None else design_edges(pool, budget)
+                                                 for budget in b.tolist())]
     drawn = 0
     for _ in range(repeats):
         world = _complete(pool, grades_known, rng, max_grade)
-        for i, budget in enumerate(b.tolist()):
-            design = edges if edges is not None else design_edges(pool, budget)
-            means = np.array([_design_means(pool, world, budget, design, rng, k) for _ in range(designs)])
+        for i, (budget, (design, strata)) in enumerate(zip(b.tolist(), plans, strict=True)):
+            means = np.array([_design_means(pool, world, budget, design, strata, rng, k) for _ in range(designs)])
             drawn += designs
             if progress is not None:
                 progress(drawn)
@@ -127,12 +129,11 @@ def expected_halfwidths(
     return 1.96 * np.sqrt(var / repeats), 1.96 * np.sqrt(var_diff / repeats)
 
 
-def _design_means(pool: Pool, world: FloatArray, budget: int, edges: tuple[int, ...], rng: np.random.Generator,
-                  k: int) -> FloatArray:
+def _design_means(pool: Pool, world: FloatArray, budget: int, edges: tuple[int, ...], strata: IntArray,
+                  rng: np.random.Generator, k: int) -> FloatArray:
     """(systems,) the mean infNDCG@k over the queries of one stratified sample of ``budget`` pairs drawn in
-    ``edges`` and graded from ``world``: the estimate the report would print for that sample
-    (:func:`~ndcg_labeling.budget.estimators.inferred_point`: without the intervals)."""
-    strata = stratum_ids(pool, edges)
+    ``edges`` (the pairs' ``strata``) and graded from ``world``: the estimate the report would print for that
+    sample (:func:`~ndcg_labeling.budget.estimators.inferred_point`: without the intervals)."""
     picks = select_next(pool, "sample", budget, np.full(pool.n_pairs, np.nan), rng=rng, k=k, edges=edges)
     judged = np.zeros(pool.n_pairs, dtype=bool)
     judged[picks] = True
