@@ -75,16 +75,17 @@ def coverage(pool, oracle, budget, designs, shown=None, seed=0):  # type: ignore
         above += float(np.mean(inf.ndcg > 1.0))
     diff, dfull = est - est[:, [best]], full - full[best]
     others = np.arange(shown.size) != best
+    hit, hit_diff = np.abs(est - full) <= half, (np.abs(diff - dfull) <= dhalf)[:, others]  # (designs, systems)
     return {
         "spread": 1.96 * est.std(axis=0, ddof=1),
         # the differences from the first shown system, as plan --budget gives them (from system 0)
         "spread_diff0": 1.96 * (est - est[:, :1]).std(axis=0, ddof=1),
-        "cover": np.mean(np.abs(est - full) <= half, axis=0),
-        "cover_diff": np.mean(np.abs(diff - dfull) <= dhalf, axis=0)[others],
+        "cover": hit.mean(axis=0),
+        "cover_diff": hit_diff.mean(axis=0),
         # Monte-Carlo standard errors of the mean coverages with the design as the unit: the systems share
         # each design (and the differences share the best system's error), so they are not independent trials
-        "se": np.std(np.mean(np.abs(est - full) <= half, axis=1), ddof=1) / np.sqrt(designs),
-        "se_diff": np.std(np.mean((np.abs(diff - dfull) <= dhalf)[:, others], axis=1), ddof=1) / np.sqrt(designs),
+        "se": np.std(hit.mean(axis=1), ddof=1) / np.sqrt(designs),
+        "se_diff": np.std(hit_diff.mean(axis=1), ddof=1) / np.sqrt(designs),
         "bias": est.mean(axis=0) - full,
         # a system whose estimate is 0 +- 0 in every design (nothing of its top k ever judged relevant): NaN
         "ratio": 1.96 * est.std(axis=0, ddof=1) / np.where(half.mean(axis=0) > 0, half.mean(axis=0), np.nan),
