@@ -37,6 +37,12 @@ class Extended:
     spread: np.ndarray
     spread_diff: np.ndarray
 
+    @staticmethod
+    def of(estimates: list[np.ndarray]) -> Extended:
+        """From the (systems,) estimates of each design."""
+        e = np.array(estimates)
+        return Extended(spread=1.96 * e.std(axis=0, ddof=1), spread_diff=1.96 * (e[:, 1:] - e[:, :1]).std(axis=0, ddof=1))
+
 
 def extended(pool: Pool, oracle: np.ndarray, first: int, budget: int, designs: int, seed: int) -> Extended:
     """``designs`` batches whose first round of ``first`` pairs is graded and then extended to ``budget``
@@ -53,8 +59,7 @@ def extended(pool: Pool, oracle: np.ndarray, first: int, budget: int, designs: i
             grades[picks] = oracle[picks]
         estimates.append(inferred_ndcg(pool, grades, inclusion_probabilities(strata, ~np.isnan(grades)),
                                        strata).ndcg.mean(axis=1))
-    e = np.array(estimates)
-    return Extended(spread=1.96 * e.std(axis=0, ddof=1), spread_diff=1.96 * (e[:, 1:] - e[:, :1]).std(axis=0, ddof=1))
+    return Extended.of(estimates)
 
 
 def dl19_head(n_queries: int = 16) -> tuple[Pool, np.ndarray]:
@@ -73,8 +78,7 @@ def spread_of_designs(pool: Pool, oracle: np.ndarray, budget: int, designs: int,
     for _ in range(designs):
         grades, inclusion, strata = simulate(pool, "sample", budget, oracle, rng=rng)
         est.append(inferred_ndcg(pool, grades, np.nan_to_num(inclusion), strata).ndcg.mean(axis=1))
-    e = np.array(est)
-    return Extended(spread=1.96 * e.std(axis=0, ddof=1), spread_diff=1.96 * (e[:, 1:] - e[:, :1]).std(axis=0, ddof=1))
+    return Extended.of(est)
 
 
 def test_the_plans_point_estimate_is_the_reports():
