@@ -56,7 +56,7 @@ sys.path.insert(0, str(ROOT))
 from ndcg_labeling.labels.tasks.audit import audit_strata  # noqa: E402
 from ndcg_labeling.metrics import compute_metrics  # noqa: E402
 from ndcg_labeling.stats import audit_allocation, ppi_mean  # noqa: E402
-from tests.budget.dl_world import real_world  # noqa: E402
+from tests.budget.dl_world import World, real_world  # noqa: E402
 
 K = 10
 #: P(judge grade | qrels grade), rows 0..3: lenient by about half a grade, noisy
@@ -135,9 +135,15 @@ def targets(values: np.ndarray) -> tuple[list[str], np.ndarray]:
 
 
 @cache
+def year_world(year: str) -> World:
+    """The year's runs and qrels (:func:`real_world`), read once per run of the bench."""
+    return real_world(year)
+
+
+@cache
 def scored(year: str, judge: str, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, list[np.ndarray]]]:
     """The year's runs, the people's and the judge's per-query values of every target, the judges' grades."""
-    world = real_world(year)
+    world = year_world(year)
     human = targets(per_query_ndcg(world.runs, world.grades_by_code, []))[1]
     graded = judges(world.grades_by_code, seed + 101)
     return world.runs, human, targets(per_query_ndcg(world.runs, graded[judge], []))[1], graded
@@ -167,7 +173,7 @@ def information_bound(year: str, judge: str, seed: int = 0) -> dict[str, np.ndar
             slope = np.cov(yh, xh)[0, 1] / xh.var(ddof=1) if xh.var() > 0 else 0.0
             total += part.mean() * (yh - slope * xh).std(ddof=1)
         by_type.append(total / sy)
-    calibrated = targets(per_query_ndcg(runs, recalibrated(real_world(year).grades_by_code, graded[judge]), []))[1]
+    calibrated = targets(per_query_ndcg(runs, recalibrated(year_world(year).grades_by_code, graded[judge]), []))[1]
     return {"one_lam": np.array(one), "by_type": np.array(by_type), "n_systems": np.array(runs.shape[0]),
             "calibrated": np.array([_one_lambda_ratio(y, x) for y, x in zip(human, calibrated, strict=True)])}
 
@@ -192,7 +198,7 @@ def agreement(year: str, judge: str, seed: int = 0) -> tuple[float, float]:
     (0-3) and binarised at grade 2: how good the simulated judge is next to published LLM judges."""
     from sklearn.metrics import cohen_kappa_score
 
-    people = np.concatenate(real_world(year).grades_by_code).astype(int)
+    people = np.concatenate(year_world(year).grades_by_code).astype(int)
     graded = np.concatenate(scored(year, judge, seed)[3][judge]).astype(int)
     return float(cohen_kappa_score(people, graded)), float(cohen_kappa_score(people >= 2, graded >= 2))
 
